@@ -1,0 +1,370 @@
+/*
+ * build.c - the scheduler.
+ *
+ * The main thread owns the graph, the state and the terminal; workers only
+ * run jobs (render, push, hook, sync) and hand them back.
+ *
+ *      WAITING --(all in-steps done)--> READY --decide--> DONE (up to date)
+ *                                         |
+ *                                         +--dirty--> RUNNING --> DONE
+ *                                                        |
+ *                                                        +-----> FAILED
+ *      an in-step FAILED or NOT_RUN --> NOT_RUN (with the cause)
+ *
+ * Invariants:
+ *   1. A step's key and outputs are recorded (state_step_ok) only after its
+ *      job returned success, one transaction per step.
+ *   2. A step is decided (plan_decide) only once all its in-steps are DONE,
+ *      so its key sees their real outputs: early cutoff.
+ *   3. After -k failures, or an interrupt, no new job starts; running jobs
+ *      finish (interrupted ones are recorded as failures, never successes).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bundle.h"
+#include "exec.h"
+#include "gitops.h"
+#include "hook.h"
+#include "build.h"
+#include "util.h"
+
+struct sync_ops build_sync;
+volatile int build_interrupted;
+
+struct job {
+	struct step *s;
+	struct job *next;
+	/* push */
+	struct gitops_change *changes;
+	struct pushed *np;
+	size_t nchanges;
+	struct gitops_result gr;
+	/* results */
+	int rc;
+	struct hash output;
+	const char *err;
+	double started;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t work, done;
+	struct job *todo, *finished;
+	int quit;
+	struct planner *pl;
+	const char *commit;		/* the run's pushed commit, for hooks and syncs */
+	struct gitops_opts git;
+} q = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, NULL, NULL, { 0 } };
+
+static const char *log_path(const char *statedir, const struct step *s)
+{
+	char *name = aprintf("%s.log", s->id);
+	for (char *p = name; *p; p++)
+		if (*p == '/' || *p == ':')
+			*p = '_';
+	return aprintf("%s/logs/%s", statedir, name);
+}
+
+/* unpack a bundle into a folder, for hooks (IDPMAKE_RENDERED) */
+static const char *unpack(const char *statedir, const struct step *s, struct hash output)
+{
+	const char *dir = aprintf("%s/rendered/%s/%s", statedir, s->cluster->name, s->pkg->name);
+	struct bundle b;
+
+	if (hash_zero(output) || bundle_read(bundle_path(statedir, output), &b) < 0)
+		return NULL;
+	rmtree(dir);
+	for (size_t i = 0; i < b.n; i++) {
+		const char *p = aprintf("%s/%s", dir, b.v[i].name);
+		if (mkdirs(path_dir(p)) < 0 || write_file_atomic(p, b.v[i].data, b.v[i].len) < 0) {
+			bundle_free(&b);
+			return NULL;
+		}
+	}
+	if (!b.n)
+		mkdirs(dir);
+	bundle_free(&b);
+	return dir;
+}
+
+static void run_job(struct job *j)
+{
+	struct step *s = j->s;
+	struct planner *pl = q.pl;
+
+	switch (s->kind) {
+	case STEP_RENDER:
+		j->rc = render_step(&pl->rc, s, &j->output, &j->err);
+		break;
+	case STEP_PUSH: {
+		struct buf msg = BUF_INIT;
+		buf_addf(&msg, "idpmake: update %zu package folder%s\n\n", j->nchanges, j->nchanges == 1 ? "" : "s");
+		for (size_t i = 0; i < j->nchanges; i++)
+			buf_addf(&msg, "%s %s\n", j->changes[i].bundle ? "update" : "remove", j->changes[i].path);
+		buf_addf(&msg, "\nIdpmake-Run: %s\n", s->why ? s->why : "?");
+		j->rc = gitops_push(&q.git, j->changes, j->nchanges, msg.s, &j->gr);
+		if (j->rc < 0)
+			j->err = "push failed (see above)";
+		buf_release(&msg);
+		break;
+	}
+	case STEP_PRE:
+	case STEP_POST: {
+		struct step *r = render_of(s);
+		const char *dir = unpack(pl->statedir, s, r ? r->output : (struct hash){ 0, 0 });
+		j->rc = hook_run(pl->g->d, s, q.commit, dir, &j->err);
+		break;
+	}
+	case STEP_SYNC:
+		if (!build_sync.sync) {
+			j->rc = -1;
+			j->err = "this idpmake cannot talk to Argo CD";
+		} else {
+			j->rc = build_sync.sync(build_sync.ctx, s, q.commit, &j->err);
+		}
+		break;
+	}
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&q.lock);
+	for (;;) {
+		struct job *j;
+		while (!q.todo && !q.quit)
+			pthread_cond_wait(&q.work, &q.lock);
+		if (!q.todo && q.quit)
+			break;
+		j = q.todo;
+		q.todo = j->next;
+		pthread_mutex_unlock(&q.lock);
+		run_job(j);
+		pthread_mutex_lock(&q.lock);
+		j->next = q.finished;
+		q.finished = j;
+		pthread_cond_signal(&q.done);
+	}
+	pthread_mutex_unlock(&q.lock);
+	return NULL;
+}
+
+static void on_signal(int sig)
+{
+	build_interrupted = sig;
+	proc_kill_all(SIGTERM);
+}
+
+static void not_run(struct step *s, const char *cause, struct summary *sum)
+{
+	for (size_t i = 0; i < s->nout; i++) {
+		struct step *o = s->out[i];
+		if (!o->selected || o->state == S_NOT_RUN || o->state == S_FAILED || o->state == S_DONE)
+			continue;
+		o->state = S_NOT_RUN;
+		o->error = cause;
+		sum->not_run++;
+		status_not_run(o, cause);
+		not_run(o, cause, sum);
+	}
+}
+
+int build_run(struct planner *pl, const struct build_opts *o, struct summary *sum)
+{
+	struct graph *g = pl->g;
+	struct step **ready = xcalloc(g->nsteps + 1, sizeof(*ready));
+	size_t nready = 0, left = 0;
+	pthread_t *threads;
+	int nthreads = o->jobs > 0 ? o->jobs : 1, running = 0, failures = 0, total = 0;
+	struct sigaction sa, oldint, oldterm;
+	const struct distro *d = g->d;
+
+	memset(sum, 0, sizeof(*sum));
+	q.pl = pl;
+	q.commit = NULL;
+	q.git = (struct gitops_opts){ pl->statedir, d->git.remote ? d->git.remote : aprintf("%s/gitops.git", pl->statedir),
+				      !d->git.remote, d->git.branch, d->git.author_name, d->git.author_email,
+				      d->git.ca_file, status_verbose() };
+	{
+		/* the current commit, for hooks when nothing is pushed */
+		struct pushed p;
+		for (size_t i = 0; i < g->nsteps; i++)
+			if (g->steps[i]->kind == STEP_RENDER && state_pushed(pl->st, g->steps[i]->gitpath, &p)) {
+				q.commit = p.commit;
+				break;
+			}
+	}
+	mkdirs(aprintf("%s/logs", pl->statedir));
+	for (size_t i = 0; i < g->nsteps; i++) {
+		struct step *s = g->steps[i];
+		if (!s->selected)
+			continue;
+		s->state = S_WAITING;
+		s->pending = 0;
+		for (size_t k = 0; k < s->nin; k++)
+			if (s->in[k]->selected)
+				s->pending++;
+		if (!s->pending)
+			ready[nready++] = s;
+		left++;
+		if (s->kind == STEP_RENDER ? s->dirty : !(s->kind == STEP_SYNC && !pl->argocd_server))
+			total++;
+	}
+	status_total(total);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, &oldint);
+	sigaction(SIGTERM, &sa, &oldterm);
+	threads = xcalloc((size_t)nthreads, sizeof(*threads));
+	q.quit = 0;
+	for (int i = 0; i < nthreads; i++)
+		pthread_create(&threads[i], NULL, worker, NULL);
+
+	while (left) {
+		int stopping = build_interrupted || (o->keep_going > 0 && failures >= o->keep_going);
+		/* start what is ready */
+		while (nready && !stopping) {
+			struct step *s = ready[--nready];
+			struct job *j;
+			if (s->kind != STEP_RENDER)
+				plan_decide(pl, s);
+			if (!s->dirty) {
+				s->state = S_DONE;
+				if (s->kind == STEP_SYNC && !pl->argocd_server) {
+					sum->skipped++;
+					status_skipped(s, s->why);
+				} else {
+					sum->up_to_date++;
+				}
+				left--;
+				for (size_t k = 0; k < s->nout; k++)
+					if (s->out[k]->selected && --s->out[k]->pending == 0 && s->out[k]->state == S_WAITING)
+						ready[nready++] = s->out[k];
+				continue;
+			}
+			j = xcalloc(1, sizeof(*j));
+			j->s = s;
+			s->state = S_RUNNING;
+			s->log = log_path(pl->statedir, s);
+			unlink(s->log);
+			if (s->kind == STEP_PUSH) {
+				plan_push_changes(pl, &j->changes, &j->nchanges, &j->np);
+				s->why = aprintf("%lld", (long long)(pl->run_start / 1000000000LL));
+			}
+			j->started = now_s();
+			status_start(s);
+			pthread_mutex_lock(&q.lock);
+			j->next = q.todo;
+			q.todo = j;
+			pthread_cond_signal(&q.work);
+			pthread_mutex_unlock(&q.lock);
+			running++;
+		}
+		if (!running) {
+			/* nothing runs and nothing can start: stopped, mark the rest */
+			for (size_t i = 0; i < g->nsteps; i++) {
+				struct step *s = g->steps[i];
+				if (s->selected && (s->state == S_WAITING)) {
+					s->state = S_NOT_RUN;
+					s->error = build_interrupted ? "interrupted" : "stopped after failures (-k)";
+					sum->not_run++;
+				}
+			}
+			break;
+		}
+		/* wait for one job */
+		pthread_mutex_lock(&q.lock);
+		while (!q.finished)
+			pthread_cond_wait(&q.done, &q.lock);
+		struct job *j = q.finished;
+		q.finished = j->next;
+		pthread_mutex_unlock(&q.lock);
+		running--;
+		left--;
+		{
+			struct step *s = j->s;
+			s->ms = (int)((now_s() - j->started) * 1000);
+			if (j->rc == 0 && build_interrupted && s->kind != STEP_PUSH) {
+				j->rc = -1;
+				j->err = "interrupted";
+			}
+			if (j->rc == 0) {
+				const char *note = NULL;
+				s->state = S_DONE;
+				switch (s->kind) {
+				case STEP_RENDER: {
+					struct inputs in;
+					s->output = j->output;
+					plan_inputs(pl, s, &in);
+					state_step_ok(pl->st, s->id, s->key, s->output, &in, NULL, s->ms);
+					sum->rendered++;
+					if (hash_eq(s->output, s->old_output))
+						note = "output unchanged";
+					break;
+				}
+				case STEP_PUSH:
+					q.commit = astrdup(j->gr.commit);
+					if (state_push_done(pl->st, j->np, j->nchanges, j->gr.commit) < 0 ||
+					    state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, j->gr.commit, s->ms) < 0) {
+						s->state = S_FAILED;
+						break;
+					}
+					if (j->gr.made_commit) {
+						sum->commit = q.commit;
+						sum->commits = 1;
+						note = aprintf("%.7s%s", j->gr.commit, j->gr.retries ? " (rebuilt on the moved remote)" : "");
+					} else {
+						note = aprintf("the remote already holds this content (%.7s)", j->gr.commit);
+					}
+					break;
+				case STEP_SYNC:
+					state_step_ok(pl->st, s->id, s->key, render_of(s) ? render_of(s)->output : s->key, NULL, q.commit, s->ms);
+					sum->synced++;
+					break;
+				default:
+					state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms);
+					sum->hooks++;
+					break;
+				}
+				status_done(s, note);
+				for (size_t k = 0; k < s->nout; k++)
+					if (s->out[k]->selected && --s->out[k]->pending == 0 && s->out[k]->state == S_WAITING)
+						ready[nready++] = s->out[k];
+			} else {
+				s->state = S_FAILED;
+				s->error = j->err ? j->err : "failed";
+				state_step_failed(pl->st, s->id, s->error, s->ms);
+				failures++;
+				sum->failed++;
+				status_failed(s, s->log);
+				not_run(s, aprintf("%s failed", s->id), sum);
+				for (size_t i = 0; i < g->nsteps; i++)
+					if (g->steps[i]->state == S_NOT_RUN && g->steps[i]->pending >= 0) {
+						g->steps[i]->pending = -1;
+						left--;
+					}
+			}
+			free(j);	/* changes and np are in the arena */
+		}
+	}
+	pthread_mutex_lock(&q.lock);
+	q.quit = 1;
+	pthread_cond_broadcast(&q.work);
+	pthread_mutex_unlock(&q.lock);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(threads[i], NULL);
+	free(threads);
+	free(ready);
+	sigaction(SIGINT, &oldint, NULL);
+	sigaction(SIGTERM, &oldterm, NULL);
+	if (build_interrupted)
+		return 1;
+	return sum->failed || sum->not_run ? 1 : 0;
+}

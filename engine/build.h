@@ -1,0 +1,29 @@
+/* build.h - the scheduler: runs the dirty steps in dependency order on -j workers */
+#ifndef IDPMAKE_BUILD_H
+#define IDPMAKE_BUILD_H
+
+#include "plan.h"
+#include "status.h"
+
+struct build_opts {
+	int jobs;			/* -j */
+	int keep_going;			/* -k: stop after this many failures; 0 never */
+	const char *command;		/* for the run log */
+};
+
+/*
+ * The seam for sync steps: argocd.c provides the real one; tests may put a
+ * fake here.  Called from a worker thread; 0 or -1 with *err.
+ */
+struct sync_ops {
+	int (*sync)(void *ctx, struct step *s, const char *commit, const char **err);
+	void *ctx;
+};
+extern struct sync_ops build_sync;
+
+/* run; 0 when every step succeeded, 1 when one failed, 2 on an internal error */
+int build_run(struct planner *pl, const struct build_opts *o, struct summary *sum);
+/* interrupted by SIGINT/SIGTERM? (set by the handler build_run installs) */
+extern volatile int build_interrupted;
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * bundle.h - a rendered package on disk.
+ *
+ * render.c writes the normalised objects of one package as one file, a
+ * bundle, under STATE/cache/rendered/HASH (HASH is the output hash, so
+ * identical outputs share one file).  gitops.c turns a bundle into a git
+ * tree; `render -o`, `diff` and hooks read it back.  The format:
+ *
+ *     idpmake-bundle 1\n
+ *     NAME SP LEN \n  CONTENT (LEN bytes) \n      one entry per object file,
+ *     ...                                        sorted by NAME (byte order)
+ *
+ * NAME is a file name (KIND.NAME.yaml, no '/'); LEN decimal.  One file per
+ * package instead of one per object keeps a 200,000-object distro at a few
+ * thousand files in the cache.
+ */
+#ifndef IDPMAKE_BUNDLE_H
+#define IDPMAKE_BUNDLE_H
+
+#include <stddef.h>
+
+#include "graph.h"
+
+struct bundle_entry {
+	const char *name;	/* file name in the package folder */
+	const char *data;	/* points into the bundle's text */
+	size_t len;
+};
+
+struct bundle {
+	char *text;		/* the whole file (malloc'd) */
+	size_t len;
+	struct bundle_entry *v;	/* malloc'd */
+	size_t n;
+};
+
+/* read and check a bundle; -1 with a message printed */
+int bundle_read(const char *path, struct bundle *b);
+/* parse bundle text already in memory (takes ownership of text) */
+int bundle_parse(char *text, size_t len, struct bundle *b, const char *what);
+void bundle_free(struct bundle *b);
+/* serialise entries (must be sorted) to out; the hash of the bytes is the output hash */
+struct buf;
+void bundle_write(const struct bundle_entry *v, size_t n, struct buf *out);
+/* the cache path of a bundle with output hash h */
+const char *bundle_path(const char *statedir, struct hash h);
+
+#endif

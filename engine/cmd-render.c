@@ -1,0 +1,181 @@
+/* cmd-render.c - `render` (to stdout or -o DIR) and `diff` (against the GitOps repository) */
+#include <git2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bundle.h"
+#include "cmd.h"
+#include "gitops.h"
+#include "hash.h"
+#include "render.h"
+#include "util.h"
+
+/* render one step into b; prints the failure */
+static int render_one(struct ctx *c, struct step *s, struct bundle *b)
+{
+	const char *err = NULL;
+	char tmpl[] = "/tmp/idpmake-render-XXXXXX";
+	int fd = mkstemp(tmpl), r;
+
+	if (fd >= 0)
+		close(fd);
+	s->log = fd >= 0 ? tmpl : NULL;
+	if (s->pkg->src == SRC_PATH && s->pkg->path && s->pkg->rule->builtin == RENDER_MANIFESTS) {
+		s->tree = xcalloc(1, sizeof(*s->tree));
+		if (scan_tree(s->pkg->path, &s->pkg->rule->inputs, s->tree) < 0)
+			return -1;
+	}
+	r = render_to_bundle(&c->pl.rc, s, b, &err);
+	if (r < 0) {
+		error("%s: %s", s->id, err ? err : "render failed");
+		if (s->log) {
+			size_t len;
+			char *text = read_file(s->log, &len);
+			if (text && len)
+				fprintf(stderr, "%s", text);
+			free(text);
+		}
+	}
+	if (s->log)
+		unlink(s->log);
+	return r;
+}
+
+int cmd_render(struct ctx *c)
+{
+	int r, failed = 0;
+
+	if ((r = ctx_load(c, 1)))
+		return r;
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		struct step *s = c->g->steps[i];
+		struct bundle b;
+		if (s->kind != STEP_RENDER || !s->selected)
+			continue;
+		if (render_one(c, s, &b) < 0) {
+			failed = 1;
+			if (c->keep_going && failed >= c->keep_going)
+				break;
+			continue;
+		}
+		for (size_t k = 0; k < b.n; k++) {
+			if (c->outdir) {
+				const char *p = aprintf("%s/%s/%s", c->outdir, s->gitpath, b.v[k].name);
+				if (mkdirs(path_dir(p)) < 0 || write_file_atomic(p, b.v[k].data, b.v[k].len) < 0) {
+					error("cannot write %s:", p);
+					free(b.v);
+					return 1;
+				}
+			} else {
+				printf("---\n# %s/%s\n", s->gitpath, b.v[k].name);
+				fwrite(b.v[k].data, 1, b.v[k].len, stdout);
+			}
+		}
+		if (c->outdir)
+			fprintf(stderr, "%s: %zu files in %s/%s\n", s->id, b.n, c->outdir, s->gitpath);
+		free(b.v);
+	}
+	return failed;
+}
+
+/* ---- diff ---- */
+
+struct remote_files {
+	const char **name;
+	char **data;
+	size_t *len, n;
+};
+
+static int collect(void *ctx, const char *name, const char *data, size_t len)
+{
+	struct remote_files *rf = ctx;
+	rf->name = xrealloc(rf->name, (rf->n + 1) * sizeof(*rf->name));
+	rf->data = xrealloc(rf->data, (rf->n + 1) * sizeof(*rf->data));
+	rf->len = xrealloc(rf->len, (rf->n + 1) * sizeof(*rf->len));
+	rf->name[rf->n] = astrdup(name);
+	rf->data[rf->n] = astrndup(data, len);
+	rf->len[rf->n++] = len;
+	return 0;
+}
+
+static int print_patch(const char *path, const char *old, size_t oldlen, const char *new, size_t newlen)
+{
+	git_patch *patch = NULL;
+	git_buf out = { 0 };
+	git_diff_options opts;
+	int r;
+
+	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
+	r = git_patch_from_buffers(&patch, old, oldlen, old ? path : NULL, new, newlen, new ? path : NULL, &opts);
+	if (r < 0)
+		return error("diff of %s: %s", path, git_error_last() ? git_error_last()->message : "failed");
+	if (git_patch_num_hunks(patch) > 0 && git_patch_to_buf(&out, patch) == 0) {
+		/* git_patch_from_buffers labels both sides with their paths; make them a/ b/ */
+		fwrite(out.ptr, 1, out.size, stdout);
+	}
+	git_buf_dispose(&out);
+	git_patch_free(patch);
+	return 0;
+}
+
+int cmd_diff(struct ctx *c)
+{
+	struct gitops_opts go;
+	int r, changed = 0, fetched = 0;
+
+	if ((r = ctx_load(c, 1)))
+		return r;
+	git_libgit2_init();
+	go = (struct gitops_opts){ c->statedir, c->d->git.remote ? c->d->git.remote : aprintf("%s/gitops.git", c->statedir),
+				   0, c->d->git.branch, c->d->git.author_name, c->d->git.author_email, c->d->git.ca_file,
+				   c->verbose };
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		struct step *s = c->g->steps[i];
+		struct remote_files rf = { 0 };
+		struct bundle b;
+		char tip[41];
+		size_t a = 0, k = 0;
+		if (s->kind != STEP_RENDER || !s->selected)
+			continue;
+		if (render_one(c, s, &b) < 0)
+			return 1;
+		if (gitops_read(&go, !fetched, s->gitpath, collect, &rf, tip) < 0) {
+			free(b.v);
+			return 1;
+		}
+		fetched = 1;
+		/* merge the two sorted lists */
+		while (a < rf.n || k < b.n) {
+			int cmp = a >= rf.n ? 1 : k >= b.n ? -1 : strcmp(rf.name[a], b.v[k].name);
+			const char *path;
+			if (cmp < 0) {
+				path = aprintf("%s/%s", s->gitpath, rf.name[a]);
+				print_patch(path, rf.data[a], rf.len[a], NULL, 0);
+				changed++;
+				a++;
+			} else if (cmp > 0) {
+				path = aprintf("%s/%s", s->gitpath, b.v[k].name);
+				print_patch(path, NULL, 0, b.v[k].data, b.v[k].len);
+				changed++;
+				k++;
+			} else {
+				if (rf.len[a] != b.v[k].len || memcmp(rf.data[a], b.v[k].data, b.v[k].len)) {
+					path = aprintf("%s/%s", s->gitpath, b.v[k].name);
+					print_patch(path, rf.data[a], rf.len[a], b.v[k].data, b.v[k].len);
+					changed++;
+				}
+				a++;
+				k++;
+			}
+		}
+		free(rf.name);
+		free(rf.data);
+		free(rf.len);
+		free(b.v);
+	}
+	fprintf(stderr, "idpmake: %d object%s differ%s from the GitOps repository\n", changed, changed == 1 ? "" : "s",
+		changed == 1 ? "s" : "");
+	return c->exit_code && changed ? 1 : 0;
+}

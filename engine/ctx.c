@@ -1,0 +1,47 @@
+/* ctx.c - load what a command needs: the distro, its graph, the state */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "manifest.h"
+#include "util.h"
+
+const char *argocd_server(const struct distro *d)
+{
+	const char *env = getenv("ARGOCD_SERVER");
+	return env && *env ? env : d->argocd.server;
+}
+
+int ctx_load(struct ctx *c, int readonly)
+{
+	if (!c->statedir)
+		c->statedir = path_join(path_dir(c->file), ".idpmake");
+	if (!(c->d = manifest_load(c->file, c->statedir)))
+		return 2;
+	if (!(c->g = graph_build(c->d)))
+		return 2;
+	if (graph_select(c->g, c->targets, c->ntargets, &c->labels) < 0)
+		return 2;
+	if (!(c->st = state_open(c->statedir, readonly)))
+		return 2;
+	memset(&c->pl, 0, sizeof(c->pl));
+	c->pl.g = c->g;
+	c->pl.st = c->st;
+	c->pl.statedir = c->statedir;
+	c->pl.run_start = wall_ns();
+	c->pl.dry_run = readonly;
+	c->pl.refresh = c->refresh;
+	c->pl.have_targets = c->ntargets || c->labels.n;
+	c->pl.argocd_server = argocd_server(c->d);
+	c->pl.rc.d = c->d;
+	c->pl.rc.statedir = c->statedir;
+	c->pl.rc.verbose = c->verbose;
+	if (c->d->git.remote)
+		c->pl.rc.remote_url = c->d->git.remote;
+	else {
+		char real[4096];
+		const char *p = aprintf("%s/gitops.git", c->statedir);
+		c->pl.rc.remote_url = realpath(c->statedir, real) ? aprintf("%s/gitops.git", real) : p;
+	}
+	return 0;
+}

@@ -1,0 +1,257 @@
+/*
+ * graph.c - the steps of a distro and their edges (engine.md "The graph").
+ *
+ * Per cluster and package that goes to it:
+ *
+ *     render -> push -> pre:A -> pre:B -> sync -> post:C
+ *
+ * push is one step for the whole run.  `needs: [X]` adds an edge from X's
+ * last step (its last post hook, or its sync) to the package's first step
+ * after push (its first pre hook, or its sync).  steps[] is sorted so that
+ * every step comes after the steps it depends on.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "graph.h"
+#include "manifest.h"
+#include "util.h"
+
+static void edge(struct step *from, struct step *to)
+{
+	for (size_t i = 0; i < to->nin; i++)
+		if (to->in[i] == from)
+			return;
+	to->in = agrow(to->in, to->nin, sizeof(*to->in));
+	to->in[to->nin++] = from;
+	from->out = agrow(from->out, from->nout, sizeof(*from->out));
+	from->out[from->nout++] = to;
+}
+
+static struct step *new_step(struct graph *g, enum step_kind kind, struct cluster *c,
+			     struct package *p, struct hook *h, const char *id)
+{
+	struct step *s = amalloc(sizeof(*s));
+
+	s->kind = kind;
+	s->cluster = c;
+	s->pkg = p;
+	s->hook = h;
+	s->id = id;
+	g->steps = agrow(g->steps, g->nsteps, sizeof(*g->steps));
+	g->steps[g->nsteps++] = s;
+	return s;
+}
+
+/* the package's steps on one cluster: first after push, last */
+struct unit {
+	struct cluster *c;
+	struct package *p;
+	struct step *render, *first, *last;
+};
+
+static struct unit *find_unit(struct unit *u, size_t n, const char *cluster, const char *pkg)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(u[i].c->name, cluster) && !strcmp(u[i].p->name, pkg))
+			return &u[i];
+	return NULL;
+}
+
+struct graph *graph_build(struct distro *d)
+{
+	struct graph *g = amalloc(sizeof(*g));
+	struct unit *units = NULL;
+	size_t nunits = 0, order = 0;
+	struct step **sorted, **queue;
+	size_t qh = 0, qt = 0;
+	int *indeg;
+
+	g->d = d;
+	g->push = new_step(g, STEP_PUSH, NULL, NULL, NULL, "push");
+	for (size_t ci = 0; ci < d->nclusters; ci++) {
+		struct cluster *c = &d->clusters[ci];
+		for (size_t pi = 0; pi < d->npackages; pi++) {
+			struct package *p = &d->packages[pi];
+			struct unit u = { c, p, NULL, NULL, NULL };
+			struct step *prev;
+			struct vars v;
+			if (!cluster_has(d, c, p))
+				continue;
+			u.render = new_step(g, STEP_RENDER, c, p, NULL, aprintf("%s/%s:render", c->name, p->name));
+			u.render->namespace = package_namespace(d, c, p);
+			vars_init(&v, d, c, p, u.render->namespace);
+			u.render->gitpath = expand(d->git.path, (struct loc){ d->file, 0, 0 }, &v);
+			if (!u.render->namespace || !u.render->gitpath)
+				return NULL;
+			edge(u.render, g->push);
+			prev = g->push;
+			for (size_t h = 0; h < p->npre; h++) {
+				struct step *s = new_step(g, STEP_PRE, c, p, &p->pre[h],
+							  aprintf("%s/%s:pre:%s", c->name, p->name, p->pre[h].name));
+				edge(prev, s);
+				if (!u.first)
+					u.first = s;
+				prev = s;
+			}
+			{
+				struct step *s = new_step(g, STEP_SYNC, c, p, NULL, aprintf("%s/%s:sync", c->name, p->name));
+				s->gitpath = u.render->gitpath;
+				s->namespace = u.render->namespace;
+				edge(prev, s);
+				if (!u.first)
+					u.first = s;
+				prev = s;
+			}
+			for (size_t h = 0; h < p->npost; h++) {
+				struct step *s = new_step(g, STEP_POST, c, p, &p->post[h],
+							  aprintf("%s/%s:post:%s", c->name, p->name, p->post[h].name));
+				edge(prev, s);
+				prev = s;
+			}
+			u.last = prev;
+			for (size_t i = 0; i < g->nsteps; i++)
+				if (g->steps[i]->pkg == p && g->steps[i]->cluster == c) {
+					g->steps[i]->namespace = u.render->namespace;
+					g->steps[i]->gitpath = u.render->gitpath;
+				}
+			units = agrow(units, nunits, sizeof(*units));
+			units[nunits++] = u;
+		}
+	}
+	for (size_t i = 0; i < nunits; i++) {
+		struct package *p = units[i].p;
+		for (size_t j = 0; j < p->needs.n; j++) {
+			const char *need = p->needs.v[j], *slash = strchr(need, '/');
+			const char *cl = slash ? astrndup(need, (size_t)(slash - need)) : units[i].c->name;
+			struct unit *x = find_unit(units, nunits, cl, slash ? slash + 1 : need);
+			if (!x) {
+				loc_error(p->needs.loc[j], "package '%s' needs '%s', which does not go to cluster '%s' "
+					  "(check the cluster's profiles)", p->name, need, cl);
+				continue;
+			}
+			edge(x->last, units[i].first);
+		}
+	}
+	if (loc_errors)
+		return NULL;
+
+	/* Kahn's algorithm; the manifest already refused package cycles */
+	sorted = amalloc(g->nsteps * sizeof(*sorted));
+	queue = amalloc(g->nsteps * sizeof(*queue));
+	indeg = xcalloc(g->nsteps, sizeof(int));
+	for (size_t i = 0; i < g->nsteps; i++) {
+		g->steps[i]->index = (int)i;
+		indeg[i] = (int)g->steps[i]->nin;
+		if (!indeg[i])
+			queue[qt++] = g->steps[i];
+	}
+	while (qh < qt) {
+		struct step *s = queue[qh++];
+		sorted[order++] = s;
+		for (size_t i = 0; i < s->nout; i++)
+			if (--indeg[s->out[i]->index] == 0)
+				queue[qt++] = s->out[i];
+	}
+	free(indeg);
+	if (order != g->nsteps) {
+		/* a cycle through clusters: print the steps left over */
+		struct buf b = BUF_INIT;
+		for (size_t i = 0; i < g->nsteps; i++) {
+			int done = 0;
+			for (size_t k = 0; k < order; k++)
+				if (sorted[k] == g->steps[i])
+					done = 1;
+			if (!done && g->steps[i]->kind == STEP_SYNC)
+				buf_addf(&b, "%s%s/%s", b.len ? " -> " : "", g->steps[i]->cluster->name, g->steps[i]->pkg->name);
+		}
+		loc_error((struct loc){ d->file, 0, 0 }, "dependency cycle across clusters: %s", b.s);
+		buf_release(&b);
+		return NULL;
+	}
+	g->steps = sorted;
+	for (size_t i = 0; i < g->nsteps; i++)
+		g->steps[i]->index = (int)i;
+	return g;
+}
+
+static void select_from(struct step *s)
+{
+	if (s->selected)
+		return;
+	s->selected = 1;
+	for (size_t i = 0; i < s->nin; i++)
+		select_from(s->in[i]);
+}
+
+static int labels_match(const struct package *p, const struct strlist *labels)
+{
+	for (size_t i = 0; i < labels->n; i++) {
+		const char *eq = strchr(labels->v[i], '=');
+		size_t kl = eq ? (size_t)(eq - labels->v[i]) : strlen(labels->v[i]);
+		int ok = 0;
+		for (size_t j = 0; j < p->labels.n; j++)
+			if (strlen(p->labels.v[j].key) == kl && !strncmp(p->labels.v[j].key, labels->v[i], kl) &&
+			    (!eq || !strcmp(p->labels.v[j].value, eq + 1)))
+				ok = 1;
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
+int graph_select(struct graph *g, char **targets, size_t ntargets, struct strlist *labels)
+{
+	int any = 0;
+
+	if (!ntargets && (!labels || !labels->n)) {
+		for (size_t i = 0; i < g->nsteps; i++)
+			g->steps[i]->selected = 1;
+		return 0;
+	}
+	for (size_t t = 0; t < ntargets; t++) {
+		const char *slash = strchr(targets[t], '/');
+		char *cl = slash ? astrndup(targets[t], (size_t)(slash - targets[t])) : NULL;
+		const char *pk = slash ? slash + 1 : targets[t];
+		int found = 0;
+		for (size_t i = 0; i < g->nsteps; i++) {
+			struct step *s = g->steps[i];
+			if (!s->pkg || (cl && strcmp(s->cluster->name, cl)) || (*pk && strcmp(s->pkg->name, pk)))
+				continue;
+			if (labels && !labels_match(s->pkg, labels))
+				continue;
+			found = 1;
+			/* select the package's last steps; select_from pulls in the rest */
+			if (s->nout == 0 || s->kind == STEP_SYNC || s->kind == STEP_POST)
+				select_from(s);
+		}
+		if (!found) {
+			if (cl && !find_cluster(g->d, cl))
+				return error("unknown target '%s': no cluster '%s'", targets[t], cl);
+			return error("unknown target '%s': no such package%s", targets[t],
+				     labels && labels->n ? " with those labels" : "");
+		}
+		any = 1;
+	}
+	if (!ntargets) {
+		for (size_t i = 0; i < g->nsteps; i++) {
+			struct step *s = g->steps[i];
+			if (s->pkg && labels_match(s->pkg, labels) && (s->kind == STEP_SYNC || s->kind == STEP_POST)) {
+				select_from(s);
+				any = 1;
+			}
+		}
+	}
+	(void)any;
+	return 0;
+}
+
+struct step *graph_find(struct graph *g, const char *id)
+{
+	for (size_t i = 0; i < g->nsteps; i++)
+		if (!strcmp(g->steps[i]->id, id))
+			return g->steps[i];
+	return NULL;
+}

@@ -1,0 +1,236 @@
+/*
+ * graph.h - the map of idpmake.
+ *
+ * A distro (distro.yaml, manifest.c) is read into a `struct distro`: its
+ * clusters, packages, hooks and rules.  graph.c turns it into a `struct graph`
+ * of steps, one node per thing that can run:
+ *
+ *     CLUSTER/PKG:render -> :push -> CLUSTER/PKG:pre:NAME ... -> CLUSTER/PKG:sync
+ *                                    -> CLUSTER/PKG:post:NAME ...
+ *
+ * plan.c computes every step's key (hash.c, over file contents through the
+ * stat cache) and compares it with the key recorded for the step's last
+ * success (state.c); build.c runs the dirty steps in dependency order on -j
+ * workers: render.c (renderers from rule.c, run by exec.c), gitops.c (one
+ * commit and push per run, libgit2), argocd.c (libcurl), hook.c.  status.c
+ * prints progress.  main.c holds the command table; cmd-*.c one command each.
+ *
+ * Everything that lives as long as the run is allocated from one arena
+ * (util.h) and never freed individually.
+ */
+#ifndef IDPMAKE_GRAPH_H
+#define IDPMAKE_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tree;
+
+/* a 128-bit XXH3 hash; all zero means "none" */
+struct hash {
+	uint64_t hi, lo;
+};
+
+/* where something was written, for file:line:col diagnostics */
+struct loc {
+	const char *file;	/* the manifest or rule file */
+	int line, col;		/* 1-based; 0 when unknown */
+};
+
+/* an ordered string map entry (vars, labels, set) */
+struct kv {
+	const char *key;
+	const char *value;
+	struct loc loc;		/* where the value was written */
+};
+
+struct kvlist {
+	struct kv *v;
+	size_t n;
+};
+
+struct strlist {
+	const char **v;
+	struct loc *loc;	/* loc[i] is where v[i] was written */
+	size_t n;
+};
+
+/* a renderer: built-in (manifests, kustomize, helm, argocd-app) or a rule file */
+struct rule {
+	const char *name;		/* what `type:` names */
+	const char *description;
+	struct strlist command;		/* argv; ${src}, ${out}, vars expanded */
+	struct strlist version;		/* argv whose output joins every key */
+	struct strlist inputs;		/* globs under the source, hashed */
+	const char *definition;		/* canonical text of the rule, hashed */
+	int builtin;			/* RENDER_* for built-ins, 0 for rule files */
+	struct loc loc;
+};
+
+enum { RENDER_MANIFESTS = 1, RENDER_KUSTOMIZE, RENDER_HELM, RENDER_ARGOCD_APP };
+
+enum source_kind { SRC_NONE, SRC_PATH, SRC_GIT, SRC_CHART };
+
+enum hook_when { WHEN_CHANGED, WHEN_ONCE, WHEN_ALWAYS };
+
+struct hook {
+	const char *name;		/* DNS-1123 label, unique per package and phase */
+	const char *run;		/* /bin/sh -c argument; no variables expanded */
+	struct strlist inputs;		/* files whose content joins the key */
+	enum hook_when when;
+	int timeout;			/* seconds; 0: none */
+	const char *dir;		/* folder of the file that defined it: the cwd */
+	struct loc loc;
+};
+
+struct rewrite {
+	const char *match;		/* PCRE2 pattern */
+	const char *replace;		/* replacement, ${var} expanded */
+	struct loc loc;
+};
+
+struct package {
+	const char *name;		/* DNS-1123 label, the map key */
+	const char *type;		/* as written: manifests, kustomize, helm, ... */
+	struct rule *rule;		/* the renderer `type` names */
+	enum source_kind src;
+	const char *path;		/* SRC_PATH: folder relative to the distro */
+	struct {
+		const char *url, *ref, *path;
+	} git;				/* SRC_GIT */
+	struct {
+		const char *repo, *name, *version;
+	} chart;			/* SRC_CHART */
+	int render_local;		/* helm: `render: local` */
+	struct strlist values;		/* values files, merged in order */
+	struct kvlist set;		/* dotted keys set after values */
+	const char *namespace;		/* default: the package name */
+	struct strlist needs;		/* PKG or CLUSTER/PKG */
+	struct kvlist labels;
+	struct rewrite *rewrite;
+	size_t nrewrite;
+	struct {
+		int wait_healthy;	/* wait: healthy (1, default) or synced (0) */
+		int timeout;		/* seconds, default 300 */
+		int prune;
+		struct strlist options;	/* syncOptions */
+	} sync;
+	struct hook *pre, *post;
+	size_t npre, npost;
+	const char *dir;		/* folder of the distro that defined the package */
+	const char *spec;		/* canonical text of the package's fields, hashed */
+	struct loc loc;
+};
+
+struct cluster {
+	const char *name;
+	const char *server;		/* destination.server, or NULL */
+	const char *argo_name;		/* destination.name, or NULL */
+	struct strlist profiles;	/* empty: every package */
+	struct kvlist vars;		/* over the distro's vars */
+	struct loc loc;
+};
+
+struct profile {
+	const char *name;
+	struct strlist packages;
+	struct loc loc;
+};
+
+struct distro {
+	const char *file;		/* path of distro.yaml as given */
+	const char *dir;		/* its folder */
+	const char *name;
+	const char *description;
+	struct kvlist vars;
+	struct {
+		const char *remote;	/* NULL: STATE/gitops.git */
+		const char *branch;	/* default main */
+		const char *path;	/* default ${cluster}/${package} */
+		const char *author_name, *author_email;
+		const char *ca_file;	/* private CA for https remotes */
+	} git;
+	struct {
+		const char *server;	/* NULL: no Argo CD, sync steps skip */
+		const char *namespace;	/* default argocd */
+		const char *project;	/* default default */
+		const char *app_name;	/* default ${cluster}-${package} */
+		const char *token_file;
+		const char *ca_file;
+		int insecure;
+	} argocd;
+	struct cluster *clusters;
+	size_t nclusters;
+	struct profile *profiles;
+	size_t nprofiles;
+	struct rule **rules;		/* built-ins first, then rule files */
+	size_t nrules;
+	struct package *packages;	/* in the order written (parents first) */
+	size_t npackages;
+};
+
+enum step_kind { STEP_RENDER, STEP_PUSH, STEP_PRE, STEP_SYNC, STEP_POST };
+
+/* why a step runs, or that it does not */
+enum reason {
+	R_UP_TO_DATE,		/* key equals the last success's key */
+	R_NEVER,		/* no success recorded */
+	R_KEY_CHANGED,		/* inputs changed (see changed[]) */
+	R_FAILED_BEFORE,	/* last attempt failed */
+	R_UPSTREAM,		/* an input step's output changed this run */
+	R_ALWAYS,		/* hook with when: always */
+	R_FORCED,		/* forget, --refresh drift */
+};
+
+enum step_state { S_IDLE, S_WAITING, S_READY, S_RUNNING, S_DONE, S_FAILED, S_NOT_RUN };
+
+struct step {
+	const char *id;			/* CLUSTER/PKG:KIND[:HOOK], or ":push" */
+	enum step_kind kind;
+	struct cluster *cluster;	/* NULL for push */
+	struct package *pkg;		/* NULL for push */
+	struct hook *hook;		/* pre/post only */
+	const char *gitpath;		/* render/sync: the package's folder in the repo */
+	const char *namespace;		/* expanded namespace */
+
+	struct step **in;		/* steps that run before this one */
+	size_t nin;
+	struct step **out;		/* steps that run after this one */
+	size_t nout;
+
+	int selected;			/* reached from the command-line targets */
+	int index;			/* position in graph.steps (topological) */
+
+	/* decided by plan.c */
+	struct tree *tree;		/* render: the scanned source folder, or NULL */
+	struct hash key;		/* this run's key (render: input key) */
+	struct hash old_key;		/* key of the last success, or zero */
+	struct hash output;		/* render: hash of the rendered objects */
+	struct hash old_output;		/* render: output recorded with old_key */
+	int dirty;			/* will run */
+	enum reason reason;
+	const char *why;		/* human reason, e.g. "values.yaml changed" */
+	struct strlist changed;		/* inputs whose hash changed */
+
+	/* run by build.c */
+	enum step_state state;
+	int pending;			/* in-steps not finished yet */
+	int ms;				/* how long it took */
+	const char *error;		/* what failed, for the summary and the log */
+	const char *log;		/* log file of this run, or NULL */
+};
+
+struct graph {
+	struct distro *d;
+	struct step **steps;		/* topologically sorted: in-steps first */
+	size_t nsteps;
+	struct step *push;		/* the one push step */
+};
+
+/* graph.c */
+struct graph *graph_build(struct distro *d);		/* NULL on a cycle (printed) */
+int graph_select(struct graph *g, char **targets, size_t ntargets,
+		 struct strlist *labels);		/* -1 on an unknown target */
+struct step *graph_find(struct graph *g, const char *id);
+
+#endif

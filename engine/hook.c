@@ -1,0 +1,68 @@
+/*
+ * hook.c - imperative steps around a package's sync.  The command runs
+ * through /bin/sh -c in the folder of the distro that defined it; values
+ * reach it only as environment variables (never spliced into the command
+ * line): IDPMAKE_CLUSTER, IDPMAKE_PACKAGE, IDPMAKE_NAMESPACE, IDPMAKE_COMMIT,
+ * IDPMAKE_RENDERED and IDPMAKE_VAR_<NAME> (upper case, '-' as '_').
+ */
+#include <ctype.h>
+#include <string.h>
+
+#include "buf.h"
+#include "exec.h"
+#include "hook.h"
+#include "manifest.h"
+#include "util.h"
+
+extern char **environ;
+
+static const char *env_name(const char *var)
+{
+	char *n = aprintf("IDPMAKE_VAR_%s", var);
+	for (char *p = n + 12; *p; p++)
+		*p = *p == '-' || *p == '.' ? '_' : (char)toupper((unsigned char)*p);
+	return n;
+}
+
+int hook_run(const struct distro *d, struct step *s, const char *commit, const char *rendered, const char **err)
+{
+	struct strvec env = STRVEC_INIT;
+	const char *argv[] = { "/bin/sh", "-c", s->hook->run, NULL };
+	struct proc p = { 0 };
+	struct vars v;
+	int r;
+
+	for (char **e = environ; *e; e++)
+		if (strncmp(*e, "IDPMAKE_", 8))
+			strvec_push(&env, *e);
+	strvec_pushf(&env, "IDPMAKE_CLUSTER=%s", s->cluster->name);
+	strvec_pushf(&env, "IDPMAKE_PACKAGE=%s", s->pkg->name);
+	strvec_pushf(&env, "IDPMAKE_NAMESPACE=%s", s->namespace);
+	strvec_pushf(&env, "IDPMAKE_COMMIT=%s", commit ? commit : "");
+	strvec_pushf(&env, "IDPMAKE_RENDERED=%s", rendered ? rendered : "");
+	strvec_pushf(&env, "IDPMAKE_HOOK=%s", s->hook->name);
+	vars_init(&v, d, s->cluster, s->pkg, s->namespace);
+	/* each variable once, with the value that wins (cluster over distro) */
+	for (size_t l = 1; l < v.n; l++)
+		for (size_t i = 0; i < v.layer[l]->n; i++) {
+			const char *key = v.layer[l]->v[i].key;
+			int seen = 0;
+			for (size_t m = 1; m < l; m++)
+				for (size_t j = 0; j < v.layer[m]->n; j++)
+					if (!strcmp(v.layer[m]->v[j].key, key))
+						seen = 1;
+			if (!seen)
+				strvec_pushf(&env, "%s=%s", env_name(key), vars_get(&v, key));
+		}
+	p.argv = argv;
+	p.cwd = s->hook->dir;
+	p.env = env.v;
+	p.log = s->log;
+	p.timeout = s->hook->timeout;
+	r = proc_run(&p);
+	if (r < 0)
+		*err = p.timed_out ? aprintf("hook timed out after %d s", s->hook->timeout) :
+		       p.spawn_errno ? proc_failure(&p) : aprintf("hook exited with status %d", p.status);
+	strvec_clear(&env);
+	return r;
+}

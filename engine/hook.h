@@ -1,0 +1,14 @@
+/* hook.h - pre and post hooks: /bin/sh -c RUN with the package's environment */
+#ifndef IDPMAKE_HOOK_H
+#define IDPMAKE_HOOK_H
+
+#include "graph.h"
+
+/*
+ * Run hook step s.  `commit` is the GitOps commit holding the package,
+ * `rendered` the folder of its rendered objects.  Output goes to s->log.
+ * 0, or -1 with the cause in *err.  Safe from worker threads.
+ */
+int hook_run(const struct distro *d, struct step *s, const char *commit, const char *rendered, const char **err);
+
+#endif

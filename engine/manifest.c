@@ -1,0 +1,987 @@
+/*
+ * manifest.c - distro.yaml, format version 1 (../shared/spec/distro.md).
+ *
+ * Loading is two passes:
+ *   1. read the file into a YAML tree (yaml.c); if it has `extends`, load the
+ *      parent tree first and merge the child into it key by key (maps merge
+ *      recursively, lists and scalars replace, null removes);
+ *   2. convert the merged tree into struct distro, checking every key
+ *      against the schema below.  Every node keeps the file it came from,
+ *      so relative paths resolve against the distro that wrote them and
+ *      errors point at the right file.
+ * Errors are collected (loc_error) rather than stopping at the first, so one
+ * run of `validate` shows them all.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "embed.h"
+#include "manifest.h"
+#include "re.h"
+#include "rule.h"
+#include "util.h"
+#include "yaml.h"
+
+static struct ypool *pool;	/* the trees of every distro file, kept for the run */
+
+/* ---- did you mean ---- */
+
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), *row = xcalloc(lb + 1, sizeof(size_t)), r;
+
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cur = row[j];
+			size_t best = prev + (a[i - 1] != b[j - 1]);
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			prev = cur;
+		}
+	}
+	r = row[lb];
+	free(row);
+	return r;
+}
+
+const char *closest(const char *s, const char *const *words, size_t n)
+{
+	const char *best = NULL;
+	size_t bd = (size_t)-1;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d = distance(s, words[i]);
+		if (d < bd) {
+			bd = d;
+			best = words[i];
+		}
+	}
+	return bd <= (strlen(s) > 4 ? 3u : 2u) ? best : NULL;
+}
+
+/* unknown keys are errors, with a suggestion */
+static void check_keys(const struct ynode *map, const char *const *allowed, size_t n, const char *what)
+{
+	for (size_t i = 0; i < map->n; i++) {
+		const char *k = map->k[i]->s, *sug;
+		size_t j;
+		for (j = 0; j < n; j++)
+			if (!strcmp(k, allowed[j]))
+				break;
+		if (j < n)
+			continue;
+		sug = closest(k, allowed, n);
+		if (sug)
+			loc_error(map->k[i]->loc, "unknown key '%s' in %s; did you mean '%s'?", k, what, sug);
+		else
+			loc_error(map->k[i]->loc, "unknown key '%s' in %s", k, what);
+	}
+}
+
+#define CHECK_KEYS(map, what, ...) do { \
+	static const char *const keys_[] = { __VA_ARGS__ }; \
+	check_keys(map, keys_, sizeof(keys_) / sizeof(keys_[0]), what); \
+} while (0)
+
+/* ---- typed accessors: each prints a located error and returns a default ---- */
+
+static int want(const struct ynode *n, enum ytype t, const char *what)
+{
+	static const char *names[] = { "a string", "a list", "a map" };
+	if (n->type == t)
+		return 1;
+	loc_error(n->loc, "%s must be %s", what, names[t]);
+	return 0;
+}
+
+static const char *str(const struct ynode *n, const char *what)
+{
+	if (!n || yisnull(n))
+		return NULL;
+	if (!want(n, Y_SCALAR, what))
+		return NULL;
+	return n->s;
+}
+
+static int boolean(const struct ynode *n, const char *what, int def)
+{
+	if (!n || yisnull(n))
+		return def;
+	if (n->type == Y_SCALAR && n->style == YS_PLAIN) {
+		if (!strcmp(n->s, "true") || !strcmp(n->s, "True") || !strcmp(n->s, "yes"))
+			return 1;
+		if (!strcmp(n->s, "false") || !strcmp(n->s, "False") || !strcmp(n->s, "no"))
+			return 0;
+	}
+	loc_error(n->loc, "%s must be true or false", what);
+	return def;
+}
+
+static int integer(const struct ynode *n, const char *what, int def)
+{
+	char *end;
+	long v;
+
+	if (!n || yisnull(n))
+		return def;
+	if (n->type == Y_SCALAR) {
+		errno = 0;
+		v = strtol(n->s, &end, 10);
+		if (!errno && *n->s && !*end && v >= 0 && v <= INT_MAX)
+			return (int)v;
+	}
+	loc_error(n->loc, "%s must be a non-negative integer", what);
+	return def;
+}
+
+static struct strlist strs(const struct ynode *n, const char *what)
+{
+	struct strlist l = { 0 };
+
+	if (!n || yisnull(n))
+		return l;
+	if (!want(n, Y_SEQ, what))
+		return l;
+	l.v = amalloc(n->n * sizeof(*l.v) + 1);
+	l.loc = amalloc(n->n * sizeof(*l.loc) + 1);
+	for (size_t i = 0; i < n->n; i++) {
+		const char *s = str(n->v[i], what);
+		if (s) {
+			l.loc[l.n] = n->v[i]->loc;
+			l.v[l.n++] = astrdup(s);
+		}
+	}
+	return l;
+}
+
+static struct kvlist kvs(const struct ynode *n, const char *what)
+{
+	struct kvlist l = { 0 };
+
+	if (!n || yisnull(n))
+		return l;
+	if (!want(n, Y_MAP, what))
+		return l;
+	l.v = amalloc(n->n * sizeof(*l.v) + 1);
+	for (size_t i = 0; i < n->n; i++) {
+		if (yisnull(n->v[i]))
+			continue;	/* removed by a child distro */
+		if (n->v[i]->type != Y_SCALAR) {
+			loc_error(n->v[i]->loc, "%s '%s' must be a string", what, n->k[i]->s);
+			continue;
+		}
+		l.v[l.n].key = astrdup(n->k[i]->s);
+		l.v[l.n].value = astrdup(n->v[i]->s);
+		l.v[l.n++].loc = n->v[i]->loc;
+	}
+	return l;
+}
+
+static const char *label(const struct ynode *n, const char *what)
+{
+	if (!is_dns_label(n->s))
+		loc_error(n->loc, "%s '%s' is not a DNS-1123 label (lower-case letters, digits and '-', "
+			  "starting and ending with a letter or digit, at most 63 characters)", what, n->s);
+	return n->s;
+}
+
+/* ---- paths ---- */
+
+static const char *file_dir(struct loc loc)
+{
+	return path_dir(loc.file);
+}
+
+/*
+ * A path must stay inside the folder of the distro that wrote it: no '..'
+ * out of it, not absolute, not through a symlink that leads out.  Returns
+ * the path joined to that folder, or NULL after an error.
+ */
+static const char *inside(const struct ynode *n, const char *what, int must_exist)
+{
+	const char *dir = file_dir(n->loc), *p;
+	char rdir[PATH_MAX], rp[PATH_MAX];
+	int depth = 0;
+
+	if (!n->slen) {
+		loc_error(n->loc, "%s is empty", what);
+		return NULL;
+	}
+	if (n->s[0] == '/') {
+		loc_error(n->loc, "%s '%s' is absolute; paths are relative to the distro folder", what, n->s);
+		return NULL;
+	}
+	for (const char *s = n->s; *s; ) {
+		const char *e = strchr(s, '/');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+		if (len == 2 && !memcmp(s, "..", 2))
+			depth--;
+		else if (len && !(len == 1 && *s == '.'))
+			depth++;
+		if (depth < 0) {
+			loc_error(n->loc, "%s '%s' escapes the distro folder", what, n->s);
+			return NULL;
+		}
+		s += len + (e ? 1 : 0);
+		if (!e)
+			break;
+	}
+	p = path_join(dir, n->s);
+	if (!realpath(dir, rdir))
+		return p;
+	if (!realpath(p, rp)) {
+		if (must_exist) {
+			loc_error(n->loc, "%s '%s' does not exist", what, n->s);
+			return NULL;
+		}
+		return p;
+	}
+	if (strncmp(rp, rdir, strlen(rdir)) || (rp[strlen(rdir)] && rp[strlen(rdir)] != '/')) {
+		loc_error(n->loc, "%s '%s' escapes the distro folder through a symlink (to %s)", what, n->s, rp);
+		return NULL;
+	}
+	return p;
+}
+
+/* ---- loading and extends ---- */
+
+/* merge `child` into `parent` (both maps): see the top of the file */
+static struct ynode *merge(struct ynode *parent, struct ynode *child)
+{
+	struct ynode *m;
+
+	if (!parent || parent->type != Y_MAP || child->type != Y_MAP)
+		return child;
+	m = ynew(pool, Y_MAP, parent->loc);
+	for (size_t i = 0; i < parent->n; i++)
+		yset(pool, m, parent->k[i], parent->v[i]);
+	for (size_t i = 0; i < child->n; i++) {
+		struct ynode *old = yget(m, child->k[i]->s);
+		yset(pool, m, child->k[i], old ? merge(old, child->v[i]) : child->v[i]);
+	}
+	return m;
+}
+
+/* drop the keys whose value is null (after merging), recursively in maps of maps */
+static void drop_nulls(struct ynode *m, int depth)
+{
+	size_t j = 0;
+
+	if (m->type != Y_MAP || depth > 2)
+		return;
+	for (size_t i = 0; i < m->n; i++) {
+		if (yisnull(m->v[i]) && depth > 0)
+			continue;
+		m->k[j] = m->k[i];
+		m->v[j++] = m->v[i];
+		drop_nulls(m->v[i], depth + 1);
+	}
+	m->n = j;
+}
+
+/* unpack a built-in distro into STATE/cache/distros/NAME so its paths are files */
+static const char *unpack_builtin(const char *name, const char *statedir)
+{
+	char *prefix = aprintf("distros/%s/", name);
+	const char *root = path_join(statedir, aprintf("cache/distros/%s", name));
+	int found = 0;
+
+	for (size_t i = 0; i < embedded_count; i++) {
+		const struct embedded *e = &embedded_files[i];
+		const char *dst;
+		size_t len;
+		char *old;
+		if (strncmp(e->path, prefix, strlen(prefix)))
+			continue;
+		found = 1;
+		dst = path_join(root, e->path + strlen(prefix));
+		old = read_file(dst, &len);
+		if (!old || len != e->len || memcmp(old, e->data, len)) {
+			if (mkdirs(path_dir(dst)) < 0 || write_file_atomic(dst, e->data, e->len) < 0) {
+				error("cannot unpack built-in distro '%s' to %s:", name, dst);
+				free(old);
+				return NULL;
+			}
+		}
+		free(old);
+	}
+	return found ? root : NULL;
+}
+
+static const char *find_distro(const struct ynode *ext, const char *statedir)
+{
+	const char *dir = file_dir(ext->loc), *env, *p;
+	struct stat st;
+
+	if (strchr(ext->s, '/') || ext->s[0] == '.') {
+		p = ext->s[0] == '/' ? ext->s : path_join(dir, ext->s);
+		if (!stat(p, &st) && S_ISDIR(st.st_mode))
+			p = path_join(p, "distro.yaml");
+		return p;
+	}
+	if ((env = getenv("IDPMAKE_DISTRO_PATH"))) {
+		char *copy = astrdup(env), *save = NULL;
+		for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+			p = aprintf("%s/%s/distro.yaml", d, ext->s);
+			if (!access(p, R_OK))
+				return p;
+		}
+	}
+	p = aprintf("%s/share/idpmake/distros/%s/distro.yaml", IDPMAKE_PREFIX, ext->s);
+	if (!access(p, R_OK))
+		return p;
+	if ((p = unpack_builtin(ext->s, statedir)))
+		return path_join(p, "distro.yaml");
+	return NULL;
+}
+
+static struct ynode *load_tree(const char *file, const char *statedir, int depth,
+			       const char **chain, struct loc from)
+{
+	struct ynode **docs, *root, *ext, *ver;
+	size_t ndocs, len;
+	char *text;
+	char real[PATH_MAX];
+
+	if (!realpath(file, real) || !(text = read_file(file, &len))) {
+		if (from.file)
+			loc_error(from, "cannot read distro '%s': %s", file, strerror(errno));
+		else
+			error("cannot read '%s':", file);
+		return NULL;
+	}
+	for (int i = 0; i < depth; i++)
+		if (!strcmp(chain[i], real)) {
+			loc_error(from, "'extends' cycle: %s is extended again", file);
+			free(text);
+			return NULL;
+		}
+	if (depth >= 16) {
+		loc_error(from, "'extends' nested more than 16 deep");
+		free(text);
+		return NULL;
+	}
+	chain[depth] = astrdup(real);
+	if (yaml_parse(pool, astrdup(file), text, len, &docs, &ndocs) < 0) {
+		free(text);
+		return NULL;
+	}
+	free(text);
+	if (ndocs != 1 || docs[0]->type != Y_MAP) {
+		struct loc l = { astrdup(file), ndocs ? docs[0]->loc.line : 1, 1 };
+		loc_error(l, ndocs ? "a distro is one YAML map" : "empty distro manifest");
+		return NULL;
+	}
+	root = docs[0];
+	ver = yget(root, "idpmake");
+	if (!ver) {
+		loc_error(root->loc, "missing format version: add 'idpmake: 1' at the top");
+		return NULL;
+	}
+	if (!ystr_eq(ver, "1")) {
+		loc_error(ver->loc, "unsupported format version '%s' (this idpmake reads version 1)", ver->s ? ver->s : "?");
+		return NULL;
+	}
+	ext = yget(root, "extends");
+	if (ext && !yisnull(ext)) {
+		const char *pfile;
+		struct ynode *parent;
+		if (!want(ext, Y_SCALAR, "'extends'"))
+			return NULL;
+		if (!(pfile = find_distro(ext, statedir))) {
+			loc_error(ext->loc, "no distro named '%s' (searched IDPMAKE_DISTRO_PATH, %s/share/idpmake/distros "
+				  "and the built-in distros)", ext->s, IDPMAKE_PREFIX);
+			return NULL;
+		}
+		if (!(parent = load_tree(pfile, statedir, depth + 1, chain, ext->loc)))
+			return NULL;
+		root = merge(parent, root);
+	}
+	return root;
+}
+
+/* ---- conversion ---- */
+
+static void conv_hooks(struct package *p, const struct ynode *n, struct hook **out, size_t *nout,
+		       const char *phase)
+{
+	if (!n || yisnull(n) || !want(n, Y_SEQ, "hooks"))
+		return;
+	*out = amalloc(n->n * sizeof(**out) + 1);
+	for (size_t i = 0; i < n->n; i++) {
+		const struct ynode *h = n->v[i], *x;
+		struct hook *hk = &(*out)[*nout];
+		if (!want(h, Y_MAP, "a hook"))
+			continue;
+		CHECK_KEYS(h, "a hook", "name", "run", "inputs", "when", "timeout");
+		hk->loc = h->loc;
+		hk->dir = file_dir(h->loc);
+		if (!(x = yget(h, "name")) || !str(x, "hook name")) {
+			loc_error(h->loc, "a %s hook of package '%s' needs a 'name'", phase, p->name);
+			continue;
+		}
+		hk->name = label(x, "hook name");
+		for (size_t j = 0; j < *nout; j++)
+			if (!strcmp((*out)[j].name, hk->name))
+				loc_error(x->loc, "%s hook '%s' of package '%s' is defined twice", phase, hk->name, p->name);
+		if (!(hk->run = str(yget(h, "run"), "hook run"))) {
+			loc_error(h->loc, "hook '%s' needs a 'run' command", hk->name);
+			continue;
+		}
+		hk->inputs = strs(yget(h, "inputs"), "hook inputs");
+		for (size_t j = 0; j < hk->inputs.n; j++) {
+			const struct ynode *in = yget(h, "inputs")->v[j];
+			const char *path = inside(in, "hook input", 1);
+			if (path)
+				hk->inputs.v[j] = path;
+		}
+		hk->when = WHEN_CHANGED;
+		if ((x = yget(h, "when")) && str(x, "when")) {
+			if (!strcmp(x->s, "changed"))
+				hk->when = WHEN_CHANGED;
+			else if (!strcmp(x->s, "once"))
+				hk->when = WHEN_ONCE;
+			else if (!strcmp(x->s, "always"))
+				hk->when = WHEN_ALWAYS;
+			else
+				loc_error(x->loc, "when must be changed, once or always, not '%s'", x->s);
+		}
+		hk->timeout = integer(yget(h, "timeout"), "hook timeout", 0);
+		(*nout)++;
+	}
+}
+
+static struct rule *find_rule(struct distro *d, const char *name)
+{
+	for (size_t i = 0; i < d->nrules; i++)
+		if (!strcmp(d->rules[i]->name, name))
+			return d->rules[i];
+	return NULL;
+}
+
+static void conv_package(struct distro *d, struct package *p, const struct ynode *key, const struct ynode *n)
+{
+	const struct ynode *x, *src;
+	int nsrc = 0;
+
+	p->name = label(key, "package name");
+	p->loc = key->loc;
+	p->dir = file_dir(key->loc);
+	if (!want(n, Y_MAP, "a package"))
+		return;
+	CHECK_KEYS(n, "a package", "type", "description", "path", "git", "chart", "render", "values", "set",
+		   "namespace", "needs", "labels", "rewrite", "sync", "hooks");
+	{
+		struct buf b = BUF_INIT;
+		ycanon(n, &b);
+		p->spec = astrdup(b.s);
+		buf_release(&b);
+	}
+	if (!(x = yget(n, "type")) || !(p->type = str(x, "type"))) {
+		loc_error(n->loc, "package '%s' needs a 'type' (manifests, kustomize, helm, argocd-app or a rule name)", p->name);
+		return;
+	}
+	if (!(p->rule = find_rule(d, p->type))) {
+		const char **names = amalloc(d->nrules * sizeof(*names) + 1);
+		const char *sug;
+		for (size_t i = 0; i < d->nrules; i++)
+			names[i] = d->rules[i]->name;
+		sug = closest(p->type, names, d->nrules);
+		loc_error(x->loc, "unknown package type '%s'%s%s%s", p->type, sug ? "; did you mean '" : "",
+			  sug ? sug : "", sug ? "'?" : "");
+	}
+	if ((src = yget(n, "path")) && !yisnull(src)) {
+		nsrc++;
+		p->src = SRC_PATH;
+		if (str(src, "path"))
+			p->path = inside(src, "path", 1);
+		if (p->path) {
+			struct stat st;
+			if (stat(p->path, &st) == 0 && !S_ISDIR(st.st_mode))
+				loc_error(src->loc, "path '%s' is not a folder", src->s);
+		}
+	}
+	if ((src = yget(n, "git")) && !yisnull(src)) {
+		nsrc++;
+		p->src = SRC_GIT;
+		if (want(src, Y_MAP, "git")) {
+			CHECK_KEYS(src, "a git source", "url", "ref", "path");
+			p->git.url = str(yget(src, "url"), "git url");
+			p->git.ref = str(yget(src, "ref"), "git ref");
+			p->git.path = str(yget(src, "path"), "git path");
+			if (!p->git.url)
+				loc_error(src->loc, "a git source needs a 'url'");
+			if (!p->git.ref)
+				p->git.ref = "HEAD";
+			if (!p->git.path)
+				p->git.path = ".";
+		}
+	}
+	if ((src = yget(n, "chart")) && !yisnull(src)) {
+		nsrc++;
+		p->src = SRC_CHART;
+		if (want(src, Y_MAP, "chart")) {
+			CHECK_KEYS(src, "a chart", "repo", "name", "version");
+			p->chart.repo = str(yget(src, "repo"), "chart repo");
+			p->chart.name = str(yget(src, "name"), "chart name");
+			p->chart.version = str(yget(src, "version"), "chart version");
+			if (!p->chart.repo || !p->chart.name)
+				loc_error(src->loc, "a chart needs 'repo' and 'name'");
+		}
+	}
+	if (nsrc != 1 && !(p->rule && p->rule->builtin == RENDER_HELM && nsrc == 0))
+		loc_error(n->loc, "package '%s' needs exactly one source: 'path', 'git' or 'chart' (it has %d)", p->name, nsrc);
+	if (p->rule && p->rule->builtin != RENDER_HELM && p->src == SRC_CHART)
+		loc_error(yget(n, "chart")->loc, "'chart' is a source for helm packages only (this one is '%s')", p->type);
+	if ((x = yget(n, "render")) && str(x, "render")) {
+		if (!strcmp(x->s, "local"))
+			p->render_local = 1;
+		else if (strcmp(x->s, "argocd"))
+			loc_error(x->loc, "render must be 'local' or 'argocd', not '%s'", x->s);
+		if (p->rule && p->rule->builtin != RENDER_HELM)
+			loc_error(x->loc, "'render' applies to helm packages only");
+	}
+	if (p->rule && p->rule->builtin == RENDER_HELM && p->src != SRC_CHART)
+		p->render_local = 1;
+	p->values = strs(yget(n, "values"), "values");
+	for (size_t i = 0; i < p->values.n; i++) {
+		const char *path = inside(yget(n, "values")->v[i], "values file", 1);
+		if (path)
+			p->values.v[i] = path;
+	}
+	p->set = kvs(yget(n, "set"), "set");
+	p->namespace = str(yget(n, "namespace"), "namespace");
+	p->needs = strs(yget(n, "needs"), "needs");
+	p->labels = kvs(yget(n, "labels"), "labels");
+	if ((x = yget(n, "rewrite")) && !yisnull(x) && want(x, Y_SEQ, "rewrite")) {
+		p->rewrite = amalloc(x->n * sizeof(*p->rewrite) + 1);
+		for (size_t i = 0; i < x->n; i++) {
+			const struct ynode *r = x->v[i];
+			struct rewrite *rw = &p->rewrite[p->nrewrite];
+			const char *err;
+			struct re *re;
+			if (!want(r, Y_MAP, "a rewrite"))
+				continue;
+			CHECK_KEYS(r, "a rewrite", "match", "replace");
+			rw->loc = r->loc;
+			rw->match = str(yget(r, "match"), "match");
+			rw->replace = str(yget(r, "replace"), "replace");
+			if (!rw->match || !rw->replace) {
+				loc_error(r->loc, "a rewrite needs 'match' and 'replace'");
+				continue;
+			}
+			if (!(re = re_compile(rw->match, &err)))
+				loc_error(yget(r, "match")->loc, "bad regular expression: %s", err);
+			re_free(re);
+			p->nrewrite++;
+		}
+	}
+	p->sync.wait_healthy = 1;
+	p->sync.timeout = 300;
+	if ((x = yget(n, "sync")) && !yisnull(x) && want(x, Y_MAP, "sync")) {
+		const struct ynode *w;
+		CHECK_KEYS(x, "sync", "wait", "timeout", "prune", "options");
+		if ((w = yget(x, "wait")) && str(w, "wait")) {
+			if (!strcmp(w->s, "synced"))
+				p->sync.wait_healthy = 0;
+			else if (strcmp(w->s, "healthy"))
+				loc_error(w->loc, "wait must be 'healthy' or 'synced', not '%s'", w->s);
+		}
+		p->sync.timeout = integer(yget(x, "timeout"), "sync timeout", 300);
+		p->sync.prune = boolean(yget(x, "prune"), "prune", 0);
+		p->sync.options = strs(yget(x, "options"), "sync options");
+	}
+	if ((x = yget(n, "hooks")) && !yisnull(x) && want(x, Y_MAP, "hooks")) {
+		CHECK_KEYS(x, "hooks", "pre", "post");
+		conv_hooks(p, yget(x, "pre"), &p->pre, &p->npre, "pre");
+		conv_hooks(p, yget(x, "post"), &p->post, &p->npost, "post");
+	}
+}
+
+static void conv_cluster(struct cluster *c, const struct ynode *key, const struct ynode *n)
+{
+	c->name = label(key, "cluster name");
+	c->loc = key->loc;
+	if (yisnull(n))
+		return;
+	if (!want(n, Y_MAP, "a cluster"))
+		return;
+	CHECK_KEYS(n, "a cluster", "server", "name", "profiles", "vars");
+	c->server = str(yget(n, "server"), "server");
+	c->argo_name = str(yget(n, "name"), "cluster name");
+	if (c->server && c->argo_name)
+		loc_error(n->loc, "cluster '%s' has both 'server' and 'name'; give one", c->name);
+	c->profiles = strs(yget(n, "profiles"), "profiles");
+	c->vars = kvs(yget(n, "vars"), "vars");
+}
+
+/* needs cycles, at package level: a -> b -> a */
+static int visit(struct distro *d, size_t i, int *mark, size_t *stack, size_t depth)
+{
+	struct package *p = &d->packages[i];
+
+	mark[i] = 1;
+	stack[depth] = i;
+	for (size_t j = 0; j < p->needs.n; j++) {
+		const char *name = strchr(p->needs.v[j], '/') ? strchr(p->needs.v[j], '/') + 1 : p->needs.v[j];
+		struct package *q = find_package(d, name);
+		size_t k;
+		if (!q)
+			continue;
+		k = (size_t)(q - d->packages);
+		if (mark[k] == 1) {
+			struct buf b = BUF_INIT;
+			size_t s = 0;
+			while (stack[s] != k)
+				s++;
+			for (; s <= depth; s++)
+				buf_addf(&b, "%s -> ", d->packages[stack[s]].name);
+			buf_adds(&b, q->name);
+			loc_error(p->needs.loc[j], "dependency cycle: %s", b.s);
+			buf_release(&b);
+			return -1;
+		}
+		if (!mark[k] && visit(d, k, mark, stack, depth + 1) < 0)
+			return -1;
+	}
+	mark[i] = 2;
+	return 0;
+}
+
+static void check_references(struct distro *d)
+{
+	int *mark;
+	size_t *stack;
+
+	for (size_t i = 0; i < d->npackages; i++) {
+		struct package *p = &d->packages[i];
+		for (size_t j = 0; j < p->needs.n; j++) {
+			const char *need = p->needs.v[j], *slash = strchr(need, '/');
+			const char *name = slash ? slash + 1 : need;
+			if (slash) {
+				char *cl = astrndup(need, (size_t)(slash - need));
+				if (!find_cluster(d, cl))
+					loc_error(p->needs.loc[j], "package '%s' needs '%s', but there is no cluster '%s'",
+						  p->name, need, cl);
+			}
+			if (!find_package(d, name)) {
+				const char **names = amalloc(d->npackages * sizeof(*names) + 1);
+				const char *sug;
+				for (size_t k = 0; k < d->npackages; k++)
+					names[k] = d->packages[k].name;
+				sug = closest(name, names, d->npackages);
+				loc_error(p->needs.loc[j], "package '%s' needs '%s', which is not a package of this distro%s%s%s",
+					  p->name, name, sug ? "; did you mean '" : "", sug ? sug : "", sug ? "'?" : "");
+			} else if (!strcmp(name, p->name) && !slash) {
+				loc_error(p->needs.loc[j], "dependency cycle: %s -> %s", p->name, p->name);
+			}
+		}
+	}
+	if (loc_errors)
+		return;
+	mark = xcalloc(d->npackages + 1, sizeof(int));
+	stack = xcalloc(d->npackages + 1, sizeof(size_t));
+	for (size_t i = 0; i < d->npackages; i++)
+		if (!mark[i] && visit(d, i, mark, stack, 0) < 0)
+			break;
+	free(mark);
+	free(stack);
+	for (size_t i = 0; i < d->nprofiles; i++)
+		for (size_t j = 0; j < d->profiles[i].packages.n; j++)
+			if (!find_package(d, d->profiles[i].packages.v[j]))
+				loc_error(d->profiles[i].packages.loc[j], "profile '%s' names '%s', which is not a package",
+					  d->profiles[i].name, d->profiles[i].packages.v[j]);
+	for (size_t i = 0; i < d->nclusters; i++)
+		for (size_t j = 0; j < d->clusters[i].profiles.n; j++) {
+			size_t k;
+			for (k = 0; k < d->nprofiles; k++)
+				if (!strcmp(d->profiles[k].name, d->clusters[i].profiles.v[j]))
+					break;
+			if (k == d->nprofiles)
+				loc_error(d->clusters[i].profiles.loc[j], "cluster '%s' names profile '%s', which is not defined",
+					  d->clusters[i].name, d->clusters[i].profiles.v[j]);
+		}
+}
+
+/* every ${var} a package uses must be defined on each cluster it goes to */
+static void check_vars(struct distro *d)
+{
+	for (size_t c = 0; c < d->nclusters; c++)
+		for (size_t i = 0; i < d->npackages; i++) {
+			struct cluster *cl = &d->clusters[c];
+			struct package *p = &d->packages[i];
+			struct vars v;
+			const char *ns;
+			int before = loc_errors;
+			if (!cluster_has(d, cl, p))
+				continue;
+			if (!(ns = package_namespace(d, cl, p)))
+				continue;
+			vars_init(&v, d, cl, p, ns);
+			for (size_t j = 0; j < p->set.n; j++)
+				expand(p->set.v[j].value, p->set.v[j].loc, &v);
+			for (size_t j = 0; j < p->nrewrite; j++)
+				expand(p->rewrite[j].replace, p->rewrite[j].loc, &v);
+			if (d->git.path)
+				expand(d->git.path, (struct loc){ d->file, 0, 0 }, &v);
+			if (p->src == SRC_CHART) {
+				expand(p->chart.repo, p->loc, &v);
+				expand(p->chart.name, p->loc, &v);
+				if (p->chart.version)
+					expand(p->chart.version, p->loc, &v);
+			}
+			if (loc_errors > before)
+				return;	/* once is enough */
+		}
+}
+
+static void conv_distro(struct distro *d, const struct ynode *root, const char *statedir)
+{
+	const struct ynode *x;
+	struct rule **builtin;
+	size_t nbuiltin;
+
+	CHECK_KEYS(root, "the distro", "idpmake", "name", "description", "extends", "vars", "git", "argocd",
+		   "clusters", "profiles", "rules", "packages");
+	if (!(x = yget(root, "name")) || !str(x, "name"))
+		loc_error(root->loc, "the distro needs a 'name'");
+	else
+		d->name = label(x, "distro name");
+	d->description = str(yget(root, "description"), "description");
+	d->vars = kvs(yget(root, "vars"), "vars");
+	for (size_t i = 0; i < d->vars.n; i++)
+		if (!strcmp(d->vars.v[i].key, "cluster") || !strcmp(d->vars.v[i].key, "package") ||
+		    !strcmp(d->vars.v[i].key, "namespace"))
+			loc_error(d->vars.v[i].loc, "'%s' is a built-in variable and cannot be set", d->vars.v[i].key);
+
+	d->git.branch = "main";
+	d->git.path = "${cluster}/${package}";
+	d->git.author_name = "idpmake";
+	d->git.author_email = "idpmake@localhost";
+	if ((x = yget(root, "git")) && !yisnull(x) && want(x, Y_MAP, "git")) {
+		const struct ynode *a;
+		CHECK_KEYS(x, "git", "remote", "branch", "path", "author", "ca-file");
+		d->git.remote = str(yget(x, "remote"), "remote");
+		if (d->git.remote && !strstr(d->git.remote, "://") && d->git.remote[0] != '/' &&
+		    !strchr(d->git.remote, '@'))
+			d->git.remote = path_join(file_dir(yget(x, "remote")->loc), d->git.remote);
+		if (yget(x, "branch"))
+			d->git.branch = str(yget(x, "branch"), "branch");
+		if (yget(x, "path"))
+			d->git.path = str(yget(x, "path"), "path");
+		if ((a = yget(x, "ca-file")))
+			d->git.ca_file = str(a, "ca-file");
+		if ((a = yget(x, "author")) && !yisnull(a) && want(a, Y_MAP, "author")) {
+			CHECK_KEYS(a, "author", "name", "email");
+			if (yget(a, "name"))
+				d->git.author_name = str(yget(a, "name"), "author name");
+			if (yget(a, "email"))
+				d->git.author_email = str(yget(a, "email"), "author email");
+		}
+	}
+	d->argocd.namespace = "argocd";
+	d->argocd.project = "default";
+	d->argocd.app_name = "${cluster}-${package}";
+	if ((x = yget(root, "argocd")) && !yisnull(x) && want(x, Y_MAP, "argocd")) {
+		const struct ynode *a;
+		CHECK_KEYS(x, "argocd", "server", "namespace", "project", "app-name", "insecure", "token-file", "ca-file");
+		d->argocd.server = str(yget(x, "server"), "server");
+		if (yget(x, "namespace"))
+			d->argocd.namespace = str(yget(x, "namespace"), "namespace");
+		if (yget(x, "project"))
+			d->argocd.project = str(yget(x, "project"), "project");
+		if (yget(x, "app-name"))
+			d->argocd.app_name = str(yget(x, "app-name"), "app-name");
+		d->argocd.insecure = boolean(yget(x, "insecure"), "insecure", 0);
+		if ((a = yget(x, "token-file")) && str(a, "token-file"))
+			d->argocd.token_file = path_join(file_dir(a->loc), a->s);
+		if ((a = yget(x, "ca-file")) && str(a, "ca-file"))
+			d->argocd.ca_file = path_join(file_dir(a->loc), a->s);
+	}
+
+	/* rules: built-ins, then the distro's rules/ folder, then `rules:` */
+	builtin = rules_builtin(&nbuiltin);
+	d->rules = amalloc((nbuiltin + 64) * sizeof(*d->rules));
+	for (size_t i = 0; i < nbuiltin; i++)
+		d->rules[d->nrules++] = builtin[i];
+	if ((x = yget(root, "rules")) && !yisnull(x) && want(x, Y_SEQ, "rules")) {
+		for (size_t i = 0; i < x->n && d->nrules < nbuiltin + 64; i++) {
+			const char *path;
+			char *text;
+			size_t len;
+			struct rule *r;
+			if (!str(x->v[i], "a rule file") || !(path = inside(x->v[i], "rule file", 1)))
+				continue;
+			if (!(text = read_file(path, &len))) {
+				loc_error(x->v[i]->loc, "cannot read rule file '%s': %s", x->v[i]->s, strerror(errno));
+				continue;
+			}
+			if ((r = rule_load(astrdup(path), text, len))) {
+				if (find_rule(d, r->name))
+					loc_error(x->v[i]->loc, "rule '%s' is defined twice", r->name);
+				d->rules[d->nrules++] = r;
+			}
+			free(text);
+		}
+	}
+
+	if ((x = yget(root, "clusters")) && !yisnull(x) && want(x, Y_MAP, "clusters")) {
+		d->clusters = amalloc(x->n * sizeof(*d->clusters) + 1);
+		for (size_t i = 0; i < x->n; i++)
+			conv_cluster(&d->clusters[d->nclusters++], x->k[i], x->v[i]);
+	}
+	if (!d->nclusters) {
+		d->clusters = amalloc(sizeof(*d->clusters));
+		d->clusters[0].name = "in-cluster";
+		d->clusters[0].server = "https://kubernetes.default.svc";
+		d->clusters[0].loc = root->loc;
+		d->nclusters = 1;
+	}
+	if ((x = yget(root, "profiles")) && !yisnull(x) && want(x, Y_MAP, "profiles")) {
+		d->profiles = amalloc(x->n * sizeof(*d->profiles) + 1);
+		for (size_t i = 0; i < x->n; i++) {
+			struct profile *pr = &d->profiles[d->nprofiles++];
+			pr->name = label(x->k[i], "profile name");
+			pr->loc = x->k[i]->loc;
+			pr->packages = strs(x->v[i], "a profile");
+		}
+	}
+	if ((x = yget(root, "packages")) && !yisnull(x) && want(x, Y_MAP, "packages")) {
+		d->packages = amalloc(x->n * sizeof(*d->packages) + 1);
+		for (size_t i = 0; i < x->n; i++)
+			conv_package(d, &d->packages[d->npackages++], x->k[i], x->v[i]);
+	}
+	if (loc_errors)
+		return;
+	check_references(d);
+	if (!loc_errors)
+		check_vars(d);
+	(void)statedir;
+}
+
+struct distro *manifest_load(const char *file, const char *statedir)
+{
+	struct distro *d = amalloc(sizeof(*d));
+	const char *chain[17];
+	struct ynode *root;
+
+	if (!pool)
+		pool = ypool_new();
+	d->file = file;
+	d->dir = path_dir(file);
+	if (!(root = load_tree(file, statedir, 0, chain, (struct loc){ 0 })))
+		return NULL;
+	drop_nulls(root, 0);
+	conv_distro(d, root, statedir);
+	return loc_errors ? NULL : d;
+}
+
+/* ---- queries ---- */
+
+struct package *find_package(const struct distro *d, const char *name)
+{
+	for (size_t i = 0; i < d->npackages; i++)
+		if (!strcmp(d->packages[i].name, name))
+			return &d->packages[i];
+	return NULL;
+}
+
+struct cluster *find_cluster(const struct distro *d, const char *name)
+{
+	for (size_t i = 0; i < d->nclusters; i++)
+		if (!strcmp(d->clusters[i].name, name))
+			return &d->clusters[i];
+	return NULL;
+}
+
+int cluster_has(const struct distro *d, const struct cluster *c, const struct package *p)
+{
+	if (!c->profiles.n)
+		return 1;
+	for (size_t i = 0; i < c->profiles.n; i++)
+		for (size_t j = 0; j < d->nprofiles; j++)
+			if (!strcmp(d->profiles[j].name, c->profiles.v[i]))
+				for (size_t k = 0; k < d->profiles[j].packages.n; k++)
+					if (!strcmp(d->profiles[j].packages.v[k], p->name))
+						return 1;
+	return 0;
+}
+
+void vars_init(struct vars *v, const struct distro *d, const struct cluster *c,
+	       const struct package *p, const char *namespace)
+{
+	v->builtin[0] = (struct kv){ "cluster", c ? c->name : "", { 0 } };
+	v->builtin[1] = (struct kv){ "package", p ? p->name : "", { 0 } };
+	v->builtin[2] = (struct kv){ "namespace", namespace ? namespace : "", { 0 } };
+	v->builtins.v = v->builtin;
+	v->builtins.n = namespace ? 3 : 2;
+	v->n = 0;
+	v->layer[v->n++] = &v->builtins;
+	if (c)
+		v->layer[v->n++] = &c->vars;
+	v->layer[v->n++] = &d->vars;
+}
+
+const char *vars_get(const struct vars *v, const char *name)
+{
+	for (size_t i = 0; i < v->n; i++)
+		for (size_t j = 0; j < v->layer[i]->n; j++)
+			if (!strcmp(v->layer[i]->v[j].key, name))
+				return v->layer[i]->v[j].value;
+	return NULL;
+}
+
+const char *expand(const char *s, struct loc loc, const struct vars *v)
+{
+	struct buf b = BUF_INIT;
+	const char *r;
+
+	if (!strstr(s, "${"))
+		return s;
+	for (const char *p = s; *p; ) {
+		const char *e, *val;
+		char *name;
+		if (p[0] != '$' || p[1] != '{') {
+			buf_addc(&b, *p++);
+			continue;
+		}
+		if (!(e = strchr(p + 2, '}'))) {
+			loc_error(loc, "unterminated '${' in '%s'", s);
+			buf_release(&b);
+			return NULL;
+		}
+		name = astrndup(p + 2, (size_t)(e - p - 2));
+		if (!(val = vars_get(v, name))) {
+			loc_error(loc, "undefined variable '${%s}' (define it under 'vars:' of the distro or the cluster)", name);
+			buf_release(&b);
+			return NULL;
+		}
+		buf_adds(&b, val);
+		p = e + 1;
+	}
+	r = astrdup(b.s);
+	buf_release(&b);
+	return r;
+}
+
+const char *package_namespace(const struct distro *d, const struct cluster *c, const struct package *p)
+{
+	struct vars v;
+
+	if (!p->namespace)
+		return p->name;
+	vars_init(&v, d, c, p, NULL);
+	return expand(p->namespace, p->loc, &v);
+}

@@ -1,0 +1,39 @@
+/* manifest.h - read distro.yaml (and what it extends) into a struct distro */
+#ifndef IDPMAKE_MANIFEST_H
+#define IDPMAKE_MANIFEST_H
+
+#include "graph.h"
+
+/*
+ * Load `file`, follow `extends`, check everything distro.md requires, and
+ * return the distro; NULL after printing file:line:col errors (exit 2).
+ * `statedir` is where built-in distros are unpacked when extended.
+ */
+struct distro *manifest_load(const char *file, const char *statedir);
+
+/* the variables a package sees on a cluster: builtins, cluster, distro */
+struct vars {
+	const struct kvlist *layer[4];
+	size_t n;
+	struct kv builtin[3];		/* cluster, package, namespace */
+	struct kvlist builtins;
+};
+
+void vars_init(struct vars *v, const struct distro *d, const struct cluster *c,
+	       const struct package *p, const char *namespace);
+const char *vars_get(const struct vars *v, const char *name);
+/* expand ${name}; NULL after a located error when a name is undefined */
+const char *expand(const char *s, struct loc loc, const struct vars *v);
+/* the namespace of a package on a cluster (expanded), or NULL after an error */
+const char *package_namespace(const struct distro *d, const struct cluster *c,
+			      const struct package *p);
+
+/* does the package go to the cluster (its profiles)? */
+int cluster_has(const struct distro *d, const struct cluster *c, const struct package *p);
+struct package *find_package(const struct distro *d, const char *name);
+struct cluster *find_cluster(const struct distro *d, const char *name);
+
+/* "did you mean": the closest of `words` to `s`, or NULL */
+const char *closest(const char *s, const char *const *words, size_t n);
+
+#endif

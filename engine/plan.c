@@ -1,0 +1,529 @@
+/*
+ * plan.c - what a step's key is, and whether the step runs.
+ *
+ * Keys (engine.md):
+ *   render  H(rule definition, tool version, package spec, namespace,
+ *             destination, folder, vars (if the package uses any),
+ *             values files, the source tree's content hash)
+ *   push    H(sorted (folder, output hash) pairs that differ from the repository)
+ *   sync    H(render output hash, the Application idpmake sends, the server)
+ *   hook    H(command, inputs' contents, environment names and values)
+ *           + for `when: changed`, the key of the package's sync
+ *
+ * A step runs when its key differs from the key of its last success.
+ * Renders are decided up front (their keys depend only on files); every
+ * other step is decided when its in-steps have finished, because its key
+ * depends on their outputs: this is what gives early cutoff, since a render
+ * that produced the same output leaves its sync's key unchanged.
+ *
+ * The stat cache (hash.h): a source tree whose stat fingerprint matches the
+ * recorded one, recorded when no file was racy, keeps its recorded content
+ * hash; no file is opened.  A no-op run therefore reads distro.yaml, stats
+ * the source trees, and reads state.db; nothing else.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "buf.h"
+#include "bundle.h"
+#include "exec.h"
+#include "manifest.h"
+#include "plan.h"
+#include "util.h"
+
+struct step *render_of(struct step *s)
+{
+	while (s && s->kind != STEP_RENDER) {
+		struct step *up = NULL;
+		for (size_t i = 0; i < s->nin; i++)
+			if (s->in[i]->kind == STEP_PUSH || (s->in[i]->pkg == s->pkg && s->in[i]->cluster == s->cluster))
+				up = s->in[i];
+		if (!up)
+			return NULL;
+		if (up->kind == STEP_PUSH) {
+			for (size_t i = 0; i < up->nin; i++)
+				if (up->in[i]->pkg == s->pkg && up->in[i]->cluster == s->cluster)
+					return up->in[i];
+			return NULL;
+		}
+		s = up;
+	}
+	return s;
+}
+
+/* the content hash of one file, through the stat cache (name "f:PATH") */
+static int file_hash(struct planner *pl, const char *path, struct hash *h)
+{
+	struct stat st;
+	struct tree t = { 0 };
+	struct tree_file f, *old;
+	size_t nold;
+	struct hash fp, content;
+	int racy;
+	const char *name = aprintf("f:%s", path);
+	struct hasher *hs;
+
+	if (stat(path, &st) < 0)
+		return error("cannot read %s:", path);
+	f = (struct tree_file){ path_base(path), (int64_t)st.st_size,
+				(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+				(int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec,
+				(uint64_t)st.st_ino, (uint64_t)st.st_dev, { 0, 0 } };
+	hs = hasher_new();
+	hasher_add(hs, &f.size, sizeof(f.size) * 3);
+	hasher_add(hs, &f.ino, sizeof(f.ino) * 2);
+	fp = hasher_end(hs);
+	if (state_tree(pl->st, name, &t.fingerprint, &racy, &content) && hash_eq(t.fingerprint, fp) && !racy) {
+		*h = content;
+		return 0;
+	}
+	t.dir = path_dir(path);
+	t.v = &f;
+	t.n = 1;
+	t.fingerprint = fp;
+	state_tree_files(pl->st, name, &old, &nold);
+	if (hash_tree(&t, old, nold, pl->run_start) < 0)
+		return -1;
+	*h = f.h;
+	t.content = f.h;
+	if (!pl->dry_run)
+		state_tree_put(pl->st, name, &t);
+	return 0;
+}
+
+static const char *tool_version(struct planner *pl, struct rule *r, const char **err)
+{
+	static struct {
+		struct rule *r;
+		const char *v;
+	} memo[64];
+	const char *path, *v;
+	struct stat st;
+	struct hash sh;
+
+	for (size_t i = 0; i < 64 && memo[i].r; i++)
+		if (memo[i].r == r)
+			return memo[i].v;
+	if (!r->version.n)
+		return "";
+	if (!(path = which(r->version.v[0])) || stat(path, &st) < 0) {
+		*err = aprintf("'%s' (the %s renderer) is not installed", r->version.v[0], r->name);
+		return NULL;
+	}
+	{
+		struct hasher *h = hasher_new();
+		hasher_adds(h, path);
+		hasher_add(h, &st.st_size, sizeof(st.st_size));
+		hasher_add(h, &st.st_mtim, sizeof(st.st_mtim));
+		hasher_add(h, &st.st_ino, sizeof(st.st_ino));
+		for (size_t i = 0; i < r->version.n; i++)
+			hasher_adds(h, r->version.v[i]);
+		sh = hasher_end(h);
+	}
+	if (!(v = state_tool(pl->st, path, sh))) {
+		if (!(v = rule_tool_version(r, err)))
+			return NULL;
+		state_tool_put(pl->st, path, sh, v);
+	}
+	for (size_t i = 0; i < 64; i++)
+		if (!memo[i].r) {
+			memo[i].r = r;
+			memo[i].v = v;
+			break;
+		}
+	return v;
+}
+
+static struct hash hs(const char *s)
+{
+	return hash_bytes(s ? s : "", s ? strlen(s) : 0);
+}
+
+/* the components of a render's key; files: the tree's per-file hashes too */
+static int render_components(struct planner *pl, struct step *s, struct inputs *in, int files)
+{
+	struct package *p = s->pkg;
+	struct rule *r = p->rule;
+	const struct distro *d = pl->g->d;
+	const char *err = NULL, *tv;
+	int uses_vars = strstr(p->spec, "${") || p->values.n;
+
+	inputs_add(in, "rule", hs(r->definition));
+	if ((r->builtin != RENDER_HELM || p->render_local) && r->version.n) {
+		if (!(tv = tool_version(pl, r, &err)))
+			return error("%s: %s", s->id, err);
+		inputs_add(in, "tool version", hs(tv));
+	}
+	inputs_add(in, "package spec", hs(p->spec));
+	inputs_add(in, "namespace", hs(s->namespace));
+	inputs_add(in, "folder", hs(s->gitpath));
+	if (r->builtin == RENDER_HELM || r->builtin == RENDER_ARGOCD_APP) {
+		struct hasher *h = hasher_new();
+		hasher_adds(h, s->cluster->server);
+		hasher_adds(h, s->cluster->argo_name);
+		hasher_adds(h, d->argocd.namespace);
+		hasher_adds(h, d->argocd.project);
+		hasher_adds(h, d->argocd.app_name);
+		hasher_adds(h, d->git.branch);
+		hasher_adds(h, pl->rc.remote_url);
+		inputs_add(in, "destination", hasher_end(h));
+	}
+	if (uses_vars) {
+		struct hasher *h = hasher_new();
+		for (size_t i = 0; i < s->cluster->vars.n; i++) {
+			hasher_adds(h, s->cluster->vars.v[i].key);
+			hasher_adds(h, s->cluster->vars.v[i].value);
+		}
+		hasher_adds(h, "");
+		for (size_t i = 0; i < d->vars.n; i++) {
+			hasher_adds(h, d->vars.v[i].key);
+			hasher_adds(h, d->vars.v[i].value);
+		}
+		hasher_adds(h, s->cluster->name);
+		inputs_add(in, "vars", hasher_end(h));
+	}
+	for (size_t i = 0; i < p->values.n; i++) {
+		struct hash h;
+		if (file_hash(pl, p->values.v[i], &h) < 0)
+			return -1;
+		inputs_add(in, aprintf("values %s", p->values.v[i]), h);
+	}
+	if (p->src == SRC_GIT)
+		return error("%s: git sources are not supported by this idpmake yet (use a local 'path')", s->id);
+	if (p->src == SRC_PATH && p->path) {
+		struct tree *t = s->tree;
+		if (!t) {
+			struct hash fp, content;
+			int racy;
+			const char *name = aprintf("t:%s", p->path);
+			for (size_t i = 0; i < r->inputs.n; i++)
+				name = aprintf("%s\n%s", name, r->inputs.v[i]);
+			t = xcalloc(1, sizeof(*t));
+			if (scan_tree(p->path, &r->inputs, t) < 0)
+				return -1;
+			if (state_tree(pl->st, name, &fp, &racy, &content) && hash_eq(fp, t->fingerprint) && !racy) {
+				t->content = content;
+			} else {
+				struct tree_file *old;
+				size_t nold;
+				state_tree_files(pl->st, name, &old, &nold);
+				if (hash_tree(t, old, nold, pl->run_start) < 0)
+					return -1;
+				if (!pl->dry_run)
+					state_tree_put(pl->st, name, t);
+				t->racy |= 2;	/* per-file hashes are known */
+			}
+			s->tree = t;
+		}
+		inputs_add(in, "files", t->content);
+		if (files) {
+			if (!(t->racy & 2)) {
+				/* hashes from the stat cache: the recorded per-file list */
+				struct tree_file *old;
+				size_t nold;
+				const char *name = aprintf("t:%s", p->path);
+				for (size_t i = 0; i < r->inputs.n; i++)
+					name = aprintf("%s\n%s", name, r->inputs.v[i]);
+				state_tree_files(pl->st, name, &old, &nold);
+				for (size_t i = 0; i < nold; i++)
+					inputs_add(in, aprintf("%s/%s", p->path, old[i].path), old[i].h);
+			} else {
+				tree_inputs(t, p->path, in);
+			}
+		}
+	}
+	return 0;
+}
+
+static struct hash key_of(const struct inputs *in)
+{
+	/* per-file entries are for explain; "files" stands for them in the key */
+	struct inputs k = { 0 };
+	for (size_t i = 0; i < in->n; i++) {
+		const char *n = in->v[i].name;
+		if (strchr(n, '/') && strncmp(n, "values ", 7))
+			continue;
+		inputs_add(&k, n, in->v[i].h);
+	}
+	return inputs_hash(&k);
+}
+
+static void set_changed(struct planner *pl, struct step *s, const struct inputs *now)
+{
+	struct inputs old;
+
+	s->changed.n = 0;
+	if (state_step_inputs(pl->st, s->id, &old) < 0 || !old.n)
+		return;
+	inputs_diff(&old, now, &s->changed);
+}
+
+int plan_inputs(struct planner *pl, struct step *s, struct inputs *in)
+{
+	memset(in, 0, sizeof(*in));
+	if (s->kind == STEP_RENDER)
+		return render_components(pl, s, in, 1);
+	return 0;
+}
+
+int plan_renders(struct planner *pl)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < pl->g->nsteps; i++) {
+		struct step *s = pl->g->steps[i];
+		struct inputs in = { 0 };
+		struct record rec;
+		struct stat st;
+		if (s->kind != STEP_RENDER || !s->selected)
+			continue;
+		if (render_components(pl, s, &in, 0) < 0) {
+			ret = -1;
+			continue;
+		}
+		s->key = key_of(&in);
+		rec = state_step(pl->st, s->id);
+		s->old_key = rec.key;
+		s->old_output = rec.output;
+		s->dirty = 1;
+		if (!rec.have || hash_zero(rec.key)) {
+			s->reason = R_NEVER;
+		} else if (!hash_eq(rec.key, s->key)) {
+			struct inputs full = { 0 };
+			s->reason = R_KEY_CHANGED;
+			if (render_components(pl, s, &full, 1) == 0)
+				set_changed(pl, s, &full);
+		} else if (!rec.ok) {
+			s->reason = R_FAILED_BEFORE;
+		} else if (stat(bundle_path(pl->statedir, rec.output), &st) < 0) {
+			s->reason = R_FORCED;
+			s->why = "rendered output missing from the cache";
+		} else {
+			s->dirty = 0;
+			s->reason = R_UP_TO_DATE;
+			s->output = rec.output;
+			if (s->tree) {
+				/* not needed any more: free the scan */
+				for (size_t j = 0; j < s->tree->n; j++)
+					free((char *)s->tree->v[j].path);
+				free(s->tree->v);
+				free(s->tree);
+				s->tree = NULL;
+			}
+		}
+	}
+	return ret;
+}
+
+struct hash sync_key(struct planner *pl, struct step *sync, struct hash output)
+{
+	const struct distro *d = pl->g->d;
+	struct package *p = sync->pkg;
+	struct hasher *h = hasher_new();
+
+	hasher_addh(h, output);
+	hasher_adds(h, sync->cluster->server);
+	hasher_adds(h, sync->cluster->argo_name);
+	hasher_adds(h, sync->namespace);
+	hasher_adds(h, sync->gitpath);
+	hasher_adds(h, d->argocd.project);
+	hasher_adds(h, d->argocd.namespace);
+	hasher_adds(h, d->argocd.app_name);
+	hasher_adds(h, d->git.branch);
+	hasher_adds(h, pl->rc.remote_url);
+	hasher_add(h, &p->sync.wait_healthy, sizeof(int));
+	hasher_add(h, &p->sync.prune, sizeof(int));
+	for (size_t i = 0; i < p->sync.options.n; i++)
+		hasher_adds(h, p->sync.options.v[i]);
+	hasher_adds(h, pl->argocd_server ? pl->argocd_server : "");
+	return hasher_end(h);
+}
+
+static struct hash hook_key(struct planner *pl, struct step *s, struct hash synckey, int *err)
+{
+	struct hook *hk = s->hook;
+	struct hasher *h = hasher_new();
+	struct vars v;
+
+	hasher_adds(h, hk->run);
+	hasher_adds(h, hk->dir);
+	for (size_t i = 0; i < hk->inputs.n; i++) {
+		struct hash fh;
+		if (file_hash(pl, hk->inputs.v[i], &fh) < 0)
+			*err = 1;
+		hasher_adds(h, hk->inputs.v[i]);
+		hasher_addh(h, fh);
+	}
+	vars_init(&v, pl->g->d, s->cluster, s->pkg, s->namespace);
+	for (size_t l = 0; l < v.n; l++)
+		for (size_t i = 0; i < v.layer[l]->n; i++) {
+			hasher_adds(h, v.layer[l]->v[i].key);
+			hasher_adds(h, v.layer[l]->v[i].value);
+		}
+	if (hk->when == WHEN_CHANGED)
+		hasher_addh(h, synckey);
+	return hasher_end(h);
+}
+
+void plan_decide(struct planner *pl, struct step *s)
+{
+	struct record rec = state_step(pl->st, s->id);
+	struct step *r = render_of(s);
+	int upstream = 0, err = 0;
+
+	s->old_key = rec.key;
+	for (size_t i = 0; i < s->nin; i++)
+		if (s->in[i]->dirty && pl->dry_run && s->in[i]->state != S_DONE)
+			upstream = 1;
+	if (s->kind == STEP_PUSH) {
+		struct gitops_change *c;
+		size_t n;
+		struct pushed *np;
+		if (upstream) {
+			s->dirty = 1;
+			s->reason = R_UPSTREAM;
+			s->why = "if a render's output changes";
+			return;
+		}
+		plan_push_changes(pl, &c, &n, &np);
+		s->dirty = n > 0;
+		s->reason = n ? R_KEY_CHANGED : R_UP_TO_DATE;
+		if (n) {
+			struct hasher *h = hasher_new();
+			s->changed.n = 0;
+			for (size_t i = 0; i < n; i++) {
+				hasher_adds(h, c[i].path);
+				hasher_addh(h, np[i].output);
+				s->changed.v = agrow(s->changed.v, s->changed.n, sizeof(*s->changed.v));
+				s->changed.v[s->changed.n++] = aprintf("%s %s", c[i].path, c[i].bundle ? "changed" : "removed");
+			}
+			s->key = hasher_end(h);
+		}
+		return;
+	}
+	if (r && r->dirty && pl->dry_run) {
+		s->dirty = 1;
+		s->reason = R_UPSTREAM;
+		s->why = aprintf("if %s changes its output", r->id);
+		return;
+	}
+	if (s->kind == STEP_SYNC) {
+		s->key = sync_key(pl, s, r ? r->output : (struct hash){ 0, 0 });
+		if (!pl->argocd_server) {
+			s->dirty = 0;
+			s->reason = R_UP_TO_DATE;
+			s->why = "skipped: no argocd configured";
+			return;
+		}
+	} else {
+		struct step *sync = s;
+		while (sync && sync->kind != STEP_SYNC) {
+			struct step *next = NULL;
+			for (size_t i = 0; i < sync->nout; i++)
+				if (sync->out[i]->pkg == s->pkg && sync->out[i]->cluster == s->cluster)
+					next = sync->out[i];
+			if (!next)
+				for (size_t i = 0; i < sync->nin; i++)
+					if (sync->in[i]->kind == STEP_SYNC && sync->in[i]->pkg == s->pkg &&
+					    sync->in[i]->cluster == s->cluster)
+						next = sync->in[i];
+			sync = next;
+		}
+		s->key = hook_key(pl, s, sync_key(pl, sync ? sync : s, r ? r->output : (struct hash){ 0, 0 }), &err);
+		if (err) {
+			s->dirty = 1;
+			s->reason = R_KEY_CHANGED;
+			s->why = "an input is missing";
+			return;
+		}
+		if (s->hook->when == WHEN_ALWAYS) {
+			s->dirty = 1;
+			s->reason = R_ALWAYS;
+			return;
+		}
+	}
+	if (!rec.have || hash_zero(rec.key)) {
+		s->dirty = 1;
+		s->reason = R_NEVER;
+	} else if (!hash_eq(rec.key, s->key)) {
+		s->dirty = 1;
+		s->reason = R_KEY_CHANGED;
+		if (s->kind == STEP_SYNC)
+			s->why = r && !hash_eq(r->output, rec.output) ? "rendered output changed" : "Application spec changed";
+		else
+			s->why = s->hook->when == WHEN_ONCE ? "hook command or inputs changed" : "hook or package changed";
+	} else if (!rec.ok) {
+		s->dirty = 1;
+		s->reason = R_FAILED_BEFORE;
+	} else {
+		s->dirty = 0;
+		s->reason = R_UP_TO_DATE;
+	}
+}
+
+int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, struct pushed **np)
+{
+	struct graph *g = pl->g;
+	const struct pushed *all;
+	size_t nall;
+
+	*v = NULL;
+	*np = NULL;
+	*n = 0;
+	for (size_t i = 0; i < g->nsteps; i++) {
+		struct step *s = g->steps[i];
+		struct pushed p;
+		if (s->kind != STEP_RENDER || !s->selected || s->state == S_FAILED || s->state == S_NOT_RUN)
+			continue;
+		if (hash_zero(s->output))
+			continue;	/* not rendered (dry run) */
+		if (state_pushed(pl->st, s->gitpath, &p) && hash_eq(p.output, s->output))
+			continue;
+		*v = agrow(*v, *n, sizeof(**v));
+		*np = agrow(*np, *n, sizeof(**np));
+		(*v)[*n] = (struct gitops_change){ s->gitpath, bundle_path(pl->statedir, s->output) };
+		(*np)[(*n)++] = (struct pushed){ s->gitpath, s->output, NULL };
+	}
+	/* folders of packages no longer in the distro */
+	all = state_pushed_all(pl->st, &nall);
+	for (size_t i = 0; i < nall; i++) {
+		int found = 0;
+		for (size_t j = 0; j < g->nsteps && !found; j++)
+			if (g->steps[j]->kind == STEP_RENDER && !strcmp(g->steps[j]->gitpath, all[i].path))
+				found = 1;
+		if (found)
+			continue;
+		*v = agrow(*v, *n, sizeof(**v));
+		*np = agrow(*np, *n, sizeof(**np));
+		(*v)[*n] = (struct gitops_change){ all[i].path, NULL };
+		(*np)[(*n)++] = (struct pushed){ all[i].path, { 0, 0 }, NULL };
+	}
+	return 0;
+}
+
+const char *reason_text(const struct step *s)
+{
+	switch (s->reason) {
+	case R_UP_TO_DATE:
+		return s->why ? s->why : "up to date";
+	case R_NEVER:
+		return s->kind == STEP_RENDER ? "never rendered" : "never run";
+	case R_KEY_CHANGED:
+		if (s->changed.n == 1)
+			return s->changed.v[0];
+		if (s->changed.n > 1)
+			return aprintf("%s (and %zu more)", s->changed.v[0], s->changed.n - 1);
+		return s->why ? s->why : "inputs changed";
+	case R_FAILED_BEFORE:
+		return "failed last time";
+	case R_UPSTREAM:
+		return s->why ? s->why : "an earlier step changed";
+	case R_ALWAYS:
+		return "when: always";
+	case R_FORCED:
+		return s->why ? s->why : "forced";
+	}
+	return "?";
+}

@@ -1,0 +1,650 @@
+/*
+ * render.c - renderers and output normalisation.
+ *
+ *   manifests   every .yaml, .yml and .json file under the folder, in-process
+ *   kustomize   `kubectl kustomize DIR` (rules/kustomize.yaml)
+ *   helm        an Application with a Helm source, rendered by Argo CD; with
+ *               `render: local`, `helm template`
+ *   argocd-app  an idpbuilder package: Application files at the top, their
+ *               cnoe:// folders pushed beside them and the sources rewritten
+ *   a rule      its command, YAML on stdout
+ *
+ * Whatever the renderer, its YAML text goes through the package's rewrites
+ * (PCRE2), is parsed (libyaml), and each object is emitted again with sorted
+ * keys, so the same objects always give the same bytes and the same hash.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <ctype.h>
+
+#include "exec.h"
+#include "hash.h"
+#include "manifest.h"
+#include "re.h"
+#include "render.h"
+#include "util.h"
+#include "yaml.h"
+
+struct objects {
+	struct ypool *pool;
+	struct ynode **v;
+	size_t n;
+	struct bundle_entry *extra;	/* files that are not objects (argocd-app folders) */
+	size_t nextra;
+};
+
+static void add_obj(struct objects *o, struct ynode *n)
+{
+	o->v = xrealloc(o->v, (o->n + 1) * sizeof(*o->v));
+	o->v[o->n++] = n;
+}
+
+static char *lower(const char *s)
+{
+	char *r = astrdup(s);
+	for (char *p = r; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	return r;
+}
+
+/* apply rewrites to text; returns malloc'd text or NULL with *err */
+static char *rewrite(const struct package *p, const struct step *s, const struct distro *d,
+		     char *text, size_t *len, const char **err)
+{
+	struct vars v;
+
+	if (!p->nrewrite)
+		return text;
+	vars_init(&v, d, s->cluster, p, s->namespace);
+	for (size_t i = 0; i < p->nrewrite; i++) {
+		const char *cerr, *repl = expand(p->rewrite[i].replace, p->rewrite[i].loc, &v);
+		struct re *re = re_compile(p->rewrite[i].match, &cerr);
+		struct buf out = BUF_INIT;
+		if (!re || !repl) {
+			*err = aprintf("rewrite %d: %s", (int)i + 1, re ? "undefined variable" : cerr);
+			re_free(re);
+			free(text);
+			return NULL;
+		}
+		if (re_subst(re, text, *len, repl, &out) < 0) {
+			*err = aprintf("rewrite '%s' failed", p->rewrite[i].match);
+			re_free(re);
+			buf_release(&out);
+			free(text);
+			return NULL;
+		}
+		re_free(re);
+		free(text);
+		*len = out.len;
+		text = buf_detach(&out);
+	}
+	return text;
+}
+
+/* parse YAML text into objects; List kinds are expanded */
+static int parse_objects(struct objects *o, const char *what, const char *text, size_t len, const char **err)
+{
+	struct ynode **docs;
+	size_t n;
+	int before = loc_errors;
+
+	if (yaml_parse(o->pool, what, text, len, &docs, &n) < 0) {
+		*err = aprintf("%s: malformed YAML (see above)", what);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ynode *doc = docs[i], *kind = yget(doc, "kind"), *items = yget(doc, "items");
+		if (doc->type != Y_MAP) {
+			loc_error(doc->loc, "a Kubernetes object must be a map");
+			continue;
+		}
+		if (kind && kind->type == Y_SCALAR && strlen(kind->s) > 4 &&
+		    !strcmp(kind->s + strlen(kind->s) - 4, "List") && items && items->type == Y_SEQ) {
+			for (size_t j = 0; j < items->n; j++)
+				add_obj(o, items->v[j]);
+			continue;
+		}
+		add_obj(o, doc);
+	}
+	if (loc_errors > before) {
+		*err = aprintf("%s: not a Kubernetes object (see above)", what);
+		return -1;
+	}
+	return 0;
+}
+
+static int render_manifests(const struct render_ctx *rc, struct step *s, struct objects *o, const char **err)
+{
+	const struct tree *t = s->tree;
+
+	for (size_t i = 0; t && i < t->n; i++) {
+		const char *path = aprintf("%s/%s", t->dir, t->v[i].path);
+		size_t len;
+		char *text = read_file(path, &len);
+		if (!text) {
+			*err = aprintf("cannot read %s: %s", path, strerror(errno));
+			return -1;
+		}
+		if (!(text = rewrite(s->pkg, s, rc->d, text, &len, err)))
+			return -1;
+		if (parse_objects(o, path, text, len, err) < 0) {
+			free(text);
+			return -1;
+		}
+		free(text);
+	}
+	return 0;
+}
+
+static const char *expand_arg(const char *a, const struct step *s, const struct distro *d, const char *src)
+{
+	struct vars v;
+	struct kv extra[2] = { { "src", src, { 0 } }, { "chart", "", { 0 } } };
+	struct kvlist ex = { extra, 2 };
+	struct vars v2;
+
+	vars_init(&v, d, s->cluster, s->pkg, s->namespace);
+	v2 = v;
+	if (v2.n < 4)
+		v2.layer[v2.n++] = &ex;
+	return expand(a, (struct loc){ "rule", 0, 0 }, &v2);
+}
+
+static int run_rule(const struct render_ctx *rc, struct step *s, const char *const *argv, struct objects *o,
+		    const char **err)
+{
+	struct buf out = BUF_INIT;
+	struct proc p = { 0 };
+	char *text;
+	size_t len;
+
+	p.argv = argv;
+	p.log = s->log;
+	p.out = &out;
+	p.out_cap = (size_t)512 << 20;
+	p.timeout = 600;
+	if (proc_run(&p) < 0) {
+		*err = proc_failure(&p);
+		buf_release(&out);
+		return -1;
+	}
+	len = out.len;
+	text = buf_detach(&out);
+	if (!(text = rewrite(s->pkg, s, rc->d, text, &len, err)))
+		return -1;
+	if (parse_objects(o, aprintf("output of %s", argv[0]), text, len, err) < 0) {
+		free(text);
+		return -1;
+	}
+	free(text);
+	return 0;
+}
+
+static int render_command(const struct render_ctx *rc, struct step *s, struct objects *o, const char **err)
+{
+	const struct rule *r = s->pkg->rule;
+	const char **argv = amalloc((r->command.n + 1) * sizeof(*argv));
+	const char *src = s->pkg->path ? s->pkg->path : ".";
+
+	for (size_t i = 0; i < r->command.n; i++)
+		if (!(argv[i] = expand_arg(r->command.v[i], s, rc->d, src))) {
+			*err = "undefined variable in the rule's command";
+			return -1;
+		}
+	return run_rule(rc, s, argv, o, err);
+}
+
+static struct loc noloc;
+
+static struct ynode *S(struct ypool *p, const char *s)
+{
+	return yscalar(p, s, YS_QUOTED, noloc);
+}
+
+static struct ynode *P(struct ypool *p, const char *s)
+{
+	return yscalar(p, s, YS_PLAIN, noloc);
+}
+
+static void put(struct ypool *p, struct ynode *m, const char *k, struct ynode *v)
+{
+	yset(p, m, P(p, k), v);
+}
+
+/* set a dotted key (a.b.c) in a values tree */
+static void set_dotted(struct ypool *p, struct ynode *root, const char *key, const char *value)
+{
+	struct ynode *m = root;
+	const char *s = key;
+
+	for (;;) {
+		const char *dot = strchr(s, '.');
+		char *part = dot ? astrndup(s, (size_t)(dot - s)) : astrdup(s);
+		if (!dot) {
+			put(p, m, part, S(p, value));
+			return;
+		}
+		struct ynode *next = yget(m, part);
+		if (!next || next->type != Y_MAP) {
+			next = ynew(p, Y_MAP, noloc);
+			put(p, m, part, next);
+		}
+		m = next;
+		s = dot + 1;
+	}
+}
+
+static struct ynode *merge_values(struct ypool *p, struct ynode *a, struct ynode *b)
+{
+	if (!a || a->type != Y_MAP || b->type != Y_MAP)
+		return b;
+	for (size_t i = 0; i < b->n; i++) {
+		struct ynode *old = yget(a, b->k[i]->s);
+		put(p, a, b->k[i]->s, old ? merge_values(p, old, b->v[i]) : b->v[i]);
+	}
+	return a;
+}
+
+/* values files merged in order (with ${var} expanded), then `set` */
+static struct ynode *values_tree(const struct render_ctx *rc, const struct step *s, struct ypool *p, const char **err)
+{
+	struct ynode *root = ynew(p, Y_MAP, noloc);
+	struct vars v;
+
+	vars_init(&v, rc->d, s->cluster, s->pkg, s->namespace);
+	for (size_t i = 0; i < s->pkg->values.n; i++) {
+		size_t len;
+		char *text = read_file(s->pkg->values.v[i], &len);
+		const char *exp;
+		struct ynode **docs;
+		size_t n;
+		if (!text) {
+			*err = aprintf("cannot read values file %s: %s", s->pkg->values.v[i], strerror(errno));
+			return NULL;
+		}
+		exp = expand(text, s->pkg->values.loc[i], &v);
+		free(text);
+		if (!exp || yaml_parse(p, s->pkg->values.v[i], exp, strlen(exp), &docs, &n) < 0) {
+			*err = aprintf("values file %s: see above", s->pkg->values.v[i]);
+			return NULL;
+		}
+		for (size_t j = 0; j < n; j++)
+			root = merge_values(p, root, docs[j]);
+	}
+	for (size_t i = 0; i < s->pkg->set.n; i++) {
+		const char *val = expand(s->pkg->set.v[i].value, s->pkg->set.v[i].loc, &v);
+		if (!val) {
+			*err = "undefined variable in 'set'";
+			return NULL;
+		}
+		set_dotted(p, root, s->pkg->set.v[i].key, val);
+	}
+	return root;
+}
+
+/* helm, rendered by Argo CD: an Application with a Helm source */
+static int render_helm_app(const struct render_ctx *rc, struct step *s, struct objects *o, const char **err)
+{
+	struct ypool *p = o->pool;
+	const struct distro *d = rc->d;
+	struct ynode *app = ynew(p, Y_MAP, noloc), *md, *spec, *src, *helm, *dst, *values;
+	struct buf vb = BUF_INIT;
+	struct vars v;
+	const char *name;
+
+	vars_init(&v, d, s->cluster, s->pkg, s->namespace);
+	if (!(name = expand(d->argocd.app_name, (struct loc){ d->file, 0, 0 }, &v)))
+		return *err = "undefined variable in argocd.app-name", -1;
+	if (!(values = values_tree(rc, s, p, err)))
+		return -1;
+	put(p, app, "apiVersion", P(p, "argoproj.io/v1alpha1"));
+	put(p, app, "kind", P(p, "Application"));
+	md = ynew(p, Y_MAP, noloc);
+	put(p, md, "name", S(p, name));
+	put(p, md, "namespace", S(p, d->argocd.namespace));
+	put(p, app, "metadata", md);
+	spec = ynew(p, Y_MAP, noloc);
+	put(p, spec, "project", S(p, d->argocd.project));
+	src = ynew(p, Y_MAP, noloc);
+	put(p, src, "repoURL", S(p, expand(s->pkg->chart.repo, s->pkg->loc, &v)));
+	put(p, src, "chart", S(p, expand(s->pkg->chart.name, s->pkg->loc, &v)));
+	put(p, src, "targetRevision", S(p, s->pkg->chart.version ? expand(s->pkg->chart.version, s->pkg->loc, &v) : "*"));
+	helm = ynew(p, Y_MAP, noloc);
+	put(p, helm, "releaseName", S(p, s->pkg->name));
+	if (values->n) {
+		yaml_emit(values, &vb);
+		put(p, helm, "values", yscalar(p, vb.s, YS_BLOCK, noloc));
+	}
+	buf_release(&vb);
+	put(p, src, "helm", helm);
+	put(p, spec, "source", src);
+	dst = ynew(p, Y_MAP, noloc);
+	if (s->cluster->argo_name)
+		put(p, dst, "name", S(p, s->cluster->argo_name));
+	else
+		put(p, dst, "server", S(p, s->cluster->server ? s->cluster->server : "https://kubernetes.default.svc"));
+	put(p, dst, "namespace", S(p, s->namespace));
+	put(p, spec, "destination", dst);
+	put(p, app, "spec", spec);
+	add_obj(o, app);
+	return 0;
+}
+
+static int render_helm_local(const struct render_ctx *rc, struct step *s, struct objects *o, const char **err)
+{
+	struct ypool *p = o->pool;
+	struct ynode *values;
+	struct buf vb = BUF_INIT;
+	const char *vfile, **argv = amalloc(16 * sizeof(*argv));
+	int n = 0;
+	struct vars v;
+
+	if (!which("helm")) {
+		*err = aprintf("package '%s' has render: local, but 'helm' is not installed (install helm, or let Argo CD "
+			       "render the chart: remove 'render: local')", s->pkg->name);
+		return -1;
+	}
+	if (!(values = values_tree(rc, s, p, err)))
+		return -1;
+	yaml_emit(values, &vb);
+	vfile = aprintf("%s.values.yaml", s->log);
+	if (write_file_atomic(vfile, vb.s, vb.len) < 0) {
+		buf_release(&vb);
+		*err = aprintf("cannot write %s: %s", vfile, strerror(errno));
+		return -1;
+	}
+	buf_release(&vb);
+	vars_init(&v, rc->d, s->cluster, s->pkg, s->namespace);
+	argv[n++] = "helm";
+	argv[n++] = "template";
+	argv[n++] = s->pkg->name;
+	if (s->pkg->src == SRC_CHART) {
+		argv[n++] = expand(s->pkg->chart.name, s->pkg->loc, &v);
+		argv[n++] = "--repo";
+		argv[n++] = expand(s->pkg->chart.repo, s->pkg->loc, &v);
+		if (s->pkg->chart.version) {
+			argv[n++] = "--version";
+			argv[n++] = expand(s->pkg->chart.version, s->pkg->loc, &v);
+		}
+	} else {
+		argv[n++] = s->pkg->path;
+	}
+	argv[n++] = "--namespace";
+	argv[n++] = s->namespace;
+	argv[n++] = "-f";
+	argv[n++] = vfile;
+	argv[n] = NULL;
+	return run_rule(rc, s, argv, o, err);
+}
+
+/*
+ * argocd-app: each top-level Application/ApplicationSet file, its cnoe://
+ * sources rewritten to the GitOps repository at this package's folder; the
+ * cnoe:// folders themselves are copied into the bundle beside them.
+ */
+static int add_folder(struct objects *o, const char *root, const char *prefix, const char **err)
+{
+	struct tree t;
+
+	if (scan_tree(root, NULL, &t) < 0) {
+		*err = aprintf("cannot read %s", root);
+		return -1;
+	}
+	for (size_t i = 0; i < t.n; i++) {
+		const char *path = aprintf("%s/%s", root, t.v[i].path);
+		size_t len;
+		char *data = read_file(path, &len);
+		const char *name = aprintf("%s/%s", prefix, t.v[i].path);
+		int dup = 0;
+		if (!data) {
+			*err = aprintf("cannot read %s: %s", path, strerror(errno));
+			return -1;
+		}
+		for (size_t j = 0; j < o->nextra; j++)
+			if (!strcmp(o->extra[j].name, name))
+				dup = 1;
+		if (dup) {
+			free(data);
+			continue;
+		}
+		o->extra = xrealloc(o->extra, (o->nextra + 1) * sizeof(*o->extra));
+		o->extra[o->nextra].name = name;
+		o->extra[o->nextra].data = astrndup(data, len);
+		o->extra[o->nextra++].len = len;
+		free(data);
+	}
+	for (size_t i = 0; i < t.n; i++)
+		free((char *)t.v[i].path);
+	free(t.v);
+	return 0;
+}
+
+static int rewrite_source(const struct render_ctx *rc, struct step *s, struct objects *o, struct ynode *src,
+			  const char *appdir, const char **err)
+{
+	struct ynode *url = yget(src, "repoURL"), *path;
+	const char *rest, *dir, *folder;
+	char real[4096], rroot[4096];
+
+	if (!url || url->type != Y_SCALAR || strncmp(url->s, "cnoe://", 7))
+		return 0;
+	rest = url->s + 7;
+	dir = *rest ? path_join(appdir, rest) : appdir;
+	if (!realpath(dir, real) || !realpath(s->pkg->path, rroot)) {
+		*err = aprintf("%s: cnoe:// folder '%s' does not exist", url->loc.file, rest);
+		return -1;
+	}
+	/* the folder's content goes under "<basename>" in the package folder */
+	folder = lower(path_base(real));
+	if (add_folder(o, real, folder, err) < 0)
+		return -1;
+	url->s = rc->remote_url;
+	url->slen = strlen(rc->remote_url);
+	url->style = YS_QUOTED;
+	path = yget(src, "path");
+	put(o->pool, src, "path", S(o->pool, path && path->type == Y_SCALAR && path->slen && strcmp(path->s, ".") ?
+				    aprintf("%s/%s/%s", s->gitpath, folder, path->s) :
+				    aprintf("%s/%s", s->gitpath, folder)));
+	if (!yget(src, "targetRevision") || !strcmp(yget(src, "targetRevision")->s, "HEAD"))
+		put(o->pool, src, "targetRevision", S(o->pool, rc->d->git.branch));
+	return 0;
+}
+
+static int render_argocd_app(const struct render_ctx *rc, struct step *s, struct objects *o, const char **err)
+{
+	struct tree t;
+	const char *root = s->pkg->path;
+
+	if (scan_tree(root, NULL, &t) < 0) {
+		*err = aprintf("cannot read %s", root);
+		return -1;
+	}
+	for (size_t i = 0; i < t.n; i++) {
+		const char *f = t.v[i].path, *path = aprintf("%s/%s", root, f);
+		size_t len, first = o->n;
+		char *text;
+		int top = !strchr(f, '/');
+		size_t fl = strlen(f);
+		if (!top || !(fl > 5 && (!strcmp(f + fl - 5, ".yaml") || !strcmp(f + fl - 4, ".yml"))))
+			continue;
+		if (!(text = read_file(path, &len))) {
+			*err = aprintf("cannot read %s: %s", path, strerror(errno));
+			return -1;
+		}
+		/* like idpbuilder: a file that does not parse, or is not an Application, is skipped */
+		{
+			struct ynode **docs;
+			size_t nd;
+			int before = loc_errors;
+			if (yaml_parse(o->pool, path, text, len, &docs, &nd) < 0 || !nd) {
+				loc_errors = before;
+				free(text);
+				continue;
+			}
+			free(text);
+			struct ynode *app = docs[0], *kind = yget(app, "kind"), *spec = yget(app, "spec"), *api = yget(app, "apiVersion");
+			if (!kind || !api || strncmp(api->s, "argoproj.io/", 12) ||
+			    (strcmp(kind->s, "Application") && strcmp(kind->s, "ApplicationSet")) || !spec)
+				continue;
+			if (!strcmp(kind->s, "ApplicationSet"))
+				spec = yget(spec, "template") ? yget(yget(spec, "template"), "spec") : NULL;
+			if (spec) {
+				struct ynode *src = yget(spec, "source"), *srcs = yget(spec, "sources");
+				if (src && rewrite_source(rc, s, o, src, root, err) < 0)
+					return -1;
+				for (size_t j = 0; srcs && srcs->type == Y_SEQ && j < srcs->n; j++)
+					if (rewrite_source(rc, s, o, srcs->v[j], root, err) < 0)
+						return -1;
+			}
+			add_obj(o, app);
+			(void)first;
+		}
+	}
+	for (size_t i = 0; i < t.n; i++)
+		free((char *)t.v[i].path);
+	free(t.v);
+	return 0;
+}
+
+static int entcmp(const void *a, const void *b)
+{
+	return strcmp(((const struct bundle_entry *)a)->name, ((const struct bundle_entry *)b)->name);
+}
+
+/* name and emit every object; fills b (entries point into arena strings) */
+static int normalise(struct objects *o, struct bundle *b, const char **err)
+{
+	const char **base = xcalloc(o->n + 1, sizeof(*base)), **ns = xcalloc(o->n + 1, sizeof(*ns));
+	int before = loc_errors;
+
+	b->v = xcalloc(o->n + o->nextra + 1, sizeof(*b->v));
+	for (size_t i = 0; i < o->n; i++) {
+		struct ynode *obj = o->v[i], *api = yget(obj, "apiVersion"), *kind = yget(obj, "kind"),
+			     *name = ypath(obj, "metadata.name"), *nsn = ypath(obj, "metadata.namespace");
+		if (!api || !kind || !name || kind->type != Y_SCALAR || name->type != Y_SCALAR || !name->slen) {
+			loc_error(obj->loc, "a Kubernetes object needs apiVersion, kind and metadata.name");
+			continue;
+		}
+		base[i] = aprintf("%s.%s.yaml", lower(kind->s), lower(name->s));
+		ns[i] = nsn && nsn->type == Y_SCALAR ? lower(nsn->s) : "_";
+	}
+	if (loc_errors > before) {
+		*err = "objects without apiVersion, kind or metadata.name (see above)";
+		free(base);
+		free(ns);
+		return -1;
+	}
+	for (size_t i = 0; i < o->n; i++) {
+		struct buf out = BUF_INIT;
+		const char *name = base[i];
+		for (size_t j = 0; j < o->n; j++)
+			if (j != i && !strcmp(base[i], base[j])) {
+				name = aprintf("%s.%s", ns[i], base[i]);
+				if (!strcmp(ns[i], ns[j])) {
+					loc_error(o->v[i]->loc, "object %s is defined twice (also at %s:%d)", base[i],
+						  o->v[j]->loc.file, o->v[j]->loc.line);
+				}
+			}
+		if (yaml_emit(o->v[i], &out) < 0) {
+			buf_release(&out);
+			*err = aprintf("cannot emit %s", name);
+			free(base);
+			free(ns);
+			return -1;
+		}
+		b->v[b->n].name = name;
+		b->v[b->n].data = astrndup(out.s, out.len);
+		b->v[b->n++].len = out.len;
+		buf_release(&out);
+	}
+	free(base);
+	free(ns);
+	if (loc_errors > before) {
+		*err = "duplicate objects (see above)";
+		return -1;
+	}
+	for (size_t i = 0; i < o->nextra; i++)
+		b->v[b->n++] = o->extra[i];
+	qsort(b->v, b->n, sizeof(*b->v), entcmp);
+	return 0;
+}
+
+int render_to_bundle(const struct render_ctx *rc, struct step *s, struct bundle *b, const char **err)
+{
+	struct objects o = { ypool_new(), NULL, 0, NULL, 0 };
+	const struct rule *r = s->pkg->rule;
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	switch (r->builtin) {
+	case RENDER_MANIFESTS:
+		ret = render_manifests(rc, s, &o, err);
+		break;
+	case RENDER_HELM:
+		ret = s->pkg->render_local ? render_helm_local(rc, s, &o, err) : render_helm_app(rc, s, &o, err);
+		break;
+	case RENDER_ARGOCD_APP:
+		ret = render_argocd_app(rc, s, &o, err);
+		break;
+	default:
+		ret = render_command(rc, s, &o, err);
+		break;
+	}
+	if (!ret)
+		ret = normalise(&o, b, err);
+	ypool_free(o.pool);
+	free(o.v);
+	free(o.extra);
+	return ret;
+}
+
+int render_step(const struct render_ctx *rc, struct step *s, struct hash *output, const char **err)
+{
+	struct bundle b;
+	struct buf out = BUF_INIT;
+	const char *path;
+	struct stat st;
+
+	if (render_to_bundle(rc, s, &b, err) < 0) {
+		free(b.v);
+		return -1;
+	}
+	bundle_write(b.v, b.n, &out);
+	free(b.v);
+	*output = hash_bytes(out.s, out.len);
+	path = bundle_path(rc->statedir, *output);
+	if (stat(path, &st) < 0 || (size_t)st.st_size != out.len) {
+		if (mkdirs(path_dir(path)) < 0 || write_file_atomic(path, out.s, out.len) < 0) {
+			*err = aprintf("cannot write %s: %s", path, strerror(errno));
+			buf_release(&out);
+			return -1;
+		}
+	}
+	buf_release(&out);
+	return 0;
+}
+
+const char *rule_tool_version(const struct rule *r, const char **err)
+{
+	struct buf out = BUF_INIT;
+	struct proc p = { 0 };
+	const char *v;
+
+	if (!r->version.n)
+		return "";
+	p.argv = r->version.v;
+	p.out = &out;
+	p.out_cap = 1 << 20;
+	p.timeout = 60;
+	if (proc_run(&p) < 0) {
+		*err = proc_failure(&p);
+		buf_release(&out);
+		return NULL;
+	}
+	v = astrdup(out.s);
+	buf_release(&out);
+	return v;
+}

@@ -1,0 +1,29 @@
+/* status.h - what a run prints: a ninja-style status line, events, the summary */
+#ifndef IDPMAKE_STATUS_H
+#define IDPMAKE_STATUS_H
+
+#include "graph.h"
+
+enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
+
+struct summary {
+	int rendered, synced, hooks, failed, not_run, up_to_date, skipped;
+	const char *commit;		/* pushed commit, or NULL */
+	int commits;
+};
+
+void status_init(int json, enum color_mode color, int verbose);
+int status_json(void);
+int status_verbose(void);
+void status_total(int total);			/* steps that will run */
+void status_start(const struct step *s);
+void status_done(const struct step *s, const char *note);
+void status_failed(const struct step *s, const char *log);
+void status_skipped(const struct step *s, const char *why);
+void status_not_run(const struct step *s, const char *cause);
+void status_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void status_summary(const struct summary *sum);
+void status_end_line(void);			/* finish an overprinted line */
+const char *step_kind_name(enum step_kind k);
+
+#endif

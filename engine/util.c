@@ -1,0 +1,343 @@
+/* util.c - diagnostics, allocation, the arena, small file helpers */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdalign.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <pthread.h>
+
+#include "util.h"
+
+const char *argv0 = "idpmake";
+int loc_errors;
+
+static void vwarnx(const char *prefix, const char *fmt, va_list ap)
+{
+	int e = errno;
+	size_t n = strlen(fmt);
+
+	fprintf(stderr, "%s: %s", argv0, prefix);
+	vfprintf(stderr, fmt, ap);
+	if (n && fmt[n - 1] == ':')
+		fprintf(stderr, " %s", strerror(e));
+	fputc('\n', stderr);
+}
+
+void warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vwarnx("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vwarnx("error: ", fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void fatal(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vwarnx("error: ", fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+void loc_verror(struct loc loc, const char *fmt, va_list ap)
+{
+	if (loc.line)
+		fprintf(stderr, "%s:%d:%d: error: ", loc.file, loc.line, loc.col);
+	else
+		fprintf(stderr, "%s: error: ", loc.file ? loc.file : argv0);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	loc_errors++;
+}
+
+void loc_error(struct loc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	loc_verror(loc, fmt, ap);
+	va_end(ap);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		fatal("out of memory");
+	return p;
+}
+
+void *xcalloc(size_t n, size_t m)
+{
+	void *p = calloc(n ? n : 1, m ? m : 1);
+	if (!p)
+		fatal("out of memory");
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		fatal("out of memory");
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(xmalloc(n), s, n);
+}
+
+/*
+ * The arena: blocks of 1 MiB (or one block per larger request) chained
+ * together.  Worker threads allocate too, so it takes a mutex.
+ */
+struct block {
+	struct block *next;
+	size_t used, size;
+	alignas(max_align_t) unsigned char data[];
+};
+
+static struct block *arena;
+static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void *amalloc(size_t n)
+{
+	const size_t align = alignof(max_align_t);
+	void *p;
+
+	n = (n + align - 1) & ~(align - 1);
+	pthread_mutex_lock(&arena_lock);
+	if (!arena || arena->size - arena->used < n) {
+		size_t size = n > (1u << 20) ? n : (1u << 20);
+		struct block *b = xmalloc(sizeof(*b) + size);
+		b->used = 0;
+		b->size = size;
+		b->next = arena;
+		arena = b;
+	}
+	p = arena->data + arena->used;
+	arena->used += n;
+	pthread_mutex_unlock(&arena_lock);
+	return memset(p, 0, n);
+}
+
+char *astrndup(const char *s, size_t n)
+{
+	char *p = amalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
+
+char *astrdup(const char *s)
+{
+	return s ? astrndup(s, strlen(s)) : NULL;
+}
+
+char *aprintf(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	char *p;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	p = amalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+void afree_all(void)
+{
+	while (arena) {
+		struct block *b = arena;
+		arena = b->next;
+		free(b);
+	}
+}
+
+void *agrow(void *p, size_t n, size_t sz)
+{
+	/* capacity is the next power of two >= n+1; grows when n is one */
+	if (n == 0 || (n & (n - 1)) == 0) {
+		size_t cap = n ? n * 2 : 1;
+		void *q = amalloc(cap * sz);
+		if (n)
+			memcpy(q, p, n * sz);
+		return q;
+	}
+	return p;
+}
+
+int mkdirs(const char *path)
+{
+	char *p = xstrdup(path), *s;
+	int r = 0;
+
+	for (s = p + 1; ; s++) {
+		if (*s == '/' || !*s) {
+			char c = *s;
+			*s = 0;
+			if (mkdir(p, 0777) < 0 && errno != EEXIST) {
+				r = -1;
+				break;
+			}
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	free(p);
+	return r;
+}
+
+int rmtree(const char *path)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path);
+	if (!(d = opendir(path)))
+		return -1;
+	while ((e = readdir(d))) {
+		char *sub;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		sub = xmalloc(strlen(path) + strlen(e->d_name) + 2);
+		sprintf(sub, "%s/%s", path, e->d_name);
+		rmtree(sub);
+		free(sub);
+	}
+	closedir(d);
+	return rmdir(path);
+}
+
+char *read_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	char *buf;
+	size_t n = 0, cap;
+	ssize_t r;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return NULL;
+	}
+	cap = (size_t)st.st_size + 1;
+	buf = xmalloc(cap);
+	for (;;) {
+		if (n + 1 >= cap)
+			buf = xrealloc(buf, cap *= 2);
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
+}
+
+int write_file_atomic(const char *path, const void *data, size_t len)
+{
+	char *tmp = xmalloc(strlen(path) + 32);
+	int fd, e;
+	size_t off = 0;
+
+	sprintf(tmp, "%s.tmp%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		goto fail;
+	while (off < len) {
+		ssize_t r = write(fd, (const char *)data + off, len - off);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			goto fail;
+		}
+		off += (size_t)r;
+	}
+	if (close(fd) < 0 || rename(tmp, path) < 0)
+		goto fail;
+	free(tmp);
+	return 0;
+fail:
+	e = errno;
+	unlink(tmp);
+	free(tmp);
+	errno = e;
+	return -1;
+}
+
+char *path_join(const char *a, const char *b)
+{
+	if (!a || !*a || b[0] == '/' || !strcmp(a, "."))
+		return astrdup(b);
+	return aprintf("%s%s%s", a, a[strlen(a) - 1] == '/' ? "" : "/", b);
+}
+
+const char *path_base(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+char *path_dir(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	if (!s)
+		return astrdup(".");
+	if (s == p)
+		return astrdup("/");
+	return astrndup(p, (size_t)(s - p));
+}
+
+double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+long long wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}

@@ -1,0 +1,51 @@
+/* util.h - diagnostics, allocation and the run's arena */
+#ifndef IDPMAKE_UTIL_H
+#define IDPMAKE_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "graph.h"
+
+extern const char *argv0;	/* "idpmake" */
+
+/*
+ * warn, error and fatal print "idpmake: ..." to stderr; a format ending in
+ * ':' appends strerror(errno).  error() returns -1 so callers can write
+ * `return error(...)` and not print again.  fatal() exits 1.
+ */
+void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+_Noreturn void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* "file:line:col: error: msg" for manifests; counts into loc_errors */
+void loc_error(struct loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void loc_verror(struct loc loc, const char *fmt, va_list ap);
+extern int loc_errors;
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* arena: run-lifetime memory, freed all at once at exit */
+void *amalloc(size_t n);		/* zeroed, aligned for any type */
+char *astrdup(const char *s);
+char *astrndup(const char *s, size_t n);
+char *aprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void afree_all(void);
+
+/* grow a dynamic array: `p` has `*n` elements of size `sz`, room for one more */
+void *agrow(void *p, size_t n, size_t sz);
+
+int mkdirs(const char *path);		/* mkdir -p; -1 with errno */
+int rmtree(const char *path);		/* rm -rf */
+char *read_file(const char *path, size_t *len);	/* malloc'd, NUL-terminated; NULL with errno */
+int write_file_atomic(const char *path, const void *data, size_t len);
+char *path_join(const char *a, const char *b);	/* arena */
+const char *path_base(const char *p);
+char *path_dir(const char *p);			/* arena */
+double now_s(void);				/* monotonic seconds */
+long long wall_ns(void);			/* realtime ns */
+
+#endif

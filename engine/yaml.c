@@ -1,0 +1,477 @@
+/* yaml.c - YAML trees with locations over libyaml (see yaml.h) */
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "util.h"
+#include "yaml.h"
+
+/* a pool is a chain of blocks, like the arena, but owned by one tree */
+struct pblock {
+	struct pblock *next;
+	size_t used, size;
+	_Alignas(max_align_t) unsigned char data[];
+};
+
+struct ypool {
+	struct pblock *b;
+};
+
+struct ypool *ypool_new(void)
+{
+	return xcalloc(1, sizeof(struct ypool));
+}
+
+void ypool_free(struct ypool *p)
+{
+	if (!p)
+		return;
+	while (p->b) {
+		struct pblock *b = p->b;
+		p->b = b->next;
+		free(b);
+	}
+	free(p);
+}
+
+static void *palloc(struct ypool *p, size_t n)
+{
+	const size_t align = _Alignof(max_align_t);
+	void *r;
+
+	n = (n + align - 1) & ~(align - 1);
+	if (!p->b || p->b->size - p->b->used < n) {
+		size_t size = n > 65536 ? n : 65536;
+		struct pblock *b = xmalloc(sizeof(*b) + size);
+		b->used = 0;
+		b->size = size;
+		b->next = p->b;
+		p->b = b;
+	}
+	r = p->b->data + p->b->used;
+	p->b->used += n;
+	return memset(r, 0, n);
+}
+
+static char *pstrndup(struct ypool *p, const char *s, size_t n)
+{
+	char *r = palloc(p, n + 1);
+	memcpy(r, s, n);
+	r[n] = 0;
+	return r;
+}
+
+struct ynode *ynew(struct ypool *p, enum ytype t, struct loc loc)
+{
+	struct ynode *n = palloc(p, sizeof(*n));
+	n->type = t;
+	n->loc = loc;
+	return n;
+}
+
+struct ynode *yscalar(struct ypool *p, const char *s, enum ystyle style, struct loc loc)
+{
+	struct ynode *n = ynew(p, Y_SCALAR, loc);
+	n->slen = strlen(s);
+	n->s = pstrndup(p, s, n->slen);
+	n->style = style;
+	return n;
+}
+
+static void grow(struct ypool *p, struct ynode *n, int map)
+{
+	size_t cap;
+
+	if (n->n == 0)
+		cap = 4;
+	else if (n->n >= 4 && (n->n & (n->n - 1)) == 0)
+		cap = n->n * 2;
+	else
+		return;
+	struct ynode **v = palloc(p, cap * sizeof(*v));
+	if (n->n)
+		memcpy(v, n->v, n->n * sizeof(*v));
+	n->v = v;
+	if (map) {
+		struct ynode **k = palloc(p, cap * sizeof(*k));
+		if (n->n)
+			memcpy(k, n->k, n->n * sizeof(*k));
+		n->k = k;
+	}
+}
+
+static void yappend(struct ypool *p, struct ynode *map, struct ynode *key, struct ynode *val)
+{
+	grow(p, map, 1);
+	map->k[map->n] = key;
+	map->v[map->n++] = val;
+}
+
+void yset(struct ypool *p, struct ynode *map, struct ynode *key, struct ynode *val)
+{
+	for (size_t i = 0; i < map->n; i++) {
+		if (!strcmp(map->k[i]->s, key->s)) {
+			map->v[i] = val;
+			return;
+		}
+	}
+	yappend(p, map, key, val);
+}
+
+void ypush(struct ypool *p, struct ynode *seq, struct ynode *item)
+{
+	grow(p, seq, 0);
+	seq->v[seq->n++] = item;
+}
+
+struct ynode *ycopy(struct ypool *p, const struct ynode *n)
+{
+	struct ynode *c;
+
+	if (!n)
+		return NULL;
+	if (n->type == Y_SCALAR) {
+		c = yscalar(p, n->s, n->style, n->loc);
+		return c;
+	}
+	c = ynew(p, n->type, n->loc);
+	for (size_t i = 0; i < n->n; i++) {
+		if (n->type == Y_MAP)
+			yset(p, c, ycopy(p, n->k[i]), ycopy(p, n->v[i]));
+		else
+			ypush(p, c, ycopy(p, n->v[i]));
+	}
+	return c;
+}
+
+struct ynode *yget(const struct ynode *map, const char *key)
+{
+	if (!map || map->type != Y_MAP)
+		return NULL;
+	for (size_t i = 0; i < map->n; i++)
+		if (!strcmp(map->k[i]->s, key))
+			return map->v[i];
+	return NULL;
+}
+
+struct ynode *ypath(const struct ynode *n, const char *dotted)
+{
+	const char *s = dotted;
+
+	while (n && *s) {
+		const char *e = strchr(s, '.');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+		const struct ynode *next = NULL;
+		if (n->type != Y_MAP)
+			return NULL;
+		for (size_t i = 0; i < n->n; i++)
+			if (n->k[i]->slen == len && !memcmp(n->k[i]->s, s, len))
+				next = n->v[i];
+		n = next;
+		s += len + (e ? 1 : 0);
+		if (!e)
+			break;
+	}
+	return (struct ynode *)n;
+}
+
+int yisnull(const struct ynode *n)
+{
+	if (!n)
+		return 1;
+	if (n->type != Y_SCALAR || n->style != YS_PLAIN)
+		return 0;
+	return !n->slen || !strcmp(n->s, "~") || !strcmp(n->s, "null") ||
+	       !strcmp(n->s, "Null") || !strcmp(n->s, "NULL");
+}
+
+int ystr_eq(const struct ynode *n, const char *s)
+{
+	return n && n->type == Y_SCALAR && !strcmp(n->s, s);
+}
+
+/* convert libyaml's document node `id` to a tree; depth guards alias loops */
+static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id,
+			     const char *file, int depth)
+{
+	yaml_node_t *yn = yaml_document_get_node(doc, id);
+	struct loc loc = { file, 0, 0 };
+	struct ynode *n;
+
+	if (!yn || depth > 200)
+		return NULL;
+	loc.line = (int)yn->start_mark.line + 1;
+	loc.col = (int)yn->start_mark.column + 1;
+	switch (yn->type) {
+	case YAML_SCALAR_NODE: {
+		enum ystyle st = YS_PLAIN;
+		if (yn->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+		    yn->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE)
+			st = YS_QUOTED;
+		else if (yn->data.scalar.style == YAML_LITERAL_SCALAR_STYLE ||
+			 yn->data.scalar.style == YAML_FOLDED_SCALAR_STYLE)
+			st = YS_BLOCK;
+		n = ynew(p, Y_SCALAR, loc);
+		n->style = st;
+		n->slen = yn->data.scalar.length;
+		n->s = pstrndup(p, (const char *)yn->data.scalar.value, n->slen);
+		return n;
+	}
+	case YAML_SEQUENCE_NODE:
+		n = ynew(p, Y_SEQ, loc);
+		for (yaml_node_item_t *it = yn->data.sequence.items.start;
+		     it < yn->data.sequence.items.top; it++) {
+			struct ynode *c = convert(p, doc, *it, file, depth + 1);
+			if (!c)
+				return NULL;
+			ypush(p, n, c);
+		}
+		return n;
+	case YAML_MAPPING_NODE:
+		n = ynew(p, Y_MAP, loc);
+		for (yaml_node_pair_t *pr = yn->data.mapping.pairs.start;
+		     pr < yn->data.mapping.pairs.top; pr++) {
+			struct ynode *k = convert(p, doc, pr->key, file, depth + 1);
+			struct ynode *v = convert(p, doc, pr->value, file, depth + 1);
+			if (!k || !v)
+				return NULL;
+			if (k->type != Y_SCALAR) {
+				loc_error(k->loc, "mapping keys must be scalars");
+				return NULL;
+			}
+			if (k->style == YS_PLAIN && !strcmp(k->s, "<<")) {
+				/* merge key: copy the keys of the merged map(s) not yet set */
+				struct ynode *src[64];
+				size_t ns = 0;
+				if (v->type == Y_MAP)
+					src[ns++] = v;
+				else if (v->type == Y_SEQ)
+					for (size_t i = 0; i < v->n && ns < 64; i++)
+						src[ns++] = v->v[i];
+				for (size_t j = 0; j < ns; j++)
+					if (src[j]->type == Y_MAP)
+						for (size_t i = 0; i < src[j]->n; i++)
+							if (!yget(n, src[j]->k[i]->s))
+								yset(p, n, src[j]->k[i], src[j]->v[i]);
+				continue;
+			}
+			if (yget(n, k->s)) {
+				loc_error(k->loc, "duplicate key '%s'", k->s);
+				return NULL;
+			}
+			yappend(p, n, k, v);
+		}
+		return n;
+	default:
+		return NULL;
+	}
+}
+
+int yaml_parse(struct ypool *p, const char *file, const char *text, size_t len,
+	       struct ynode ***docs, size_t *ndocs)
+{
+	yaml_parser_t parser;
+	struct ynode **v = NULL;
+	size_t n = 0;
+	int ret = 0;
+
+	if (!yaml_parser_initialize(&parser))
+		fatal("libyaml: out of memory");
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	for (;;) {
+		yaml_document_t doc;
+		yaml_node_t *root;
+
+		if (!yaml_parser_load(&parser, &doc)) {
+			struct loc loc = { file, (int)parser.problem_mark.line + 1,
+					   (int)parser.problem_mark.column + 1 };
+			loc_error(loc, "malformed YAML: %s%s%s", parser.problem ? parser.problem : "syntax error",
+				  parser.context ? " " : "", parser.context ? parser.context : "");
+			ret = -1;
+			break;
+		}
+		root = yaml_document_get_root_node(&doc);
+		if (!root) {
+			yaml_document_delete(&doc);
+			break;
+		}
+		if (!(root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0)) {
+			struct ynode *t = convert(p, &doc, 1, file, 0);
+			if (!t) {
+				struct loc loc = { file, (int)root->start_mark.line + 1, 1 };
+				if (!loc_errors)
+					loc_error(loc, "YAML nested too deeply (recursive alias?)");
+				yaml_document_delete(&doc);
+				ret = -1;
+				break;
+			}
+			if (!(t->type == Y_SCALAR && yisnull(t))) {
+				if (n == 0 || (n & (n - 1)) == 0) {
+					struct ynode **nv = palloc(p, (n ? n * 2 : 1) * sizeof(*nv));
+					if (n)
+						memcpy(nv, v, n * sizeof(*nv));
+					v = nv;
+				}
+				v[n++] = t;
+			}
+		}
+		yaml_document_delete(&doc);
+	}
+	yaml_parser_delete(&parser);
+	*docs = v;
+	*ndocs = n;
+	return ret;
+}
+
+/* ---- emitting ---- */
+
+static int keycmp(const void *a, const void *b)
+{
+	const struct ynode *const *x = a, *const *y = b;
+	return strcmp((*x)->s, (*y)->s);
+}
+
+static int write_handler(void *data, unsigned char *buffer, size_t size)
+{
+	buf_add(data, buffer, size);
+	return 1;
+}
+
+static int emit_node(yaml_emitter_t *em, const struct ynode *n)
+{
+	yaml_event_t ev;
+
+	if (n->type == Y_SCALAR) {
+		yaml_scalar_style_t st = YAML_ANY_SCALAR_STYLE;
+		int plain = n->style == YS_PLAIN, quoted = !plain;
+		if (n->style == YS_BLOCK && !strchr(n->s, '\t')) {
+			/* a literal block cannot carry trailing spaces on a line */
+			int ok = 1;
+			for (const char *c = n->s; *c; c++)
+				if (*c == ' ' && (c[1] == '\n' || !c[1]))
+					ok = 0;
+			if (ok && strchr(n->s, '\n'))
+				st = YAML_LITERAL_SCALAR_STYLE;
+		}
+		if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)n->s,
+						  (int)n->slen, plain, quoted, st))
+			return -1;
+		return yaml_emitter_emit(em, &ev) ? 0 : -1;
+	}
+	if (n->type == Y_SEQ) {
+		yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
+		if (!yaml_emitter_emit(em, &ev))
+			return -1;
+		for (size_t i = 0; i < n->n; i++)
+			if (emit_node(em, n->v[i]) < 0)
+				return -1;
+		yaml_sequence_end_event_initialize(&ev);
+		return yaml_emitter_emit(em, &ev) ? 0 : -1;
+	}
+	{
+		size_t *idx = xmalloc((n->n ? n->n : 1) * sizeof(*idx));
+		const struct ynode **keys = xmalloc((n->n ? n->n : 1) * sizeof(*keys));
+		int r = 0;
+
+		for (size_t i = 0; i < n->n; i++)
+			keys[i] = n->k[i];
+		qsort(keys, n->n, sizeof(*keys), keycmp);
+		for (size_t i = 0; i < n->n; i++)
+			for (size_t j = 0; j < n->n; j++)
+				if (n->k[j] == keys[i])
+					idx[i] = j;
+		yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
+		if (!yaml_emitter_emit(em, &ev))
+			r = -1;
+		for (size_t i = 0; !r && i < n->n; i++)
+			if (emit_node(em, n->k[idx[i]]) < 0 || emit_node(em, n->v[idx[i]]) < 0)
+				r = -1;
+		if (!r) {
+			yaml_mapping_end_event_initialize(&ev);
+			if (!yaml_emitter_emit(em, &ev))
+				r = -1;
+		}
+		free(idx);
+		free(keys);
+		return r;
+	}
+}
+
+int yaml_emit(const struct ynode *doc, struct buf *out)
+{
+	yaml_emitter_t em;
+	yaml_event_t ev;
+	int r = -1;
+
+	if (!yaml_emitter_initialize(&em))
+		fatal("libyaml: out of memory");
+	yaml_emitter_set_output(&em, write_handler, out);
+	yaml_emitter_set_unicode(&em, 1);
+	yaml_emitter_set_width(&em, -1);
+	yaml_emitter_set_indent(&em, 2);
+	yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+	if (!yaml_emitter_emit(&em, &ev))
+		goto out;
+	yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
+	if (!yaml_emitter_emit(&em, &ev))
+		goto out;
+	if (emit_node(&em, doc) < 0)
+		goto out;
+	yaml_document_end_event_initialize(&ev, 1);
+	if (!yaml_emitter_emit(&em, &ev))
+		goto out;
+	yaml_stream_end_event_initialize(&ev);
+	if (!yaml_emitter_emit(&em, &ev))
+		goto out;
+	r = 0;
+out:
+	yaml_emitter_delete(&em);
+	return r;
+}
+
+static void canon_str(const char *s, size_t n, struct buf *out)
+{
+	buf_addc(out, '"');
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"' || s[i] == '\\')
+			buf_addc(out, '\\');
+		buf_addc(out, s[i]);
+	}
+	buf_addc(out, '"');
+}
+
+void ycanon(const struct ynode *n, struct buf *out)
+{
+	if (!n) {
+		buf_adds(out, "~");
+		return;
+	}
+	if (n->type == Y_SCALAR) {
+		if (n->style == YS_PLAIN)
+			buf_adds(out, "=");
+		canon_str(n->s, n->slen, out);
+	} else if (n->type == Y_SEQ) {
+		buf_addc(out, '[');
+		for (size_t i = 0; i < n->n; i++) {
+			if (i)
+				buf_addc(out, ',');
+			ycanon(n->v[i], out);
+		}
+		buf_addc(out, ']');
+	} else {
+		const struct ynode **keys = xmalloc((n->n ? n->n : 1) * sizeof(*keys));
+		for (size_t i = 0; i < n->n; i++)
+			keys[i] = n->k[i];
+		qsort(keys, n->n, sizeof(*keys), keycmp);
+		buf_addc(out, '{');
+		for (size_t i = 0; i < n->n; i++) {
+			if (i)
+				buf_addc(out, ',');
+			canon_str(keys[i]->s, keys[i]->slen, out);
+			buf_addc(out, ':');
+			ycanon(yget(n, keys[i]->s), out);
+		}
+		buf_addc(out, '}');
+		free(keys);
+	}
+}

@@ -1,0 +1,1252 @@
+#!/usr/bin/env python3
+"""Argo CD API server emulator: a test fixture for idpmake (Python 3 standard library only).
+
+Emulates the REST/JSON face of argocd-server (v3.6.0, same endpoints as v3.5.1) as described
+by /work/shared/argocd/API.md and swagger.json: paths, bodies, error shapes and codes, Bearer /
+cookie auth, application CRUD with upsert, sync and the operation lifecycle.  Git revisions
+are resolved against real local repositories given with --repo-map URL=PATH.
+
+    python3 emulator.py --port 0 --token TOKEN [--user admin:password] [--repo-map URL=PATH ...]
+        [--port-file FILE] [--tls-cert F --tls-key F] [--rootpath /argocd]
+        [--op-ms 300] [--health-ms 300] [--start-ms 0] [--reconcile-ms 100] [--delete-ms 300]
+
+Control API (never under --rootpath, not recorded in /_emu/requests, never faulted):
+    POST /_emu/fault     JSON object (or list of objects):
+        {"path_regex": RE, "method": M, "status": 503, "count": N, "code": C, "message": S}
+        {"delay_ms": MS, "path_regex": RE, "method": M, "count": N}
+        {"drop": true, "path_regex": RE, "method": M, "count": N}
+        {"app": NAME, "health": "Degraded", "message": S}  {"app": NAME, "sync_fail": S}
+        {"app": NAME, "busy_for_ms": MS}  {"app": NAME, "out_of_sync": true}  {"app": NAME, "clear": true}
+      Request faults match the raw request path (before --rootpath stripping, query excluded) with re.search
+      and the method (any if absent); they act before everything else (415, router, auth).  count defaults
+      to 1 for status/drop and to unlimited (-1) for a pure delay.  status faults answer the Argo error
+      JSON {"error","code","message"}; code defaults to the gRPC code of that HTTP status.  App faults
+      (health, sync_fail) persist until reset/clear and apply to every later sync of that app name;
+      busy_for_ms starts an automated operation now; out_of_sync marks live drift and reconciles now.
+    GET  /_emu/faults    active faults          GET /_emu/requests   request log
+    POST /_emu/reset     clears log and faults ({"apps": true} also deletes all applications)
+    GET  /_emu/apps      raw stored applications
+"""
+import argparse
+import base64
+import copy
+import hashlib
+import hmac
+import json
+import os
+import posixpath
+import re
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, unquote, urlsplit
+
+VERSION = "v3.6.0+37ee009"
+CONTROL_NS = "argocd"
+IN_CLUSTER = "https://kubernetes.default.svc"
+FINALIZERS = ("resources-finalizer.argocd.argoproj.io",
+              "resources-finalizer.argocd.argoproj.io/foreground",
+              "resources-finalizer.argocd.argoproj.io/background")
+GRPC_TO_HTTP = {0: 200, 1: 408, 2: 500, 3: 400, 4: 504, 5: 404, 6: 409, 7: 403, 8: 429, 9: 400,
+                10: 409, 11: 400, 12: 501, 13: 500, 14: 503, 15: 500, 16: 401}
+HTTP_TO_GRPC = {400: 3, 401: 16, 403: 7, 404: 5, 408: 1, 409: 10, 412: 9, 429: 8, 500: 2,
+                501: 12, 503: 14, 504: 4}
+
+# Every HTTP path/method argocd-server serves under /api/ (from swagger.json); used for the
+# router-level 404/405 decision.  Implemented handlers are listed in HANDLERS further down.
+ROUTE_TEXT = """
+GET v1/account GET v1/account/can-i/{resource}/{action}/{subresource} PUT v1/account/password
+GET v1/account/{name} POST v1/account/{name}/token DELETE v1/account/{name}/token/{id}
+GET,POST v1/applications POST v1/applications/manifestsWithFiles
+GET v1/applications/{appName}/server-side-diff PUT v1/applications/{application.metadata.name}
+GET v1/applications/{applicationName}/managed-resources
+GET v1/applications/{applicationName}/resource-tree GET,DELETE,PATCH v1/applications/{name}
+GET v1/applications/{name}/events GET v1/applications/{name}/links GET v1/applications/{name}/logs
+GET v1/applications/{name}/manifests DELETE v1/applications/{name}/operation
+GET v1/applications/{name}/pods/{podName}/logs GET,POST,DELETE v1/applications/{name}/resource
+GET,POST v1/applications/{name}/resource/actions POST v1/applications/{name}/resource/actions/v2
+GET v1/applications/{name}/resource/links
+GET v1/applications/{name}/revisions/{revision}/chartdetails
+GET v1/applications/{name}/revisions/{revision}/metadata
+GET v1/applications/{name}/revisions/{revision}/ocimetadata POST v1/applications/{name}/rollback
+PUT v1/applications/{name}/spec POST v1/applications/{name}/sync
+GET v1/applications/{name}/syncwindows GET,POST v1/applicationsets POST v1/applicationsets/generate
+GET,DELETE v1/applicationsets/{name} GET v1/applicationsets/{name}/events
+GET v1/applicationsets/{name}/resource-tree GET,POST,DELETE v1/certificates GET,POST v1/clusters
+GET,PUT,DELETE v1/clusters/{id.value} POST v1/clusters/{id.value}/invalidate-cache
+POST v1/clusters/{id.value}/rotate-auth GET,POST,DELETE v1/gpgkeys GET v1/gpgkeys/{keyID}
+GET v1/notifications/services GET v1/notifications/templates GET v1/notifications/triggers
+GET,POST v1/projects GET,DELETE v1/projects/{name} GET v1/projects/{name}/detailed
+GET v1/projects/{name}/events GET v1/projects/{name}/globalprojects GET v1/projects/{name}/links
+GET v1/projects/{name}/syncwindows PUT v1/projects/{project.metadata.name}
+POST v1/projects/{project}/roles/{role}/token DELETE v1/projects/{project}/roles/{role}/token/{iat}
+GET,POST v1/repocreds PUT v1/repocreds/{creds.url} DELETE v1/repocreds/{url}
+GET,POST v1/repositories PUT v1/repositories/{repo.repo} GET,DELETE v1/repositories/{repo}
+GET v1/repositories/{repo}/apps GET v1/repositories/{repo}/helmcharts
+GET v1/repositories/{repo}/oci-tags GET v1/repositories/{repo}/refs
+POST v1/repositories/{repo}/validate POST v1/repositories/{source.repoURL}/appdetails
+POST,DELETE v1/session GET v1/session/userinfo GET v1/settings GET v1/settings/plugins
+GET v1/stream/applications GET v1/stream/applications/{applicationName}/resource-tree
+GET v1/stream/applicationsets GET,POST v1/write-repocreds PUT v1/write-repocreds/{creds.url}
+DELETE v1/write-repocreds/{url} GET,POST v1/write-repositories PUT v1/write-repositories/{repo.repo}
+GET,DELETE v1/write-repositories/{repo} POST v1/write-repositories/{repo}/validate GET version
+"""
+_toks = ROUTE_TEXT.split()
+ROUTES = [(_toks[i + 1], _toks[i + 1].split("/"), set(_toks[i].split(","))) for i in range(0, len(_toks), 2)]
+
+
+class ApiError(Exception):
+    """A gRPC status error as grpc-gateway renders it."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+class GitError(Exception):
+    pass
+
+
+def ts(t=None):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if t is None else t))
+
+
+def gojson(obj):
+    """Serialise like Go's encoding/json (compact, HTML-escaped, UTF-8)."""
+    s = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    for a, b in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        s = s.replace(a, b)
+    return s.encode("utf-8")
+
+
+def ordered(d, keys):
+    out = {k: d[k] for k in keys if k in d}
+    out.update((k, v) for k, v in d.items() if k not in out)
+    return out
+
+
+def prune(v, key=None):
+    """Drop what Go's omitempty would drop after a decode/encode round trip (approximation)."""
+    if isinstance(v, dict):
+        out = {}
+        for k, x in v.items():
+            x = prune(x, k)
+            if x is None or (isinstance(x, str) and x == "") or (isinstance(x, list) and not x):
+                continue
+            if (x is False and k != "enabled") or (x == {} and k in ("labels", "annotations")):
+                continue
+            out[k] = x
+        return out
+    if isinstance(v, list):
+        return [prune(x) for x in v]
+    return v
+
+
+def sources_of(spec):
+    if spec.get("sources"):
+        return spec["sources"]
+    return [spec["source"]] if spec.get("source") else []
+
+
+def norm_url(u):
+    u = (u or "").strip().lower().rstrip("/")
+    return u[:-4] if u.endswith(".git") else u
+
+
+def b64url(b):
+    return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+
+def b64json(part):
+    try:
+        return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+    except Exception:
+        return None
+
+
+GO_BOOLS = dict([(v, True) for v in ("1", "t", "T", "TRUE", "true", "True")] +
+                [(v, False) for v in ("0", "f", "F", "FALSE", "false", "False")])  # strconv.ParseBool
+
+
+# ---------------------------------------------------------------------------- JSON decoding
+def T(go, **fields):
+    return ("obj", go, fields)
+
+
+STR, BOOL, INT = ("str", "string"), ("bool", "bool"), ("int", "int64")
+STRS = ("arr", "[]string", STR)
+SMAP = ("map", "map[string]string", STR)
+SRC = T("v1alpha1.ApplicationSource", repoURL=STR, path=STR, targetRevision=STR, chart=STR, ref=STR,
+        name=STR, helm=T("v1alpha1.ApplicationSourceHelm", valueFiles=STRS, releaseName=STR, values=STR),
+        kustomize=T("v1alpha1.ApplicationSourceKustomize"), directory=T("v1alpha1.ApplicationSourceDirectory"),
+        plugin=T("v1alpha1.ApplicationSourcePlugin"))
+SPEC = T("v1alpha1.ApplicationSpec", project=STR, source=SRC, sources=("arr", "v1alpha1.ApplicationSources", SRC),
+         destination=T("v1alpha1.ApplicationDestination", server=STR, namespace=STR, name=STR),
+         syncPolicy=T("v1alpha1.SyncPolicy", syncOptions=("arr", "v1alpha1.SyncOptions", STR),
+                      automated=T("v1alpha1.SyncPolicyAutomated", prune=BOOL, selfHeal=BOOL, allowEmpty=BOOL),
+                      retry=T("v1alpha1.RetryStrategy", limit=INT)),
+         revisionHistoryLimit=INT, ignoreDifferences=("arr", "v1alpha1.IgnoreDifferences", T("v1alpha1.ResourceIgnoreDifferences")))
+APP = T("v1alpha1.Application", metadata=T("v1.ObjectMeta", name=STR, namespace=STR, labels=SMAP,
+                                           annotations=SMAP, finalizers=STRS), spec=SPEC)
+SYNC = T("application.ApplicationSyncRequest", name=STR, revision=STR, dryRun=BOOL, prune=BOOL,
+         strategy=T("v1alpha1.SyncStrategy"), resources=("arr", "[]*v1alpha1.SyncOperationResource",
+                                                         T("v1alpha1.SyncOperationResource", group=STR, kind=STR, name=STR, namespace=STR)),
+         retryStrategy=T("v1alpha1.RetryStrategy", limit=INT), syncOptions=T("application.SyncOptions", items=STRS),
+         infos=("arr", "[]*v1alpha1.Info", T("v1alpha1.Info", name=STR, value=STR)), appNamespace=STR, project=STR,
+         revisions=STRS, sourcePositions=("arr", "[]int64", INT))
+SESSION = T("session.SessionCreateRequest", username=STR, password=STR, token=STR)
+
+
+def _jtype(v):
+    return "bool" if isinstance(v, bool) else {str: "string", list: "array", dict: "object"}.get(type(v), "number")
+
+
+def typecheck(v, sch, root, path):
+    """Return the Go decoder's error text for the first type mismatch, or None."""
+    if v is None:
+        return None
+    kind, go = sch[0], sch[1]
+    ok = {"str": str, "bool": bool, "obj": dict, "map": dict, "arr": list}.get(kind)
+    if (not isinstance(v, ok)) if ok else (isinstance(v, bool) or not isinstance(v, int)):
+        if not path:
+            return "json: cannot unmarshal %s into Go value of type %s" % (_jtype(v), go)
+        return "json: cannot unmarshal %s into Go struct field %s.%s of type %s" % (_jtype(v), root, path, go)
+    sub = lambda k: (path + "." + k) if path else k  # noqa: E731
+    if kind == "obj":
+        for k, x in v.items():
+            if k in sch[2]:
+                e = typecheck(x, sch[2][k], root, sub(k))
+                if e:
+                    return e
+    elif kind in ("arr", "map"):
+        for x in (v if kind == "arr" else v.values()):
+            e = typecheck(x, sch[2], root, path)
+            if e:
+                return e
+    return None
+
+
+def decode_body(raw, sch):
+    text = raw.decode("utf-8", "replace")
+    if not text.strip():
+        return None  # io.EOF: the gateway treats it as "all defaults"
+    try:
+        val = json.loads(text)
+    except json.JSONDecodeError as e:
+        if e.pos >= len(text.rstrip()):
+            raise ApiError(3, "unexpected EOF")
+        what = {"Expecting value": "looking for beginning of value",
+                "Expecting ':' delimiter": "after object key",
+                "Expecting property name enclosed in double quotes": "looking for beginning of object key string",
+                "Extra data": "after top-level value"}.get(e.msg, "after object key:value pair")
+        raise ApiError(3, "invalid character %r %s" % (text[e.pos], what))
+    err = typecheck(val, sch, sch[1].split(".")[-1], "")
+    if err:
+        raise ApiError(3, err)
+    return val
+
+
+# ---------------------------------------------------------------------------- git
+class Repos:
+    def __init__(self, pairs):
+        self.map = {norm_url(u): p for u, p in pairs}
+
+    def local(self, url):
+        p = self.map.get(norm_url(url))
+        if p is None:
+            raise GitError("failed to list refs: repository not found")
+        return p
+
+    @staticmethod
+    def git(path, *args):
+        r = subprocess.run(["git", "-C", path] + list(args), capture_output=True, text=True, timeout=60)
+        return r.returncode, r.stdout.strip()
+
+    def resolve(self, url, rev):
+        rev = rev or "HEAD"
+        rc, out = self.git(self.local(url), "rev-parse", "--verify", "--quiet", rev + "^{commit}")
+        if rc != 0 or not out:
+            raise GitError("unable to resolve '%s' to a commit SHA" % rev)
+        return out
+
+    def tree(self, url, sha, path):
+        """Tree id of the app path at commit sha, failing like the repo-server does."""
+        repo, path = self.local(url), path or ""
+        if path.startswith("/"):
+            raise GitError("%s: app path is absolute" % path)
+        clean = posixpath.normpath(path) if path else "."
+        if clean == ".." or clean.startswith("../"):
+            raise GitError("%s: app path outside root" % path)
+        if clean == ".":
+            return self.git(repo, "rev-parse", sha + "^{tree}")[1]
+        rc, out = self.git(repo, "ls-tree", sha, "--", clean)
+        if rc != 0 or not out:
+            raise GitError("%s: app path does not exist" % path)
+        mode_type_obj = out.split("\t")[0].split()
+        if mode_type_obj[1] != "tree":
+            raise GitError("%s: app path is not a directory" % path)
+        return mode_type_obj[2]
+
+    def source_type(self, url, tree):
+        names = set(self.git(self.local(url), "ls-tree", "--name-only", tree)[1].split("\n"))
+        if names & {"kustomization.yaml", "kustomization.yml", "Kustomization"}:
+            return "Kustomize"
+        return "Helm" if "Chart.yaml" in names else "Directory"
+
+
+# ---------------------------------------------------------------------------- state
+class Rec:
+    def __init__(self, obj):
+        self.obj = obj            # {"metadata", "spec", "status", ["operation"]}
+        self.deployed = None      # comparison keys of what the last successful sync deployed
+        self.drift = False        # live drift injected via /_emu/fault out_of_sync
+        self.seq = 0              # bumps cancel pending lifecycle timers
+        self.keys = None          # keys of the running operation
+        self.op_ms = None         # duration override of the running operation (busy fault)
+
+
+class Emu:
+    def __init__(self, a):
+        self.lock = threading.RLock()
+        self.apps, self.rv, self.log, self.faults, self.app_faults, self.fault_id = {}, 1000, [], [], {}, 0
+        self.secret = os.urandom(32)
+        self.token = a.token
+        self.users = dict(u.split(":", 1) for u in a.user)
+        self.projects = {"default"} | set(a.project)
+        self.namespaces = {CONTROL_NS} | set(a.app_namespace)
+        self.clusters = {"in-cluster": IN_CLUSTER}
+        self.clusters.update(c.split("=", 1) for c in a.cluster)
+        self.repos = Repos(m.split("=", 1) for m in a.repo_map)
+        self.op_ms, self.health_ms, self.start_ms = a.op_ms, a.health_ms, a.start_ms
+        self.reconcile_ms, self.delete_ms = a.reconcile_ms, a.delete_ms
+        self.tls, self.rootpath = bool(a.tls_cert), a.rootpath.rstrip("/")
+        self.content_types = {t.strip().lower() for t in a.api_content_types.split(";") if t.strip()}
+
+    # -- timers
+    def later(self, ms, fn, *args):
+        def run():
+            with self.lock:
+                fn(*args)
+        t = threading.Timer(max(ms, 0) / 1000.0, run)
+        t.daemon = True
+        t.start()
+
+    def touch(self, rec):
+        self.rv += 1
+        rec.obj["metadata"]["resourceVersion"] = str(self.rv)
+
+    # -- auth
+    def make_token(self, user):
+        now = int(time.time())
+        claims = {"iss": "argocd", "sub": user + ":login", "exp": now + 86400, "nbf": now, "iat": now, "jti": str(uuid.uuid4())}
+        head = b64url(gojson({"alg": "HS256", "typ": "JWT"})) + "." + b64url(gojson(claims))
+        return head + "." + b64url(hmac.new(self.secret, head.encode(), hashlib.sha256).digest())
+
+    def authenticate(self, headers):
+        """(username, None) for a valid session, (None, ApiError) otherwise."""
+        tok = None
+        auth = headers.get("Authorization")
+        if auth is not None:
+            t = auth[7:] if auth.startswith("Bearer ") else auth
+            if t.count(".") >= 2:
+                tok = t
+        if tok is None:
+            cookies = {}
+            for c in headers.get_all("Cookie") or []:
+                for part in c.split(";"):
+                    k, _, v = part.strip().partition("=")
+                    cookies.setdefault(k, v)
+            t = cookies.get("argocd.token")
+            if t and re.match(r"^\d+:", t):
+                n, _, t = t.partition(":")
+                t += "".join(cookies.get("argocd.token-%d" % i, "") for i in range(1, int(n)))
+            if t and t.count(".") >= 2:
+                tok = t
+        if tok is None:
+            return None, ApiError(16, "no session information")
+        parts = tok.split(".")
+        claims = b64json(parts[1]) if len(parts) == 3 else None
+        sig = b64url(hmac.new(self.secret, (parts[0] + "." + parts[1]).encode(), hashlib.sha256).digest())
+        if tok != self.token and not (len(parts) == 3 and hmac.compare_digest(sig, parts[2])):
+            if not isinstance(claims, dict):
+                return None, ApiError(16, "invalid session: token is malformed: could not JSON decode claim")
+            if claims.get("iss") not in (None, "argocd"):
+                return None, ApiError(16, "invalid session: failed to verify the token")
+            return None, ApiError(16, "invalid session: token signature is invalid: signature is invalid")
+        claims = claims if isinstance(claims, dict) else {}
+        if isinstance(claims.get("exp"), (int, float)) and claims["exp"] < time.time():
+            return None, ApiError(16, "invalid session: token has invalid claims: token is expired")
+        return (str(claims.get("sub") or "admin").split(":")[0] or "admin"), None
+
+    # -- applications: lookup and validation
+    def lookup(self, name, ns, project):
+        ns = ns or CONTROL_NS
+        rec = self.apps.get((ns, name)) if ns in self.namespaces else None
+        if ns not in self.namespaces:
+            raise ApiError(7, "permission denied")
+        if project:
+            if rec is None or rec.obj["spec"].get("project") != project:
+                raise ApiError(5, 'applications.argoproj.io "%s" not found' % name)
+        elif rec is None:
+            raise ApiError(7, "permission denied")
+        return rec
+
+    def normalize(self, body):
+        body = body if isinstance(body, dict) else {}
+        m = body.get("metadata") or {}
+        meta = {k: copy.deepcopy(m[k]) for k in ("name", "namespace", "labels", "annotations", "finalizers") if m.get(k)}
+        spec = prune(copy.deepcopy(body.get("spec") or {}))
+        spec["project"] = spec.get("project") or "default"
+        spec.setdefault("destination", {})
+        if spec.get("syncPolicy") == {}:
+            del spec["syncPolicy"]
+        for s in sources_of(spec):
+            for k in ("helm", "kustomize", "directory"):
+                if s.get(k) == {}:
+                    del s[k]
+        spec = ordered(spec, ["source", "destination", "project", "syncPolicy", "ignoreDifferences", "info",
+                              "revisionHistoryLimit", "sources"])
+        return meta, spec
+
+    def validate(self, meta, spec, validate):
+        name, proj = meta.get("name", ""), spec["project"]
+        if proj not in self.projects:
+            raise ApiError(3, 'app is not allowed in project "%s", or the project does not exist' % proj)
+        if not name:
+            raise ApiError(2, "error while validating and normalizing app: resource name may not be empty")
+        d = spec.get("destination") or {}
+        why = None
+        if d.get("name") and d.get("server"):
+            why = "application destination can't have both name and server defined: %s %s" % (d["name"], d["server"])
+        elif d.get("name") and d["name"] not in self.clusters:
+            why = "unable to find destination server: there are no clusters with this name: %s" % d["name"]
+        elif not d.get("name") and not d.get("server"):
+            why = "Destination server missing from app spec"
+        if why:
+            raise ApiError(3, "application destination spec for %s is invalid: %s" % (name, why))
+        conds = []
+        srcs = sources_of(spec)
+        if not srcs or any(not s.get("repoURL") or not (s.get("path") or s.get("chart") or s.get("ref")) for s in srcs):
+            conds.append("spec.source.repoURL and either spec.source.path, spec.source.chart, or spec.source.ref are required")
+        elif d.get("server") and d["server"] not in self.clusters.values():
+            conds.append("cluster '%s' has not been configured" % d["server"])
+        elif validate:
+            for s in srcs:
+                if s.get("chart") or (s.get("ref") and not s.get("path")):
+                    continue
+                try:
+                    self.repos.tree(s["repoURL"], self.repos.resolve(s["repoURL"], s.get("targetRevision")), s.get("path"))
+                except GitError as e:
+                    if str(e).startswith("failed to list refs"):
+                        conds.append("repository not accessible: %s" % e)
+                    else:
+                        conds.append("Unable to generate manifests in %s: rpc error: code = Unknown desc = %s" % (s.get("path", ""), e))
+        if conds:
+            raise ApiError(3, "application spec for %s is invalid: %s" % (name, ";".join("InvalidSpecError: " + c for c in conds)))
+        ns = meta.get("namespace") or CONTROL_NS
+        if ns not in self.namespaces:
+            raise ApiError(2, "namespace '%s' is not permitted" % ns)
+
+    # -- rendering
+    def render(self, rec):
+        o = rec.obj
+        st = o["status"]
+        sync = st.get("sync") or {"status": "", "comparedTo": {"source": {"repoURL": ""}, "destination": {}}}
+        status = dict(st, sync=sync, health=st.get("health") or {}, summary=st.get("summary") or {},
+                      sourceHydrator=st.get("sourceHydrator") or {})
+        status = ordered(status, ["resources", "sync", "health", "history", "conditions", "reconciledAt",
+                                  "operationState", "observedAt", "sourceType", "summary", "resourceHealthSource",
+                                  "sourceTypes", "controllerNamespace", "sourceHydrator"])
+        meta = ordered(o["metadata"], ["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
+                                       "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "finalizers"])
+        if "operationState" in status:
+            status["operationState"] = ordered(status["operationState"], ["operation", "phase", "message", "syncResult",
+                                                                          "startedAt", "finishedAt", "retryCount"])
+        out = {"metadata": meta, "spec": o["spec"], "status": status}
+        if o.get("operation"):
+            out["operation"] = o["operation"]
+        return copy.deepcopy(out)
+
+    # -- controller
+    def targets(self, spec, revs=None):
+        """Comparison targets per source: (revision, key, sourceType).  GitError carries the source index."""
+        srcs = sources_of(spec)
+        out = []
+        for i, s in enumerate(srcs):
+            rev = (revs[i] if revs else None) or s.get("targetRevision") or ""
+            ident = json.dumps({k: v for k, v in s.items() if k != "targetRevision"}, sort_keys=True)
+            if s.get("chart"):
+                out.append((rev, ident + "@" + rev, "Helm"))
+                continue
+            try:
+                sha = self.repos.resolve(s.get("repoURL"), rev)
+                tree = self.repos.tree(s.get("repoURL"), sha, s.get("path"))
+                stype = "Plugin" if s.get("plugin") else self.repos.source_type(s.get("repoURL"), tree)
+            except GitError as e:
+                e.index, e.total = i + 1, len(srcs)
+                raise
+            out.append((sha, ident + "@" + tree, stype))
+        return out
+
+    @staticmethod
+    def comparison_error(e):
+        return ("Failed to load target state: failed to generate manifest for source %d of %d: "
+                "rpc error: code = Unknown desc = %s" % (e.index, e.total, e))
+
+    def set_condition(self, st, ctype, msg):
+        conds = [c for c in st.get("conditions", []) if c["type"] != ctype]
+        if msg:
+            conds.append({"type": ctype, "message": msg, "lastTransitionTime": ts()})
+        if conds:
+            st["conditions"] = conds
+        else:
+            st.pop("conditions", None)
+
+    def reconcile(self, rec):
+        app, now = rec.obj, ts()
+        spec, st = app["spec"], app["status"]
+        multi = bool(spec.get("sources"))
+        compared = {"sources": sources_of(spec)} if multi else {"source": spec.get("source") or {"repoURL": ""}}
+        compared = ordered(dict(compared, destination=spec.get("destination") or {}), ["source", "destination", "sources"])
+        sync = {"status": "Unknown", "comparedTo": copy.deepcopy(compared)}
+        try:
+            tg = self.targets(spec)
+        except GitError as e:
+            self.set_condition(st, "ComparisonError", self.comparison_error(e))
+        else:
+            self.set_condition(st, "ComparisonError", None)
+            sync["status"] = "Synced" if rec.deployed == [k for _, k, _ in tg] and not rec.drift else "OutOfSync"
+            if multi:
+                sync["revisions"] = [r for r, _, _ in tg]
+                st["sourceTypes"] = [t for _, _, t in tg]
+            elif tg:
+                sync["revision"] = tg[0][0]
+            if tg:
+                st["sourceType"] = tg[0][2]
+        if rec.deployed is None and not (st.get("health") or {}).get("status"):
+            st["health"] = {"status": "Missing", "lastTransitionTime": now}
+        st.update(sync=sync, reconciledAt=now, resourceHealthSource="appTree", controllerNamespace=CONTROL_NS)
+        self.touch(rec)
+
+    def set_health(self, rec, status, message=None):
+        rec.obj["status"]["health"] = dict([("status", status)] + ([("message", message)] if message else []) +
+                                           [("lastTransitionTime", ts())])
+
+    def start_op(self, key, rec, op, duration=None):
+        rec.seq += 1
+        rec.op_ms = duration
+        rec.obj["operation"] = op
+        rec.obj["status"].pop("operationState", None)
+        self.touch(rec)
+        if self.start_ms > 0:
+            self.later(self.start_ms, self.op_begin, key, rec.seq)
+            return lambda: None
+        return lambda: self.op_begin(key, rec.seq)
+
+    def op_begin(self, key, seq):
+        rec = self.apps.get(key)
+        if rec is None or rec.seq != seq or not rec.obj.get("operation"):
+            return
+        app, now = rec.obj, ts()
+        op, st = app["operation"], app["status"]
+        so = op.get("sync") or {}
+        state = {"operation": copy.deepcopy(op), "phase": "Running", "message": "one or more tasks are running",
+                 "startedAt": now}
+        st["operationState"] = state
+        multi = bool(app["spec"].get("sources"))
+        try:
+            tg = self.targets(app["spec"], so.get("revisions") if multi else [so.get("revision")])
+        except GitError as e:
+            msg = self.comparison_error(e)
+            state.update(phase="Error", message="ComparisonError: " + msg, finishedAt=now)
+            app.pop("operation", None)
+            self.reconcile(rec)  # the failed comparison is the reconciliation
+            return
+        res = {"revisions": [r for r, _, _ in tg], "sources": sources_of(app["spec"])} if multi else \
+            {"revision": tg[0][0] if tg else "", "source": app["spec"].get("source") or {}}
+        state["syncResult"] = copy.deepcopy(res)
+        rec.keys = [k for _, k, _ in tg]
+        self.touch(rec)
+        self.later(self.op_ms if rec.op_ms is None else rec.op_ms, self.op_end, key, seq)
+
+    def stale_guard(self, rec, fn, *args):
+        """Keep the "done" test of API.md 5.8 sound at second precision: never let finishedAt fall in the
+        same second as the pre-operation reconciledAt (retry just after the next second boundary)."""
+        if rec.obj["status"].get("reconciledAt") == ts() and self.reconcile_ms > 0:
+            self.later(1000 - (time.time() % 1) * 1000 + 5, fn, *args)
+            return True
+        return False
+
+    def op_end(self, key, seq):
+        rec = self.apps.get(key)
+        if rec is None or rec.seq != seq or not rec.obj.get("operation") or self.stale_guard(rec, self.op_end, key, seq):
+            return
+        app, now = rec.obj, ts()
+        st, op = app["status"], app["operation"]
+        so, state = op.get("sync") or {}, st["operationState"]
+        fault = self.app_faults.get(app["metadata"]["name"], {})
+        if fault.get("sync_fail"):
+            state.update(phase="Failed", message=fault["sync_fail"])
+        else:
+            state.update(phase="Succeeded", message="successfully synced (dry run)" if so.get("dryRun")
+                         else "successfully synced (all tasks run)")
+        state["finishedAt"] = now
+        del app["operation"]
+        deployed = state["phase"] == "Succeeded" and not so.get("dryRun")
+        if deployed:
+            rec.deployed, rec.drift = rec.keys, False
+            if not so.get("resources"):
+                hist = st.setdefault("history", [])
+                h = {"revision": so.get("revision"), "deployedAt": now, "id": hist[-1]["id"] + 1 if hist else 0,
+                     "source": copy.deepcopy(app["spec"].get("source")), "deployStartedAt": state["startedAt"]}
+                if app["spec"].get("sources"):
+                    h = {"deployedAt": now, "id": h["id"], "deployStartedAt": state["startedAt"],
+                         "sources": copy.deepcopy(app["spec"]["sources"]), "revisions": so.get("revisions")}
+                h["initiatedBy"] = op.get("initiatedBy") or {}
+                hist.append(h)
+                limit = app["spec"].get("revisionHistoryLimit", 10)
+                del hist[:max(len(hist) - max(limit, 0), 0)]
+        self.touch(rec)
+        self.later(self.reconcile_ms, self.op_after, key, seq, deployed)
+
+    def op_after(self, key, seq, deployed):
+        rec = self.apps.get(key)
+        if rec is None:
+            return
+        self.reconcile(rec)
+        if deployed and rec.seq == seq:
+            self.set_health(rec, "Progressing")
+            self.later(self.health_ms, self.health_end, key, seq)
+
+    def health_end(self, key, seq):
+        rec = self.apps.get(key)
+        if rec is None or rec.seq != seq:
+            return
+        f = self.app_faults.get(rec.obj["metadata"]["name"], {})
+        self.reconcile(rec)
+        self.set_health(rec, f.get("health") or "Healthy", f.get("message"))
+
+    def terminate_end(self, key, seq):
+        rec = self.apps.get(key)
+        if rec is None or rec.seq != seq or not rec.obj.get("operation") or \
+                self.stale_guard(rec, self.terminate_end, key, seq):
+            return
+        rec.obj["status"]["operationState"].update(phase="Failed", message="Operation terminated", finishedAt=ts())
+        del rec.obj["operation"]
+        self.touch(rec)
+        self.later(self.reconcile_ms, self.op_after, key, seq, False)
+
+    def finalize(self, key, rec):
+        if self.apps.get(key) is not rec:
+            return
+        fins = [f for f in rec.obj["metadata"].get("finalizers", []) if f not in FINALIZERS]
+        if fins:
+            rec.obj["metadata"]["finalizers"] = fins
+            self.touch(rec)
+        else:
+            del self.apps[key]
+
+    # ------------------------------------------------------------------------ handlers
+    def h_version(self, c):
+        if c.user is None:
+            return {"Version": VERSION}
+        return {"Version": VERSION, "BuildDate": "2026-08-22T00:00:00Z", "GitCommit": "37ee0097cf851bc2dd7665fc081bbce61a7e836e",
+                "GitTreeState": "clean", "GoVersion": "go1.25.0", "Compiler": "gc", "Platform": "linux/amd64",
+                "KustomizeVersion": "v5.7.1 2025-07-23T00:00:00Z", "HelmVersion": "v3.18.4+gd80839c",
+                "KubectlVersion": "v0.34.0", "JsonnetVersion": "v0.21.0"}
+
+    def h_session_create(self, c):
+        b = c.body or {}
+        if b.get("token"):
+            raise ApiError(16, "token-based session creation no longer supported. please upgrade argocd cli to v0.7+")
+        user, pw = b.get("username") or "", b.get("password") or ""
+        if not user or not pw:
+            raise ApiError(16, "no credentials supplied")
+        if len(user.encode()) > 32:
+            raise ApiError(3, "Username is too long (32 bytes max)")
+        if self.users.get(user) != pw:
+            raise ApiError(16, "Invalid username or password")
+        tok = self.make_token(user)
+        cookie = "argocd.token=%s; path=%s; SameSite=lax; httpOnly" % (tok, self.rootpath or "/")
+        c.headers_out.append(("Set-Cookie", cookie + ("; Secure" if self.tls else "")))
+        return {"token": tok}
+
+    def h_userinfo(self, c):
+        return {} if c.user is None else {"loggedIn": True, "username": c.user, "iss": "argocd"}
+
+    def h_list(self, c):
+        names, repo, ns = c.q("name"), c.q("repo"), c.q("appNamespace")
+        projects = c.qall("project") or c.qall("projects")
+        reqs = parse_selector(c.q("selector"))
+        items = []
+        for (ans, aname), rec in sorted(self.apps.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            o = rec.obj
+            if (names and aname != names) or (ns and ans != ns) or (projects and o["spec"]["project"] not in projects):
+                continue
+            if repo and not any(norm_url(s.get("repoURL")) == norm_url(repo) for s in sources_of(o["spec"])):
+                continue
+            if not sel_match(reqs, o["metadata"].get("labels") or {}):
+                continue
+            items.append(self.render(rec))
+        return {"metadata": {"resourceVersion": str(self.rv)}, "items": items}
+
+    def h_get(self, c):
+        projects = c.qall("project") or c.qall("projects")
+        if len(projects) > 1:
+            raise ApiError(3, "multiple projects specified - the get endpoint accepts either zero or one project")
+        rec = self.lookup(c.params["name"], c.q("appNamespace"), projects[0] if projects else "")
+        if c.q("refresh"):
+            self.reconcile(rec)  # the real server blocks until the controller re-reconciled
+        return self.render(rec)
+
+    def h_create(self, c):
+        if c.body is None:
+            raise ApiError(2, "error creating application: application is nil in request")
+        meta, spec = self.normalize(c.body)
+        self.validate(meta, spec, c.bools["validate"])
+        ns = meta.get("namespace") or CONTROL_NS
+        meta["namespace"] = ns
+        key = (ns, meta["name"])
+        rec = self.apps.get(key)
+        if rec is None:
+            if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", meta["name"]) \
+                    or len(meta["name"]) > 253:
+                raise ApiError(3, 'error creating application: Application.argoproj.io "%s" is invalid: metadata.name: '
+                               'Invalid value: "%s": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric '
+                               "characters, '-' or '.', and must start and end with an alphanumeric character"
+                               % (meta["name"], meta["name"]))
+            meta.update(uid=str(uuid.uuid4()), generation=1, creationTimestamp=ts())
+            rec = self.apps[key] = Rec({"metadata": meta, "spec": spec, "status": {}})
+            self.touch(rec)
+            out = self.render(rec)
+            self.reconcile(rec)
+            return out
+        old = rec.obj["metadata"]
+        same = (rec.obj["spec"] == spec and (old.get("labels") or {}) == (meta.get("labels") or {})
+                and (old.get("annotations") or {}) == (meta.get("annotations") or {})
+                and (old.get("finalizers") or []) == (meta.get("finalizers") or []))
+        if same:
+            return self.render(rec)
+        if not c.bools["upsert"]:
+            raise ApiError(3, "existing application spec is different, use upsert flag to force update")
+        for k in ("labels", "annotations"):
+            merged = dict(old.get(k) or {}, **(meta.get(k) or {}))
+            if merged:
+                old[k] = merged
+        return self.apply_update(rec, spec, meta.get("finalizers"))
+
+    def apply_update(self, rec, spec, finalizers, labels=None, annotations=None, replace_meta=False):
+        meta = rec.obj["metadata"]
+        if replace_meta:
+            for k, v in (("labels", labels), ("annotations", annotations)):
+                meta.pop(k, None)
+                if v:
+                    meta[k] = v
+        meta.pop("finalizers", None)
+        if finalizers:
+            meta["finalizers"] = finalizers
+        if spec != rec.obj["spec"]:
+            meta["generation"] = meta.get("generation", 1) + 1
+        rec.obj["spec"] = spec
+        self.touch(rec)
+        out = self.render(rec)
+        self.reconcile(rec)
+        return out
+
+    def h_update(self, c):
+        body = c.body if isinstance(c.body, dict) else {}
+        meta, spec = self.normalize(body)
+        meta["name"] = c.params["application.metadata.name"]
+        rec = self.lookup(meta["name"], meta.get("namespace"), c.q("project"))
+        self.validate(meta, spec, c.bools["validate"])
+        return self.apply_update(rec, spec, meta.get("finalizers"), meta.get("labels"), meta.get("annotations"), True)
+
+    def h_update_spec(self, c):
+        rec = self.lookup(c.params["name"], c.q("appNamespace"), c.q("project"))
+        meta = dict(rec.obj["metadata"])
+        _, spec = self.normalize({"spec": c.body or {}})
+        self.validate(meta, spec, c.bools["validate"])
+        self.apply_update(rec, spec, meta.get("finalizers"))
+        return copy.deepcopy(rec.obj["spec"])
+
+    def h_delete(self, c):
+        cascade, pol = c.bools["cascade"], c.q("propagationPolicy")
+        if not cascade and pol:
+            raise ApiError(3, "cannot set propagation policy when cascading is disabled")
+        if pol.lower() not in ("", "foreground", "background"):
+            raise ApiError(3, "invalid propagation policy: %s" % pol)
+        rec = self.lookup(c.params["name"], c.q("appNamespace"), c.q("project"))
+        meta = rec.obj["metadata"]
+        key = (meta["namespace"], meta["name"])
+        fins = list(meta.get("finalizers") or [])
+        if cascade:
+            if not any(f in FINALIZERS for f in fins):
+                fins.append(FINALIZERS[{"": 0, "foreground": 1, "background": 2}[pol.lower()]])
+        else:
+            fins = [f for f in fins if f not in FINALIZERS]
+        meta.pop("finalizers", None)
+        if not fins:
+            rec.seq += 1
+            del self.apps[key]
+            return {}
+        meta["finalizers"] = fins
+        if not meta.get("deletionTimestamp"):
+            meta.update(deletionTimestamp=ts(), deletionGracePeriodSeconds=0)
+        self.touch(rec)
+        if any(f in FINALIZERS for f in fins):
+            self.later(self.delete_ms, self.finalize, key, rec)
+        return {}
+
+    def h_sync(self, c):
+        b = c.body or {}
+        rec = self.lookup(c.params["name"], b.get("appNamespace"), b.get("project"))
+        app = rec.obj
+        spec = app["spec"]
+        if app["metadata"].get("deletionTimestamp"):
+            raise ApiError(9, "application is deleting")
+        auto = (spec.get("syncPolicy") or {}).get("automated")
+        target = (spec.get("source") or {}).get("targetRevision") or "HEAD"
+        rev = b.get("revision") or ""
+        if auto is not None and auto.get("enabled", True) and not b.get("dryRun") and rev and rev != target \
+                and not spec.get("sources"):
+            raise ApiError(9, "Cannot sync to %s: auto-sync currently set to %s" % (rev, target))
+        srcs = sources_of(spec)
+        multi = bool(spec.get("sources"))
+        revs = [s.get("targetRevision") or "" for s in srcs]
+        if multi:
+            for pos, r in zip(b.get("sourcePositions") or [], b.get("revisions") or []):
+                if pos <= 0 or pos > len(srcs):
+                    raise ApiError(2, "source position is out of range")
+                revs[pos - 1] = r
+        elif srcs and rev:
+            revs[0] = rev
+        resolved = []
+        for s, r in zip(srcs, revs):
+            if s.get("chart") or re.fullmatch(r"[0-9a-f]{40}", r or ""):
+                resolved.append(r)
+                continue
+            try:
+                resolved.append(self.repos.resolve(s.get("repoURL"), r))
+            except GitError as e:
+                raise ApiError(9, "error resolving repo revision: rpc error: code = Unknown desc = %s" % e)
+        if app.get("operation"):
+            raise ApiError(9, "another operation is already in progress")
+        items = (b.get("syncOptions") or {}).get("items")
+        sync = {"revision": resolved[0] if resolved and not multi else None, "prune": b.get("prune"),
+                "dryRun": b.get("dryRun"), "syncStrategy": b.get("strategy"), "resources": b.get("resources"),
+                "source": None if multi else copy.deepcopy(spec.get("source")),
+                "syncOptions": items if items is not None else (spec.get("syncPolicy") or {}).get("syncOptions"),
+                "sources": copy.deepcopy(srcs) if multi else None, "revisions": resolved if multi else None}
+        op = {"sync": prune(sync), "initiatedBy": {"username": c.user}}
+        if b.get("infos"):
+            op["info"] = b["infos"]
+        retry = b.get("retryStrategy") or (spec.get("syncPolicy") or {}).get("retry")
+        if retry:
+            op["retry"] = retry
+        key = (app["metadata"]["namespace"], app["metadata"]["name"])
+        begin = self.start_op(key, rec, op)
+        out = self.render(rec)
+        begin()
+        return out
+
+    def h_terminate(self, c):
+        rec = self.lookup(c.params["name"], c.q("appNamespace"), c.q("project"))
+        state = rec.obj["status"].get("operationState")
+        if not rec.obj.get("operation") or not state:
+            raise ApiError(3, "Unable to terminate operation. No operation is in progress")
+        state.update(phase="Terminating", message="operation is terminating")
+        rec.seq += 1
+        self.touch(rec)
+        meta = rec.obj["metadata"]
+        self.later(min(self.op_ms, 100), self.terminate_end, (meta["namespace"], meta["name"]), rec.seq)
+        return {}
+
+    def h_app_empty(self, c):
+        self.lookup(c.params["applicationName"], c.q("appNamespace"), c.q("project"))
+        return {}
+
+    # ------------------------------------------------------------------------ control API
+    def add_fault(self, f):
+        if not isinstance(f, dict):
+            raise ValueError("fault must be a JSON object")
+        if "app" in f:
+            name = f["app"]
+            af = self.app_faults.setdefault(name, {})
+            if f.get("clear"):
+                self.app_faults.pop(name, None)
+            if "health" in f:
+                af.update(health=f["health"], message=f.get("message"))
+            if "sync_fail" in f:
+                af["sync_fail"] = f["sync_fail"]
+            if "busy_for_ms" in f or "out_of_sync" in f:
+                recs = [r for (ns, n), r in self.apps.items() if n == name and ns == (f.get("appNamespace") or ns)]
+                if not recs:
+                    raise LookupError("no application %r" % name)
+                rec = recs[0]
+                key = (rec.obj["metadata"]["namespace"], name)
+                if "out_of_sync" in f:
+                    rec.drift = bool(f["out_of_sync"])
+                    self.reconcile(rec)
+                if "busy_for_ms" in f:
+                    if rec.obj.get("operation"):
+                        raise ValueError("application %r already has an operation" % name)
+                    try:
+                        rev = [r for r, _, _ in self.targets(rec.obj["spec"])]
+                    except GitError:
+                        rev = [s.get("targetRevision") or "HEAD" for s in sources_of(rec.obj["spec"])]
+                    sync = {"revisions": rev} if rec.obj["spec"].get("sources") else {"revision": rev[0] if rev else ""}
+                    op = {"sync": sync, "initiatedBy": {"automated": True}, "retry": {"limit": 5}}
+                    self.start_op(key, rec, op, int(f["busy_for_ms"]))()
+            return {"ok": True}
+        if not any(k in f for k in ("status", "delay_ms", "drop")):
+            raise ValueError("fault needs one of status, delay_ms, drop or app")
+        if "status" in f and int(f["status"]) not in range(100, 600):
+            raise ValueError("bad status")
+        re.compile(f.get("path_regex") or "")
+        self.fault_id += 1
+        count = f.get("count", -1 if ("delay_ms" in f and "status" not in f and not f.get("drop")) else 1)
+        rec = dict(f, id=self.fault_id, count=int(count), method=(f.get("method") or "").upper())
+        self.faults.append(rec)
+        return {"ok": True, "id": self.fault_id}
+
+    def take_faults(self, method, path):
+        delay, final = 0, None
+        for f in self.faults:
+            if f["count"] == 0 or (f["method"] and f["method"] != method):
+                continue
+            if f.get("path_regex") and not re.search(f["path_regex"], path):
+                continue
+            if final is not None and (f.get("drop") or "status" in f):
+                continue
+            f["count"] -= 1 if f["count"] > 0 else 0
+            delay += int(f.get("delay_ms") or 0)
+            if f.get("drop") or "status" in f:
+                final = f
+        self.faults = [f for f in self.faults if f["count"] != 0]
+        return delay, final
+
+
+def parse_selector(sel):
+    reqs, parts, depth, cur = [], [], 0, ""
+    if not sel.strip():
+        return reqs
+    for ch in sel:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    key = r"[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?"
+    for p in (x.strip() for x in parts):
+        m = re.fullmatch(r"(%s)\s+(in|notin)\s+\(([^()]*)\)" % key, p)
+        if m:
+            reqs.append((m.group(1), m.group(3), {v.strip() for v in m.group(4).split(",") if v.strip()}))
+            continue
+        m = re.fullmatch(r"(%s)\s*(==|=|!=)\s*([-A-Za-z0-9_.]*)" % key, p)
+        if m:
+            reqs.append((m.group(1), "!=" if m.group(3) == "!=" else "=", m.group(4)))
+            continue
+        m = re.fullmatch(r"(!?)\s*(%s)" % key, p)
+        if m:
+            reqs.append((m.group(2), "!" if m.group(1) else "exists", None))
+            continue
+        raise ApiError(2, "error parsing the selector: unable to parse requirement: invalid requirement %s" % json.dumps(p))
+    return reqs
+
+
+def sel_match(reqs, labels):
+    for k, op, v in reqs:
+        has, val = k in labels, labels.get(k)
+        if ((op == "=" and val != v) or (op == "!=" and has and val == v) or (op == "in" and val not in v)
+                or (op == "notin" and has and val in v) or (op == "exists" and not has) or (op == "!" and has)):
+            return False
+    return True
+
+
+# (handler, body schema or None, needs auth, boolean query params with defaults)
+HANDLERS = {
+    ("GET", "version"): ("h_version", None, False, {}),
+    ("POST", "v1/session"): ("h_session_create", SESSION, False, {}),
+    ("DELETE", "v1/session"): (lambda emu, c: {}, None, False, {}),
+    ("GET", "v1/session/userinfo"): ("h_userinfo", None, False, {}),
+    ("GET", "v1/applications"): ("h_list", None, True, {}),
+    ("POST", "v1/applications"): ("h_create", APP, True, {"upsert": False, "validate": True}),
+    ("GET", "v1/applications/{name}"): ("h_get", None, True, {}),
+    ("PUT", "v1/applications/{application.metadata.name}"): ("h_update", APP, True, {"validate": True}),
+    ("PUT", "v1/applications/{name}/spec"): ("h_update_spec", SPEC, True, {"validate": True}),
+    ("DELETE", "v1/applications/{name}"): ("h_delete", None, True, {"cascade": True}),
+    ("POST", "v1/applications/{name}/sync"): ("h_sync", SYNC, True, {}),
+    ("DELETE", "v1/applications/{name}/operation"): ("h_terminate", None, True, {}),
+    ("GET", "v1/applications/{applicationName}/managed-resources"): ("h_app_empty", None, True, {}),
+    ("GET", "v1/applications/{applicationName}/resource-tree"): ("h_app_empty", None, True, {}),
+}
+
+
+class Ctx:
+    def __init__(self, params, query, body, user, bools):
+        self.params, self.query, self.body, self.user, self.bools = params, query, body, user, bools
+        self.headers_out = []
+
+    def qall(self, name):
+        return self.query.get(name, [])
+
+    def q(self, name):
+        v = self.query.get(name)
+        return v[0] if v else ""
+
+
+def camel(k):
+    return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = 120
+
+    def setup(self):
+        super().setup()
+        self.tls_failed = False
+        if isinstance(self.request, ssl.SSLSocket):
+            try:
+                self.request.do_handshake()
+            except (ssl.SSLError, OSError) as e:
+                self.tls_failed = True
+                sys.stderr.write("%s TLS handshake failed: %s\n" % (ts(), e))
+
+    def handle(self):
+        if not self.tls_failed:
+            super().handle()
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def send_response(self, code, message=None):
+        self.send_response_only(code, message)
+        self.send_header("Date", self.date_time_string())
+
+    def do_any(self):
+        emu = self.server.emu
+        method, t0 = self.command, time.time()
+        u = urlsplit(self.path)
+        path, rawq = u.path, u.query
+        body = self.read_body()
+        if path == "/_emu" or path.startswith("/_emu/"):
+            status, ctype, data, extra = self.control(emu, method, path, body)
+            self.send(status, ctype, data, extra)
+            sys.stderr.write("%s %s %s -> %d (control)\n" % (ts(), method, self.path, status))
+            return
+        try:
+            parsed = json.loads(body) if body.strip() else None
+        except ValueError:
+            parsed = None
+        entry = {"seq": len(emu.log) + 1, "time": ts(), "method": method, "path": path, "query": rawq,
+                 "args": parse_qs(rawq, keep_blank_values=True), "headers": dict(self.headers.items()),
+                 "body": parsed}
+        if body.strip() and parsed is None:
+            entry["body_raw"] = body.decode("utf-8", "replace")
+        with emu.lock:
+            entry["seq"] = len(emu.log) + 1
+            emu.log.append(entry)
+            delay, fault = emu.take_faults(method, path)
+        if delay:
+            time.sleep(delay / 1000.0)
+        if fault is not None and fault.get("drop"):
+            entry["status"] = "dropped"
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sys.stderr.write("%s %s %s -> dropped\n" % (ts(), method, self.path))
+            return
+        if fault is not None:
+            st = int(fault["status"])
+            code = int(fault.get("code", HTTP_TO_GRPC.get(st, 2)))
+            msg = fault.get("message") or "emulated fault: HTTP %d" % st
+            status, ctype, data, extra = st, "application/json", gojson({"error": msg, "code": code, "message": msg}), []
+        else:
+            status, ctype, data, extra = self.dispatch(emu, method, path, rawq, body)
+        entry["status"] = status
+        self.send(status, ctype, data, extra)
+        sys.stderr.write("%s %s %s -> %d (%d ms)\n" % (ts(), method, self.path, status, (time.time() - t0) * 1000))
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_any
+
+    def read_body(self):
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            data = b""
+            while True:
+                n = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if n == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return data
+                data += self.rfile.read(n)
+                self.rfile.readline()
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n > 0 else b""
+
+    def send(self, status, ctype, data, extra=()):
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        for k, v in extra:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    @staticmethod
+    def text(status, msg):
+        return status, "text/plain; charset=utf-8", (msg + "\n").encode(), [("X-Content-Type-Options", "nosniff")]
+
+    def dispatch(self, emu, method, path, rawq, body):
+        if emu.rootpath:
+            if not path.startswith(emu.rootpath + "/"):
+                return self.text(404, "404 page not found")
+            path = path[len(emu.rootpath):]
+        if not path.startswith("/api/"):
+            return self.text(404, "404 page not found")
+        if method != "GET" and emu.content_types and \
+                (self.headers.get("Content-Type") or "").lower() not in emu.content_types:
+            return self.text(415, "Invalid content type")
+        segs = [unquote(s) for s in path[5:].split("/")]
+        matches = [(pat, ms, sp) for pat, sp, ms in ROUTES if len(sp) == len(segs) and
+                   all(p == s or (p.startswith("{") and s) for p, s in zip(sp, segs))]
+        if not matches:
+            return self.text(404, "Not Found")
+        cand = sorted([m for m in matches if method in m[1]], key=lambda m: -sum(not p.startswith("{") for p in m[2]))
+        if not cand:
+            return self.text(405, "Method Not Allowed")
+        pat, _, sp = cand[0]
+        params = {p[1:-1]: s for p, s in zip(sp, segs) if p.startswith("{")}
+        query = {}
+        for k, v in parse_qs(rawq, keep_blank_values=True).items():
+            query.setdefault(camel(k), []).extend(v)
+        fn, schema, needs_auth, bool_defaults = HANDLERS.get((method, pat), (None, None, True, {}))
+        hdrs = [("Grpc-Metadata-Content-Type", "application/grpc")]
+        try:
+            data = decode_body(body, schema) if schema is not None else None
+            bools = {}
+            for k, d in bool_defaults.items():
+                v = query.get(k)
+                bools[k] = GO_BOOLS.get(v[0]) if v and v[0] != "" else d
+                if bools[k] is None:
+                    raise ApiError(3, 'type mismatch, parameter: %s, error: strconv.ParseBool: parsing "%s": invalid syntax' % (k, v[0]))
+            user, err = emu.authenticate(self.headers)
+            if needs_auth and err is not None:
+                raise err
+            if fn is None:
+                raise ApiError(12, "%s /api/%s is not implemented by the Argo CD emulator" % (method, pat))
+            ctx = Ctx(params, query, data, user, bools)
+            with emu.lock:
+                result = fn(emu, ctx) if callable(fn) else getattr(emu, fn)(ctx)
+            return 200, "application/json", gojson(result), hdrs + ctx.headers_out
+        except Exception as e:  # noqa: BLE001 - any bug surfaces as an Internal error, not a dropped connection
+            if not isinstance(e, ApiError):
+                import traceback
+                traceback.print_exc()
+                e = ApiError(13, "emulator internal error: %r" % e)
+            return GRPC_TO_HTTP.get(e.code, 500), "application/json", \
+                gojson({"error": e.message, "code": e.code, "message": e.message}), hdrs
+
+    def control(self, emu, method, path, body):
+        def js(status, obj):
+            return status, "application/json", json.dumps(obj, indent=1).encode(), []
+        try:
+            payload = json.loads(body) if body.strip() else {}
+        except ValueError as e:
+            return js(400, {"error": "bad JSON: %s" % e})
+        with emu.lock:
+            if method == "GET" and path == "/_emu/requests":
+                return js(200, emu.log)
+            if method == "GET" and path == "/_emu/faults":
+                return js(200, {"requests": emu.faults, "apps": emu.app_faults})
+            if method == "GET" and path == "/_emu/apps":
+                return js(200, [emu.render(r) for _, r in sorted(emu.apps.items())])
+            if method == "POST" and path == "/_emu/reset":
+                emu.log, emu.faults, emu.app_faults = [], [], {}
+                if isinstance(payload, dict) and payload.get("apps"):
+                    for r in emu.apps.values():
+                        r.seq += 1
+                    emu.apps = {}
+                return js(200, {"ok": True})
+            if method == "POST" and path == "/_emu/fault":
+                try:
+                    res = [emu.add_fault(f) for f in (payload if isinstance(payload, list) else [payload])]
+                except LookupError as e:
+                    return js(404, {"error": str(e)})
+                except (ValueError, TypeError, re.error) as e:
+                    return js(400, {"error": str(e)})
+                return js(200, res[0] if len(res) == 1 else res)
+        return js(404, {"error": "unknown control endpoint %s %s" % (method, path)})
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Argo CD API server emulator (test fixture)")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0, help="0 = pick a free port (see --port-file)")
+    ap.add_argument("--port-file", help="write the listening port here once listening")
+    ap.add_argument("--token", required=True, help="static bearer token accepted (must look like a JWT: a.b.c)")
+    ap.add_argument("--user", action="append", default=[], help="USER:PASSWORD for POST /api/v1/session")
+    ap.add_argument("--repo-map", action="append", default=[], help="REPOURL=LOCALPATH (repeatable)")
+    ap.add_argument("--tls-cert")
+    ap.add_argument("--tls-key")
+    ap.add_argument("--rootpath", default="", help="serve everything under this prefix, e.g. /argocd")
+    ap.add_argument("--op-ms", type=int, default=300, help="time an operation stays Running")
+    ap.add_argument("--health-ms", type=int, default=300, help="time health stays Progressing after a sync")
+    ap.add_argument("--start-ms", type=int, default=0, help="delay before the controller picks up an operation")
+    ap.add_argument("--reconcile-ms", type=int, default=100, help="delay between operation end and re-comparison")
+    ap.add_argument("--delete-ms", type=int, default=300, help="time a cascading delete takes")
+    ap.add_argument("--project", action="append", default=[], help="extra AppProject names (default always exists)")
+    ap.add_argument("--app-namespace", action="append", default=[], help="extra enabled application namespaces")
+    ap.add_argument("--cluster", action="append", default=[], help="extra cluster NAME=URL")
+    ap.add_argument("--api-content-types", default="application/json", help="';'-separated allow-list, empty = no check")
+    a = ap.parse_args(argv)
+    if bool(a.tls_cert) != bool(a.tls_key):
+        ap.error("--tls-cert and --tls-key go together")
+    for opt, vals in (("--repo-map", a.repo_map), ("--cluster", a.cluster)):
+        if any("=" not in v for v in vals):
+            ap.error("%s needs NAME=VALUE" % opt)
+    if any(":" not in u for u in a.user):
+        ap.error("--user needs USER:PASSWORD")
+    if a.token.count(".") < 2:
+        sys.stderr.write("warning: --token is not JWT-shaped; Argo CD ignores such bearer values, so will the emulator\n")
+    emu = Emu(a)
+    srv = ThreadingHTTPServer((a.host, a.port), Handler)
+    srv.daemon_threads = True
+    srv.emu = emu
+    if a.tls_cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(a.tls_cert, a.tls_key)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True, do_handshake_on_connect=False)
+    port = srv.server_address[1]
+    if a.port_file:
+        tmp = a.port_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%d\n" % port)
+        os.replace(tmp, a.port_file)
+
+    def stop(signum, frame):
+        raise SystemExit(0)
+    signal.signal(signal.SIGTERM, stop)
+    sys.stderr.write("argocd-emu listening on %s://%s:%d%s\n" % ("https" if a.tls_cert else "http", a.host, port, a.rootpath))
+    try:
+        srv.serve_forever(poll_interval=0.2)
+    except (SystemExit, KeyboardInterrupt):
+        pass
+    finally:
+        srv.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,409 @@
+# shellcheck shell=bash disable=SC2034
+# tests/e2e/lib.sh: helpers for the end-to-end scripts tests/e2e/tNNNN-name.sh.
+#
+# A script starts with
+#
+#	#!/bin/bash
+#	. "$(dirname "$0")/lib.sh"
+#
+# and ends with `t_done`. It runs in its own scratch folder $T (the current
+# directory when the script starts), removed on exit unless the script failed
+# and KEEP=1. HOME is $T/home and git reads no system or user configuration, so
+# a test sees neither the developer's ~/.gitconfig nor their credentials.
+#
+# Checks (each prints "ok N - desc" or "not ok N - desc" and, on failure, what
+# went wrong, indented with "# "):
+#
+#	t_ok "desc" CMD...         CMD exits 0
+#	t_fail "desc" CMD...       CMD exits non-zero; a sanitizer report (exit 86),
+#	                           a signal (>128) or not found (126, 127) is not
+#	                           an expected failure
+#	t_exit N "desc" CMD...     CMD exits N
+#	t_grep "desc" RE FILE      FILE has a line matching the extended regex RE
+#	t_nogrep "desc" RE FILE    FILE has no such line
+#	t_eq "desc" EXPECTED ACTUAL
+#	t_done                     prints "# N passed, N failed"; exits 1 if any failed
+#
+# CMD runs in the script's shell (a function may be a CMD); its stdout and
+# stderr go to the files $STDOUT and $STDERR, and both, stdout first, to
+# $OUTPUT, for the checks that follow.
+#
+# Servers on 127.0.0.1, stopped when the script exits:
+#
+#	start_git_server           lighttpd + git http-backend with basic auth;
+#	                           exports GIT_HTTP_BASE, GIT_USER, GIT_PASS; sets
+#	                           GIT_SRV_PID; repositories in $T/git-srv/repos
+#	new_remote NAME            a new bare repository; prints its URL
+#	authurl URL                URL with GIT_USER:GIT_PASS in it
+#	start_argocd_emulator ARGS tests/argocd-emu/emulator.py; exports
+#	                           ARGOCD_SERVER, ARGOCD_OPTS (and ARGOCD_TEST_TOKEN);
+#	                           sets EMU_PID, EMU_LOG
+#
+# Call the start_* functions directly, not in $(...): the server must be a child
+# of the script's own shell to be stopped on exit.
+#
+# Fixtures:
+#
+#	mkdistro DIR <<'EOF' ... EOF   DIR/distro.yaml from stdin
+#	mkmanifest FILE KIND NAME [NAMESPACE]   a tiny Kubernetes object
+#
+# Environment: IDPMAKE (the binary under test, default $top/idpmake; the ASan
+# build is tested with IDPMAKE=$top/build-asan/idpmake), KEEP=1, TMPDIR.
+
+# ---- where things are --------------------------------------------------
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd) || exit 1
+IDPMAKE=${IDPMAKE:-$top/idpmake}
+case $IDPMAKE in /*) ;; */*) IDPMAKE=$PWD/$IDPMAKE ;; esac
+export IDPMAKE
+SHARED=
+[ -d "$top/../shared" ] && SHARED=$(cd "$top/../shared" && pwd)
+export SHARED
+
+idpmake() { "$IDPMAKE" "$@"; }
+
+t_name=$(basename "$0" .sh)
+T=$(mktemp -d "${TMPDIR:-/tmp}/idpmake-$t_name.XXXXXX") || {
+	echo "mktemp failed" >&2
+	exit 1
+}
+export T
+STDOUT=$T/.stdout
+STDERR=$T/.stderr
+OUTPUT=$T/.output
+: >"$STDOUT"; : >"$STDERR"; : >"$OUTPUT"
+
+# A hermetic git: no system or user configuration, no prompts, fixed identity.
+mkdir -p "$T/home"
+export HOME=$T/home
+export GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0
+unset GIT_DIR GIT_WORK_TREE GIT_ASKPASS SSH_ASKPASS XDG_CONFIG_HOME GIT_CONFIG_GLOBAL \
+	GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT
+export GIT_AUTHOR_NAME=tester GIT_AUTHOR_EMAIL=tester@example.com
+export GIT_COMMITTER_NAME=tester GIT_COMMITTER_EMAIL=tester@example.com
+git config --global init.defaultBranch main 2>/dev/null
+git config --global protocol.file.allow always 2>/dev/null
+unset ARGOCD_SERVER ARGOCD_AUTH_TOKEN ARGOCD_OPTS IDPMAKE_STATE IDPMAKE_DISTRO_PATH \
+	IDPMAKE_GIT_TOKEN IDPMAKE_GIT_USERNAME
+export NO_COLOR=1
+
+# Sanitizer reports exit with 86, so t_fail does not take them for an
+# expected failure.
+SANITIZER_EXIT=86
+export ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=$SANITIZER_EXIT:detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-exitcode=$SANITIZER_EXIT:print_stacktrace=1:halt_on_error=1}
+
+cd "$T" || exit 1
+
+# ---- results -----------------------------------------------------------
+t_count=0
+t_passed=0
+t_failed=0
+
+# t_report STATUS DESC [FILE...]: STATUS 0 is a pass; on a failure the FILEs
+# (or $T/.why) are shown.
+t_report() {
+	local st=$1 desc=$2 f
+	shift 2
+	t_count=$((t_count + 1))
+	if [ "$st" = 0 ]; then
+		t_passed=$((t_passed + 1))
+		echo "ok $t_count - $desc"
+		return 0
+	fi
+	t_failed=$((t_failed + 1))
+	echo "not ok $t_count - $desc"
+	for f in "$@"; do
+		[ -s "$f" ] && sed 's/^/#   /' "$f"
+	done
+	return 1
+}
+
+# t_run CMD...: runs CMD into $STDOUT/$STDERR/$OUTPUT; sets t_status.
+t_run() {
+	"$@" >"$STDOUT" 2>"$STDERR"
+	t_status=$?
+	cat "$STDOUT" "$STDERR" >"$OUTPUT"
+	return 0
+}
+
+# t_why TEXT: a line explaining a failure, shown before the command's output.
+t_why() {
+	printf '%s\n' "$*" >"$T/.why"
+	cat "$OUTPUT" >>"$T/.why"
+}
+
+t_ok() {
+	local desc=$1
+	shift
+	t_run "$@"
+	t_why "command: $* (exit $t_status, expected 0)"
+	t_report "$t_status" "$desc" "$T/.why"
+}
+
+t_fail() {
+	local desc=$1 st
+	shift
+	t_run "$@"
+	st=1
+	if [ "$t_status" = 0 ]; then
+		t_why "command: $* (exit 0, expected a failure)"
+	elif [ "$t_status" = "$SANITIZER_EXIT" ] || [ "$t_status" = 126 ] ||
+		[ "$t_status" = 127 ] || [ "$t_status" -gt 128 ]; then
+		t_why "command: $* (exit $t_status: a sanitizer report, a signal, or not found)"
+	else
+		st=0
+	fi
+	t_report "$st" "$desc" "$T/.why"
+}
+
+t_exit() {
+	local want=$1 desc=$2
+	shift 2
+	t_run "$@"
+	t_why "command: $* (exit $t_status, expected $want)"
+	[ "$t_status" = "$want" ]
+	t_report $? "$desc" "$T/.why"
+}
+
+t_grep() {
+	local desc=$1 re=$2 file=$3
+	if [ ! -f "$file" ]; then
+		echo "no file '$file'" >"$T/.why"
+		t_report 1 "$desc" "$T/.why"
+		return
+	fi
+	grep -E -q -e "$re" -- "$file"
+	local st=$?
+	{ echo "no line of '$file' matches /$re/; it holds:"; cat "$file"; } >"$T/.why"
+	t_report $st "$desc" "$T/.why"
+}
+
+t_nogrep() {
+	local desc=$1 re=$2 file=$3 st=0
+	if [ -f "$file" ] && grep -E -q -e "$re" -- "$file"; then
+		st=1
+		{ echo "'$file' has lines matching /$re/:"; grep -E -n -e "$re" -- "$file"; } >"$T/.why"
+	fi
+	t_report $st "$desc" "$T/.why"
+}
+
+t_eq() {
+	local desc=$1 want=$2 got=$3
+	printf 'expected: %s\n  actual: %s\n' "$want" "$got" >"$T/.why"
+	[ "$want" = "$got" ]
+	t_report $? "$desc" "$T/.why"
+}
+
+# t_bail MESSAGE: a failure that stops the script (a missing server, say).
+t_bail() {
+	t_report 1 "$*"
+	echo "Bail out! $*"
+	t_done
+}
+
+t_done() {
+	echo "# $t_passed passed, $t_failed failed"
+	[ "$t_failed" = 0 ] || exit 1
+	exit 0
+}
+
+# ---- cleanup -----------------------------------------------------------
+t_pids=
+
+t_cleanup() {
+	local st=$? pid
+	for pid in $t_pids; do
+		kill "$pid" 2>/dev/null
+	done
+	for pid in $t_pids; do
+		wait "$pid" 2>/dev/null
+	done
+	t_pids=
+	cd / || :
+	if [ "$st" != 0 ] || [ "$t_failed" != 0 ]; then
+		if [ "${KEEP:-0}" = 1 ]; then
+			echo "# kept $T"
+			return
+		fi
+		echo "# rerun with KEEP=1 to keep the scratch folder"
+	fi
+	rm -rf "$T"
+}
+trap t_cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+# ---- helpers -----------------------------------------------------------
+# free_port: a TCP port on 127.0.0.1 that was free a moment ago.
+free_port() {
+	python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+# random_string: 24 hex digits.
+random_string() {
+	od -An -tx1 -N12 /dev/urandom | tr -d ' \n'
+}
+
+# http_code URL [CURL-ARGS...]: the HTTP status of a GET, 000 if none.
+http_code() {
+	local url=$1
+	shift
+	if command -v curl >/dev/null 2>&1; then
+		curl -s -o /dev/null -m 5 -w '%{http_code}' "$@" "$url" 2>/dev/null || :
+	else
+		python3 - "$url" <<'EOF'
+import sys, urllib.request, urllib.error
+try:
+    print(urllib.request.urlopen(sys.argv[1], timeout=5).status, end="")
+except urllib.error.HTTPError as e:
+    print(e.code, end="")
+except Exception:
+    print("000", end="")
+EOF
+	fi
+}
+
+# ---- the git server: lighttpd + git http-backend ------------------------
+start_git_server() {
+	local lighttpd srv=$T/git-srv backend port pid code
+	lighttpd=$(command -v lighttpd || ls /usr/sbin/lighttpd 2>/dev/null)
+	[ -n "$lighttpd" ] || t_bail "lighttpd missing: run ./configure --install-deps"
+	backend=$(git --exec-path)/git-http-backend
+	[ -x "$backend" ] || t_bail "git http-backend missing ($backend): run ./configure --install-deps"
+	mkdir -p "$srv/repos"
+	GIT_USER=idp
+	GIT_PASS=$(random_string)
+	printf '%s:%s\n' "$GIT_USER" "$GIT_PASS" >"$srv/users"
+	for _ in 1 2 3 4 5; do
+		port=$(free_port) || t_bail "cannot pick a free port (python3 missing?)"
+		cat >"$srv/lighttpd.conf" <<EOF
+server.modules = ("mod_auth", "mod_authn_file", "mod_alias", "mod_setenv", "mod_cgi")
+server.document-root = "$srv/repos"
+server.bind = "127.0.0.1"
+server.port = $port
+server.pid-file = "$srv/lighttpd.pid"
+server.errorlog = "$srv/error.log"
+auth.backend = "plain"
+auth.backend.plain.userfile = "$srv/users"
+auth.require = ( "/git/" => ( "method" => "basic", "realm" => "git", "require" => "valid-user" ) )
+alias.url = ( "/git/" => "$backend/" )
+setenv.set-environment = ( "GIT_PROJECT_ROOT" => "$srv/repos", "GIT_HTTP_EXPORT_ALL" => "1" )
+cgi.assign = ( "" => "" )
+EOF
+		: >"$srv/error.log"
+		"$lighttpd" -D -f "$srv/lighttpd.conf" >"$srv/stdout.log" 2>&1 &
+		pid=$!
+		t_pids="$t_pids $pid"
+		for _ in $(seq 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			code=$(http_code "http://127.0.0.1:$port/git/")
+			if [ "$code" != 000 ]; then
+				export GIT_USER GIT_PASS
+				export GIT_HTTP_BASE=http://127.0.0.1:$port/git
+				GIT_SRV_PID=$pid
+				return 0
+			fi
+			sleep 0.1
+		done
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		t_pids=${t_pids/ $pid/}
+		if ! grep -q -i 'address already in use' "$srv/error.log" "$srv/stdout.log"; then
+			cat "$srv/stdout.log" "$srv/error.log" >&2
+			t_bail "lighttpd did not answer on port $port within 10 s"
+		fi
+	done
+	t_bail "lighttpd: no free port after 5 tries"
+}
+
+# new_remote NAME: a bare repository NAME.git on the git server; prints its URL.
+new_remote() {
+	local dir=$T/git-srv/repos/$1.git
+	[ -n "${GIT_HTTP_BASE:-}" ] || { echo "new_remote: start_git_server first" >&2; return 1; }
+	git init -q --bare -b main "$dir" &&
+		git -C "$dir" config http.receivepack true &&
+		echo "$GIT_HTTP_BASE/$1.git"
+}
+
+# authurl URL: URL with the git server's user and password in it.
+authurl() {
+	echo "${1/:\/\//://$GIT_USER:$GIT_PASS@}"
+}
+
+# ---- the Argo CD emulator -----------------------------------------------
+start_argocd_emulator() {
+	local emu=$top/tests/argocd-emu/emulator.py pid port=
+	[ -f "$emu" ] || t_bail "argocd emulator missing: $emu"
+	command -v python3 >/dev/null || t_bail "python3 missing: run ./configure --install-deps"
+	: "${ARGOCD_TEST_TOKEN:=$(random_string)}"
+	export ARGOCD_TEST_TOKEN
+	rm -f "$T/emu.port"
+	python3 "$emu" --port 0 --port-file "$T/emu.port" --token "$ARGOCD_TEST_TOKEN" "$@" \
+		>"$T/emu.log" 2>&1 &
+	pid=$!
+	t_pids="$t_pids $pid"
+	for _ in $(seq 100); do
+		if [ -s "$T/emu.port" ]; then
+			port=$(tr -d ' \n' <"$T/emu.port")
+			case $port in ''|*[!0-9]*) port= ;; *) break ;; esac
+		fi
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ -z "$port" ]; then
+		sed 's/^/# /' "$T/emu.log" >&2
+		t_bail "argocd emulator did not start within 10 s (log above)"
+	fi
+	EMU_PID=$pid
+	EMU_LOG=$T/emu.log
+	export ARGOCD_SERVER=127.0.0.1:$port ARGOCD_OPTS=--plaintext
+}
+
+# ---- fixtures ----------------------------------------------------------
+# mkdistro DIR: DIR/distro.yaml from stdin.
+mkdistro() {
+	mkdir -p "$1" && cat >"$1/distro.yaml"
+}
+
+# mkmanifest FILE KIND NAME [NAMESPACE]: a tiny Kubernetes object in FILE.
+mkmanifest() {
+	local file=$1 kind=$2 name=$3 ns=${4:-} api=v1
+	case $kind in
+	Deployment|StatefulSet|DaemonSet|ReplicaSet) api=apps/v1 ;;
+	Ingress|NetworkPolicy) api=networking.k8s.io/v1 ;;
+	Job|CronJob) api=batch/v1 ;;
+	Role|RoleBinding|ClusterRole|ClusterRoleBinding) api=rbac.authorization.k8s.io/v1 ;;
+	CustomResourceDefinition) api=apiextensions.k8s.io/v1 ;;
+	Application|AppProject) api=argoproj.io/v1alpha1 ;;
+	esac
+	mkdir -p "$(dirname "$file")"
+	{
+		echo "apiVersion: $api"
+		echo "kind: $kind"
+		echo "metadata:"
+		echo "  name: $name"
+		[ -z "$ns" ] || echo "  namespace: $ns"
+		case $kind in
+		ConfigMap) printf 'data:\n  name: %s\n' "$name" ;;
+		Deployment)
+			cat <<EOF
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: $name}
+  template:
+    metadata:
+      labels: {app: $name}
+    spec:
+      containers:
+        - {name: $name, image: "busybox:1.36"}
+EOF
+			;;
+		Service) printf 'spec:\n  selector: {app: %s}\n  ports:\n    - {port: 80}\n' "$name" ;;
+		esac
+	} >"$file"
+}

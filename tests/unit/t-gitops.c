@@ -1,0 +1,539 @@
+/*
+ * t-gitops.c - gitops.c against local bare repositories: the first push to a
+ * created remote, one commit per change touching only its folder, no commit
+ * for content the remote holds, removal, the remote moving under a push
+ * (rebuilt when it touched other folders, refused when it touched ours,
+ * bounded retries), file:// URLs, reading, and no password in any message.
+ * The git CLI plays the other operator and checks the results.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "bundle.h"
+#include "gitops.h"
+#include "util.h"
+#include "test.h"
+
+extern void (*gitops_test_after_fetch)(int attempt);
+
+static char *tmp;		/* scratch folder, removed at the end */
+static int nbundle;
+
+static char *vfmt(const char *fmt, va_list ap)
+{
+	struct buf b = BUF_INIT;
+	char *s;
+
+	buf_vaddf(&b, fmt, ap);
+	s = astrdup(b.s);
+	buf_release(&b);
+	return s;
+}
+
+/* run a shell command; its exit status */
+static int run(const char *fmt, ...)
+{
+	va_list ap;
+	char *cmd;
+
+	va_start(ap, fmt);
+	cmd = vfmt(fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* a shell command's output without the trailing newline ("" on failure) */
+static char *out(const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	char chunk[4096], *s;
+	size_t n;
+	va_list ap;
+	FILE *f;
+
+	va_start(ap, fmt);
+	f = popen(vfmt(fmt, ap), "r");
+	va_end(ap);
+	if (!f)
+		return "";
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		buf_add(&b, chunk, n);
+	pclose(f);
+	while (b.len && b.s[b.len - 1] == '\n')
+		b.s[--b.len] = 0;
+	s = astrdup(b.s);
+	buf_release(&b);
+	return s;
+}
+
+/* a bundle file of NULL-terminated name, content pairs (sorted by the caller) */
+static const char *mkbundle(const char *name, ...)
+{
+	struct bundle_entry v[16];
+	struct buf b = BUF_INIT;
+	const char *path = aprintf("%s/bundle%d", tmp, nbundle++);
+	size_t n = 0;
+	va_list ap;
+
+	va_start(ap, name);
+	for (; name; name = va_arg(ap, const char *)) {
+		v[n].name = name;
+		v[n].data = va_arg(ap, const char *);
+		v[n].len = strlen(v[n].data);
+		n++;
+	}
+	va_end(ap);
+	bundle_write(v, n, &b);
+	if (write_file_atomic(path, b.s, b.len))
+		fatal("cannot write %s:", path);
+	buf_release(&b);
+	return path;
+}
+
+/* stderr into a file between capture() and captured() */
+static int saved_stderr = -1;
+
+static void capture(void)
+{
+	int fd;
+
+	fflush(stderr);
+	saved_stderr = dup(2);
+	fd = open(aprintf("%s/stderr", tmp), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	dup2(fd, 2);
+	close(fd);
+}
+
+static char *captured(void)
+{
+	size_t len;
+	char *s, *text;
+
+	fflush(stderr);
+	dup2(saved_stderr, 2);
+	close(saved_stderr);
+	text = read_file(aprintf("%s/stderr", tmp), &len);
+	s = astrdup(text ? text : "");
+	free(text);
+	return s;
+}
+
+static struct gitops_opts opts(const char *name, const char *remote, int create)
+{
+	struct gitops_opts o = { 0 };
+
+	o.statedir = aprintf("%s/%s", tmp, name);
+	o.remote = remote;
+	o.create_remote = create;
+	o.branch = "main";
+	o.author_name = "Idp Maker";
+	o.author_email = "idp@example.com";
+	return o;
+}
+
+static int count_commits(const char *remote)
+{
+	return atoi(out("git -C %s rev-list --count main 2>/dev/null", remote));
+}
+
+static int loose_objects(const char *statedir)
+{
+	return atoi(out("find %s/repo/objects -type f -path '*/objects/[0-9a-f][0-9a-f]/*' | wc -l", statedir));
+}
+
+/* the other operator: a clone of `remote` that commits FILE with CONTENT and pushes */
+static const char *other_remote;
+static int other_n;
+
+static void other_push(const char *file, const char *content)
+{
+	const char *dir = aprintf("%s/other%d", tmp, other_n++);
+
+	if (run("git clone -q %s %s && mkdir -p \"$(dirname %s/%s)\" && printf '%%s' '%s' >%s/%s &&"
+		" git -C %s add -A && git -C %s commit -q -m 'other operator' && git -C %s push -q origin HEAD:main",
+		other_remote, dir, dir, file, content, dir, file, dir, dir, dir))
+		fatal("the other operator's push failed");
+}
+
+static void hook_other_folder(int attempt)
+{
+	if (attempt == 0)
+		other_push("other/c/config.yaml", "c: 1\n");
+}
+
+static void hook_our_folder(int attempt)
+{
+	if (attempt == 0)
+		other_push("in-cluster/a/x.yaml", "x: theirs\n");
+}
+
+static void hook_always(int attempt)
+{
+	other_push(aprintf("busy/f%d.yaml", attempt), "busy\n");
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+static const char *remote;	/* the created remote of the first tests */
+static struct gitops_result first;
+
+static void test_first_push(void)
+{
+	struct gitops_opts o;
+	struct gitops_result r;
+	struct gitops_change c[3];
+
+	remote = aprintf("%s/state/gitops.git", tmp);
+	o = opts("state", remote, 1);
+	c[0].path = "in-cluster/a";
+	c[0].bundle = mkbundle("x.yaml", "x: 1\n", "y.yaml", "y: 1\n", NULL);
+	c[1].path = "in-cluster/b/";
+	c[1].bundle = mkbundle("deployment.app.yaml", "kind: Deployment\n", NULL);
+	c[2].path = "prod/z";
+	c[2].bundle = mkbundle("z.yaml", "z: 1\n", NULL);
+
+	CHECK(gitops_push(&o, c, 3, "idpmake: in-cluster/a, in-cluster/b, prod/z\n\nIdpmake-Run: 1", &r) == 0);
+	CHECK(r.made_commit == 1);
+	CHECK(r.retries == 0);
+	CHECK_STR(r.parent, "");
+	CHECK(strlen(r.commit) == 40);
+	CHECK_STR(out("git -C %s rev-parse refs/heads/main", remote), r.commit);
+	CHECK_STR(out("git -C %s symbolic-ref HEAD", remote), "refs/heads/main");
+	CHECK_STR(out("git -C %s rev-parse --is-bare-repository", remote), "true");
+	CHECK_STR(out("git -C %s ls-tree -r --name-only main | paste -sd' '", remote),
+		  "in-cluster/a/x.yaml in-cluster/a/y.yaml in-cluster/b/deployment.app.yaml prod/z/z.yaml");
+	CHECK_STR(out("git -C %s ls-tree main in-cluster/a/x.yaml | cut -c1-6", remote), "100644");
+	CHECK_STR(out("git -C %s show main:in-cluster/a/y.yaml", remote), "y: 1");
+	CHECK_STR(out("git -C %s log -1 --format='%%an <%%ae>|%%s|%%(trailers:key=Idpmake-Run,valueonly)' main", remote),
+		  "Idp Maker <idp@example.com>|idpmake: in-cluster/a, in-cluster/b, prod/z|1");
+	CHECK(count_commits(remote) == 1);
+	CHECK(run("git -C %s fsck --no-progress >/dev/null 2>&1", remote) == 0);
+	/* the clone: bare, origin is the remote, the tracking ref is the tip */
+	CHECK_STR(out("git -C %s/state/repo rev-parse --is-bare-repository", tmp), "true");
+	CHECK_STR(out("git -C %s/state/repo remote get-url origin", tmp), remote);
+	CHECK_STR(out("git -C %s/state/repo rev-parse refs/remotes/origin/main", tmp), r.commit);
+	CHECK_STR(out("git -C %s/state/repo for-each-ref refs/idpmake refs/heads", tmp), "");
+	first = r;
+}
+
+static void test_one_folder_changes(void)
+{
+	struct gitops_opts o = opts("state", remote, 1);
+	struct gitops_result r;
+	struct gitops_change c[2];
+	const char *btree = out("git -C %s rev-parse main:in-cluster/b", remote);
+	const char *ztree = out("git -C %s rev-parse main:prod/z", remote);
+	int before = loose_objects(o.statedir);
+
+	c[0].path = "in-cluster/a";
+	c[0].bundle = mkbundle("x.yaml", "x: 2\n", "y.yaml", "y: 1\n", NULL);
+	c[1].path = "in-cluster/b";	/* unchanged content */
+	c[1].bundle = mkbundle("deployment.app.yaml", "kind: Deployment\n", NULL);
+	CHECK(gitops_push(&o, c, 2, "idpmake: in-cluster/a", &r) == 0);
+	CHECK(r.made_commit == 1);
+	CHECK_STR(r.parent, first.commit);
+	CHECK_STR(out("git -C %s rev-parse main^", remote), first.commit);
+	CHECK(count_commits(remote) == 2);
+	CHECK_STR(out("git -C %s diff-tree -r --name-only --no-commit-id main", remote), "in-cluster/a/x.yaml");
+	CHECK_STR(out("git -C %s rev-parse main:in-cluster/b", remote), btree);
+	CHECK_STR(out("git -C %s rev-parse main:prod/z", remote), ztree);
+	/* new objects: one blob, the trees in-cluster/a, in-cluster and the root, the commit */
+	CHECK(loose_objects(o.statedir) - before == 5);
+}
+
+static void test_same_content_no_commit(void)
+{
+	struct gitops_opts o = opts("state", remote, 1);
+	struct gitops_result r;
+	struct gitops_change c = { "in-cluster/a", mkbundle("x.yaml", "x: 2\n", "y.yaml", "y: 1\n", NULL) };
+	const char *tip = out("git -C %s rev-parse main", remote);
+
+	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == 0);
+	CHECK(r.made_commit == 0);
+	CHECK_STR(r.commit, tip);
+	CHECK(count_commits(remote) == 2);
+	/* a previous run's push landed, its record did not: a fresh clone finds no change */
+	CHECK(run("rm -rf %s/state/repo", tmp) == 0);
+	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == 0);
+	CHECK(r.made_commit == 0);
+	CHECK_STR(r.commit, tip);
+	CHECK(count_commits(remote) == 2);
+	/* no change at all */
+	CHECK(gitops_push(&o, NULL, 0, "idpmake", &r) == 0);
+	CHECK(r.made_commit == 0);
+	CHECK_STR(r.commit, tip);
+}
+
+static void test_remove(void)
+{
+	struct gitops_opts o = opts("state", remote, 1);
+	struct gitops_result r;
+	struct gitops_change c[2] = { { "in-cluster/b", NULL }, { "gone/never-there", NULL } };
+
+	CHECK(gitops_push(&o, c, 2, "idpmake: remove in-cluster/b", &r) == 0);
+	CHECK(r.made_commit == 1);
+	CHECK_STR(out("git -C %s ls-tree -r --name-only main | paste -sd' '", remote),
+		  "in-cluster/a/x.yaml in-cluster/a/y.yaml prod/z/z.yaml");
+	CHECK(count_commits(remote) == 3);
+	/* an empty bundle removes too; removing the last folder of prod/ removes prod/ */
+	c[0].path = "prod/z";
+	c[0].bundle = mkbundle(NULL);
+	CHECK(gitops_push(&o, c, 1, "idpmake: remove prod/z", &r) == 0);
+	CHECK(r.made_commit == 1);
+	CHECK_STR(out("git -C %s ls-tree --name-only main", remote), "in-cluster");
+	/* removing what is not there makes no commit */
+	CHECK(gitops_push(&o, c, 2, "idpmake: remove", &r) == 0);
+	CHECK(r.made_commit == 0);
+	CHECK(count_commits(remote) == 4);
+	/* put prod/z back for the tests below */
+	c[0].bundle = mkbundle("z.yaml", "z: 1\n", NULL);
+	CHECK(gitops_push(&o, c, 1, "idpmake: prod/z", &r) == 0);
+	CHECK(r.made_commit == 1);
+}
+
+static void test_race_other_folder(void)
+{
+	struct gitops_opts o = opts("state", remote, 1);
+	struct gitops_result r;
+	struct gitops_change c = { "in-cluster/a", mkbundle("x.yaml", "x: 3\n", "y.yaml", "y: 1\n", NULL) };
+	int before = count_commits(remote);
+
+	other_remote = remote;
+	gitops_test_after_fetch = hook_other_folder;
+	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == 0);
+	gitops_test_after_fetch = NULL;
+	CHECK(r.made_commit == 1);
+	CHECK(r.retries == 1);
+	CHECK(count_commits(remote) == before + 2);
+	CHECK_STR(out("git -C %s rev-parse main", remote), r.commit);
+	CHECK_STR(out("git -C %s rev-parse main^", remote), r.parent);
+	CHECK_STR(out("git -C %s log -1 --format=%%s main^", remote), "other operator");
+	CHECK_STR(out("git -C %s show main:other/c/config.yaml", remote), "c: 1");
+	CHECK_STR(out("git -C %s show main:in-cluster/a/x.yaml", remote), "x: 3");
+	CHECK_STR(out("git -C %s diff-tree -r --name-only --no-commit-id main", remote), "in-cluster/a/x.yaml");
+}
+
+static void test_race_our_folder(void)
+{
+	struct gitops_opts o = opts("state", remote, 1);
+	struct gitops_result r;
+	struct gitops_change c[2] = {
+		{ "in-cluster/a", mkbundle("x.yaml", "x: 4\n", "y.yaml", "y: 1\n", NULL) },
+		{ "prod/z", mkbundle("z.yaml", "z: 4\n", NULL) },
+	};
+	const char *msg, *theirs;
+
+	other_remote = remote;
+	gitops_test_after_fetch = hook_our_folder;
+	capture();
+	CHECK(gitops_push(&o, c, 2, "idpmake: in-cluster/a, prod/z", &r) == -1);
+	msg = captured();
+	gitops_test_after_fetch = NULL;
+	theirs = out("git -C %s rev-parse main", remote);
+	CHECK_STR(out("git -C %s log -1 --format=%%s main", remote), "other operator");
+	CHECK_STR(out("git -C %s show main:in-cluster/a/x.yaml", remote), "x: theirs");
+	CHECK_STR(out("git -C %s show main:prod/z/z.yaml", remote), "z: 1");
+	CHECK(strstr(msg, aprintf("the remote branch 'main' moved to %.7s and changed in-cluster/a, which this run"
+				  " also changes; fetch and review it, then run idpmake up again", theirs)) != NULL);
+	CHECK(strstr(msg, "prod/z") == NULL);
+	CHECK(strstr(msg, "\n") == strrchr(msg, '\n'));	/* one line */
+}
+
+static void test_retries_bounded(void)
+{
+	struct gitops_opts o = opts("state", remote, 1);
+	struct gitops_result r;
+	struct gitops_change c = { "in-cluster/a", mkbundle("x.yaml", "x: 5\n", "y.yaml", "y: 1\n", NULL) };
+	const char *msg;
+
+	other_remote = remote;
+	gitops_test_after_fetch = hook_always;
+	capture();
+	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == -1);
+	msg = captured();
+	gitops_test_after_fetch = NULL;
+	CHECK(r.retries == 5);
+	CHECK(strstr(msg, "kept moving") != NULL);
+	CHECK_STR(out("git -C %s show main:in-cluster/a/x.yaml", remote), "x: theirs");
+	CHECK_STR(out("git -C %s log -1 --format=%%s main", remote), "other operator");
+}
+
+static int collect(void *ctx, const char *name, const char *data, size_t len)
+{
+	buf_addf(ctx, "%s=%.*s|", name, (int)len, data);
+	return 0;
+}
+
+static void test_read(void)
+{
+	struct gitops_opts o = opts("state", remote, 1);
+	struct gitops_opts fresh = opts("fresh", remote, 1);
+	struct buf b = BUF_INIT;
+	char tip[41];
+
+	CHECK(gitops_read(&o, 1, "in-cluster/a", collect, &b, tip) == 0);
+	CHECK_STR(b.s, "x.yaml=x: theirs\n|y.yaml=y: 1\n|");
+	CHECK_STR(tip, out("git -C %s rev-parse main", remote));
+	buf_reset(&b);
+	CHECK(gitops_read(&o, 0, "in-cluster", collect, &b, tip) == 0);	/* folders only: no file */
+	CHECK_STR(b.s, "");
+	CHECK(gitops_read(&o, 0, "no/such", collect, &b, tip) == 0);
+	CHECK_STR(b.s, "");
+	CHECK(strlen(tip) == 40);
+	/* no clone yet and no fetch: empty, nothing created */
+	CHECK(gitops_read(&fresh, 0, "in-cluster/a", collect, &b, tip) == 0);
+	CHECK_STR(tip, "");
+	CHECK_STR(b.s, "");
+	CHECK(access(aprintf("%s/fresh/repo", tmp), F_OK) != 0);
+	/* the embedded default remote not created yet: empty */
+	fresh.remote = aprintf("%s/fresh/gitops.git", tmp);
+	CHECK(gitops_read(&fresh, 1, "in-cluster/a", collect, &b, tip) == 0);
+	CHECK_STR(tip, "");
+	buf_release(&b);
+}
+
+static void test_file_url(void)
+{
+	const char *bare = aprintf("%s/srv/file.git", tmp);
+	const char *url = aprintf("file://%s", bare);
+	struct gitops_opts o = opts("state-file", url, 0);
+	struct gitops_result r;
+	struct gitops_change c = { "in-cluster/a", mkbundle("x.yaml", "x: 1\n", NULL) };
+	struct buf b = BUF_INIT;
+	char tip[41];
+
+	/* no such remote, not the embedded one: an error */
+	capture();
+	CHECK(gitops_push(&o, &c, 1, "idpmake", &r) == -1);
+	CHECK(strstr(captured(), "does not exist") != NULL);
+
+	CHECK(run("git init -q --bare -b main %s", bare) == 0);
+	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == 0);
+	CHECK(r.made_commit == 1);
+	CHECK_STR(out("git -C %s rev-parse main", bare), r.commit);
+	CHECK_STR(out("git -C %s/state-file/repo remote get-url origin", tmp), url);
+	CHECK(gitops_read(&o, 1, "in-cluster/a", collect, &b, tip) == 0);
+	CHECK_STR(b.s, "x.yaml=x: 1\n|");
+	CHECK_STR(tip, r.commit);
+	buf_release(&b);
+
+	/* create_remote with a file:// URL */
+	o = opts("state-file2", aprintf("file://%s/srv/created.git", tmp), 1);
+	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == 0);
+	CHECK_STR(out("git -C %s/srv/created.git rev-parse main", tmp), r.commit);
+
+	/* the remote changed: origin follows, the clone is fetched, not re-cloned */
+	o = opts("state-file", remote, 0);
+	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == 0);
+	CHECK_STR(out("git -C %s/state-file/repo remote get-url origin", tmp), remote);
+	CHECK_STR(out("git -C %s rev-parse main", remote), r.commit);
+	CHECK_STR(out("git -C %s show main:in-cluster/a/x.yaml", remote), "x: 1");
+}
+
+static void test_other_branch(void)
+{
+	struct gitops_opts o = opts("state", remote, 1);
+	struct gitops_result r;
+	struct gitops_change c = { "in-cluster/a", mkbundle("x.yaml", "x: staging\n", NULL) };
+	const char *main_tip = out("git -C %s rev-parse main", remote);
+
+	o.branch = "staging";
+	CHECK(gitops_push(&o, &c, 1, "idpmake: staging", &r) == 0);
+	CHECK(r.made_commit == 1);
+	CHECK_STR(r.parent, "");
+	CHECK_STR(out("git -C %s ls-tree -r --name-only staging", remote), "in-cluster/a/x.yaml");
+	CHECK_STR(out("git -C %s rev-parse main", remote), main_tip);
+}
+
+static void test_errors(void)
+{
+	struct gitops_opts o = opts("state", remote, 1);
+	struct gitops_result r;
+	struct gitops_change c[2] = {
+		{ "in-cluster/a", mkbundle("x.yaml", "x: 9\n", NULL) },
+		{ "in-cluster/a/sub", mkbundle("x.yaml", "x: 9\n", NULL) },
+	};
+	const char *tip = out("git -C %s rev-parse main", remote), *msg;
+
+	capture();
+	CHECK(gitops_push(&o, c, 2, "idpmake", &r) == -1);
+	c[1].path = "in-cluster/a/";
+	CHECK(gitops_push(&o, c, 2, "idpmake", &r) == -1);
+	c[0].path = "../escape";
+	CHECK(gitops_push(&o, c, 1, "idpmake", &r) == -1);
+	c[0].path = "in-cluster/.git";
+	CHECK(gitops_push(&o, c, 1, "idpmake", &r) == -1);
+	c[0].path = "in-cluster/bad";
+	c[0].bundle = aprintf("%s/no-such-bundle", tmp);
+	CHECK(gitops_push(&o, c, 1, "idpmake", &r) == -1);
+	msg = captured();
+	CHECK(strstr(msg, "inside the git folder 'in-cluster/a'") != NULL);
+	CHECK(strstr(msg, "two packages have the git folder 'in-cluster/a'") != NULL);
+	CHECK(strstr(msg, "'../escape' is not a valid folder") != NULL);
+	CHECK(strstr(msg, "no-such-bundle") != NULL);
+	CHECK_STR(out("git -C %s rev-parse main", remote), tip);
+}
+
+/* an unreachable https remote with a password in the URL, -v: the password never shows */
+static void test_no_secret_shown(void)
+{
+	struct gitops_opts o = opts("state-http", "http://idp:s3cr3t-pw@127.0.0.1:1/x.git", 0);
+	struct gitops_result r;
+	const char *msg;
+
+	o.verbose = 1;
+	setenv("IDPMAKE_GIT_TOKEN", "t0ken-secret", 1);
+	capture();
+	CHECK(gitops_push(&o, NULL, 0, "idpmake", &r) == -1);
+	msg = captured();
+	unsetenv("IDPMAKE_GIT_TOKEN");
+	CHECK(strstr(msg, "git fetch http://idp:***@127.0.0.1:1/x.git refs/heads/main") != NULL);
+	CHECK(strstr(msg, "cannot fetch 'main' from http://idp:***@127.0.0.1:1/x.git") != NULL);
+	CHECK(strstr(msg, "s3cr3t") == NULL);
+	CHECK(strstr(msg, "t0ken") == NULL);
+	CHECK(run("grep -rq s3cr3t %s/state-http", tmp) != 0);
+	CHECK_STR(out("git -C %s/state-http/repo remote get-url origin", tmp), "http://idp@127.0.0.1:1/x.git");
+}
+
+static void test_version(void)
+{
+	CHECK(!strncmp(gitops_version(), "libgit2 1.", 10));
+}
+
+static void setup(void)
+{
+	char templ[] = "/tmp/t-gitops.XXXXXX";
+
+	if (!mkdtemp(templ))
+		fatal("mkdtemp:");
+	tmp = astrdup(templ);
+	/* a hermetic git CLI */
+	setenv("HOME", aprintf("%s/home", tmp), 1);
+	mkdirs(aprintf("%s/home", tmp));
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	setenv("GIT_AUTHOR_NAME", "other", 1);
+	setenv("GIT_AUTHOR_EMAIL", "other@example.com", 1);
+	setenv("GIT_COMMITTER_NAME", "other", 1);
+	setenv("GIT_COMMITTER_EMAIL", "other@example.com", 1);
+	unsetenv("IDPMAKE_GIT_TOKEN");
+	unsetenv("IDPMAKE_GIT_USERNAME");
+	unsetenv("GIT_DIR");
+}
+
+static void teardown(void)
+{
+	if (t_failed)
+		fprintf(stderr, "t-gitops: kept %s\n", tmp);
+	else
+		rmtree(tmp);
+}
+
+TEST_MAIN(setup, test_version, test_first_push, test_one_folder_changes, test_same_content_no_commit,
+	  test_remove, test_race_other_folder, test_race_our_folder, test_retries_bounded, test_read,
+	  test_file_url, test_other_branch, test_errors, test_no_secret_shown, teardown)

@@ -1,0 +1,33 @@
+/*
+ * test.h - the unit tests' harness: CHECK(cond) records a pass or a
+ * failure with file and line; TEST_MAIN's main prints
+ * "N passed, N failed" and exits 1 when anything failed.
+ */
+#ifndef IDPMAKE_TEST_H
+#define IDPMAKE_TEST_H
+
+#include <stdio.h>
+#include <string.h>
+
+static int t_passed, t_failed;
+
+#define CHECK(cond) do { \
+	if (cond) { t_passed++; } else { t_failed++; \
+		fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); } \
+} while (0)
+
+#define CHECK_STR(a, b) do { \
+	const char *a_ = (a), *b_ = (b); \
+	if (a_ && b_ && !strcmp(a_, b_)) { t_passed++; } else { t_failed++; \
+		fprintf(stderr, "%s:%d: check failed: %s == %s (\"%s\" vs \"%s\")\n", \
+			__FILE__, __LINE__, #a, #b, a_ ? a_ : "(null)", b_ ? b_ : "(null)"); } \
+} while (0)
+
+#define TEST_MAIN(...) int main(void) { \
+	void (*tests_[])(void) = { __VA_ARGS__ }; \
+	for (size_t i_ = 0; i_ < sizeof(tests_) / sizeof(tests_[0]); i_++) tests_[i_](); \
+	printf("%d passed, %d failed\n", t_passed, t_failed); \
+	return t_failed ? 1 : 0; \
+}
+
+#endif
