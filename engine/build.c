@@ -46,6 +46,7 @@ struct job {
 	struct pushed *np;
 	size_t nchanges;
 	struct gitops_result gr;
+	const char *commit;		/* hooks: the commit holding the package */
 	/* results */
 	int rc;
 	struct hash output;
@@ -76,6 +77,7 @@ static const char *log_path(const char *statedir, const struct step *s)
 static const char *unpack(const char *statedir, const struct step *s, struct hash output)
 {
 	const char *dir = aprintf("%s/rendered/%s/%s", statedir, s->cluster->name, s->pkg->name);
+	char real[4096];
 	struct bundle b;
 
 	if (hash_zero(output) || bundle_read(bundle_path(statedir, output), &b) < 0)
@@ -91,7 +93,8 @@ static const char *unpack(const char *statedir, const struct step *s, struct has
 	if (!b.n)
 		mkdirs(dir);
 	bundle_free(&b);
-	return dir;
+	/* hooks run in their distro's folder: give them an absolute path */
+	return realpath(dir, real) ? astrdup(real) : dir;
 }
 
 static void run_job(struct job *j)
@@ -119,7 +122,7 @@ static void run_job(struct job *j)
 	case STEP_POST: {
 		struct step *r = render_of(s);
 		const char *dir = unpack(pl->statedir, s, r ? r->output : (struct hash){ 0, 0 });
-		j->rc = hook_run(pl->g->d, s, q.commit, dir, &j->err);
+		j->rc = hook_run(pl->g->d, s, j->commit ? j->commit : q.commit, dir, &j->err);
 		break;
 	}
 	case STEP_SYNC:
@@ -254,6 +257,12 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			s->state = S_RUNNING;
 			s->log = log_path(pl->statedir, s);
 			unlink(s->log);
+			if (s->kind == STEP_PRE || s->kind == STEP_POST) {
+				/* the commit that holds this package: this run's push, or an earlier one */
+				struct pushed p;
+				if (state_pushed(pl->st, s->gitpath, &p))
+					j->commit = p.commit;
+			}
 			if (s->kind == STEP_PUSH) {
 				plan_push_changes(pl, &j->changes, &j->nchanges, &j->np);
 				s->why = aprintf("%lld", (long long)(pl->run_start / 1000000000LL));

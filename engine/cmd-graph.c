@@ -14,7 +14,7 @@ static const char *dot_quote(const char *s)
 
 	buf_addc(&b, '"');
 	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
+		if (*s == '"')
 			buf_addc(&b, '\\');
 		buf_addc(&b, *s);
 	}

@@ -81,9 +81,10 @@ struct graph *graph_build(struct distro *d)
 			if (!cluster_has(d, c, p))
 				continue;
 			u.render = new_step(g, STEP_RENDER, c, p, NULL, aprintf("%s/%s:render", c->name, p->name));
+			u.render->render = u.render;
 			u.render->namespace = package_namespace(d, c, p);
 			vars_init(&v, d, c, p, u.render->namespace);
-			u.render->gitpath = expand(d->git.path, (struct loc){ d->file, 0, 0 }, &v);
+			u.render->gitpath = expand(d->git.path, d->git.path_loc, &v);
 			if (!u.render->namespace || !u.render->gitpath)
 				return NULL;
 			edge(u.render, g->push);
@@ -114,6 +115,7 @@ struct graph *graph_build(struct distro *d)
 			u.last = prev;
 			for (size_t i = 0; i < g->nsteps; i++)
 				if (g->steps[i]->pkg == p && g->steps[i]->cluster == c) {
+					g->steps[i]->render = u.render;
 					g->steps[i]->namespace = u.render->namespace;
 					g->steps[i]->gitpath = u.render->gitpath;
 				}
@@ -155,33 +157,67 @@ struct graph *graph_build(struct distro *d)
 			if (--indeg[s->out[i]->index] == 0)
 				queue[qt++] = s->out[i];
 	}
-	free(indeg);
 	if (order != g->nsteps) {
-		/* a cycle through clusters: print the steps left over */
+		/*
+		 * A cycle through clusters (the manifest refuses cycles within
+		 * one): walk in-edges among the steps left over until one
+		 * repeats, and print the packages on that loop, a -> b -> a.
+		 */
 		struct buf b = BUF_INIT;
-		for (size_t i = 0; i < g->nsteps; i++) {
-			int done = 0;
-			for (size_t k = 0; k < order; k++)
-				if (sorted[k] == g->steps[i])
-					done = 1;
-			if (!done && g->steps[i]->kind == STEP_SYNC)
-				buf_addf(&b, "%s%s/%s", b.len ? " -> " : "", g->steps[i]->cluster->name, g->steps[i]->pkg->name);
+		int *seen = xcalloc(g->nsteps, sizeof(int)), pos = 1;
+		struct step **path = xcalloc(g->nsteps + 1, sizeof(*path)), *s = NULL;
+		for (size_t i = 0; i < g->nsteps && !s; i++)
+			if (indeg[i] > 0)
+				s = g->steps[i];
+		while (s && !seen[s->index]) {
+			struct step *next = NULL;
+			seen[s->index] = pos;
+			path[pos++ - 1] = s;
+			for (size_t k = 0; k < s->nin && !next; k++)
+				if (indeg[s->in[k]->index] > 0)
+					next = s->in[k];
+			s = next;
+		}
+		if (s) {
+			/* path[seen[s]-1 .. pos-2] is the loop, walked against the edges */
+			const char *last = NULL;
+			for (int k = pos - 2; k >= seen[s->index] - 1; k--) {
+				const char *name = aprintf("%s/%s", path[k]->cluster->name, path[k]->pkg->name);
+				if (last && !strcmp(last, name))
+					continue;
+				buf_addf(&b, "%s%s", b.len ? " -> " : "", name);
+				last = name;
+			}
+			buf_addf(&b, " -> %s/%s", path[pos - 2]->cluster->name, path[pos - 2]->pkg->name);
 		}
 		loc_error((struct loc){ d->file, 0, 0 }, "dependency cycle across clusters: %s", b.s);
 		buf_release(&b);
+		free(seen);
+		free(path);
+		free(indeg);
 		return NULL;
 	}
+	free(indeg);
 	g->steps = sorted;
 	for (size_t i = 0; i < g->nsteps; i++)
 		g->steps[i]->index = (int)i;
 	return g;
 }
 
+/*
+ * Select s and what it needs.  The push depends on every render, but a
+ * target needs only its own packages' renders: the walk stops at the push
+ * and takes each package's render from the package's steps instead.
+ */
 static void select_from(struct step *s)
 {
 	if (s->selected)
 		return;
 	s->selected = 1;
+	if (s->render)
+		select_from(s->render);
+	if (s->kind == STEP_PUSH)
+		return;
 	for (size_t i = 0; i < s->nin; i++)
 		select_from(s->in[i]);
 }

@@ -97,6 +97,7 @@ struct package {
 	const char *path;		/* SRC_PATH: folder relative to the distro */
 	struct {
 		const char *url, *ref, *path;
+		struct loc loc;
 	} git;				/* SRC_GIT */
 	struct {
 		const char *repo, *name, *version;
@@ -147,6 +148,7 @@ struct distro {
 		const char *remote;	/* NULL: STATE/gitops.git */
 		const char *branch;	/* default main */
 		const char *path;	/* default ${cluster}/${package} */
+		struct loc path_loc;	/* where path was written */
 		const char *author_name, *author_email;
 		const char *ca_file;	/* private CA for https remotes */
 	} git;
@@ -185,11 +187,12 @@ enum reason {
 enum step_state { S_IDLE, S_WAITING, S_READY, S_RUNNING, S_DONE, S_FAILED, S_NOT_RUN };
 
 struct step {
-	const char *id;			/* CLUSTER/PKG:KIND[:HOOK], or ":push" */
+	const char *id;			/* CLUSTER/PKG:KIND[:HOOK], or "push" */
 	enum step_kind kind;
 	struct cluster *cluster;	/* NULL for push */
 	struct package *pkg;		/* NULL for push */
 	struct hook *hook;		/* pre/post only */
+	struct step *render;		/* the package's render step (itself for a render) */
 	const char *gitpath;		/* render/sync: the package's folder in the repo */
 	const char *namespace;		/* expanded namespace */
 

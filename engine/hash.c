@@ -1,5 +1,7 @@
 /* hash.c - XXH3-128, key inputs, and the stat cache (see hash.h) */
+#include <ctype.h>
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -75,6 +77,9 @@ int hash_parse(const char *hex, struct hash *h)
 
 	if (!hex || strlen(hex) != 32)
 		return -1;
+	for (int i = 0; i < 32; i++)
+		if (!isxdigit((unsigned char)hex[i]))
+			return -1;
 	memcpy(a, hex, 16);
 	a[16] = 0;
 	memcpy(b, hex + 16, 16);
@@ -280,6 +285,16 @@ static int walk(struct scan *s, int dfd, size_t plen, int depth)
 			return error("%s: path too long", s->t->dir);
 		}
 		memcpy(s->path + plen, e->d_name, nlen + 1);
+		if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) {
+			/* a symlink may point anywhere: it must stay inside the folder */
+			char *full = aprintf("%s/%s", s->t->dir, s->path), real[PATH_MAX], root[PATH_MAX];
+			if (realpath(full, real) && realpath(s->t->dir, root) &&
+			    (strncmp(real, root, strlen(root)) || (real[strlen(root)] && real[strlen(root)] != '/'))) {
+				closedir(d);
+				return error("%s is a symlink out of %s (to %s); inputs must stay inside the folder",
+					     full, s->t->dir, real);
+			}
+		}
 		if (fstatat(dirfd(d), e->d_name, &st, 0) < 0) {
 			if (errno == ENOENT)
 				continue;	/* dangling symlink or raced away */
@@ -313,7 +328,7 @@ static int walk(struct scan *s, int dfd, size_t plen, int depth)
 			xstrdup(s->path), (int64_t)st.st_size,
 			(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
 			(int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec,
-			(uint64_t)st.st_ino, (uint64_t)st.st_dev, { 0, 0 }
+			(uint64_t)st.st_ino, (uint64_t)st.st_dev, { 0, 0 }, 0
 		};
 	}
 	closedir(d);
@@ -337,7 +352,8 @@ int scan_tree(const char *dir, const struct strlist *globs, struct tree *t)
 		return error("cannot open folder %s:", dir);
 	if (walk(&s, fd, 0, 0) < 0)
 		return -1;
-	qsort(t->v, t->n, sizeof(*t->v), filecmp);
+	if (t->n > 1)
+		qsort(t->v, t->n, sizeof(*t->v), filecmp);
 	h = hasher_new();
 	for (size_t i = 0; globs && i < globs->n; i++)
 		hasher_adds(h, globs->v[i]);
@@ -353,6 +369,15 @@ int scan_tree(const char *dir, const struct strlist *globs, struct tree *t)
 	}
 	t->fingerprint = hasher_end(h);
 	return 0;
+}
+
+void tree_free(struct tree *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free((char *)t->v[i].path);
+	free(t->v);
+	t->v = NULL;
+	t->n = 0;
 }
 
 static int hash_file(const char *dir, const char *rel, struct hash *out)
@@ -379,15 +404,20 @@ int hash_tree(struct tree *t, const struct tree_file *old, size_t nold, long lon
 		int c = 1;
 		while (j < nold && (c = strcmp(old[j].path, f->path)) < 0)
 			j++;
-		if (j < nold && c == 0 && old[j].size == f->size && old[j].mtime == f->mtime &&
-		    old[j].ctime == f->ctime && old[j].ino == f->ino && old[j].dev == f->dev) {
+		f->racy = f->mtime + 2000000000LL > run_start_ns;
+		if (j < nold && c == 0 && !old[j].racy && !f->racy && old[j].size == f->size &&
+		    old[j].mtime == f->mtime && old[j].ctime == f->ctime && old[j].ino == f->ino && old[j].dev == f->dev) {
 			f->h = old[j].h;
 		} else if (hash_file(t->dir, f->path, &f->h) < 0) {
 			free(h);
 			return -1;
 		}
-		/* git's racy rule: a file changed within 2 s of the run may change again unseen */
-		if (f->mtime + 2000000000LL > run_start_ns || f->ctime + 2000000000LL > run_start_ns)
+		/*
+		 * git's racy rule: a file changed within 2 s of the run may change
+		 * again without its stat changing; it is recorded as racy and
+		 * hashed again next time.
+		 */
+		if (f->racy)
 			t->racy = 1;
 		hasher_adds(h, f->path);
 		hasher_addh(h, f->h);
@@ -402,7 +432,7 @@ void *tree_encode(const struct tree *t, size_t *len)
 	unsigned char *buf, *p;
 
 	for (size_t i = 0; i < t->n; i++)
-		n += 2 + strlen(t->v[i].path) + 5 * 8 + 16;
+		n += 2 + strlen(t->v[i].path) + 6 * 8 + 16;
 	p = buf = xmalloc(n ? n : 1);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct tree_file *f = &t->v[i];
@@ -417,6 +447,7 @@ void *tree_encode(const struct tree *t, size_t *len)
 		put64(&p, f->dev);
 		put64(&p, f->h.hi);
 		put64(&p, f->h.lo);
+		put64(&p, (uint64_t)f->racy);
 	}
 	*len = n;
 	return buf;
@@ -434,8 +465,10 @@ int tree_decode(const void *blob, size_t len, struct tree_file **v, size_t *n)
 			return -1;
 		l = (size_t)p[0] << 8 | p[1];
 		p += 2;
-		if ((size_t)(end - p) < l + 56)
+		if ((size_t)(end - p) < l + 64) {
+			free(out);
 			return -1;
+		}
 		if (cnt == cap) {
 			cap = cap ? cap * 2 : 64;
 			out = xrealloc(out, cap * sizeof(*out));
@@ -449,6 +482,7 @@ int tree_decode(const void *blob, size_t len, struct tree_file **v, size_t *n)
 		out[cnt].dev = get64(&p);
 		out[cnt].h.hi = get64(&p);
 		out[cnt].h.lo = get64(&p);
+		out[cnt].racy = (int)get64(&p);
 		cnt++;
 	}
 	*v = amalloc((cnt ? cnt : 1) * sizeof(**v));

@@ -62,6 +62,7 @@ struct tree_file {
 	int64_t size, mtime, ctime;	/* ns */
 	uint64_t ino, dev;
 	struct hash h;			/* content, once known */
+	int racy;			/* changed too close to the run to trust its stat */
 };
 
 struct tree {
@@ -75,6 +76,7 @@ struct tree {
 
 /* -1 after printing an error */
 int scan_tree(const char *dir, const struct strlist *globs, struct tree *t);
+void tree_free(struct tree *t);		/* what scan_tree allocated */
 /* fill content hashes; `old`, `nold` are the files recorded last time */
 int hash_tree(struct tree *t, const struct tree_file *old, size_t nold, long long run_start_ns);
 void *tree_encode(const struct tree *t, size_t *len);			/* malloc'd */

@@ -12,6 +12,7 @@
  * Errors are collected (loc_error) rather than stopping at the first, so one
  * run of `validate` shows them all.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -27,7 +28,12 @@
 #include "util.h"
 #include "yaml.h"
 
-static struct ypool *pool;	/* the trees of every distro file, kept for the run */
+static struct ypool *pool;
+
+static int strptrcmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}	/* the trees of every distro file, kept for the run */
 
 /* ---- did you mean ---- */
 
@@ -518,6 +524,7 @@ static void conv_package(struct distro *d, struct package *p, const struct ynode
 		p->src = SRC_GIT;
 		if (want(src, Y_MAP, "git")) {
 			CHECK_KEYS(src, "a git source", "url", "ref", "path");
+			p->git.loc = src->loc;
 			p->git.url = str(yget(src, "url"), "git url");
 			p->git.ref = str(yget(src, "ref"), "git ref");
 			p->git.path = str(yget(src, "path"), "git path");
@@ -541,7 +548,7 @@ static void conv_package(struct distro *d, struct package *p, const struct ynode
 				loc_error(src->loc, "a chart needs 'repo' and 'name'");
 		}
 	}
-	if (nsrc != 1 && !(p->rule && p->rule->builtin == RENDER_HELM && nsrc == 0))
+	if (nsrc != 1)
 		loc_error(n->loc, "package '%s' needs exactly one source: 'path', 'git' or 'chart' (it has %d)", p->name, nsrc);
 	if (p->rule && p->rule->builtin != RENDER_HELM && p->src == SRC_CHART)
 		loc_error(yget(n, "chart")->loc, "'chart' is a source for helm packages only (this one is '%s')", p->type);
@@ -735,7 +742,9 @@ static void check_vars(struct distro *d)
 			for (size_t j = 0; j < p->nrewrite; j++)
 				expand(p->rewrite[j].replace, p->rewrite[j].loc, &v);
 			if (d->git.path)
-				expand(d->git.path, (struct loc){ d->file, 0, 0 }, &v);
+				expand(d->git.path, d->git.path_loc, &v);
+			if (p->src == SRC_GIT && p->git.path)
+				expand(p->git.path, p->git.loc, &v);
 			if (p->src == SRC_CHART) {
 				expand(p->chart.repo, p->loc, &v);
 				expand(p->chart.name, p->loc, &v);
@@ -768,6 +777,7 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 
 	d->git.branch = "main";
 	d->git.path = "${cluster}/${package}";
+	d->git.path_loc = (struct loc){ d->file, 0, 0 };
 	d->git.author_name = "idpmake";
 	d->git.author_email = "idpmake@localhost";
 	if ((x = yget(root, "git")) && !yisnull(x) && want(x, Y_MAP, "git")) {
@@ -779,10 +789,12 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 			d->git.remote = path_join(file_dir(yget(x, "remote")->loc), d->git.remote);
 		if (yget(x, "branch"))
 			d->git.branch = str(yget(x, "branch"), "branch");
-		if (yget(x, "path"))
+		if (yget(x, "path")) {
 			d->git.path = str(yget(x, "path"), "path");
-		if ((a = yget(x, "ca-file")))
-			d->git.ca_file = str(a, "ca-file");
+			d->git.path_loc = yget(x, "path")->loc;
+		}
+		if ((a = yget(x, "ca-file")) && str(a, "ca-file"))
+			d->git.ca_file = path_join(file_dir(a->loc), a->s);
 		if ((a = yget(x, "author")) && !yisnull(a) && want(a, Y_MAP, "author")) {
 			CHECK_KEYS(a, "author", "name", "email");
 			if (yget(a, "name"))
@@ -837,6 +849,37 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 		}
 	}
 
+	/* the distro's own rules/ folder, read without being listed */
+	{
+		const char *rdir = path_join(d->dir, "rules");
+		DIR *dd = opendir(rdir);
+		struct dirent *e;
+		const char *names[64];
+		size_t nn = 0;
+		while (dd && (e = readdir(dd)) && nn < 64) {
+			size_t l = strlen(e->d_name);
+			if (e->d_name[0] != '.' && l > 5 && !strcmp(e->d_name + l - 5, ".yaml"))
+				names[nn++] = astrdup(e->d_name);
+		}
+		if (dd)
+			closedir(dd);
+		qsort(names, nn, sizeof(*names), strptrcmp);
+		for (size_t i = 0; i < nn && d->nrules < nbuiltin + 64; i++) {
+			const char *path = path_join(rdir, names[i]);
+			char *text;
+			size_t len;
+			struct rule *r;
+			int listed = 0;
+			for (size_t k = nbuiltin; k < d->nrules; k++)
+				if (d->rules[k]->loc.file && !strcmp(d->rules[k]->loc.file, path))
+					listed = 1;
+			if (listed || !(text = read_file(path, &len)))
+				continue;
+			if ((r = rule_load(path, text, len)) && !find_rule(d, r->name))
+				d->rules[d->nrules++] = r;
+			free(text);
+		}
+	}
 	if ((x = yget(root, "clusters")) && !yisnull(x) && want(x, Y_MAP, "clusters")) {
 		d->clusters = amalloc(x->n * sizeof(*d->clusters) + 1);
 		for (size_t i = 0; i < x->n; i++)

@@ -35,22 +35,7 @@
 
 struct step *render_of(struct step *s)
 {
-	while (s && s->kind != STEP_RENDER) {
-		struct step *up = NULL;
-		for (size_t i = 0; i < s->nin; i++)
-			if (s->in[i]->kind == STEP_PUSH || (s->in[i]->pkg == s->pkg && s->in[i]->cluster == s->cluster))
-				up = s->in[i];
-		if (!up)
-			return NULL;
-		if (up->kind == STEP_PUSH) {
-			for (size_t i = 0; i < up->nin; i++)
-				if (up->in[i]->pkg == s->pkg && up->in[i]->cluster == s->cluster)
-					return up->in[i];
-			return NULL;
-		}
-		s = up;
-	}
-	return s;
+	return s ? s->render : NULL;
 }
 
 /* the content hash of one file, through the stat cache (name "f:PATH") */
@@ -70,7 +55,7 @@ static int file_hash(struct planner *pl, const char *path, struct hash *h)
 	f = (struct tree_file){ path_base(path), (int64_t)st.st_size,
 				(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
 				(int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec,
-				(uint64_t)st.st_ino, (uint64_t)st.st_dev, { 0, 0 } };
+				(uint64_t)st.st_ino, (uint64_t)st.st_dev, { 0, 0 }, 0 };
 	hs = hasher_new();
 	hasher_add(hs, &f.size, sizeof(f.size) * 3);
 	hasher_add(hs, &f.ino, sizeof(f.ino) * 2);
@@ -258,6 +243,14 @@ static void set_changed(struct planner *pl, struct step *s, const struct inputs 
 	if (state_step_inputs(pl->st, s->id, &old) < 0 || !old.n)
 		return;
 	inputs_diff(&old, now, &s->changed);
+	/* "files" stands for the per-file entries, which name the change better */
+	if (s->changed.n > 1) {
+		size_t j = 0;
+		for (size_t i = 0; i < s->changed.n; i++)
+			if (strcmp(s->changed.v[i], "files changed"))
+				s->changed.v[j++] = s->changed.v[i];
+		s->changed.n = j;
+	}
 }
 
 int plan_inputs(struct planner *pl, struct step *s, struct inputs *in)
@@ -306,9 +299,7 @@ int plan_renders(struct planner *pl)
 			s->output = rec.output;
 			if (s->tree) {
 				/* not needed any more: free the scan */
-				for (size_t j = 0; j < s->tree->n; j++)
-					free((char *)s->tree->v[j].path);
-				free(s->tree->v);
+				tree_free(s->tree);
 				free(s->tree);
 				s->tree = NULL;
 			}

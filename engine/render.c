@@ -34,6 +34,7 @@ struct objects {
 	size_t n;
 	struct bundle_entry *extra;	/* files that are not objects (argocd-app folders) */
 	size_t nextra;
+	const char *single;		/* the name of the one object, instead of KIND.NAME.yaml */
 };
 
 static void add_obj(struct objects *o, struct ynode *n)
@@ -330,6 +331,7 @@ static int render_helm_app(const struct render_ctx *rc, struct step *s, struct o
 	put(p, spec, "destination", dst);
 	put(p, app, "spec", spec);
 	add_obj(o, app);
+	o->single = "application.yaml";	/* engine.md: the folder holds application.yaml */
 	return 0;
 }
 
@@ -397,7 +399,7 @@ static int add_folder(struct objects *o, const char *root, const char *prefix, c
 		const char *path = aprintf("%s/%s", root, t.v[i].path);
 		size_t len;
 		char *data = read_file(path, &len);
-		const char *name = aprintf("%s/%s", prefix, t.v[i].path);
+		const char *name = strcmp(prefix, ".") ? aprintf("%s/%s", prefix, t.v[i].path) : astrdup(t.v[i].path);
 		int dup = 0;
 		if (!data) {
 			*err = aprintf("cannot read %s: %s", path, strerror(errno));
@@ -416,14 +418,18 @@ static int add_folder(struct objects *o, const char *root, const char *prefix, c
 		o->extra[o->nextra++].len = len;
 		free(data);
 	}
-	for (size_t i = 0; i < t.n; i++)
-		free((char *)t.v[i].path);
-	free(t.v);
+	tree_free(&t);
 	return 0;
 }
 
+/* `ref` sources rewritten to the GitOps repository: $REF/ value files move with them */
+struct refs {
+	const char *name[16], *prefix[16];
+	size_t n;
+};
+
 static int rewrite_source(const struct render_ctx *rc, struct step *s, struct objects *o, struct ynode *src,
-			  const char *appdir, const char **err)
+			  const char *appdir, struct refs *refs, const char **err)
 {
 	struct ynode *url = yget(src, "repoURL"), *path;
 	const char *rest, *dir, *folder;
@@ -437,17 +443,39 @@ static int rewrite_source(const struct render_ctx *rc, struct step *s, struct ob
 		*err = aprintf("%s: cnoe:// folder '%s' does not exist", url->loc.file, rest);
 		return -1;
 	}
-	/* the folder's content goes under "<basename>" in the package folder */
-	folder = lower(path_base(real));
+	/*
+	 * The folder's content goes to the same relative place in the package
+	 * folder (cnoe://backstage/manifests -> backstage/manifests), so two
+	 * sources with the same last component never collide; a folder outside
+	 * the package (cnoe://../base/x) goes under _external/.
+	 */
+	{
+		size_t rl = strlen(rroot);
+		if (!strncmp(real, rroot, rl) && real[rl] == '/')
+			folder = astrdup(real + rl + 1);
+		else if (!strcmp(real, rroot))
+			folder = ".";
+		else
+			folder = aprintf("_external/%s", path_base(real));
+	}
 	if (add_folder(o, real, folder, err) < 0)
 		return -1;
 	url->s = rc->remote_url;
 	url->slen = strlen(rc->remote_url);
 	url->style = YS_QUOTED;
 	path = yget(src, "path");
-	put(o->pool, src, "path", S(o->pool, path && path->type == Y_SCALAR && path->slen && strcmp(path->s, ".") ?
-				    aprintf("%s/%s/%s", s->gitpath, folder, path->s) :
-				    aprintf("%s/%s", s->gitpath, folder)));
+	{
+		const char *base = strcmp(folder, ".") ? aprintf("%s/%s", s->gitpath, folder) : s->gitpath;
+		struct ynode *ref = yget(src, "ref");
+		if (path && path->type == Y_SCALAR && path->slen && strcmp(path->s, "."))
+			put(o->pool, src, "path", S(o->pool, aprintf("%s/%s", base, path->s)));
+		else if (!ref || path)
+			put(o->pool, src, "path", S(o->pool, base));
+		if (ref && ref->type == Y_SCALAR && refs->n < 16) {
+			refs->name[refs->n] = ref->s;
+			refs->prefix[refs->n++] = base;
+		}
+	}
 	if (!yget(src, "targetRevision") || !strcmp(yget(src, "targetRevision")->s, "HEAD"))
 		put(o->pool, src, "targetRevision", S(o->pool, rc->d->git.branch));
 	return 0;
@@ -493,19 +521,31 @@ static int render_argocd_app(const struct render_ctx *rc, struct step *s, struct
 				spec = yget(spec, "template") ? yget(yget(spec, "template"), "spec") : NULL;
 			if (spec) {
 				struct ynode *src = yget(spec, "source"), *srcs = yget(spec, "sources");
-				if (src && rewrite_source(rc, s, o, src, root, err) < 0)
+				struct refs refs = { { 0 }, { 0 }, 0 };
+				if (src && rewrite_source(rc, s, o, src, root, &refs, err) < 0)
 					return -1;
 				for (size_t j = 0; srcs && srcs->type == Y_SEQ && j < srcs->n; j++)
-					if (rewrite_source(rc, s, o, srcs->v[j], root, err) < 0)
+					if (rewrite_source(rc, s, o, srcs->v[j], root, &refs, err) < 0)
 						return -1;
+				/* $values/x.yaml of a rewritten ref source: $values/FOLDER/x.yaml */
+				for (size_t j = 0; srcs && srcs->type == Y_SEQ && j < srcs->n; j++) {
+					struct ynode *vf = ypath(srcs->v[j], "helm.valueFiles");
+					for (size_t k = 0; vf && vf->type == Y_SEQ && k < vf->n; k++)
+						for (size_t r = 0; r < refs.n; r++) {
+							const char *ref = aprintf("$%s/", refs.name[r]);
+							struct ynode *f = vf->v[k];
+							if (f->type == Y_SCALAR && !strncmp(f->s, ref, strlen(ref))) {
+								f->s = aprintf("%s%s/%s", ref, refs.prefix[r], f->s + strlen(ref));
+								f->slen = strlen(f->s);
+							}
+						}
+				}
 			}
 			add_obj(o, app);
 			(void)first;
 		}
 	}
-	for (size_t i = 0; i < t.n; i++)
-		free((char *)t.v[i].path);
-	free(t.v);
+	tree_free(&t);
 	return 0;
 }
 
@@ -528,7 +568,7 @@ static int normalise(struct objects *o, struct bundle *b, const char **err)
 			loc_error(obj->loc, "a Kubernetes object needs apiVersion, kind and metadata.name");
 			continue;
 		}
-		base[i] = aprintf("%s.%s.yaml", lower(kind->s), lower(name->s));
+		base[i] = o->single && o->n == 1 ? o->single : aprintf("%s.%s.yaml", lower(kind->s), lower(name->s));
 		ns[i] = nsn && nsn->type == Y_SCALAR ? lower(nsn->s) : "_";
 	}
 	if (loc_errors > before) {
@@ -574,7 +614,7 @@ static int normalise(struct objects *o, struct bundle *b, const char **err)
 
 int render_to_bundle(const struct render_ctx *rc, struct step *s, struct bundle *b, const char **err)
 {
-	struct objects o = { ypool_new(), NULL, 0, NULL, 0 };
+	struct objects o = { ypool_new(), NULL, 0, NULL, 0, NULL };
 	const struct rule *r = s->pkg->rule;
 	int ret;
 

@@ -227,7 +227,9 @@ static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id,
 			ypush(p, n, c);
 		}
 		return n;
-	case YAML_MAPPING_NODE:
+	case YAML_MAPPING_NODE: {
+		struct ynode *merges[64];
+		size_t nmerges = 0;
 		n = ynew(p, Y_MAP, loc);
 		for (yaml_node_pair_t *pr = yn->data.mapping.pairs.start;
 		     pr < yn->data.mapping.pairs.top; pr++) {
@@ -240,19 +242,12 @@ static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id,
 				return NULL;
 			}
 			if (k->style == YS_PLAIN && !strcmp(k->s, "<<")) {
-				/* merge key: copy the keys of the merged map(s) not yet set */
-				struct ynode *src[64];
-				size_t ns = 0;
+				/* merge key: applied after the map's own keys, which win */
 				if (v->type == Y_MAP)
-					src[ns++] = v;
+					merges[nmerges++ % 64] = v;
 				else if (v->type == Y_SEQ)
-					for (size_t i = 0; i < v->n && ns < 64; i++)
-						src[ns++] = v->v[i];
-				for (size_t j = 0; j < ns; j++)
-					if (src[j]->type == Y_MAP)
-						for (size_t i = 0; i < src[j]->n; i++)
-							if (!yget(n, src[j]->k[i]->s))
-								yset(p, n, src[j]->k[i], src[j]->v[i]);
+					for (size_t i = 0; i < v->n && nmerges < 64; i++)
+						merges[nmerges++] = v->v[i];
 				continue;
 			}
 			if (yget(n, k->s)) {
@@ -261,7 +256,13 @@ static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id,
 			}
 			yappend(p, n, k, v);
 		}
+		for (size_t j = 0; j < nmerges && j < 64; j++)
+			if (merges[j]->type == Y_MAP)
+				for (size_t i = 0; i < merges[j]->n; i++)
+					if (!yget(n, merges[j]->k[i]->s))
+						yappend(p, n, merges[j]->k[i], merges[j]->v[i]);
 		return n;
+	}
 	default:
 		return NULL;
 	}

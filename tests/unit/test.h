@@ -27,6 +27,7 @@ static int t_passed, t_failed;
 	void (*tests_[])(void) = { __VA_ARGS__ }; \
 	for (size_t i_ = 0; i_ < sizeof(tests_) / sizeof(tests_[0]); i_++) tests_[i_](); \
 	printf("%d passed, %d failed\n", t_passed, t_failed); \
+	fflush(stdout); \
 	return t_failed ? 1 : 0; \
 }
 
