@@ -54,6 +54,8 @@ int cmd_render(struct ctx *c)
 		struct bundle b;
 		if (s->kind != STEP_RENDER || !s->selected)
 			continue;
+		if (c->outdir)
+			rmtree(aprintf("%s/%s", c->outdir, s->gitpath));	/* the folder is exactly the render */
 		if (render_one(c, s, &b) < 0) {
 			failed = 1;
 			if (c->keep_going && failed >= c->keep_going)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "argocd.h"
 #include "build.h"
 #include "cmd.h"
 #include "util.h"
@@ -17,6 +18,13 @@ int cmd_up(struct ctx *c)
 
 	if ((r = ctx_load(c, 0)))
 		return r;
+	if (c->pl.argocd_server) {
+		const char *err;
+		struct argocd *a = argocd_open(c->d, c->statedir, c->verbose, &err);
+		if (!a)
+			return error("argocd: %s", err), 1;
+		build_sync = (struct sync_ops){ argocd_sync_step, a };
+	}
 	if (state_lock(c->st, c->wait) < 0)
 		return 1;
 	run = state_run_begin(c->st, "up");

@@ -2,14 +2,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "argocd.h"
 #include "cmd.h"
 #include "manifest.h"
 #include "util.h"
 
 const char *argocd_server(const struct distro *d)
 {
-	const char *env = getenv("ARGOCD_SERVER");
-	return env && *env ? env : d->argocd.server;
+	const char *opt = argocd_opts_server(), *env = getenv("ARGOCD_SERVER");
+	return opt ? opt : env && *env ? env : d->argocd.server;
 }
 
 int ctx_load(struct ctx *c, int readonly)

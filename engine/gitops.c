@@ -5,7 +5,9 @@
  * any password in the URL left out: secrets are never written to the
  * state); the network itself goes through an in-memory remote with the URL
  * as given.  Only refs/heads/BRANCH is fetched, into
- * refs/remotes/origin/BRANCH, and only when the clone lacks its commit.
+ * refs/remotes/origin/BRANCH, and only when the clone lacks its commit.  A
+ * local remote (path or file://, as the embedded default) lends its objects
+ * to the clone (objects/info/alternates), so nothing is copied from it.
  *
  * One push, as a state diagram:
  *
@@ -50,6 +52,7 @@
 #define MAX_RETRIES 5
 #define SAID_CAP 4096			/* bytes kept of the remote's messages */
 #define PUSH_REF "refs/idpmake/push"	/* what is pushed, only during a push */
+#define KNOWN_MSG "idpmake: the package folders as idpmake left them\n"
 
 /* tests only: called before each push attempt, after its fetch */
 void (*gitops_test_after_fetch)(int attempt);
@@ -61,7 +64,9 @@ struct git {
 	const struct gitops_opts *o;
 	const char *branch;
 	const char *head;		/* refs/heads/BRANCH */
-	const char *tracking;		/* refs/remotes/origin/BRANCH */
+	const char *tracking;		/* refs/remotes/origin/BRANCH: the remote's tip, last fetched */
+	const char *known;		/* refs/idpmake/known/BRANCH: the folders as idpmake left them */
+	const char *pending;		/* refs/idpmake/pending/BRANCH: known, once the push lands */
 	const char *url;		/* o->remote as given: may hold a password */
 	const char *shown;		/* url with the password masked */
 	const char *clone;		/* STATE/repo */
@@ -71,6 +76,7 @@ struct git {
 
 	/* per connection */
 	int tried_user, tried_agent, tried_pass;
+	char user[128];			/* the user name sent with IDPMAKE_GIT_TOKEN */
 	enum auth auth;
 	char *refused;			/* the remote's reason for refusing the update */
 	struct buf said;		/* the remote's messages, up to SAID_CAP */
@@ -78,8 +84,10 @@ struct git {
 
 struct change {
 	const char *path;		/* normalised: no leading, trailing or double '/' */
-	git_oid tree;			/* the folder's new tree */
+	git_oid tree;			/* the folder's new tree (zero: remove) */
 	int remove;
+	int seen;			/* base is known */
+	git_oid base;			/* the folder as idpmake last left or first saw it (zero: none) */
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -141,9 +149,9 @@ static void mask(struct buf *b, const char *secret, size_t n)
 }
 
 /* the remote's messages, one "remote: ..." line each (progress overwrites dropped) */
-static void print_said(struct git *g)
+static void print_remote(const char *p)
 {
-	const char *p = g->said.s, *nl, *cr;
+	const char *nl, *cr;
 
 	while (*p) {
 		size_t n = strcspn(p, "\n");
@@ -154,9 +162,13 @@ static void print_said(struct git *g)
 			fprintf(stderr, "remote: %.*s\n", (int)(nl - cr), cr);
 		p = *nl ? nl + 1 : nl;
 	}
-	buf_reset(&g->said);
 }
 
+static void print_said(struct git *g)
+{
+	print_remote(g->said.s);
+	buf_reset(&g->said);
+}
 
 /*
  * The one place libgit2 errors are shown: "WHAT: libgit2's message", or the
@@ -184,9 +196,9 @@ static int gerror(struct git *g, int code, const char *fmt, ...)
 			 " with write access, and IDPMAKE_GIT_USERNAME if the server wants a user"
 			 " name other than 'git'", pw ? " with the user name and password in the URL" : "");
 	else if (g && g->auth == AUTH_REFUSED)
-		buf_adds(&msg, "authentication failed: the server refused IDPMAKE_GIT_TOKEN; check"
-			 " the token, its access to the repository, and IDPMAKE_GIT_USERNAME (the user"
-			 " name sent with it; 'git' when unset)");
+		buf_addf(&msg, "authentication failed: the server refused IDPMAKE_GIT_TOKEN for the user"
+			 " '%s'; check the token, its access to the repository, and IDPMAKE_GIT_USERNAME"
+			 " (the user name sent with the token; 'git' when unset)", g->user);
 	else if (g && g->auth == AUTH_AGENT)
 		buf_adds(&msg, "ssh authentication failed: ssh-agent offered no key the server"
 			 " accepts (add the key with ssh-add; check SSH_AUTH_SOCK)");
@@ -196,7 +208,12 @@ static int gerror(struct git *g, int code, const char *fmt, ...)
 	else {
 		while (len && strchr(" .\n\r", m[len - 1]))
 			len--;
-		buf_add(&msg, m, len);
+		for (size_t i = 0; i < len; i++) {	/* one line */
+			if (m[i] != '\n' && m[i] != '\r')
+				buf_addc(&msg, m[i]);
+			else if (m[i + 1] != '\n' && m[i + 1] != '\r')
+				buf_adds(&msg, "; ");
+		}
 		if (code == GIT_ECERTIFICATE && g && !strncmp(g->url, "https:", 6))
 			buf_adds(&msg, g->o->ca_file ? " (is git.ca_file the CA that signed the server's certificate?)"
 				 : " (for a server with a private CA, set git.ca_file)");
@@ -250,10 +267,10 @@ static int credentials(git_credential **out, const char *url, const char *url_us
 	} else if (allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) {
 		if (!token || !*token)
 			g->auth = AUTH_NONE;
-		else if (!g->tried_pass++)
-			return git_credential_userpass_plaintext_new(out, user ? user : url_user ? url_user : "git",
-								     token);
-		else
+		else if (!g->tried_pass++) {
+			snprintf(g->user, sizeof(g->user), "%s", user ? user : url_user ? url_user : "git");
+			return git_credential_userpass_plaintext_new(out, g->user, token);
+		} else
 			g->auth = AUTH_REFUSED;
 	} else {
 		g->auth = AUTH_UNSUPPORTED;
@@ -297,21 +314,38 @@ static void callbacks(struct git *g, git_remote_callbacks *cb)
 	buf_reset(&g->said);
 }
 
-static int set_tracking(struct git *g, const git_oid *tip)
+/* point the ref `name` at id, or delete it (id NULL) */
+static int set_ref(struct git *g, const char *name, const git_oid *id)
 {
 	git_reference *ref = NULL;
 	int err;
 
-	if (tip) {
-		err = git_reference_create(&ref, g->repo, g->tracking, tip, 1, "idpmake: fetch");
-	} else if (!(err = git_reference_lookup(&ref, g->repo, g->tracking))) {
+	if (id) {
+		err = git_reference_create(&ref, g->repo, name, id, 1, NULL);
+	} else if (!(err = git_reference_lookup(&ref, g->repo, name))) {
 		err = git_reference_delete(ref);
 	} else if (err == GIT_ENOTFOUND) {
 		git_error_clear();
 		err = 0;
 	}
 	git_reference_free(ref);
-	return err < 0 ? gerror(g, err, "cannot update %s in %s", g->tracking, g->clone) : 0;
+	return err < 0 ? gerror(g, err, "cannot update %s in %s", name, g->clone) : 0;
+}
+
+/* the commit the ref `name` points at; 0 with *out NULL when there is none */
+static int ref_commit(struct git *g, const char *name, git_commit **out)
+{
+	git_oid id;
+	int err = git_reference_name_to_id(&id, g->repo, name);
+
+	*out = NULL;
+	if (err == GIT_ENOTFOUND) {
+		git_error_clear();
+		return 0;
+	}
+	if (err < 0 || (err = git_commit_lookup(out, g->repo, &id)) < 0)
+		return gerror(g, err, "cannot read %s in %s", name, g->clone);
+	return 0;
 }
 
 /* the tip of refs/remotes/origin/BRANCH as last fetched; *have = 0 when none */
@@ -380,7 +414,7 @@ static int fetch(struct git *g, git_oid *tip, int *have)
 		fprintf(stderr, "%s: %s is %s\n", argv0, g->head,
 			*have ? git_oid_tostr(hex, sizeof(hex), tip) : "absent");
 	}
-	return set_tracking(g, *have ? tip : NULL);
+	return set_ref(g, g->tracking, *have ? tip : NULL);
 fail:
 	gerror(g, err, "cannot fetch '%s' from %s", g->branch, g->shown);
 	git_remote_disconnect(g->remote);
@@ -394,17 +428,14 @@ fail:
  */
 static int push(struct git *g, const git_oid *commit)
 {
-	git_reference *ref = NULL;
 	git_push_options po;
 	char hex[GIT_OID_HEXSZ + 1];
 	char *spec = aprintf("%s:%s", PUSH_REF, g->head);
 	git_strarray specs = { &spec, 1 };
 	int err, rc;
 
-	if ((err = git_reference_create(&ref, g->repo, PUSH_REF, commit, 1, NULL)) < 0)
-		return gerror(g, err, "cannot write %s in %s", PUSH_REF, g->clone);
-	git_reference_free(ref);
-	ref = NULL;
+	if (set_ref(g, PUSH_REF, commit) < 0)
+		return -1;
 	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
 	callbacks(g, &po.callbacks);
 	po.proxy_opts.type = GIT_PROXY_AUTO;
@@ -413,10 +444,9 @@ static int push(struct git *g, const git_oid *commit)
 			git_oid_tostr(hex, sizeof(hex), commit), g->head);
 	err = git_remote_push(g->remote, &specs, &po);
 	if (err == GIT_ENONFASTFORWARD) {
-		/* libgit2 saw the remote's new tip in the advertisement */
-		const git_error *e = git_error_last();
+		/* libgit2 saw a tip it lacks, or one that is no ancestor, in the advertisement */
 		free(g->refused);
-		g->refused = xstrdup(e && e->message ? e->message : "non-fast-forward");
+		g->refused = xstrdup("non-fast-forward: the remote branch moved");
 		git_error_clear();
 		rc = 1;
 	} else if (err < 0) {
@@ -427,12 +457,8 @@ static int push(struct git *g, const git_oid *commit)
 	git_remote_disconnect(g->remote);
 	if (g->o->verbose)
 		print_said(g);
-	if (!git_reference_lookup(&ref, g->repo, PUSH_REF))
-		git_reference_delete(ref);
-	git_reference_free(ref);
-	git_error_clear();
-	if (!rc)
-		return set_tracking(g, commit);
+	if (set_ref(g, PUSH_REF, NULL) < 0 || (!rc && set_ref(g, g->tracking, commit) < 0))
+		return -1;
 	return rc;
 }
 
@@ -484,6 +510,31 @@ static int create_remote(struct git *g, const char *path)
 	return err < 0 ? gerror(g, err, "cannot create the git remote %s", path) : 0;
 }
 
+/* delete the refs that describe the remote: refs/remotes/origin/ and refs/idpmake/ */
+static int forget(struct git *g)
+{
+	static const char *const globs[] = { "refs/remotes/origin/*", "refs/idpmake/*" };
+	git_reference_iterator *it;
+	git_reference *ref;
+	int err;
+
+	for (size_t i = 0; i < sizeof(globs) / sizeof(globs[0]); i++) {
+		if ((err = git_reference_iterator_glob_new(&it, g->repo, globs[i])) < 0)
+			return gerror(g, err, "cannot list the refs of %s", g->clone);
+		while (!(err = git_reference_next(&ref, it))) {
+			err = git_reference_delete(ref);
+			git_reference_free(ref);
+			if (err < 0)
+				break;
+		}
+		git_reference_iterator_free(it);
+		if (err != GIT_ITEROVER)
+			return gerror(g, err, "cannot delete the refs of the old remote in %s", g->clone);
+		git_error_clear();
+	}
+	return 0;
+}
+
 /*
  * remote.origin.url records the remote (without a password) for people
  * reading the clone.  It is read and written as plain configuration:
@@ -508,13 +559,17 @@ static int origin(struct git *g, int write)
 	rc = 1;
 	if (!write)
 		goto out;
-	/* another repository: what was fetched from the old one is no tip of it */
-	if (!err && set_tracking(g, NULL) < 0) {
-		rc = -1;
-		goto out;
+	if (!err) {
+		/* another repository: what was fetched from and known of the old one does not hold */
+		if (forget(g) < 0) {
+			rc = -1;
+			goto out;
+		}
+		err = git_config_set_string(cfg, "remote.origin.url", url);
+	} else if (!(err = git_config_set_string(cfg, "remote.origin.url", url))) {
+		err = git_config_set_string(cfg, "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*");
 	}
-	if ((err = git_config_set_string(cfg, "remote.origin.url", url)) < 0 ||
-	    (err = git_config_set_string(cfg, "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*")) < 0)
+	if (err < 0)
 		goto fail;
 	rc = 0;
 	goto out;
@@ -524,6 +579,67 @@ out:
 	git_buf_dispose(&cur);
 	git_config_free(cfg);
 	return rc;
+}
+
+/* open STATE/repo, or create it when `create`: 0, 1 when absent (and !create), -1 */
+static int open_clone(struct git *g, int create)
+{
+	git_repository_init_options io;
+	int err = git_repository_open_ext(&g->repo, g->clone,
+					  GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE, NULL);
+
+	if (err == GIT_ENOTFOUND) {
+		git_error_clear();
+		if (!create)
+			return 1;
+		git_repository_init_options_init(&io, GIT_REPOSITORY_INIT_OPTIONS_VERSION);
+		io.flags = GIT_REPOSITORY_INIT_BARE | GIT_REPOSITORY_INIT_MKPATH;
+		if ((err = git_repository_init_ext(&g->repo, g->clone, &io)) < 0)
+			return gerror(g, err, "cannot create idpmake's clone %s", g->clone);
+	} else if (err < 0) {
+		return gerror(g, err, "cannot open idpmake's clone %s (remove it: the next run fetches again)",
+			      g->clone);
+	}
+	if ((err = git_repository_odb(&g->odb, g->repo)) < 0)
+		return gerror(g, err, "cannot open idpmake's clone %s", g->clone);
+	return 0;
+}
+
+/*
+ * A local remote's objects are the clone's alternate, as `git clone
+ * --shared` makes it: a fetch copies nothing and the embedded default remote
+ * is not stored twice.  Any other remote: no alternate.
+ */
+static int set_alternate(struct git *g, const char *local)
+{
+	const char *file = aprintf("%s/objects/info/alternates", g->clone), *dir = NULL;
+	char *real = NULL, *cur;
+	struct buf want = BUF_INIT;
+	struct stat st;
+	size_t len;
+	int err = 0;
+
+	if (local) {
+		if (!(real = realpath(local, NULL)))
+			return error("cannot resolve the git remote %s:", local);
+		dir = aprintf("%s/objects", real);
+		if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+			dir = aprintf("%s/.git/objects", real);	/* not bare */
+		free(real);
+		buf_addf(&want, "%s\n", dir);
+	}
+	cur = read_file(file, &len);
+	if (strcmp(cur ? cur : "", want.s)) {
+		if (!dir)
+			err = unlink(file) ? error("cannot remove %s:", file) : 0;
+		else if (write_file_atomic(file, want.s, want.len))
+			err = error("cannot write %s:", file);
+		else if ((err = git_odb_add_disk_alternate(g->odb, dir)) < 0)
+			err = gerror(g, err, "cannot use the objects of %s", local);
+	}
+	free(cur);
+	buf_release(&want);
+	return err < 0 ? -1 : 0;
 }
 
 static void git_close(struct git *g)
@@ -554,6 +670,8 @@ static int git_open(struct git *g, const struct gitops_opts *o, int network)
 	g->branch = o->branch && *o->branch ? o->branch : "main";
 	g->head = aprintf("refs/heads/%s", g->branch);
 	g->tracking = aprintf("refs/remotes/origin/%s", g->branch);
+	g->known = aprintf("refs/idpmake/known/%s", g->branch);
+	g->pending = aprintf("refs/idpmake/pending/%s", g->branch);
 	g->clone = path_join(o->statedir, "repo");
 	if (!o->remote || !*o->remote)
 		return error("no git remote given");
@@ -563,19 +681,8 @@ static int git_open(struct git *g, const struct gitops_opts *o, int network)
 	if (git_reference_name_is_valid(&valid, g->head) < 0 || !valid)
 		return error("'%s' is not a valid git branch name", g->branch);
 
-	if (!network) {
-		if (stat(g->clone, &st))
-			return 1;
-		err = git_repository_open_ext(&g->repo, g->clone, GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE, NULL);
-		if (err == GIT_ENOTFOUND) {
-			git_error_clear();
-			return 1;
-		}
-		if (err < 0)
-			return gerror(g, err, "cannot open idpmake's clone %s (remove it: the next run fetches again)",
-				      g->clone);
-		return origin(g, 0);
-	}
+	if (!network)
+		return stat(g->clone, &st) ? 1 : (err = open_clone(g, 0)) ? err : origin(g, 0);
 
 	if (set_ca(o->ca_file) < 0)
 		return -1;
@@ -585,22 +692,7 @@ static int git_open(struct git *g, const struct gitops_opts *o, int network)
 		if (create_remote(g, local) < 0)
 			return -1;
 	}
-	err = git_repository_open_ext(&g->repo, g->clone, GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE, NULL);
-	if (err == GIT_ENOTFOUND) {
-		git_repository_init_options io;
-
-		git_error_clear();
-		git_repository_init_options_init(&io, GIT_REPOSITORY_INIT_OPTIONS_VERSION);
-		io.flags = GIT_REPOSITORY_INIT_BARE | GIT_REPOSITORY_INIT_MKPATH;
-		if ((err = git_repository_init_ext(&g->repo, g->clone, &io)) < 0)
-			return gerror(g, err, "cannot create idpmake's clone %s", g->clone);
-	} else if (err < 0) {
-		return gerror(g, err, "cannot open idpmake's clone %s (remove it: the next run fetches again)",
-			      g->clone);
-	}
-	if ((err = git_repository_odb(&g->odb, g->repo)) < 0)
-		return gerror(g, err, "cannot open idpmake's clone %s", g->clone);
-	if (origin(g, 1) < 0)
+	if (open_clone(g, 1) < 0 || origin(g, 1) < 0 || set_alternate(g, local) < 0)
 		return -1;
 	/* in memory only; no url.*.insteadOf (see origin()) */
 	git_remote_create_options_init(&co, GIT_REMOTE_CREATE_OPTIONS_VERSION);
@@ -692,12 +784,8 @@ static int folder_tree(struct git *g, const char *file, git_oid *out, int *empty
 		goto fail;
 	for (size_t i = 0; i < b.n; i++) {
 		if ((err = git_blob_create_from_buffer(&blob, g->repo, b.v[i].data, b.v[i].len)) < 0 ||
-		    (err = git_treebuilder_insert(NULL, tb, b.v[i].name, &blob, GIT_FILEMODE_BLOB)) < 0) {
-			gerror(g, err, "cannot store '%s' of %s in %s", b.v[i].name, file, g->clone);
-			git_treebuilder_free(tb);
-			bundle_free(&b);
-			return -1;
-		}
+		    (err = git_treebuilder_insert(NULL, tb, b.v[i].name, &blob, GIT_FILEMODE_BLOB)) < 0)
+			goto fail;
 	}
 	err = git_treebuilder_write(out, tb);
 fail:
@@ -708,107 +796,97 @@ fail:
 	return err < 0 ? -1 : 0;
 }
 
+/* the id of the entry at `path` in `tree` (NULL: empty): 1, or 0 with *id zero when none */
+static int entry_at(struct git *g, git_tree *tree, const char *path, git_oid *id)
+{
+	git_tree_entry *e = NULL;
+	int err;
+
+	memset(id, 0, sizeof(*id));
+	if (!tree || (err = git_tree_entry_bypath(&e, tree, path)) == GIT_ENOTFOUND) {
+		git_error_clear();
+		return 0;
+	}
+	if (err < 0)
+		return gerror(g, err, "cannot read '%s' in %s", path, g->clone);
+	git_oid_cpy(id, git_tree_entry_id(e));
+	git_tree_entry_free(e);
+	return 1;
+}
+
 /*
  * The tree of `base` (NULL: none) with the changes applied; *same when it
- * equals base (no commit to make).  Only entries that differ are updated, so
+ * equals base.  Only entries that differ are updated, so
  * git_tree_create_updated reads and writes just the trees on their paths.
  */
 static int apply(struct git *g, git_tree *base, const struct change *c, size_t n, git_oid *out, int *same)
 {
 	git_tree_update *u = xcalloc(n ? n : 1, sizeof(*u));
 	size_t nu = 0;
-	int err = 0;
+	git_oid cur;
+	int found, err = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		git_tree_entry *e = NULL;
-
-		if (base && (err = git_tree_entry_bypath(&e, base, c[i].path)) < 0) {
-			if (err != GIT_ENOTFOUND)
-				goto fail;
-			git_error_clear();
-			err = 0;
+		if ((found = entry_at(g, base, c[i].path, &cur)) < 0) {
+			free(u);
+			return -1;
 		}
-		if (c[i].remove ? e != NULL
-		    : !e || git_tree_entry_filemode(e) != GIT_FILEMODE_TREE || !git_oid_equal(git_tree_entry_id(e), &c[i].tree)) {
-			u[nu].action = c[i].remove ? GIT_TREE_UPDATE_REMOVE : GIT_TREE_UPDATE_UPSERT;
-			u[nu].id = c[i].tree;
-			u[nu].filemode = GIT_FILEMODE_TREE;
-			u[nu].path = c[i].path;
-			nu++;
-		}
-		git_tree_entry_free(e);
+		if (c[i].remove ? !found : found && git_oid_equal(&cur, &c[i].tree))
+			continue;
+		u[nu].action = c[i].remove ? GIT_TREE_UPDATE_REMOVE : GIT_TREE_UPDATE_UPSERT;
+		u[nu].id = c[i].tree;
+		u[nu].filemode = GIT_FILEMODE_TREE;
+		u[nu].path = c[i].path;
+		nu++;
 	}
 	*same = nu == 0;
-	if (nu && (err = git_tree_create_updated(out, g->repo, base, nu, u)) < 0)
-		goto fail;
-	if (nu && base && git_oid_equal(out, git_tree_id(base)))
-		*same = 1;
+	if (nu && (err = git_tree_create_updated(out, g->repo, base, nu, u)) >= 0 && base)
+		*same = git_oid_equal(out, git_tree_id(base));
 	free(u);
-	return 0;
-fail:
-	free(u);
-	return gerror(g, err, "cannot build the new tree of '%s'", g->branch);
+	return err < 0 ? gerror(g, err, "cannot build the new tree of '%s'", g->branch) : 0;
 }
 
 /*
- * Did the remote's move from `old` to `new` (NULL: no commit) touch any of
- * the changes' folders?  -1 after naming them; 0 when the commit can be
- * rebuilt on `new`.
+ * Did someone else change one of the changes' folders?  A folder may differ
+ * from what idpmake last left there only when it already holds what this run
+ * writes (a previous run's push, say).  A folder idpmake never wrote is taken
+ * as this run's first fetch found it, so a push racing ours is caught too.
+ * -1 after naming the folders.
  */
-static int check_moved(struct git *g, const git_oid *old, const git_oid *new,
-		       const struct change *c, size_t n)
+static int conflicts(struct git *g, git_tree *base, const git_oid *tip, struct change *c, size_t n, int retry)
 {
-	git_commit *oc = NULL, *nc = NULL;
-	git_tree *ot = NULL, *nt = NULL;
-	git_diff *diff = NULL;
-	git_diff_options opts;
-	char *hit = xcalloc(n ? n : 1, 1), shortid[8];
 	struct buf list = BUF_INIT;
-	int err, rc = -1;
+	char shortid[8] = "";
+	git_oid cur;
 
-	if (!new) {
-		error("the remote branch '%s' was deleted while this run pushed; run idpmake up again", g->branch);
-		goto out;
-	}
-	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
-	opts.flags |= GIT_DIFF_SKIP_BINARY_CHECK;
-	if ((old && ((err = git_commit_lookup(&oc, g->repo, old)) < 0 || (err = git_commit_tree(&ot, oc)) < 0)) ||
-	    (err = git_commit_lookup(&nc, g->repo, new)) < 0 || (err = git_commit_tree(&nt, nc)) < 0 ||
-	    (err = git_diff_tree_to_tree(&diff, g->repo, ot, nt, &opts)) < 0) {
-		gerror(g, err, "cannot compare the remote's new commits with the old tip");
-		goto out;
-	}
-	for (size_t d = 0, nd = git_diff_num_deltas(diff); d < nd; d++) {
-		const git_diff_delta *dd = git_diff_get_delta(diff, d);
-		for (size_t i = 0; i < n; i++) {
-			if (!hit[i] && ((dd->old_file.path && overlaps(dd->old_file.path, c[i].path)) ||
-					(dd->new_file.path && overlaps(dd->new_file.path, c[i].path))))
-				hit[i] = 1;
+	for (size_t i = 0; i < n; i++) {
+		if (entry_at(g, base, c[i].path, &cur) < 0) {
+			buf_release(&list);
+			return -1;
+		}
+		if (!c[i].seen) {
+			c[i].seen = 1;
+			c[i].base = cur;
+		} else if (!git_oid_equal(&cur, &c[i].base) && !git_oid_equal(&cur, &c[i].tree)) {
+			buf_addf(&list, "%s%s", list.len ? ", " : "", c[i].path);
 		}
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (hit[i])
-			buf_addf(&list, "%s%s", list.len ? ", " : "", c[i].path);
+	if (tip)
+		git_oid_tostr(shortid, sizeof(shortid), tip);
+	if (!list.len) {
+		if (retry && g->o->verbose)
+			fprintf(stderr, "%s: the remote branch '%s' moved to %s, not in this run's folders:"
+				" rebuilding the commit on it\n", argv0, g->branch, shortid);
+		return 0;
 	}
-	git_oid_tostr(shortid, sizeof(shortid), new);
-	if (list.len) {
+	if (tip)
 		error("the remote branch '%s' moved to %s and changed %s, which this run also changes;"
 		      " fetch and review it, then run idpmake up again", g->branch, shortid, list.s);
-		goto out;
-	}
-	if (g->o->verbose)
-		fprintf(stderr, "%s: the remote branch '%s' moved to %s (other folders): rebuilding the commit on it\n",
-			argv0, g->branch, shortid);
-	rc = 0;
-out:
+	else
+		error("the remote branch '%s' was deleted, and with it %s, which this run also changes;"
+		      " fetch and review it, then run idpmake up again", g->branch, list.s);
 	buf_release(&list);
-	free(hit);
-	git_diff_free(diff);
-	git_tree_free(ot);
-	git_tree_free(nt);
-	git_commit_free(oc);
-	git_commit_free(nc);
-	return rc;
+	return -1;
 }
 
 static int make_commit(struct git *g, const git_oid *tree_id, git_commit *parent,
@@ -835,6 +913,122 @@ static int make_commit(struct git *g, const git_oid *tree_id, git_commit *parent
 	return err < 0 ? -1 : 0;
 }
 
+/*
+ * What idpmake left in the folders is a tree of its own, kept in the clone
+ * as refs/idpmake/known/BRANCH: a commit holding the known tree, whose
+ * parent is the remote commit that holds the same folders.  Before a push,
+ * the known tree this push makes goes to refs/idpmake/pending/BRANCH; it
+ * becomes known once the push landed, in this run or, if this one died
+ * after the remote took the push, in the next (recover).
+ */
+static int remember(struct git *g, git_tree *known, const struct change *ch, size_t n,
+		    git_commit *remote, const char *name)
+{
+	git_oid tree_id, id;
+	int same;
+
+	if (apply(g, known, ch, n, &tree_id, &same) < 0)
+		return -1;
+	if (same)
+		return 0;
+	return make_commit(g, &tree_id, remote, KNOWN_MSG, &id) < 0 ? -1 : set_ref(g, name, &id);
+}
+
+/* pending becomes known when the remote holds its push (tip NULL: the branch is gone) */
+static int recover(struct git *g, const git_oid *tip, int landed)
+{
+	git_commit *k;
+	const git_oid *pushed;
+	int rc = 0;
+
+	if (ref_commit(g, g->pending, &k) < 0)
+		return -1;
+	if (!k)
+		return 0;
+	if (!landed && tip && git_commit_parentcount(k) == 1) {
+		pushed = git_commit_parent_id(k, 0);
+		landed = git_oid_equal(tip, pushed) || git_graph_descendant_of(g->repo, tip, pushed) == 1;
+		git_error_clear();
+		if (landed && g->o->verbose)
+			fprintf(stderr, "%s: the remote holds the push of a run that died: %s\n",
+				argv0, git_oid_tostr_s(pushed));
+	}
+	if (landed)
+		rc = set_ref(g, g->known, git_commit_id(k));
+	git_commit_free(k);
+	return rc < 0 ? -1 : set_ref(g, g->pending, NULL);
+}
+
+/* the known tree, and each change's folder in it */
+static int load_known(struct git *g, git_tree **known, struct change *ch, size_t n)
+{
+	git_commit *k;
+	int err = 0, found;
+
+	*known = NULL;
+	if (ref_commit(g, g->known, &k) < 0)
+		return -1;
+	if (k && (err = git_commit_tree(known, k)) < 0)
+		gerror(g, err, "cannot read %s in %s", g->known, g->clone);
+	git_commit_free(k);
+	for (size_t i = 0; i < n && *known && err >= 0; i++) {
+		if ((found = entry_at(g, *known, ch[i].path, &ch[i].base)) < 0)
+			return -1;
+		ch[i].seen = found;
+	}
+	return err < 0 ? -1 : 0;
+}
+
+/*
+ * One attempt on the fetched tip: check the folders, build the commit, push.
+ * 0 done (r filled in), 1 refused, -1 failed (printed).
+ */
+static int attempt_push(struct git *g, const git_oid *tip, git_tree *known, struct change *ch, size_t n,
+			const char *message, int attempt, struct gitops_result *r)
+{
+	git_commit *parent = NULL, *commit = NULL;
+	git_tree *base = NULL;
+	git_oid tree_id, commit_id;
+	int err = 0, same = 1, rc = -1;
+
+	if (tip && ((err = git_commit_lookup(&parent, g->repo, tip)) < 0 ||
+		    (err = git_commit_tree(&base, parent)) < 0)) {
+		gerror(g, err, "cannot read the remote's tip of '%s'", g->branch);
+		goto out;
+	}
+	if (conflicts(g, base, tip, ch, n, attempt) < 0 || apply(g, base, ch, n, &tree_id, &same) < 0)
+		goto out;
+	if (tip)
+		git_oid_tostr(r->parent, sizeof(r->parent), tip);
+	if (same) {
+		/* the remote holds this content already (invariant 2) */
+		if (tip)
+			git_oid_tostr(r->commit, sizeof(r->commit), tip);
+		rc = remember(g, known, ch, n, parent, g->known);
+		goto out;
+	}
+	if (make_commit(g, &tree_id, parent, message, &commit_id) < 0)
+		goto out;
+	if ((err = git_commit_lookup(&commit, g->repo, &commit_id)) < 0) {
+		gerror(g, err, "cannot read the new commit");
+		goto out;
+	}
+	if (remember(g, known, ch, n, commit, g->pending) < 0)
+		goto out;
+	if (gitops_test_after_fetch)
+		gitops_test_after_fetch(attempt);
+	if ((rc = push(g, &commit_id)) == 0) {
+		git_oid_tostr(r->commit, sizeof(r->commit), &commit_id);
+		r->made_commit = 1;
+		rc = recover(g, NULL, 1);
+	}
+out:
+	git_commit_free(commit);
+	git_commit_free(parent);
+	git_tree_free(base);
+	return rc;
+}
+
 /* ---- the interface ------------------------------------------------------ */
 
 int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size_t n,
@@ -842,9 +1036,11 @@ int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size
 {
 	struct git g;
 	struct change *ch = NULL;
+	git_tree *known = NULL;		/* the folders as idpmake left them */
 	char *refused = NULL;		/* why the remote refused the last push */
-	git_oid tip, prev, tree_id, commit_id;
-	int have = 0, had = 0, rc = -1;
+	char *said = NULL;		/* and what it said then */
+	git_oid tip, prev;
+	int have = 0, had = 0, rc = -1, st;
 
 	memset(r, 0, sizeof(*r));
 	if (git_open(&g, o, 1) < 0)
@@ -859,6 +1055,8 @@ int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size
 		if (c[i].bundle && folder_tree(&g, c[i].bundle, &ch[i].tree, &empty) < 0)
 			goto out;
 		ch[i].remove = empty;	/* git holds no empty folder */
+		if (empty)
+			memset(&ch[i].tree, 0, sizeof(ch[i].tree));
 	}
 	qsort(ch, n, sizeof(*ch), path_cmp);
 	for (size_t i = 1; i < n; i++) {
@@ -874,58 +1072,25 @@ int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size
 	}
 
 	for (int attempt = 0;; attempt++) {
-		git_commit *parent = NULL;
-		git_tree *base = NULL;
-		int err, same, st;
-
 		if (fetch(&g, &tip, &have) < 0)
 			goto out;
-		if (attempt) {
-			if (had == have && (!have || git_oid_equal(&prev, &tip))) {
-				error("the remote refused to update the branch '%s': %s", g.branch, refused);
-				goto out;
-			}
-			if (check_moved(&g, had ? &prev : NULL, have ? &tip : NULL, ch, n) < 0)
-				goto out;
-			r->retries = attempt;
-		}
-		if (have && ((err = git_commit_lookup(&parent, g.repo, &tip)) < 0 ||
-			     (err = git_commit_tree(&base, parent)) < 0)) {
-			gerror(&g, err, "cannot read the remote's tip of '%s'", g.branch);
-			git_commit_free(parent);
+		if (!attempt && (recover(&g, have ? &tip : NULL, 0) < 0 || load_known(&g, &known, ch, n) < 0))
+			goto out;
+		if (attempt && had == have && (!have || git_oid_equal(&prev, &tip))) {
+			print_remote(said);
+			error("the remote refused to update the branch '%s': %s", g.branch, refused);
 			goto out;
 		}
-		if (apply(&g, base, ch, n, &tree_id, &same) < 0 ||
-		    (!same && make_commit(&g, &tree_id, parent, message, &commit_id) < 0)) {
-			git_tree_free(base);
-			git_commit_free(parent);
-			goto out;
-		}
-		git_tree_free(base);
-		git_commit_free(parent);
-		if (have)
-			git_oid_tostr(r->parent, sizeof(r->parent), &tip);
-		if (same) {
-			/* the remote holds this content already (invariant 2) */
-			if (have)
-				git_oid_tostr(r->commit, sizeof(r->commit), &tip);
-			r->made_commit = 0;
-			rc = 0;
-			goto out;
-		}
-		if (gitops_test_after_fetch)
-			gitops_test_after_fetch(attempt);
-		if ((st = push(&g, &commit_id)) < 0)
-			goto out;
-		if (st == 0) {
-			git_oid_tostr(r->commit, sizeof(r->commit), &commit_id);
-			r->made_commit = 1;
-			rc = 0;
+		r->retries = attempt;
+		if ((st = attempt_push(&g, have ? &tip : NULL, known, ch, n, message, attempt, r)) <= 0) {
+			rc = st;
 			goto out;
 		}
 		free(refused);
+		free(said);
 		refused = g.refused;
 		g.refused = NULL;
+		said = buf_detach(&g.said);
 		if (o->verbose)
 			fprintf(stderr, "%s: the remote refused the push: %s\n", argv0, refused);
 		if (attempt == MAX_RETRIES) {
@@ -938,7 +1103,9 @@ int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size
 	}
 out:
 	free(refused);
+	free(said);
 	free(ch);
+	git_tree_free(known);
 	git_close(&g);
 	return rc;
 }
@@ -981,7 +1148,8 @@ int gitops_read(const struct gitops_opts *o, int fetch_first, const char *path,
 		gerror(&g, err, "cannot read the remote's tip of '%s'", g.branch);
 		goto out;
 	}
-	if ((err = git_tree_entry_bypath(&e, root, p)) == GIT_ENOTFOUND || (!err && git_tree_entry_type(e) != GIT_OBJECT_TREE)) {
+	err = git_tree_entry_bypath(&e, root, p);
+	if (err == GIT_ENOTFOUND || (!err && git_tree_entry_type(e) != GIT_OBJECT_TREE)) {
 		git_error_clear();
 		rc = 0;
 		goto out;

@@ -106,6 +106,7 @@ struct package {
 	struct strlist values;		/* values files, merged in order */
 	struct kvlist set;		/* dotted keys set after values */
 	const char *namespace;		/* default: the package name */
+	struct loc namespace_loc;	/* where namespace was written */
 	struct strlist needs;		/* PKG or CLUSTER/PKG */
 	struct kvlist labels;
 	struct rewrite *rewrite;

@@ -570,6 +570,8 @@ static void conv_package(struct distro *d, struct package *p, const struct ynode
 	}
 	p->set = kvs(yget(n, "set"), "set");
 	p->namespace = str(yget(n, "namespace"), "namespace");
+	if (p->namespace)
+		p->namespace_loc = yget(n, "namespace")->loc;
 	p->needs = strs(yget(n, "needs"), "needs");
 	p->labels = kvs(yget(n, "labels"), "labels");
 	if ((x = yget(n, "rewrite")) && !yisnull(x) && want(x, Y_SEQ, "rewrite")) {
@@ -582,7 +584,7 @@ static void conv_package(struct distro *d, struct package *p, const struct ynode
 			if (!want(r, Y_MAP, "a rewrite"))
 				continue;
 			CHECK_KEYS(r, "a rewrite", "match", "replace");
-			rw->loc = r->loc;
+			rw->loc = yget(r, "replace") ? yget(r, "replace")->loc : r->loc;
 			rw->match = str(yget(r, "match"), "match");
 			rw->replace = str(yget(r, "replace"), "replace");
 			if (!rw->match || !rw->replace) {
@@ -1026,5 +1028,5 @@ const char *package_namespace(const struct distro *d, const struct cluster *c, c
 	if (!p->namespace)
 		return p->name;
 	vars_init(&v, d, c, p, NULL);
-	return expand(p->namespace, p->loc, &v);
+	return expand(p->namespace, p->namespace_loc, &v);
 }

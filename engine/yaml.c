@@ -1,7 +1,10 @@
 /* yaml.c - YAML trees with locations over libyaml (see yaml.h) */
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <yaml.h>
+
+#include "re.h"
 
 #include "util.h"
 #include "yaml.h"
@@ -338,13 +341,39 @@ static int write_handler(void *data, unsigned char *buffer, size_t size)
 	return 1;
 }
 
+/*
+ * Would this text, written plain, be read as something other than a string
+ * (null, a boolean, a number, a timestamp) by a YAML 1.1 or 1.2 reader?
+ * Such strings must stay quoted; every other string is emitted plain where
+ * the emitter allows, so 'v1', "v1" and v1 all come out the same.
+ */
+static struct re *typed;
+static pthread_once_t typed_once = PTHREAD_ONCE_INIT;
+
+static void typed_init(void)
+{
+	const char *err;
+	typed = re_compile("^(|~|null|Null|NULL|true|True|TRUE|false|False|FALSE|yes|Yes|YES|no|No|NO|"
+			   "on|On|ON|off|Off|OFF|y|Y|n|N|=|<<|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN)|"
+			   "[-+]?[0-9][0-9_:.eE+-]*|[-+]?\\.[0-9][0-9_eE+-]*|0x[0-9a-fA-F_]+|0o[0-7]+|0b[01_]+|"
+			   "[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.*)$", &err);
+	if (!typed)
+		fatal("internal regex: %s", err);
+}
+
+static int looks_typed(const struct ynode *n)
+{
+	pthread_once(&typed_once, typed_init);
+	return re_match(typed, n->s, n->slen);
+}
+
 static int emit_node(yaml_emitter_t *em, const struct ynode *n)
 {
 	yaml_event_t ev;
 
 	if (n->type == Y_SCALAR) {
 		yaml_scalar_style_t st = YAML_ANY_SCALAR_STYLE;
-		int plain = n->style == YS_PLAIN, quoted = !plain;
+		int plain = n->style == YS_PLAIN || !looks_typed(n), quoted = !plain || n->style != YS_PLAIN;
 		if (n->style == YS_BLOCK && !strchr(n->s, '\t')) {
 			/* a literal block cannot carry trailing spaces on a line */
 			int ok = 1;

@@ -1,0 +1,89 @@
+/*
+ * argocd.h - the Argo CD client (engine.md "Argo CD"), over libcurl and
+ * jansson, following ../shared/argocd/API.md.
+ *
+ * A sync step: create or update the package's Application
+ * (POST /api/v1/applications?upsert=true), sync it to the pushed commit
+ * (POST .../sync), then poll GET .../NAME until the operation is done by
+ * the rule of `argocd app wait` (API.md 5.8), the application is Synced and,
+ * unless `sync: {wait: synced}`, Healthy.
+ *
+ * Where the settings come from, as the argocd CLI reads them (API.md 3.4):
+ *   server  ARGOCD_OPTS --server > ARGOCD_SERVER > distro argocd.server;
+ *           host[:port] (https, or http with --plaintext; :443 appended when
+ *           there is no port, unless --grpc-web) or a full http(s):// URL;
+ *           --grpc-web-root-path P puts /P before every path
+ *   token   ARGOCD_OPTS --auth-token > ARGOCD_AUTH_TOKEN > argocd.token-file
+ *   TLS     --insecure or argocd.insecure: no verification; --server-crt or
+ *           argocd.ca-file: the CA bundle
+ *   also    -H/--header "K: V" extra headers; other flags are accepted and ignored
+ *
+ * Secrets: the token is only ever put in the Authorization header.  It is
+ * never in a message, a log, the state or -v output (which shows
+ * "Authorization: Bearer ***"); a server message that quoted it is masked.
+ *
+ * Environment for tests: IDPMAKE_ARGOCD_POLL_MS (poll interval, default
+ * 500), IDPMAKE_ARGOCD_BACKOFF_MS (first retry delay, default 200).
+ */
+#ifndef IDPMAKE_ARGOCD_H
+#define IDPMAKE_ARGOCD_H
+
+#include <jansson.h>
+
+#include "graph.h"
+
+struct argocd;
+
+/*
+ * Read the settings above and check them; NULL with *err when Argo CD is
+ * not configured (no server) or misconfigured (no token, a bad ARGOCD_OPTS).
+ * `statedir` locates the default GitOps repository and the rendered bundles.
+ * Call from the main thread before any worker starts (curl_global_init).
+ */
+struct argocd *argocd_open(const struct distro *d, const char *statedir, int verbose, const char **err);
+void argocd_close(struct argocd *a);
+
+/*
+ * The sync step (build.h's struct sync_ops, ctx = the struct argocd): 0, or
+ * -1 with *err (one line, no secret).  Thread-safe; writes the requests it
+ * made to s->log when that is set.
+ */
+int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char **err);
+
+/*
+ * The application's status.sync.status and status.health.status (malloc'd,
+ * "" when absent), after a refresh=normal when `refresh`.  0; 1 when the
+ * application does not exist (both set to NULL); -1 with *err.
+ */
+int argocd_app_status(struct argocd *a, const char *app, int refresh, char **sync_status, char **health,
+		      const char **err);
+
+/*
+ * Delete an application with cascade=true (its resources go too) and wait
+ * until it is gone (at most 300 s).  0 (also when it did not exist), or -1 with *err.
+ */
+int argocd_delete_app(struct argocd *a, const char *app, const char **err);
+
+/* the expanded argocd.app-name of a package on a cluster (arena), NULL after a located error */
+const char *argocd_app_name(const struct distro *d, const struct step *s);
+
+/*
+ * The repository URL Applications use: git.remote without any user or
+ * password in it (Argo CD has its own repository credentials), or
+ * file://REALPATH-OF-STATE/gitops.git for the embedded default (arena).
+ */
+const char *argocd_repo_url(const struct distro *d, const char *statedir);
+
+/*
+ * The Application object idpmake sends for a sync step (a new reference),
+ * for keys and for the request.  For a helm package rendered by Argo CD the
+ * source is the chart's, without helm.values: the sync takes the whole
+ * source from the rendered application file, whose content the key covers
+ * through the render's output hash.
+ */
+json_t *argocd_app_spec(const struct distro *d, const struct step *s, const char *repo_url);
+
+/* the server ARGOCD_OPTS names with --server (arena), or NULL */
+const char *argocd_opts_server(void);
+
+#endif
