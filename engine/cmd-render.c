@@ -131,7 +131,7 @@ int cmd_diff(struct ctx *c)
 		return r;
 	git_libgit2_init();
 	go = (struct gitops_opts){ c->statedir, c->d->git.remote ? c->d->git.remote : aprintf("%s/gitops.git", c->statedir),
-				   0, c->d->git.branch, c->d->git.author_name, c->d->git.author_email, c->d->git.ca_file,
+				   !c->d->git.remote, c->d->git.branch, c->d->git.author_name, c->d->git.author_email, c->d->git.ca_file,
 				   c->verbose };
 	for (size_t i = 0; i < c->g->nsteps; i++) {
 		struct step *s = c->g->steps[i];

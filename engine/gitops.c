@@ -11,15 +11,20 @@
  *
  * One push, as a state diagram:
  *
- *     fetch --> build tree on tip --> same as tip's tree? --yes--> done, no commit
+ *     fetch --> did another hand change a folder of this run? --yes--> fail, naming them
  *       ^                |no
- *       |             commit (parent: tip), push refs/heads/BRANCH (never forced)
+ *       |         build the tree on the tip --> same as the tip's? --yes--> done, no commit
+ *       |                |no
+ *       |         commit (parent: the tip), push refs/heads/BRANCH (never forced)
  *       |                |
- *       |      accepted: done        refused: fetch again
- *       |                                |
- *       |          tip unchanged: fail with the remote's reason
- *       |          the new commits touch one of our folders: fail, naming them
- *       +--------- otherwise: rebuild on the new tip (at most MAX_RETRIES times)
+ *       |        accepted: done          refused: is the tip unchanged? --yes--> fail with
+ *       |                                            |no                      the remote's reason
+ *       +--------------------------------------------+  (at most MAX_RETRIES times)
+ *
+ * "Another hand": the clone keeps what idpmake last left in each folder
+ * (refs/idpmake/known/BRANCH, see remember()).  A folder that differs from
+ * it, and does not already hold what this run writes, was changed by someone
+ * else, before this run or racing its push.
  *
  * Invariants:
  *   1. Nothing is forced: a refused push leaves the remote as it was, and a
@@ -33,16 +38,24 @@
  *   4. Credentials come from the URL, IDPMAKE_GIT_TOKEN / IDPMAKE_GIT_USERNAME
  *      or ssh-agent, each offered once per connection, so a wrong one fails
  *      instead of looping; no message ever shows a password or a token.
+ *   5. The known folders change only with what the remote holds: after the
+ *      push landed (refs/idpmake/pending/BRANCH until then, so a run that
+ *      died after the remote took its push is recovered by the next), or when
+ *      the remote already held the content.
  */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <git2.h>
+#include <git2/sys/mempack.h>
+#include <git2/sys/odb_backend.h>
 
 #include "buf.h"
 #include "bundle.h"
@@ -54,7 +67,7 @@
 #define PUSH_REF "refs/idpmake/push"	/* what is pushed, only during a push */
 #define KNOWN_MSG "idpmake: the package folders as idpmake left them\n"
 
-/* tests only: called before each push attempt, after its fetch */
+/* tests only: called before each push, after its fetch (attempt 0, 1, ...) */
 void (*gitops_test_after_fetch)(int attempt);
 
 enum auth { AUTH_OK, AUTH_NONE, AUTH_REFUSED, AUTH_AGENT, AUTH_UNSUPPORTED };
@@ -72,6 +85,11 @@ struct git {
 	const char *clone;		/* STATE/repo */
 	git_repository *repo;
 	git_odb *odb;
+	git_odb_backend *mempack;	/* new objects, kept in memory until flush_objects */
+	int unflushed;			/* mempack holds objects not yet in a pack */
+	git_oid *roots;			/* the trees and commits written to mempack since the last flush */
+	size_t nroots;
+	git_repository *local;		/* the remote, when it is a local path: written directly */
 	git_remote *remote;		/* in memory, never saved */
 
 	/* per connection */
@@ -153,7 +171,7 @@ static void print_remote(const char *p)
 {
 	const char *nl, *cr;
 
-	while (*p) {
+	while (p && *p) {
 		size_t n = strcspn(p, "\n");
 		nl = p + n;
 		for (cr = nl; cr > p && cr[-1] != '\r'; cr--)
@@ -315,11 +333,122 @@ static void callbacks(struct git *g, git_remote_callbacks *cb)
 }
 
 /* point the ref `name` at id, or delete it (id NULL) */
+/*
+ * New blobs, trees and commits go to an in-memory object store (mempack)
+ * and reach the clone as one packfile, written here, before any ref may
+ * point at them: writing 200,000 loose objects (and reading them back to
+ * push) costs minutes; one pack costs seconds.
+ */
+/* note a tree or commit just written (to the mempack) */
+static void track(struct git *g, const git_oid *id)
+{
+	g->roots = xrealloc(g->roots, (g->nroots + 1) * sizeof(*g->roots));
+	g->roots[g->nroots++] = *id;
+	g->unflushed = 1;
+}
+
+/*
+ * Is this object new?  For a local remote: the remote lacks it (the clone
+ * may hold objects the remote lost or never had, if its URL changed).
+ * Otherwise: it is in the mempack.  What an object that is not new reaches
+ * is not new either (git's connectivity invariant).
+ */
+static int is_new(struct git *g, git_odb *remote, const git_oid *id)
+{
+	if (remote)
+		return !git_odb_exists_ext(remote, id, GIT_ODB_LOOKUP_NO_REFRESH);
+	return g->mempack->exists(g->mempack, id);
+}
+
+/* insert id and what it reaches into pb, as far as the objects are new */
+static int pack_new(struct git *g, git_odb *remote, git_packbuilder *pb, const git_oid *id)
+{
+	git_object *obj = NULL;
+	int err;
+
+	if (!is_new(g, remote, id))
+		return 0;
+	if ((err = git_packbuilder_insert(pb, id, NULL)) < 0 || (err = git_object_lookup(&obj, g->repo, id, GIT_OBJECT_ANY)) < 0)
+		return err;
+	if (git_object_type(obj) == GIT_OBJECT_COMMIT) {
+		err = pack_new(g, remote, pb, git_commit_tree_id((git_commit *)obj));
+	} else if (git_object_type(obj) == GIT_OBJECT_TREE) {
+		const git_tree *t = (const git_tree *)obj;
+		for (size_t i = 0, n = git_tree_entrycount(t); i < n && err >= 0; i++) {
+			const git_tree_entry *e = git_tree_entry_byindex(t, i);
+			if (git_tree_entry_type(e) == GIT_OBJECT_TREE)
+				err = pack_new(g, remote, pb, git_tree_entry_id(e));
+			else if (git_tree_entry_type(e) == GIT_OBJECT_BLOB && is_new(g, remote, git_tree_entry_id(e)))
+				err = git_packbuilder_insert(pb, git_tree_entry_id(e), NULL);
+		}
+	}
+	git_object_free(obj);
+	return err;
+}
+
+static int flush_objects(struct git *g)
+{
+	git_buf pack = { 0 };
+	git_indexer_progress stats = { 0 };
+	git_odb *odbs[2] = { g->odb, NULL };
+	git_packbuilder *pb = NULL;
+	int err;
+
+	if (!g->mempack || !g->unflushed)
+		return 0;
+	/*
+	 * A local remote takes the same pack (its push is then a ref update,
+	 * push_local).  The clone keeps its own copy: its refs must not depend
+	 * on objects the remote may garbage-collect.
+	 */
+	if (g->local && (err = git_repository_odb(&odbs[1], g->local)) < 0)
+		return gerror(g, err, "cannot open the git remote %s", g->shown);
+	/*
+	 * Not git_mempack_dump: it packs only what its commits reach, and a
+	 * flush may come before any commit (a ref update after the folder
+	 * trees were built).  The roots written since the last flush, and what
+	 * they reach inside the mempack, are exactly the new objects.
+	 */
+	if ((err = git_packbuilder_new(&pb, g->repo)) >= 0) {
+		if (odbs[1])
+			git_odb_refresh(odbs[1]);	/* once, so that NO_REFRESH lookups see every pack */
+		for (size_t i = 0; i < g->nroots && err >= 0; i++)
+			err = pack_new(g, odbs[1], pb, &g->roots[i]);
+		if (err >= 0)
+			err = git_packbuilder_write_buf(&pack, pb);
+		git_packbuilder_free(pb);
+	}
+	if (err < 0)
+		gerror(g, err, "cannot pack the new objects");
+	for (int i = 0; i < 2 && odbs[i] && err >= 0; i++) {
+		git_odb_writepack *wp = NULL;
+		if ((err = git_odb_write_pack(&wp, odbs[i], NULL, NULL)) < 0 ||
+		    (err = wp->append(wp, pack.ptr, pack.size, &stats)) < 0 ||
+		    (err = wp->commit(wp, &stats)) < 0)
+			gerror(g, err, "cannot write the new objects to %s", i ? g->shown : g->clone);
+		if (wp)
+			wp->free(wp);
+	}
+	git_odb_free(odbs[1]);
+	git_buf_dispose(&pack);
+	if (err >= 0) {
+		git_mempack_reset(g->mempack);
+		g->unflushed = 0;
+		g->nroots = 0;
+		/* the clone's odb looks for the new pack now, not on its next miss */
+		if ((err = git_odb_refresh(g->odb)) < 0)
+			gerror(g, err, "cannot read the new objects in %s", g->clone);
+	}
+	return err < 0 ? -1 : 0;
+}
+
 static int set_ref(struct git *g, const char *name, const git_oid *id)
 {
 	git_reference *ref = NULL;
 	int err;
 
+	if (id && flush_objects(g) < 0)
+		return -1;
 	if (id) {
 		err = git_reference_create(&ref, g->repo, name, id, 1, NULL);
 	} else if (!(err = git_reference_lookup(&ref, g->repo, name))) {
@@ -426,6 +555,43 @@ fail:
  * (g->refused says why: the remote moved, or a hook or a protection rule
  * refused it), -1 another error (printed).
  */
+/*
+ * A local remote: the objects are in it already (flush_objects); the push is
+ * the branch moving from the tip this commit was built on to the commit,
+ * compare-and-swap under the ref's lock, as receive-pack does.  A branch
+ * that moved meanwhile refuses (1), so another operator's commit is never
+ * overwritten.
+ */
+static int push_local(struct git *g, const git_oid *commit)
+{
+	git_reference *ref = NULL;
+	git_oid tip;
+	int have, err, rc;
+
+	have = git_reference_name_to_id(&tip, g->repo, g->tracking) == 0;
+	git_error_clear();
+	if (g->o->verbose)
+		fprintf(stderr, "%s: git push %s %s:%s\n", argv0, g->shown, git_oid_tostr_s(commit), g->head);
+	if (have)
+		err = git_reference_create_matching(&ref, g->local, g->head, commit, 1, &tip, "idpmake: push");
+	else
+		err = git_reference_create(&ref, g->local, g->head, commit, 0, "idpmake: push");
+	git_reference_free(ref);
+	if (err == GIT_EMODIFIED || err == GIT_EEXISTS || err == GIT_ELOCKED) {
+		git_error_clear();
+		free(g->refused);
+		g->refused = xstrdup("the remote branch moved");
+		rc = 1;
+	} else if (err < 0) {
+		rc = gerror(g, err, "cannot push '%s' to %s", g->branch, g->shown);
+	} else {
+		rc = 0;
+	}
+	if (set_ref(g, PUSH_REF, NULL) < 0 || (!rc && set_ref(g, g->tracking, commit) < 0))
+		return -1;
+	return rc;
+}
+
 static int push(struct git *g, const git_oid *commit)
 {
 	git_push_options po;
@@ -436,6 +602,8 @@ static int push(struct git *g, const git_oid *commit)
 
 	if (set_ref(g, PUSH_REF, commit) < 0)
 		return -1;
+	if (g->local)
+		return push_local(g, commit);
 	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
 	callbacks(g, &po.callbacks);
 	po.proxy_opts.type = GIT_PROXY_AUTO;
@@ -602,6 +770,10 @@ static int open_clone(struct git *g, int create)
 	}
 	if ((err = git_repository_odb(&g->odb, g->repo)) < 0)
 		return gerror(g, err, "cannot open idpmake's clone %s", g->clone);
+	if ((err = git_mempack_new(&g->mempack)) < 0 || (err = git_odb_add_backend(g->odb, g->mempack, 999)) < 0) {
+		g->mempack = NULL;	/* the odb frees an added backend; a failed add is ours */
+		return gerror(g, err, "cannot open idpmake's clone %s", g->clone);
+	}
 	return 0;
 }
 
@@ -647,6 +819,8 @@ static void git_close(struct git *g)
 	git_remote_free(g->remote);
 	git_odb_free(g->odb);
 	git_repository_free(g->repo);
+	git_repository_free(g->local);
+	free(g->roots);
 	free(g->refused);
 	buf_release(&g->said);
 	memset(g, 0, sizeof(*g));
@@ -694,6 +868,9 @@ static int git_open(struct git *g, const struct gitops_opts *o, int network)
 	}
 	if (open_clone(g, 1) < 0 || origin(g, 1) < 0 || set_alternate(g, local) < 0)
 		return -1;
+	if (local && (err = git_repository_open_bare(&g->local, local)) < 0 &&
+	    (err = git_repository_open(&g->local, local)) < 0)
+		return gerror(g, err, "cannot open the git remote %s", g->shown);
 	/* in memory only; no url.*.insteadOf (see origin()) */
 	git_remote_create_options_init(&co, GIT_REMOTE_CREATE_OPTIONS_VERSION);
 	co.repository = g->repo;
@@ -765,6 +942,26 @@ static int path_cmp(const void *a, const void *b)
 	return (*p == '/' ? 1 : *p ? *p + 1 : 0) - (*q == '/' ? 1 : *q ? *q + 1 : 0);
 }
 
+/*
+ * A blob straight into the mempack: git_odb_write would first look for it
+ * in every pack (and rescan the pack folders on each miss), which for
+ * 200,000 new blobs costs more than writing them.  A blob the repository
+ * already has is stored again in this run's pack, harmlessly.
+ */
+static int put_blob(struct git *g, const char *data, size_t len, git_oid *id)
+{
+	int err = git_odb_hash(id, data, len, GIT_OBJECT_BLOB);
+	return err < 0 ? err : g->mempack->write(g->mempack, id, data, len, GIT_OBJECT_BLOB);
+}
+
+static int nested(const struct bundle *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		if (strchr(b->v[i].name, '/'))
+			return 1;
+	return 0;
+}
+
 /* the tree of one package folder, from its bundle; *empty when it has no file */
 static int folder_tree(struct git *g, const char *file, git_oid *out, int *empty)
 {
@@ -780,14 +977,31 @@ static int folder_tree(struct git *g, const char *file, git_oid *out, int *empty
 		bundle_free(&b);
 		return 0;
 	}
+	g->unflushed = 1;
+	if (nested(&b)) {
+		/* names with folders (argocd-app packages): build the subtrees too */
+		git_tree_update *u = xcalloc(b.n, sizeof(*u));
+		git_oid *ids = xcalloc(b.n, sizeof(*ids));
+		for (size_t i = 0; i < b.n && err >= 0; i++) {
+			err = put_blob(g, b.v[i].data, b.v[i].len, &ids[i]);
+			u[i] = (git_tree_update){ GIT_TREE_UPDATE_UPSERT, ids[i], GIT_FILEMODE_BLOB, b.v[i].name };
+		}
+		if (err >= 0 && (err = git_tree_create_updated(out, g->repo, NULL, b.n, u)) >= 0)
+			track(g, out);
+		free(u);
+		free(ids);
+		goto fail;
+	}
 	if ((err = git_treebuilder_new(&tb, g->repo, NULL)) < 0)
 		goto fail;
 	for (size_t i = 0; i < b.n; i++) {
-		if ((err = git_blob_create_from_buffer(&blob, g->repo, b.v[i].data, b.v[i].len)) < 0 ||
+		if ((err = put_blob(g, b.v[i].data, b.v[i].len, &blob)) < 0 ||
 		    (err = git_treebuilder_insert(NULL, tb, b.v[i].name, &blob, GIT_FILEMODE_BLOB)) < 0)
 			goto fail;
 	}
 	err = git_treebuilder_write(out, tb);
+	if (err >= 0)
+		track(g, out);
 fail:
 	if (err < 0)
 		gerror(g, err, "cannot store %s in %s", file, g->clone);
@@ -840,8 +1054,11 @@ static int apply(struct git *g, git_tree *base, const struct change *c, size_t n
 		nu++;
 	}
 	*same = nu == 0;
-	if (nu && (err = git_tree_create_updated(out, g->repo, base, nu, u)) >= 0 && base)
-		*same = git_oid_equal(out, git_tree_id(base));
+	if (nu && (err = git_tree_create_updated(out, g->repo, base, nu, u)) >= 0) {
+		track(g, out);
+		if (base)
+			*same = git_oid_equal(out, git_tree_id(base));
+	}
 	free(u);
 	return err < 0 ? gerror(g, err, "cannot build the new tree of '%s'", g->branch) : 0;
 }
@@ -907,6 +1124,8 @@ static int make_commit(struct git *g, const git_oid *tree_id, git_commit *parent
 	    (err = git_tree_lookup(&tree, g->repo, tree_id)) < 0 ||
 	    (err = git_commit_create(out, g->repo, NULL, sig, sig, NULL, msg.s, tree, parent ? 1 : 0, parents)) < 0)
 		gerror(g, err, "cannot make the commit");
+	else
+		track(g, out);
 	git_signature_free(sig);
 	git_tree_free(tree);
 	buf_release(&msg);
@@ -1031,6 +1250,40 @@ out:
 
 /* ---- the interface ------------------------------------------------------ */
 
+/*
+ * Lock files a killed run left in a repository (refs/.../X.lock,
+ * packed-refs.lock, config.lock, HEAD.lock) make every later ref update
+ * fail.  The caller holds idpmake's state lock, so in the clone and in the
+ * embedded default remote (both in the state folder) no other writer can
+ * exist: every lock is stale.  `age`: only locks at least that old.
+ */
+static void clear_locks(const char *dir, int age)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	time_t now = time(NULL);
+
+	while (d && (e = readdir(d))) {
+		const char *p;
+		struct stat st;
+		size_t l = strlen(e->d_name);
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "objects"))
+			continue;
+		p = aprintf("%s/%s", dir, e->d_name);
+		if (lstat(p, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode) && (!strcmp(e->d_name, "refs") || strstr(dir, "/refs")))
+			clear_locks(p, age);
+		else if (S_ISREG(st.st_mode) && l > 5 && !strcmp(e->d_name + l - 5, ".lock") &&
+			 now - st.st_mtime >= age) {
+			warn("removing %s, left by an interrupted run", p);
+			unlink(p);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
 int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size_t n,
 		const char *message, struct gitops_result *r)
 {
@@ -1043,6 +1296,9 @@ int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size
 	int have = 0, had = 0, rc = -1, st;
 
 	memset(r, 0, sizeof(*r));
+	clear_locks(aprintf("%s/repo", o->statedir), 0);
+	if (o->create_remote && o->remote && local_path(o->remote))
+		clear_locks(local_path(o->remote), 0);	/* in the state folder: idpmake's own */
 	if (git_open(&g, o, 1) < 0)
 		goto out;
 

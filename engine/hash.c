@@ -272,9 +272,9 @@ static int walk(struct scan *s, int dfd, size_t plen, int depth)
 	struct dirent *e;
 
 	if (depth > 64)
-		return error("%s/%s: folders nested too deep (a symlink loop?)", s->t->dir, s->path);
+		return close(dfd), error("%s/%s: folders nested too deep (a symlink loop?)", s->t->dir, s->path);
 	if (!(d = fdopendir(dfd)))
-		return error("cannot read %s/%s:", s->t->dir, s->path);
+		return close(dfd), error("cannot read %s/%s:", s->t->dir, s->path);
 	while ((e = readdir(d))) {
 		struct stat st;
 		size_t nlen = strlen(e->d_name);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "hash.h"
 #include "manifest.h"
 #include "util.h"
 
@@ -249,6 +250,11 @@ int main(int argc, char **argv)
 		cmd = find_command("plan");
 	status_init(c.json, c.color, c.verbose);
 	ret = cmd->fn(&c);
+	for (size_t i = 0; c.g && i < c.g->nsteps; i++)
+		if (c.g->steps[i]->tree) {
+			tree_free(c.g->steps[i]->tree);
+			free(c.g->steps[i]->tree);
+		}
 	if (c.st)
 		state_close(c.st);
 	afree_all();

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "argocd.h"
 #include "buf.h"
 #include "bundle.h"
 #include "exec.h"
@@ -186,16 +187,22 @@ static int render_components(struct planner *pl, struct step *s, struct inputs *
 			for (size_t i = 0; i < r->inputs.n; i++)
 				name = aprintf("%s\n%s", name, r->inputs.v[i]);
 			t = xcalloc(1, sizeof(*t));
-			if (scan_tree(p->path, &r->inputs, t) < 0)
+			if (scan_tree(p->path, &r->inputs, t) < 0) {
+				tree_free(t);
+				free(t);
 				return -1;
+			}
 			if (state_tree(pl->st, name, &fp, &racy, &content) && hash_eq(fp, t->fingerprint) && !racy) {
 				t->content = content;
 			} else {
 				struct tree_file *old;
 				size_t nold;
 				state_tree_files(pl->st, name, &old, &nold);
-				if (hash_tree(t, old, nold, pl->run_start) < 0)
+				if (hash_tree(t, old, nold, pl->run_start) < 0) {
+					tree_free(t);
+					free(t);
 					return -1;
+				}
 				if (!pl->dry_run)
 					state_tree_put(pl->st, name, t);
 				t->racy |= 2;	/* per-file hashes are known */
@@ -314,21 +321,17 @@ struct hash sync_key(struct planner *pl, struct step *sync, struct hash output)
 	struct package *p = sync->pkg;
 	struct hasher *h = hasher_new();
 
+	/* the Application idpmake sends (name, labels, source, destination, project, sync options) */
+	json_t *app = argocd_app_spec(d, sync, argocd_repo_url(d, pl->statedir));
+	char *text = json_dumps(app, JSON_SORT_KEYS | JSON_COMPACT);
+
 	hasher_addh(h, output);
-	hasher_adds(h, sync->cluster->server);
-	hasher_adds(h, sync->cluster->argo_name);
-	hasher_adds(h, sync->namespace);
-	hasher_adds(h, sync->gitpath);
-	hasher_adds(h, d->argocd.project);
-	hasher_adds(h, d->argocd.namespace);
-	hasher_adds(h, d->argocd.app_name);
-	hasher_adds(h, d->git.branch);
-	hasher_adds(h, pl->rc.remote_url);
+	hasher_adds(h, text);
 	hasher_add(h, &p->sync.wait_healthy, sizeof(int));
 	hasher_add(h, &p->sync.prune, sizeof(int));
-	for (size_t i = 0; i < p->sync.options.n; i++)
-		hasher_adds(h, p->sync.options.v[i]);
 	hasher_adds(h, pl->argocd_server ? pl->argocd_server : "");
+	free(text);
+	json_decref(app);
 	return hasher_end(h);
 }
 

@@ -275,11 +275,12 @@ char *read_file(const char *path, size_t *len)
 
 int write_file_atomic(const char *path, const void *data, size_t len)
 {
-	char *tmp = xmalloc(strlen(path) + 32);
+	static unsigned long counter;	/* threads write too: a name per call */
+	char *tmp = xmalloc(strlen(path) + 48);
 	int fd, e;
 	size_t off = 0;
 
-	sprintf(tmp, "%s.tmp%ld", path, (long)getpid());
+	sprintf(tmp, "%s.tmp%ld.%lu", path, (long)getpid(), __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0)
 		goto fail;

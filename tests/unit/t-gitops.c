@@ -3,8 +3,9 @@
  * created remote, one commit per change touching only its folder, no commit
  * for content the remote holds, removal, the remote moving under a push
  * (rebuilt when it touched other folders, refused when it touched ours,
- * bounded retries), file:// URLs, reading, and no password in any message.
- * The git CLI plays the other operator and checks the results.
+ * bounded retries), hand edits of idpmake's folders, a run that died after
+ * its push landed, file:// URLs, another branch, reading, and no password in
+ * any message.  The git CLI plays the other operator and checks the results.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -142,9 +143,11 @@ static int count_commits(const char *remote)
 	return atoi(out("git -C %s rev-list --count main 2>/dev/null", remote));
 }
 
-static int loose_objects(const char *statedir)
+/* the objects the clone holds itself (loose or packed), not through its alternate */
+static int clone_objects(const char *statedir)
 {
-	return atoi(out("find %s/repo/objects -type f -path '*/objects/[0-9a-f][0-9a-f]/*' | wc -l", statedir));
+	return atoi(out("git -C %s/repo count-objects -v | awk '/^count:|^in-pack:/ {n += $2} END {print n}'",
+			statedir));
 }
 
 /* the other operator: a clone of `remote` that commits FILE with CONTENT and pushes */
@@ -171,6 +174,12 @@ static void hook_our_folder(int attempt)
 {
 	if (attempt == 0)
 		other_push("in-cluster/a/x.yaml", "x: theirs\n");
+}
+
+static void hook_racer(int attempt)
+{
+	if (attempt == 0)
+		other_push("in-cluster/a/x.yaml", "x: racer\n");
 }
 
 static void hook_always(int attempt)
@@ -210,7 +219,8 @@ static void test_first_push(void)
 		  "in-cluster/a/x.yaml in-cluster/a/y.yaml in-cluster/b/deployment.app.yaml prod/z/z.yaml");
 	CHECK_STR(out("git -C %s ls-tree main in-cluster/a/x.yaml | cut -c1-6", remote), "100644");
 	CHECK_STR(out("git -C %s show main:in-cluster/a/y.yaml", remote), "y: 1");
-	CHECK_STR(out("git -C %s log -1 --format='%%an <%%ae>|%%s|%%(trailers:key=Idpmake-Run,valueonly)' main", remote),
+	CHECK_STR(out("git -C %s log -1 --format='%%an <%%ae>|%%s|%%(trailers:key=Idpmake-Run,valueonly)' main",
+		      remote),
 		  "Idp Maker <idp@example.com>|idpmake: in-cluster/a, in-cluster/b, prod/z|1");
 	CHECK(count_commits(remote) == 1);
 	CHECK(run("git -C %s fsck --no-progress >/dev/null 2>&1", remote) == 0);
@@ -218,7 +228,9 @@ static void test_first_push(void)
 	CHECK_STR(out("git -C %s/state/repo rev-parse --is-bare-repository", tmp), "true");
 	CHECK_STR(out("git -C %s/state/repo remote get-url origin", tmp), remote);
 	CHECK_STR(out("git -C %s/state/repo rev-parse refs/remotes/origin/main", tmp), r.commit);
-	CHECK_STR(out("git -C %s/state/repo for-each-ref refs/idpmake refs/heads", tmp), "");
+	CHECK_STR(out("git -C %s/state/repo for-each-ref --format='%%(refname)' refs/idpmake refs/heads", tmp),
+		  "refs/idpmake/known/main");
+	CHECK_STR(out("git -C %s/state/repo rev-parse refs/idpmake/known/main^", tmp), r.commit);
 	first = r;
 }
 
@@ -229,7 +241,7 @@ static void test_one_folder_changes(void)
 	struct gitops_change c[2];
 	const char *btree = out("git -C %s rev-parse main:in-cluster/b", remote);
 	const char *ztree = out("git -C %s rev-parse main:prod/z", remote);
-	int before = loose_objects(o.statedir);
+	int before = clone_objects(o.statedir);
 
 	c[0].path = "in-cluster/a";
 	c[0].bundle = mkbundle("x.yaml", "x: 2\n", "y.yaml", "y: 1\n", NULL);
@@ -243,8 +255,10 @@ static void test_one_folder_changes(void)
 	CHECK_STR(out("git -C %s diff-tree -r --name-only --no-commit-id main", remote), "in-cluster/a/x.yaml");
 	CHECK_STR(out("git -C %s rev-parse main:in-cluster/b", remote), btree);
 	CHECK_STR(out("git -C %s rev-parse main:prod/z", remote), ztree);
-	/* new objects: one blob, the trees in-cluster/a, in-cluster and the root, the commit */
-	CHECK(loose_objects(o.statedir) - before == 5);
+	/* new objects: one blob, the trees in-cluster/a, in-cluster and the root, the commit,
+	 * and idpmake's bookkeeping (the commit of the known folders and its trees);
+	 * nothing of the unchanged folders */
+	CHECK(clone_objects(o.statedir) - before >= 5 && clone_objects(o.statedir) - before <= 8);
 }
 
 static void test_same_content_no_commit(void)
@@ -264,6 +278,11 @@ static void test_same_content_no_commit(void)
 	CHECK(r.made_commit == 0);
 	CHECK_STR(r.commit, tip);
 	CHECK(count_commits(remote) == 2);
+	/* the local remote lends its objects: the new clone copied none (it wrote 3: the
+	 * commit of the known folders, its trees for in-cluster/ and the root), and is whole */
+	CHECK(clone_objects(o.statedir) == 3);
+	CHECK_STR(out("git -C %s/state/repo rev-parse origin/main", tmp), tip);
+	CHECK(run("git -C %s/state/repo fsck --no-progress >/dev/null 2>&1", tmp) == 0);
 	/* no change at all */
 	CHECK(gitops_push(&o, NULL, 0, "idpmake", &r) == 0);
 	CHECK(r.made_commit == 0);
@@ -349,7 +368,7 @@ static void test_retries_bounded(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
-	struct gitops_change c = { "in-cluster/a", mkbundle("x.yaml", "x: 5\n", "y.yaml", "y: 1\n", NULL) };
+	struct gitops_change c = { "prod/z", mkbundle("z.yaml", "z: 5\n", NULL) };
 	const char *msg;
 
 	other_remote = remote;
@@ -360,8 +379,99 @@ static void test_retries_bounded(void)
 	gitops_test_after_fetch = NULL;
 	CHECK(r.retries == 5);
 	CHECK(strstr(msg, "kept moving") != NULL);
-	CHECK_STR(out("git -C %s show main:in-cluster/a/x.yaml", remote), "x: theirs");
+	CHECK_STR(out("git -C %s show main:prod/z/z.yaml", remote), "z: 1");
+	CHECK_STR(out("git -C %s ls-tree --name-only main busy/ | paste -sd' '", remote),
+		  "busy/f0.yaml busy/f1.yaml busy/f2.yaml busy/f3.yaml busy/f4.yaml busy/f5.yaml");
 	CHECK_STR(out("git -C %s log -1 --format=%%s main", remote), "other operator");
+}
+
+/* someone edits one of idpmake's folders by hand: refused until reconciled, nothing lost */
+static void test_hand_edit(void)
+{
+	struct gitops_opts o = opts("state", remote, 1);
+	struct gitops_result r;
+	struct gitops_change c[2] = {
+		{ "prod/z", mkbundle("z.yaml", "z: 5\n", NULL) },
+		{ "in-cluster/b", mkbundle("b.yaml", "b: 1\n", NULL) },
+	};
+	const char *msg, *hand;
+
+	other_remote = remote;
+	other_push("prod/z/z.yaml", "z: by hand\n");
+	hand = out("git -C %s rev-parse main", remote);
+	capture();
+	CHECK(gitops_push(&o, c, 1, "idpmake: prod/z", &r) == -1);
+	CHECK(gitops_push(&o, c, 1, "idpmake: prod/z", &r) == -1);	/* again: still refused */
+	msg = captured();
+	CHECK(strstr(msg, aprintf("the remote branch 'main' moved to %.7s and changed prod/z,", hand)) != NULL);
+	CHECK_STR(out("git -C %s rev-parse main", remote), hand);
+	/* a change to another folder goes through; prod/z stays refused */
+	CHECK(gitops_push(&o, c + 1, 1, "idpmake: in-cluster/b", &r) == 0);
+	CHECK(r.made_commit == 1);
+	capture();
+	CHECK(gitops_push(&o, c, 1, "idpmake: prod/z", &r) == -1);
+	captured();
+	CHECK_STR(out("git -C %s show main:prod/z/z.yaml", remote), "z: by hand");
+	/* the distro takes the hand edit over: nothing to push, and prod/z is idpmake's again */
+	c[0].bundle = mkbundle("z.yaml", "z: by hand\n", NULL);
+	CHECK(gitops_push(&o, c, 1, "idpmake: prod/z", &r) == 0);
+	CHECK(r.made_commit == 0);
+	c[0].bundle = mkbundle("z.yaml", "z: 6\n", NULL);
+	CHECK(gitops_push(&o, c, 1, "idpmake: prod/z", &r) == 0);
+	CHECK(r.made_commit == 1);
+	CHECK_STR(out("git -C %s show main:prod/z/z.yaml", remote), "z: 6");
+}
+
+/* a run died after the remote took its push, before it noted so: the next run carries on */
+static void test_push_landed_then_died(void)
+{
+	struct gitops_opts o = opts("state", remote, 1);
+	struct gitops_result r;
+	struct gitops_change c = { "prod/z", mkbundle("z.yaml", "z: 7\n", NULL) };
+	const char *clone = aprintf("%s/state/repo", tmp), *known = out("git -C %s rev-parse refs/idpmake/known/main", clone);
+
+	CHECK(gitops_push(&o, &c, 1, "idpmake: prod/z", &r) == 0);
+	CHECK(r.made_commit == 1);
+	/* as it would be had the run died between the push and its end */
+	CHECK(run("git -C %s update-ref refs/idpmake/pending/main refs/idpmake/known/main &&"
+		  " git -C %s update-ref refs/idpmake/known/main %s", clone, clone, known) == 0);
+	c.bundle = mkbundle("z.yaml", "z: 8\n", NULL);
+	CHECK(gitops_push(&o, &c, 1, "idpmake: prod/z", &r) == 0);
+	CHECK(r.made_commit == 1);
+	CHECK_STR(out("git -C %s show main:prod/z/z.yaml", remote), "z: 8");
+	CHECK_STR(out("git -C %s for-each-ref refs/idpmake/pending", clone), "");
+	/* a pending push that never landed is dropped: prod/z at z: 8 is still idpmake's */
+	CHECK(run("cd %s && unpushed=$(git commit-tree -p origin/main -m unpushed origin/main^{tree}) &&"
+		  " git update-ref refs/idpmake/pending/main $(git commit-tree -p $unpushed -m pending %s^{tree})",
+		  clone, known) == 0);
+	c.bundle = mkbundle("z.yaml", "z: 9\n", NULL);
+	CHECK(gitops_push(&o, &c, 1, "idpmake: prod/z", &r) == 0);
+	CHECK(r.made_commit == 1);
+	CHECK_STR(out("git -C %s for-each-ref refs/idpmake/pending", clone), "");
+}
+
+/* a fresh state (no memory of the folders) still catches a push racing its own */
+static void test_race_fresh_state(void)
+{
+	struct gitops_opts o = opts("state-fresh", remote, 1);
+	struct gitops_result r;
+	struct gitops_change c = { "in-cluster/a", mkbundle("x.yaml", "x: fresh\n", NULL) };
+	const char *theirs;
+
+	other_remote = remote;
+	gitops_test_after_fetch = hook_racer;
+	capture();
+	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == -1);
+	CHECK(strstr(captured(), "changed in-cluster/a, which this run also changes") != NULL);
+	gitops_test_after_fetch = NULL;
+	theirs = out("git -C %s rev-parse main", remote);
+	CHECK_STR(out("git -C %s log -1 --format=%%s main", remote), "other operator");
+	/* without a race it writes over what it finds */
+	CHECK(run("rm -rf %s/state-fresh", tmp) == 0);
+	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == 0);
+	CHECK(r.made_commit == 1);
+	CHECK_STR(r.parent, theirs);
+	CHECK_STR(out("git -C %s show main:in-cluster/a/x.yaml", remote), "x: fresh");
 }
 
 static int collect(void *ctx, const char *name, const char *data, size_t len)
@@ -378,7 +488,7 @@ static void test_read(void)
 	char tip[41];
 
 	CHECK(gitops_read(&o, 1, "in-cluster/a", collect, &b, tip) == 0);
-	CHECK_STR(b.s, "x.yaml=x: theirs\n|y.yaml=y: 1\n|");
+	CHECK_STR(b.s, "x.yaml=x: fresh\n|");
 	CHECK_STR(tip, out("git -C %s rev-parse main", remote));
 	buf_reset(&b);
 	CHECK(gitops_read(&o, 0, "in-cluster", collect, &b, tip) == 0);	/* folders only: no file */
@@ -535,5 +645,6 @@ static void teardown(void)
 }
 
 TEST_MAIN(setup, test_version, test_first_push, test_one_folder_changes, test_same_content_no_commit,
-	  test_remove, test_race_other_folder, test_race_our_folder, test_retries_bounded, test_read,
+	  test_remove, test_race_other_folder, test_race_our_folder, test_retries_bounded, test_hand_edit,
+	  test_push_landed_then_died, test_race_fresh_state, test_read,
 	  test_file_url, test_other_branch, test_errors, test_no_secret_shown, teardown)
