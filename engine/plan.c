@@ -32,6 +32,7 @@
 #include "exec.h"
 #include "manifest.h"
 #include "plan.h"
+#include "source.h"
 #include "util.h"
 
 struct step *render_of(struct step *s)
@@ -176,9 +177,16 @@ static int render_components(struct planner *pl, struct step *s, struct inputs *
 			return -1;
 		inputs_add(in, aprintf("values %s", p->values.v[i]), h);
 	}
-	if (p->src == SRC_GIT)
-		return error("%s: git sources are not supported by this idpmake yet (use a local 'path')", s->id);
-	if (p->src == SRC_PATH && p->path) {
+	if (p->src == SRC_GIT) {
+		/* the source at its resolved commit: the commit joins the key, the files are hashed as a path's */
+		char commit[41];
+		const char *dir, *err2;
+		if (source_git(pl->st, pl->statedir, p, pl->refresh, commit, &dir, &err2) < 0)
+			return error("%s: %s", s->id, err2);
+		p->path = dir;
+		inputs_add(in, "git commit", hs(commit));
+	}
+	if (p->path) {
 		struct tree *t = s->tree;
 		if (!t) {
 			struct hash fp, content;

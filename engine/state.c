@@ -521,7 +521,7 @@ const char *state_tool(struct state *s, const char *path, struct hash stat)
 int state_tool_put(struct state *s, const char *path, struct hash stat, const char *version)
 {
 	if (!s->put_tool)
-		return 0;
+		return 0;	/* read-only (plan): nothing is recorded */
 	sqlite3_bind_text(s->put_tool, 1, path, -1, SQLITE_STATIC);
 	sqlite3_bind_blob(s->put_tool, 2, &stat, sizeof(stat), SQLITE_STATIC);
 	sqlite3_bind_text(s->put_tool, 3, version, -1, SQLITE_STATIC);
