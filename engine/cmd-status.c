@@ -127,6 +127,14 @@ int cmd_forget(struct ctx *c)
 		return 1;
 	if (!c->ntargets && !c->labels.n) {
 		n = state_forget(c->st, NULL);
+	} else if (!c->ntargets) {
+		/* -l: the labelled packages' steps, not what they need */
+		for (size_t i = 0; i < c->g->nsteps; i++) {
+			struct step *s = c->g->steps[i];
+			int m;
+			if (s->selected && s->pkg && labels_match(s->pkg, &c->labels) && (m = state_forget(c->st, s->id)) > 0)
+				n += m;
+		}
 	} else {
 		for (size_t i = 0; i < c->g->nsteps; i++) {
 			struct step *s = c->g->steps[i];

@@ -222,7 +222,7 @@ static void select_from(struct step *s)
 		select_from(s->in[i]);
 }
 
-static int labels_match(const struct package *p, const struct strlist *labels)
+int labels_match(const struct package *p, const struct strlist *labels)
 {
 	for (size_t i = 0; i < labels->n; i++) {
 		const char *eq = strchr(labels->v[i], '=');

@@ -236,5 +236,6 @@ struct graph *graph_build(struct distro *d);		/* NULL on a cycle (printed) */
 int graph_select(struct graph *g, char **targets, size_t ntargets,
 		 struct strlist *labels);		/* -1 on an unknown target */
 struct step *graph_find(struct graph *g, const char *id);
+int labels_match(const struct package *p, const struct strlist *labels);	/* all KEY=VALUE hold */
 
 #endif
