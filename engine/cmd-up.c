@@ -80,7 +80,7 @@ int cmd_plan(struct ctx *c)
 				json_object_set_new(o, "package", json_string(s->pkg->name));
 			json_object_set_new(o, "reason", json_string(reason_text(s)));
 			for (size_t k = 0; k < s->changed.n; k++)
-				json_array_append_new(ch, json_string(s->changed.v[k]));
+				json_array_append_new(ch, json_string(changed_name(s->changed.v[k])));
 			json_object_set_new(o, "changed", ch);
 			json_array_append_new(steps, o);
 		} else {

@@ -505,6 +505,13 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 	return 0;
 }
 
+const char *changed_name(const char *entry)
+{
+	const char *sp = strrchr(entry, ' ');
+	char *name = sp ? astrndup(entry, (size_t)(sp - entry)) : astrdup(entry);
+	return !strncmp(name, "values ", 7) ? name + 7 : name;
+}
+
 const char *reason_text(const struct step *s)
 {
 	switch (s->reason) {
