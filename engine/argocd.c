@@ -26,7 +26,7 @@
  * Invariants:
  *   1. Every request that is not a GET carries exactly one Content-Type,
  *      `application/json` (API.md 1: anything else is a 415), body or not.
- *   2. A connection error, a timeout or a 5xx (but 501) is retried, at most
+ *   2. A connection error, a timeout, a 5xx (but 501) or a 429 is retried, at most
  *      RETRIES times, after IDPMAKE_ARGOCD_BACKOFF_MS, doubling; never past
  *      the step's deadline.  Any other status is an answer.
  *   3. The token appears only in the Authorization header: not in URLs, logs,
@@ -169,23 +169,7 @@ static const char *esc(const char *s)
 	return r;
 }
 
-/* a string at a dotted path of a JSON object, or "" */
-static const char *jstr(json_t *o, const char *path)
-{
-	char key[64];
-
-	while (o && *path) {
-		size_t n = strcspn(path, ".");
-		if (n >= sizeof(key))
-			return "";
-		memcpy(key, path, n);
-		key[n] = 0;
-		o = json_is_object(o) ? json_object_get(o, key) : NULL;
-		path += n + (path[n] == '.');
-	}
-	return json_is_string(o) ? json_string_value(o) : "";
-}
-
+/* the value at a dotted path of a JSON object, or NULL */
 static json_t *jget(json_t *o, const char *path)
 {
 	char key[64];
@@ -200,6 +184,13 @@ static json_t *jget(json_t *o, const char *path)
 		path += n + (path[n] == '.');
 	}
 	return o;
+}
+
+/* the string at a dotted path, or "" */
+static const char *jstr(json_t *o, const char *path)
+{
+	json_t *v = jget(o, path);
+	return json_is_string(v) ? json_string_value(v) : "";
 }
 
 /* an RFC 3339 UTC time in seconds; 0 when absent or unreadable */
@@ -659,7 +650,7 @@ static int request(struct call *c, const char *method, const char *path, json_t 
 			decode(a, r);
 			note(c, 1, "%s %s (Authorization: Bearer ***) -> %ld (%d ms)", method, url, r->status,
 			     (int)((now_s() - t0) * 1000));
-			retry = r->status >= 500 && r->status != 501;
+			retry = (r->status >= 500 && r->status != 501) || r->status == 429;
 			if (!retry) {
 				ret = 0;
 				break;
@@ -673,8 +664,11 @@ static int request(struct call *c, const char *method, const char *path, json_t 
 			note(c, 1, "%s %s (Authorization: Bearer ***) -> %s", method, url, why);
 			retry = transient(rc);
 			*err = aprintf("cannot reach Argo CD at %s: %s", a->base, why);
-			if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CONNECT_ERROR)
-				*err = aprintf("%s (for a private CA set argocd.ca-file; --insecure in ARGOCD_OPTS or argocd.insecure skips verification)", *err);
+			if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
+				*err = aprintf("%s (for a private CA set argocd.ca-file; --insecure in ARGOCD_OPTS or "
+					       "argocd.insecure skips verification)", *err);
+			else if (rc == CURLE_SSL_CONNECT_ERROR && !strncmp(a->base, "https:", 6))
+				*err = aprintf("%s (a plain-HTTP server needs --plaintext in ARGOCD_OPTS)", *err);
 		}
 		if (!retry)
 			break;
@@ -700,9 +694,13 @@ static int request(struct call *c, const char *method, const char *path, json_t 
 /* "permission denied: applications, sync, default/x, sub: ..., iat: ..." */
 static const char *denied(const char *m)
 {
-	const char *p = m + strlen("permission denied: "), *c1, *c2;
+	static const char prefix[] = "permission denied: ";
+	const char *p, *c1, *c2;
 
-	if (strncmp(m, "permission denied: ", 19) || !(c1 = strstr(p, ", ")) || !(c2 = strstr(c1 + 2, ", ")))
+	if (strncmp(m, prefix, sizeof(prefix) - 1))
+		return NULL;
+	p = m + sizeof(prefix) - 1;
+	if (!(c1 = strstr(p, ", ")) || !(c2 = strstr(c1 + 2, ", ")))
 		return NULL;
 	{
 		const char *res = astrndup(p, (size_t)(c1 - p)), *act = astrndup(c1 + 2, (size_t)(c2 - c1 - 2));
@@ -936,17 +934,21 @@ static int op_done(json_t *app)
 	       rfc3339(jstr(op, "finishedAt"));
 }
 
-/* up to 5 "KIND/NAME: message" of the array at `path` whose `field` is one of `bad` */
-static void add_items(struct buf *b, json_t *app, const char *path, const char *field, const char *const *bad)
+/* up to 5 "KIND/NAME: message" of the array at `path` whose `field` (or `field2`) is one of `bad` */
+static void add_items(struct buf *b, json_t *app, const char *path, const char *field, const char *field2,
+		      const char *const *bad)
 {
 	json_t *v = jget(app, path), *it;
 	size_t i, shown = 0;
 
 	json_array_foreach(v, i, it) {
-		const char *st = jstr(it, field), *m = jstr(it, "message");
+		const char *st = jstr(it, field), *st2 = field2 ? jstr(it, field2) : "", *m = jstr(it, "message");
 		int match = 0;
-		for (const char *const *p = bad; *p; p++)
+		for (const char *const *p = bad; *p; p++) {
+			if (!strcmp(st2, *p))
+				st = st2;
 			match |= !strcmp(st, *p);
+		}
 		if (!match)
 			continue;
 		if (!*m)
@@ -983,12 +985,11 @@ static const char *failure(struct call *c, json_t *app, const char *what)
 		buf_addf(&b, "sync of application '%s' %s: %s", c->app,
 			 !strcmp(jstr(app, "status.operationState.phase"), "Error") ? "ended in an error" : "failed",
 			 *m ? m : "(no message)");
-		add_items(&b, app, "status.operationState.syncResult.resources", "status", failed);
-		add_items(&b, app, "status.operationState.syncResult.resources", "hookPhase", failed);
+		add_items(&b, app, "status.operationState.syncResult.resources", "status", "hookPhase", failed);
 	} else {
 		const char *m = jstr(app, "status.health.message");
 		buf_addf(&b, "application '%s' is Degraded%s%s", c->app, *m ? ": " : "", m);
-		add_items(&b, app, "status.resources", "health.status", degraded);
+		add_items(&b, app, "status.resources", "health.status", NULL, degraded);
 	}
 	add_conditions(&b, app);
 	r = clean(c->a, b.s, b.len);
@@ -1142,12 +1143,35 @@ static int wait_done(struct call *c, struct step *s, const char *want_rev, int t
 	}
 }
 
+/*
+ * The revision to sync: the commit this run pushed.  When this run pushed
+ * nothing (a retry of a failed sync), NULL: Argo CD syncs the branch head,
+ * which holds the folder as last pushed.
+ */
+static const char *pushed_commit(const struct step *s, const char *commit)
+{
+	const struct step *p = s;
+
+	if (!commit || !*commit)
+		return NULL;
+	/* back through the package's pre hooks to the push */
+	while (p && p->kind != STEP_PUSH) {
+		const struct step *up = NULL;
+		for (size_t i = 0; i < p->nin; i++)
+			if (p->in[i]->kind == STEP_PUSH || (p->in[i]->kind == STEP_PRE && p->in[i]->pkg == s->pkg &&
+							    p->in[i]->cluster == s->cluster))
+				up = p->in[i];
+		p = up;
+	}
+	return !p || p->dirty ? commit : NULL;
+}
+
 int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char **err)
 {
 	struct argocd *a = ctx;
 	const struct distro *d = a->d;
 	int timeout = s->pkg->sync.timeout > 0 ? s->pkg->sync.timeout : DEFAULT_TIMEOUT, helm = helm_app(s), ret = -1;
-	const char *name = argocd_app_name(d, s), *want_rev = helm || !commit || !*commit ? NULL : commit;
+	const char *name = argocd_app_name(d, s), *want_rev = helm ? NULL : pushed_commit(s, commit);
 	struct resp r = { .code = -1 };
 	struct call c;
 	json_t *app, *body;

@@ -7,7 +7,87 @@
 #include "argocd.h"
 #include "build.h"
 #include "cmd.h"
+#include "manifest.h"
 #include "util.h"
+
+/*
+ * --refresh: ask Argo CD (with a refresh) how each Application stands; one
+ * that is OutOfSync, missing or Degraded is synced again even though its
+ * key did not change.
+ */
+static void find_drift(struct ctx *c, struct argocd *a)
+{
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		struct step *s = c->g->steps[i];
+		struct record rec;
+		char *sync = NULL, *health = NULL;
+		const char *err = NULL;
+		int r;
+		if (s->kind != STEP_SYNC || !s->selected)
+			continue;
+		rec = state_step(c->st, s->id);
+		if (!rec.have || !rec.ok)
+			continue;	/* it runs anyway */
+		r = argocd_app_status(a, argocd_app_name(c->d, s), 1, &sync, &health, &err);
+		if (r < 0)
+			warn("--refresh: %s: %s", s->id, err);
+		else if (r == 1)
+			s->drift = "drift: the Application is missing";
+		else if (sync && strcmp(sync, "Synced"))
+			s->drift = aprintf("drift: Argo CD reports %s", sync);
+		else if (health && (!strcmp(health, "Degraded") || !strcmp(health, "Missing")))
+			s->drift = aprintf("drift: Argo CD reports %s", health);
+		if (s->drift && c->verbose)
+			fprintf(stderr, "idpmake: %s: %s\n", s->id, s->drift);
+		free(sync);
+		free(health);
+	}
+}
+
+/*
+ * Applications of packages no longer in the distro (their sync steps are
+ * in the state, not in the graph): deleted with --prune, else reported.
+ */
+static int prune_apps(struct ctx *c, struct argocd *a)
+{
+	size_t n;
+	const char **ids = state_step_ids(c->st, &n);
+	int failed = 0, left = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *id = ids[i], *colon = strrchr(id, ':'), *slash = strchr(id, '/');
+		struct cluster cl = { 0 };
+		struct package pk = { 0 };
+		struct step s = { 0 };
+		const char *app, *err = NULL, *prefix;
+		if (!colon || strcmp(colon, ":sync") || !slash || slash > colon || graph_find(c->g, id))
+			continue;
+		if (c->ntargets || c->labels.n)
+			continue;	/* a selection says nothing of the rest */
+		cl.name = astrndup(id, (size_t)(slash - id));
+		pk.name = astrndup(slash + 1, (size_t)(colon - slash - 1));
+		s.cluster = find_cluster(c->d, cl.name) ? find_cluster(c->d, cl.name) : &cl;
+		s.pkg = &pk;
+		s.namespace = pk.name;
+		app = argocd_app_name(c->d, &s);
+		prefix = aprintf("%s/%s:", cl.name, pk.name);
+		if (!c->prune) {
+			left++;
+			status_info("idpmake: package %s/%s is gone from the distro; its Application '%s' remains (--prune deletes it)",
+				    cl.name, pk.name, app);
+			continue;
+		}
+		if (argocd_delete_app(a, app, &err) < 0) {
+			error("--prune: cannot delete Application '%s': %s", app, err);
+			failed++;
+			continue;
+		}
+		status_info("idpmake: deleted Application '%s' of removed package %s/%s", app, cl.name, pk.name);
+		state_forget(c->st, prefix);
+	}
+	(void)left;
+	return failed ? 1 : 0;
+}
 
 int cmd_up(struct ctx *c)
 {
@@ -18,12 +98,16 @@ int cmd_up(struct ctx *c)
 
 	if ((r = ctx_load(c, 0)))
 		return r;
+	struct argocd *a = NULL;
+
 	if (c->pl.argocd_server) {
 		const char *err;
-		struct argocd *a = argocd_open(c->d, c->statedir, c->verbose, &err);
-		if (!a)
+		if (!(a = argocd_open(c->d, c->statedir, c->verbose, &err)))
 			return error("argocd: %s", err), 1;
 		build_sync = (struct sync_ops){ argocd_sync_step, a };
+	} else if (c->prune) {
+		fprintf(stderr, "idpmake: --prune deletes Argo CD Applications, and no argocd is configured\n");
+		return 2;
 	}
 	if (state_lock(c->st, c->wait) < 0)
 		return 1;
@@ -32,7 +116,11 @@ int cmd_up(struct ctx *c)
 		state_run_end(c->st, run, 2, "planning failed", NULL);
 		return 1;
 	}
+	if (c->refresh && a)
+		find_drift(c, a);
 	r = build_run(&c->pl, &o, &sum);
+	if (a && !build_interrupted && prune_apps(c, a) && !r)
+		r = 1;
 	status_summary(&sum);
 	{
 		char *text = aprintf("%d rendered, %s, %d synced, %d hooks, %d failed, %d up to date", sum.rendered,
@@ -40,6 +128,8 @@ int cmd_up(struct ctx *c)
 				     sum.hooks, sum.failed, sum.up_to_date);
 		state_run_end(c->st, run, r, text, sum.commit);
 	}
+	if (a)
+		argocd_close(a);
 	if (build_interrupted) {
 		fprintf(stderr, "idpmake: interrupted; the steps that finished are recorded, run up again to finish\n");
 		return 130;

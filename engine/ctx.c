@@ -32,17 +32,13 @@ int ctx_load(struct ctx *c, int readonly)
 	c->pl.run_start = wall_ns();
 	c->pl.dry_run = readonly;
 	c->pl.refresh = c->refresh;
+	c->pl.jobs = c->jobs;
 	c->pl.have_targets = c->ntargets || c->labels.n;
 	c->pl.argocd_server = argocd_server(c->d);
 	c->pl.rc.d = c->d;
 	c->pl.rc.statedir = c->statedir;
 	c->pl.rc.verbose = c->verbose;
-	if (c->d->git.remote)
-		c->pl.rc.remote_url = c->d->git.remote;
-	else {
-		char real[4096];
-		const char *p = aprintf("%s/gitops.git", c->statedir);
-		c->pl.rc.remote_url = realpath(c->statedir, real) ? aprintf("%s/gitops.git", real) : p;
-	}
+	/* the GitOps repository as Argo CD sees it, in Applications and cnoe:// rewrites alike */
+	c->pl.rc.remote_url = argocd_repo_url(c->d, c->statedir);
 	return 0;
 }

@@ -21,7 +21,8 @@
 
 static void edge(struct step *from, struct step *to)
 {
-	for (size_t i = 0; i < to->nin; i++)
+	/* needs may name a package twice; the push's in-edges are all distinct */
+	for (size_t i = 0; to->kind != STEP_PUSH && i < to->nin; i++)
 		if (to->in[i] == from)
 			return;
 	to->in = agrow(to->in, to->nin, sizeof(*to->in));
@@ -78,6 +79,7 @@ struct graph *graph_build(struct distro *d)
 			struct unit u = { c, p, NULL, NULL, NULL };
 			struct step *prev;
 			struct vars v;
+			size_t first = g->nsteps;
 			if (!cluster_has(d, c, p))
 				continue;
 			u.render = new_step(g, STEP_RENDER, c, p, NULL, aprintf("%s/%s:render", c->name, p->name));
@@ -113,7 +115,7 @@ struct graph *graph_build(struct distro *d)
 				prev = s;
 			}
 			u.last = prev;
-			for (size_t i = 0; i < g->nsteps; i++)
+			for (size_t i = first; i < g->nsteps; i++)
 				if (g->steps[i]->pkg == p && g->steps[i]->cluster == c) {
 					g->steps[i]->render = u.render;
 					g->steps[i]->namespace = u.render->namespace;

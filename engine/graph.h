@@ -212,6 +212,7 @@ struct step {
 	struct hash output;		/* render: hash of the rendered objects */
 	struct hash old_output;		/* render: output recorded with old_key */
 	int dirty;			/* will run */
+	const char *drift;		/* --refresh: how Argo CD differs (the step runs), or NULL */
 	enum reason reason;
 	const char *why;		/* human reason, e.g. "values.yaml changed" */
 	struct strlist changed;		/* inputs whose hash changed */

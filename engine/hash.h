@@ -72,6 +72,7 @@ struct tree {
 	struct hash fingerprint;	/* of the stat data */
 	struct hash content;		/* of the paths and contents */
 	int racy;			/* a file's mtime is not safely older than the run */
+	int known;			/* plan.c: 1 content known, 2 and per-file hashes */
 };
 
 /* -1 after printing an error */

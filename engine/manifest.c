@@ -245,8 +245,19 @@ static const char *inside(const struct ynode *n, const char *what, int must_exis
 			break;
 	}
 	p = path_join(dir, n->s);
-	if (!realpath(dir, rdir))
-		return p;
+	{
+		/* most paths of a distro share its folder: resolve that once */
+		static const char *last_dir;
+		static char last_real[PATH_MAX];
+		if (last_dir && !strcmp(last_dir, dir)) {
+			strcpy(rdir, last_real);
+		} else {
+			if (!realpath(dir, rdir))
+				return p;
+			last_dir = dir;
+			strcpy(last_real, rdir);
+		}
+	}
 	if (!realpath(p, rp)) {
 		if (must_exist) {
 			loc_error(n->loc, "%s '%s' does not exist", what, n->s);

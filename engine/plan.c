@@ -21,6 +21,7 @@
  * hash; no file is opened.  A no-op run therefore reads distro.yaml, stats
  * the source trees, and reads state.db; nothing else.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,74 @@ static struct hash hs(const char *s)
 	return hash_bytes(s ? s : "", s ? strlen(s) : 0);
 }
 
+/* the stat cache's name for a package's source tree: its folder and globs */
+static const char *tree_name(const struct package *p)
+{
+	struct buf b = BUF_INIT;
+	const char *r;
+
+	buf_addf(&b, "t:%s", p->path);
+	for (size_t i = 0; i < p->rule->inputs.n; i++)
+		buf_addf(&b, "\n%s", p->rule->inputs.v[i]);
+	r = astrdup(b.s);
+	buf_release(&b);
+	return r;
+}
+
+/*
+ * Scanning is most of a no-op run (a stat per input file), and it needs
+ * no state: the source folders are scanned on -j threads first, then
+ * compared with the stat cache in order.
+ */
+struct scan_job {
+	struct step **v;
+	size_t n, next;
+	pthread_mutex_t lock;
+};
+
+static void *scan_worker(void *arg)
+{
+	struct scan_job *j = arg;
+
+	for (;;) {
+		struct step *s;
+		pthread_mutex_lock(&j->lock);
+		s = j->next < j->n ? j->v[j->next++] : NULL;
+		pthread_mutex_unlock(&j->lock);
+		if (!s)
+			return NULL;
+		s->tree = xcalloc(1, sizeof(*s->tree));
+		if (scan_tree(s->pkg->path, &s->pkg->rule->inputs, s->tree) < 0) {
+			tree_free(s->tree);
+			free(s->tree);
+			s->tree = NULL;	/* scanned again in order, which reports the error */
+		}
+	}
+}
+
+static void scan_all(struct planner *pl)
+{
+	struct scan_job j = { NULL, 0, 0, PTHREAD_MUTEX_INITIALIZER };
+	pthread_t th[16];
+	int n = pl->jobs > 16 ? 16 : pl->jobs;
+
+	for (size_t i = 0; i < pl->g->nsteps; i++) {
+		struct step *s = pl->g->steps[i];
+		if (s->kind == STEP_RENDER && s->selected && !s->tree && s->pkg->src == SRC_PATH && s->pkg->path) {
+			j.v = agrow(j.v, j.n, sizeof(*j.v));
+			j.v[j.n++] = s;
+		}
+	}
+	if (n < 2 || j.n < 8) {
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&th[i], NULL, scan_worker, &j))
+			n = i;
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+}
+
 /* the components of a render's key; files: the tree's per-file hashes too */
 static int render_components(struct planner *pl, struct step *s, struct inputs *in, int files)
 {
@@ -188,44 +257,36 @@ static int render_components(struct planner *pl, struct step *s, struct inputs *
 	}
 	if (p->path) {
 		struct tree *t = s->tree;
+		const char *name = tree_name(p);
 		if (!t) {
+			t = xcalloc(1, sizeof(*t));
+			s->tree = t;
+			if (scan_tree(p->path, &r->inputs, t) < 0)
+				return -1;
+		}
+		if (!t->known) {
 			struct hash fp, content;
 			int racy;
-			const char *name = aprintf("t:%s", p->path);
-			for (size_t i = 0; i < r->inputs.n; i++)
-				name = aprintf("%s\n%s", name, r->inputs.v[i]);
-			t = xcalloc(1, sizeof(*t));
-			if (scan_tree(p->path, &r->inputs, t) < 0) {
-				tree_free(t);
-				free(t);
-				return -1;
-			}
 			if (state_tree(pl->st, name, &fp, &racy, &content) && hash_eq(fp, t->fingerprint) && !racy) {
 				t->content = content;
+				t->known = 1;
 			} else {
 				struct tree_file *old;
 				size_t nold;
 				state_tree_files(pl->st, name, &old, &nold);
-				if (hash_tree(t, old, nold, pl->run_start) < 0) {
-					tree_free(t);
-					free(t);
+				if (hash_tree(t, old, nold, pl->run_start) < 0)
 					return -1;
-				}
 				if (!pl->dry_run)
 					state_tree_put(pl->st, name, t);
-				t->racy |= 2;	/* per-file hashes are known */
+				t->known = 2;
 			}
-			s->tree = t;
 		}
 		inputs_add(in, "files", t->content);
 		if (files) {
-			if (!(t->racy & 2)) {
+			if (t->known == 1) {
 				/* hashes from the stat cache: the recorded per-file list */
 				struct tree_file *old;
 				size_t nold;
-				const char *name = aprintf("t:%s", p->path);
-				for (size_t i = 0; i < r->inputs.n; i++)
-					name = aprintf("%s\n%s", name, r->inputs.v[i]);
 				state_tree_files(pl->st, name, &old, &nold);
 				for (size_t i = 0; i < nold; i++)
 					inputs_add(in, aprintf("%s/%s", p->path, old[i].path), old[i].h);
@@ -280,6 +341,7 @@ int plan_renders(struct planner *pl)
 {
 	int ret = 0;
 
+	scan_all(pl);
 	for (size_t i = 0; i < pl->g->nsteps; i++) {
 		struct step *s = pl->g->steps[i];
 		struct inputs in = { 0 };
@@ -417,6 +479,12 @@ void plan_decide(struct planner *pl, struct step *s)
 			s->dirty = 0;
 			s->reason = R_UP_TO_DATE;
 			s->why = "skipped: no argocd configured";
+			return;
+		}
+		if (s->drift) {
+			s->dirty = 1;
+			s->reason = R_FORCED;
+			s->why = s->drift;
 			return;
 		}
 	} else {

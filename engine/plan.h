@@ -18,6 +18,7 @@ struct planner {
 	struct render_ctx rc;
 	const char *argocd_server;	/* resolved server, NULL: no Argo CD */
 	int have_targets;		/* targets or -l given: do not prune folders */
+	int jobs;			/* -j: threads for scanning */
 };
 
 /* scan and key every selected render step; -1 after an error */

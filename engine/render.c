@@ -267,6 +267,8 @@ static struct ynode *values_tree(const struct render_ctx *rc, const struct step 
 			return NULL;
 		}
 		exp = expand(text, s->pkg->values.loc[i], &v);
+		if (exp == text)
+			exp = astrdup(text);	/* expand returns its input when there is nothing to expand */
 		free(text);
 		if (!exp || yaml_parse(p, s->pkg->values.v[i], exp, strlen(exp), &docs, &n) < 0) {
 			*err = aprintf("values file %s: see above", s->pkg->values.v[i]);

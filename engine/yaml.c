@@ -477,7 +477,8 @@ void ycanon(const struct ynode *n, struct buf *out)
 		return;
 	}
 	if (n->type == Y_SCALAR) {
-		if (n->style == YS_PLAIN)
+		/* plain and quoted differ only where the plain text reads as another type */
+		if (n->style == YS_PLAIN && looks_typed(n))
 			buf_adds(out, "=");
 		canon_str(n->s, n->slen, out);
 	} else if (n->type == Y_SEQ) {

@@ -402,7 +402,7 @@ static void test_full(void)
 	if (p->nrewrite == 2) {
 		CHECK_STR(p->rewrite[0].match, "cnoe\\.localtest\\.me");
 		CHECK_STR(p->rewrite[0].replace, "${domain}");
-		CHECK(p->rewrite[0].loc.line == 43 && p->rewrite[0].loc.col == 9);
+		CHECK(p->rewrite[0].loc.line == 43 && p->rewrite[0].loc.col == 49);
 		CHECK_STR(p->rewrite[1].match, "a(b+)");
 		CHECK_STR(p->rewrite[1].replace, "x$1");
 	}
@@ -576,9 +576,9 @@ static void test_errors(void)
 		{ "vars: {cluster: x}\n", 1, 3, "x}", "'cluster' is a built-in variable", NULL },
 		{ "packages:\n  a: {type: manifests, path: p, set: {k: \"${nope}\"}}\n", 1, 4, "\"${nope}\"",
 		  "undefined variable '${nope}'", NULL },
-		{ "packages:\n  a: {type: manifests, path: p, namespace: \"ns-${nope}\"}\n", 1, 4, "a:",
+		{ "packages:\n  a: {type: manifests, path: p, namespace: \"ns-${nope}\"}\n", 1, 4, "\"ns-",
 		  "undefined variable '${nope}'", NULL },
-		{ "packages:\n  a: {type: manifests, path: p, rewrite: [{match: x, replace: \"${nope}\"}]}\n", 1, 4, "{match",
+		{ "packages:\n  a: {type: manifests, path: p, rewrite: [{match: x, replace: \"${nope}\"}]}\n", 1, 4, "\"${nope}",
 		  "undefined variable '${nope}'", NULL },
 		/* distro.md: ${var} is expanded in git.path (of a git source too) */
 		{ "packages:\n  a: {type: kustomize, git: {url: u, path: \"x/${nope}\"}}\n", 1, 4, "{url",
