@@ -355,7 +355,8 @@ static void typed_init(void)
 	const char *err;
 	typed = re_compile("^(|~|null|Null|NULL|true|True|TRUE|false|False|FALSE|yes|Yes|YES|no|No|NO|"
 			   "on|On|ON|off|Off|OFF|y|Y|n|N|=|<<|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN)|"
-			   "[-+]?[0-9][0-9_:.eE+-]*|[-+]?\\.[0-9][0-9_eE+-]*|0x[0-9a-fA-F_]+|0o[0-7]+|0b[01_]+|"
+			   "[-+]?[0-9][0-9_]*(\\.[0-9_]*)?([eE][-+]?[0-9]+)?|[-+]?\\.[0-9][0-9_]*([eE][-+]?[0-9]+)?|"
+			   "[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\\.[0-9_]*)?|0x[0-9a-fA-F_]+|0o[0-7]+|0b[01_]+|"
 			   "[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.*)$", &err);
 	if (!typed)
 		fatal("internal regex: %s", err);
