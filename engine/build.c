@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bundle.h"
@@ -265,7 +266,13 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			}
 			if (s->kind == STEP_PUSH) {
 				plan_push_changes(pl, &j->changes, &j->nchanges, &j->np);
-				s->why = aprintf("%lld", (long long)(pl->run_start / 1000000000LL));
+				/* the trailer: the run's number in this state, and when it started */
+				time_t t = (time_t)(pl->run_start / 1000000000LL);
+				struct tm tm;
+				char when[32] = "";
+				if (gmtime_r(&t, &tm))
+					strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+				s->why = aprintf("%lld %s", o->run, when);
 			}
 			j->started = now_s();
 			status_start(s);

@@ -9,6 +9,7 @@ struct build_opts {
 	int jobs;			/* -j */
 	int keep_going;			/* -k: stop after this many failures; 0 never */
 	const char *command;		/* for the run log */
+	long long run;			/* the run's number in the state: the Idpmake-Run trailer */
 };
 
 /*

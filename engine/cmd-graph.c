@@ -47,7 +47,6 @@ int cmd_graph(struct ctx *c)
 	g = c->g;
 	if (!strcmp(fmt, "json")) {
 		json_t *doc = json_object(), *nodes = json_array(), *edges = json_array();
-		char *text;
 		for (size_t i = 0; i < g->nsteps; i++) {
 			struct step *s = g->steps[i];
 			json_t *n;
@@ -80,10 +79,7 @@ int cmd_graph(struct ctx *c)
 		json_object_set_new(doc, "distro", json_string(c->d->name));
 		json_object_set_new(doc, "nodes", nodes);
 		json_object_set_new(doc, "edges", edges);
-		text = json_dumps(doc, JSON_INDENT(2));
-		puts(text);
-		free(text);
-		json_decref(doc);
+		json_print(doc, 1);
 		return 0;
 	}
 	if (!strcmp(fmt, "dot")) {

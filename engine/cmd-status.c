@@ -69,13 +69,9 @@ int cmd_status(struct ctx *c)
 	}
 	if (c->json) {
 		json_t *doc = json_object();
-		char *text;
 		json_object_set_new(doc, "version", json_integer(1));
 		json_object_set_new(doc, "steps", steps);
-		text = json_dumps(doc, JSON_INDENT(2));
-		puts(text);
-		free(text);
-		json_decref(doc);
+		json_print(doc, 1);
 	}
 	return 0;
 }
@@ -92,7 +88,6 @@ int cmd_log(struct ctx *c)
 	for (size_t i = 0; i < n; i++) {
 		if (c->json) {
 			json_t *o = json_object();
-			char *text;
 			json_object_set_new(o, "run", json_integer(runs[i].id));
 			json_object_set_new(o, "started", json_string(when(runs[i].started)));
 			json_object_set_new(o, "finished", runs[i].finished ? json_string(when(runs[i].finished)) : json_null());
@@ -101,10 +96,7 @@ int cmd_log(struct ctx *c)
 			json_object_set_new(o, "result", runs[i].result < 0 ? json_null() : json_integer(runs[i].result));
 			json_object_set_new(o, "summary", runs[i].summary ? json_string(runs[i].summary) : json_null());
 			json_object_set_new(o, "commit", runs[i].commit ? json_string(runs[i].commit) : json_null());
-			text = json_dumps(o, JSON_COMPACT);
-			puts(text);
-			free(text);
-			json_decref(o);
+			json_print(o, 0);
 			continue;
 		}
 		printf("run %lld  %s  %s  %s\n    %s\n", runs[i].id, when(runs[i].started), runs[i].command ? runs[i].command : "?",

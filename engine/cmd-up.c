@@ -91,7 +91,7 @@ static int prune_apps(struct ctx *c, struct argocd *a)
 
 int cmd_up(struct ctx *c)
 {
-	struct build_opts o = { c->jobs, c->keep_going, "up" };
+	struct build_opts o = { c->jobs, c->keep_going, "up", 0 };
 	struct summary sum;
 	long long run;
 	int r;
@@ -112,6 +112,7 @@ int cmd_up(struct ctx *c)
 	if (state_lock(c->st, c->wait) < 0)
 		return 1;
 	run = state_run_begin(c->st, "up");
+	o.run = run;
 	if (plan_renders(&c->pl) < 0) {
 		state_run_end(c->st, run, 2, "planning failed", NULL);
 		return 1;
@@ -182,14 +183,10 @@ int cmd_plan(struct ctx *c)
 	}
 	if (c->json) {
 		json_t *doc = json_object();
-		char *text;
 		json_object_set_new(doc, "version", json_integer(1));
 		json_object_set_new(doc, "steps", steps);
 		json_object_set_new(doc, "up_to_date", json_integer(uptodate));
-		text = json_dumps(doc, JSON_INDENT(2));
-		puts(text);
-		free(text);
-		json_decref(doc);
+		json_print(doc, 1);
 	} else {
 		printf("idpmake: %d step%s would run, %d up to date%s\n", work, work == 1 ? "" : "s", uptodate,
 		       c->pl.argocd_server ? "" : " (no argocd configured: sync steps are skipped)");

@@ -171,6 +171,25 @@ static int migrate(struct state *s)
 	return 0;
 }
 
+/* the pushed folders, sorted by path (state_pushed bisects) */
+static int load_pushed(struct state *s)
+{
+	sqlite3_stmt *st;
+
+	s->pushed = NULL;
+	s->npushed = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT path, output, commit_id FROM pushed ORDER BY path", -1, &st, NULL) != SQLITE_OK)
+		return db_error(s, "reading pushed folders");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		s->pushed = agrow(s->pushed, s->npushed, sizeof(*s->pushed));
+		s->pushed[s->npushed].path = col_str(st, 0);
+		s->pushed[s->npushed].output = col_hash(st, 1);
+		s->pushed[s->npushed++].commit = col_str(st, 2);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
 static int preload(struct state *s)
 {
 	sqlite3_stmt *st;
@@ -199,16 +218,7 @@ static int preload(struct state *s)
 		sl->content = col_hash(st, 3);
 	}
 	sqlite3_finalize(st);
-	if (sqlite3_prepare_v2(s->db, "SELECT path, output, commit_id FROM pushed ORDER BY path", -1, &st, NULL) != SQLITE_OK)
-		return db_error(s, "reading pushed folders");
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		s->pushed = agrow(s->pushed, s->npushed, sizeof(*s->pushed));
-		s->pushed[s->npushed].path = col_str(st, 0);
-		s->pushed[s->npushed].output = col_hash(st, 1);
-		s->pushed[s->npushed++].commit = col_str(st, 2);
-	}
-	sqlite3_finalize(st);
-	return 0;
+	return load_pushed(s);
 }
 
 static int prepare(struct state *s, sqlite3_stmt **st, const char *sql)
@@ -582,22 +592,7 @@ int state_push_done(struct state *s, const struct pushed *v, size_t n, const cha
 	sqlite3_finalize(del);
 	if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		return db_error(s, "committing pushed folders");
-	/* reload the sorted list */
-	s->pushed = NULL;
-	s->npushed = 0;
-	{
-		sqlite3_stmt *st;
-		if (prepare(s, &st, "SELECT path, output, commit_id FROM pushed ORDER BY path") < 0)
-			return -1;
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			s->pushed = agrow(s->pushed, s->npushed, sizeof(*s->pushed));
-			s->pushed[s->npushed].path = col_str(st, 0);
-			s->pushed[s->npushed].output = col_hash(st, 1);
-			s->pushed[s->npushed++].commit = col_str(st, 2);
-		}
-		sqlite3_finalize(st);
-	}
-	return 0;
+	return load_pushed(s);
 }
 
 long long state_run_begin(struct state *s, const char *command)

@@ -67,6 +67,16 @@ static void event(const char *ev, const struct step *s, const char *reason, int 
 	json_decref(o);
 }
 
+void json_print(json_t *doc, int pretty)
+{
+	char *text = json_dumps(doc, pretty ? JSON_INDENT(2) : JSON_COMPACT);
+	if (text)
+		puts(text);
+	fflush(stdout);
+	free(text);
+	json_decref(doc);
+}
+
 void status_end_line(void)
 {
 	if (dirty_line) {

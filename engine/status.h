@@ -25,5 +25,8 @@ void status_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void status_summary(const struct summary *sum);
 void status_end_line(void);			/* finish an overprinted line */
 const char *step_kind_name(enum step_kind k);
+/* print a JSON document on stdout (pretty: indented) and release it */
+struct json_t;
+void json_print(struct json_t *doc, int pretty);
 
 #endif
