@@ -637,6 +637,11 @@ int render_to_bundle(const struct render_ctx *rc, struct step *s, struct bundle 
 	}
 	if (!ret)
 		ret = normalise(&o, b, err);
+	if (ret < 0) {
+		free(b->v);	/* callers free b->v only on success */
+		b->v = NULL;
+		b->n = 0;
+	}
 	ypool_free(o.pool);
 	free(o.v);
 	free(o.extra);
@@ -650,10 +655,8 @@ int render_step(const struct render_ctx *rc, struct step *s, struct hash *output
 	const char *path;
 	struct stat st;
 
-	if (render_to_bundle(rc, s, &b, err) < 0) {
-		free(b.v);
+	if (render_to_bundle(rc, s, &b, err) < 0)
 		return -1;
-	}
 	bundle_write(b.v, b.n, &out);
 	free(b.v);
 	*output = hash_bytes(out.s, out.len);
