@@ -200,7 +200,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 		/* the current commit, for hooks when nothing is pushed */
 		struct pushed p;
 		for (size_t i = 0; i < g->nsteps; i++)
-			if (g->steps[i]->kind == STEP_RENDER && state_pushed(pl->st, g->steps[i]->gitpath, &p)) {
+			if (g->steps[i]->kind == STEP_RENDER && state_pushed(pl->st, pushed_key(pl, g->steps[i]->gitpath), &p)) {
 				q.commit = p.commit;
 				break;
 			}
@@ -261,7 +261,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			if (s->kind == STEP_PRE || s->kind == STEP_POST) {
 				/* the commit that holds this package: this run's push, or an earlier one */
 				struct pushed p;
-				if (state_pushed(pl->st, s->gitpath, &p))
+				if (state_pushed(pl->st, pushed_key(pl, s->gitpath), &p))
 					j->commit = p.commit;
 			}
 			if (s->kind == STEP_PUSH) {

@@ -1284,6 +1284,66 @@ static void clear_locks(const char *dir, int age)
 		closedir(d);
 }
 
+/*
+ * Every run adds a pack or two (flush_objects); git would gc.  When a
+ * repository holds more than REPACK_AT packs (IDPMAKE_REPACK_AT for
+ * tests), what its refs reach is written as one pack and the others are
+ * removed.  Only for repositories idpmake owns (its clone, the embedded
+ * default remote), under the state lock.
+ */
+#define REPACK_AT 48
+
+static int pack_names(const char *dir, struct strvec *names)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (l > 5 && !strcmp(e->d_name + l - 5, ".pack"))
+			strvec_push(names, e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return d ? 0 : -1;
+}
+
+static int maybe_repack(struct git *g, git_repository *repo, const char *what)
+{
+	const char *env = getenv("IDPMAKE_REPACK_AT");
+	int at = env && atoi(env) > 0 ? atoi(env) : REPACK_AT, err;
+	const char *dir = aprintf("%s/objects/pack", git_repository_path(repo));
+	struct strvec old = STRVEC_INIT;
+	git_packbuilder *pb = NULL;
+	git_revwalk *walk = NULL;
+	const char *keep;
+
+	if (pack_names(dir, &old) < 0 || (int)old.n <= at) {
+		strvec_clear(&old);
+		return 0;
+	}
+	if (g->o->verbose)
+		fprintf(stderr, "%s: %s holds %zu packs: repacking\n", argv0, what, old.n);
+	if ((err = git_revwalk_new(&walk, repo)) < 0 || (err = git_revwalk_push_glob(walk, "refs/*")) < 0 ||
+	    (err = git_packbuilder_new(&pb, repo)) < 0 || (err = git_packbuilder_insert_walk(pb, walk)) < 0 ||
+	    (err = git_packbuilder_write(pb, dir, 0444, NULL, NULL)) < 0) {
+		gerror(g, err, "cannot repack %s (it still works, with more packs)", what);
+	} else {
+		keep = aprintf("pack-%s.pack", git_packbuilder_name(pb));
+		for (size_t i = 0; i < old.n; i++) {
+			size_t l = strlen(old.v[i]) - 5;
+			if (!strcmp(old.v[i], keep))
+				continue;
+			unlink(aprintf("%s/%.*s.idx", dir, (int)l, old.v[i]));
+			unlink(aprintf("%s/%s", dir, old.v[i]));
+		}
+	}
+	git_packbuilder_free(pb);
+	git_revwalk_free(walk);
+	strvec_clear(&old);
+	return err < 0 ? -1 : 0;
+}
+
 int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size_t n,
 		const char *message, struct gitops_result *r)
 {
@@ -1358,6 +1418,12 @@ int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size
 		had = have;
 	}
 out:
+	if (rc == 0) {
+		/* a failed repack loses nothing: the next run tries again */
+		maybe_repack(&g, g.repo, "idpmake's clone");
+		if (g.local && o->create_remote)
+			maybe_repack(&g, g.local, "the GitOps repository");
+	}
 	free(refused);
 	free(said);
 	free(ch);

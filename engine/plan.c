@@ -534,11 +534,14 @@ void plan_decide(struct planner *pl, struct step *s)
 	}
 }
 
+static int strptrcmp(const void *a, const void *b);
+
 int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, struct pushed **np)
 {
 	struct graph *g = pl->g;
 	const struct pushed *all;
-	size_t nall;
+	size_t nall, npaths = 0, plen = strlen(pushed_key(pl, ""));
+	const char **paths = amalloc((g->nsteps + 1) * sizeof(*paths));
 
 	*v = NULL;
 	*np = NULL;
@@ -546,32 +549,49 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 	for (size_t i = 0; i < g->nsteps; i++) {
 		struct step *s = g->steps[i];
 		struct pushed p;
-		if (s->kind != STEP_RENDER || !s->selected || s->state == S_FAILED || s->state == S_NOT_RUN)
+		if (s->kind != STEP_RENDER)
+			continue;
+		paths[npaths++] = s->gitpath;
+		if (!s->selected || s->state == S_FAILED || s->state == S_NOT_RUN)
 			continue;
 		if (hash_zero(s->output))
 			continue;	/* not rendered (dry run) */
-		if (state_pushed(pl->st, s->gitpath, &p) && hash_eq(p.output, s->output))
+		if (state_pushed(pl->st, pushed_key(pl, s->gitpath), &p) && hash_eq(p.output, s->output))
 			continue;
 		*v = agrow(*v, *n, sizeof(**v));
 		*np = agrow(*np, *n, sizeof(**np));
 		(*v)[*n] = (struct gitops_change){ s->gitpath, bundle_path(pl->statedir, s->output) };
-		(*np)[(*n)++] = (struct pushed){ s->gitpath, s->output, NULL };
+		(*np)[(*n)++] = (struct pushed){ pushed_key(pl, s->gitpath), s->output, NULL };
 	}
-	/* folders of packages no longer in the distro */
+	/* folders this remote and branch hold of packages no longer in the distro */
+	qsort(paths, npaths, sizeof(*paths), strptrcmp);
 	all = state_pushed_all(pl->st, &nall);
 	for (size_t i = 0; i < nall; i++) {
-		int found = 0;
-		for (size_t j = 0; j < g->nsteps && !found; j++)
-			if (g->steps[j]->kind == STEP_RENDER && !strcmp(g->steps[j]->gitpath, all[i].path))
-				found = 1;
-		if (found)
+		const char *path = all[i].path + plen;
+		if (strncmp(all[i].path, pushed_key(pl, ""), plen) ||
+		    bsearch(&path, paths, npaths, sizeof(*paths), strptrcmp))
 			continue;
 		*v = agrow(*v, *n, sizeof(**v));
 		*np = agrow(*np, *n, sizeof(**np));
-		(*v)[*n] = (struct gitops_change){ all[i].path, NULL };
+		(*v)[*n] = (struct gitops_change){ path, NULL };
 		(*np)[(*n)++] = (struct pushed){ all[i].path, { 0, 0 }, NULL };
 	}
 	return 0;
+}
+
+static int strptrcmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * What a remote and branch hold is recorded per folder under a key naming
+ * them (the URL without credentials), so that a distro pointed at another
+ * remote or branch pushes every folder there, not only the changed ones.
+ */
+const char *pushed_key(const struct planner *pl, const char *path)
+{
+	return aprintf("%s#%s %s", pl->rc.remote_url, pl->g->d->git.branch, path);
 }
 
 const char *changed_name(const char *entry)

@@ -34,6 +34,8 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 int plan_inputs(struct planner *pl, struct step *s, struct inputs *in);
 /* the reason words of a step: "never run", "values.yaml changed", ... */
 const char *reason_text(const struct step *s);
+/* the state's key for what the GitOps remote and branch hold in a folder */
+const char *pushed_key(const struct planner *pl, const char *path);
 /* the input named by an entry of step.changed ("a/b.yaml changed" -> "a/b.yaml") */
 const char *changed_name(const char *entry);
 /* the key of a sync step, from its render's output (also a hook input) */

@@ -70,7 +70,7 @@ if [ "$mode" = all ] || [ "$mode" = fast ]; then
 	suite "e2e" env IDPMAKE="$PWD/idpmake" tests/e2e/run.sh
 fi
 if [ "$mode" = all ] || [ "$mode" = asan ]; then
-	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=86}
+	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=86:fast_unwind_on_malloc=0}
 	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=86}
 	export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp:print_suppressions=0}
 	unit build/asan asan
