@@ -1,19 +1,27 @@
 /*
  * graph.h - the map of idpmake.
  *
- * A distro (distro.yaml, manifest.c) is read into a `struct distro`: its
- * clusters, packages, hooks and rules.  graph.c turns it into a `struct graph`
- * of steps, one node per thing that can run:
+ * A distro (distro.yaml; manifest.c over yaml.c, with extends and the
+ * built-in distros of embed.h) is read into a `struct distro`: its
+ * clusters, packages, hooks and rules (rule.c).  graph.c turns it into a
+ * `struct graph` of steps, one node per thing that can run:
  *
- *     CLUSTER/PKG:render -> :push -> CLUSTER/PKG:pre:NAME ... -> CLUSTER/PKG:sync
- *                                    -> CLUSTER/PKG:post:NAME ...
+ *     CLUSTER/PKG:render -> push -> CLUSTER/PKG:pre:NAME ... -> CLUSTER/PKG:sync
+ *                                   -> CLUSTER/PKG:post:NAME ...
  *
- * plan.c computes every step's key (hash.c, over file contents through the
- * stat cache) and compares it with the key recorded for the step's last
- * success (state.c); build.c runs the dirty steps in dependency order on -j
- * workers: render.c (renderers from rule.c, run by exec.c), gitops.c (one
- * commit and push per run, libgit2), argocd.c (libcurl), hook.c.  status.c
- * prints progress.  main.c holds the command table; cmd-*.c one command each.
+ * plan.c computes every step's key (hash.c: XXH3 over file contents through
+ * the stat cache; source.c: git sources) and compares it with the key
+ * recorded for the step's last success (state.c, SQLite).  build.c runs the
+ * dirty steps in dependency order on -j workers:
+ *
+ *     render   render.c: renderers from rule.c, run by exec.c; the output,
+ *              normalised, is a bundle (bundle.h) in the state's cache
+ *     push     gitops.c: one commit of the changed folders, pushed (libgit2)
+ *     sync     argocd.c: create or update the Application, sync, wait (libcurl)
+ *     pre/post hook.c: /bin/sh -c with the package's environment
+ *
+ * status.c prints progress.  main.c holds the command table, ctx.c loads
+ * what a command needs, cmd-*.c hold the commands.
  *
  * Everything that lives as long as the run is allocated from one arena
  * (util.h) and never freed individually.

@@ -215,6 +215,13 @@ int glob_match(const char *g, const char *p)
 {
 	if (!strcmp(g, "**"))
 		return 1;
+	if (!strncmp(g, "**/*", 4) && !strpbrk(g + 4, "*?[\\/")) {
+		/* the common case, a suffix such as .yaml anywhere: no fnmatch */
+		size_t gl = strlen(g + 4), pl = strlen(p);
+		const char *base = strrchr(p, '/');
+		base = base ? base + 1 : p;
+		return pl >= gl && !strcmp(p + pl - gl, g + 4) && (size_t)(p + pl - base) >= gl;
+	}
 	if (!strncmp(g, "**/", 3)) {
 		if (glob_match(g + 3, p))
 			return 1;
@@ -360,12 +367,9 @@ int scan_tree(const char *dir, const struct strlist *globs, struct tree *t)
 	hasher_adds(h, "");
 	for (size_t i = 0; i < t->n; i++) {
 		const struct tree_file *f = &t->v[i];
+		uint64_t st[5] = { (uint64_t)f->size, (uint64_t)f->mtime, (uint64_t)f->ctime, f->ino, f->dev };
 		hasher_adds(h, f->path);
-		hasher_add(h, &f->size, sizeof(f->size));
-		hasher_add(h, &f->mtime, sizeof(f->mtime));
-		hasher_add(h, &f->ctime, sizeof(f->ctime));
-		hasher_add(h, &f->ino, sizeof(f->ino));
-		hasher_add(h, &f->dev, sizeof(f->dev));
+		hasher_add(h, st, sizeof(st));
 	}
 	t->fingerprint = hasher_end(h);
 	return 0;

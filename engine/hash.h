@@ -73,6 +73,7 @@ struct tree {
 	struct hash content;		/* of the paths and contents */
 	int racy;			/* a file's mtime is not safely older than the run */
 	int known;			/* plan.c: 1 content known, 2 and per-file hashes */
+	int dropped;			/* plan.c: the file list was freed (content known) */
 };
 
 /* -1 after printing an error */

@@ -152,6 +152,7 @@ struct scan_job {
 	struct step **v;
 	size_t n, next;
 	pthread_mutex_t lock;
+	struct planner *pl;
 };
 
 static void *scan_worker(void *arg)
@@ -170,13 +171,28 @@ static void *scan_worker(void *arg)
 			tree_free(s->tree);
 			free(s->tree);
 			s->tree = NULL;	/* scanned again in order, which reports the error */
+		} else {
+			/*
+			 * The stat cache, read only while the workers run: an
+			 * unchanged tree keeps its content hash, and its file list
+			 * goes now, so the next scan reuses the memory.
+			 */
+			struct hash fp, content;
+			int racy;
+			if (state_tree(j->pl->st, tree_name(s->pkg), &fp, &racy, &content) &&
+			    hash_eq(fp, s->tree->fingerprint) && !racy) {
+				s->tree->content = content;
+				s->tree->known = 1;
+				s->tree->dropped = 1;
+				tree_free(s->tree);
+			}
 		}
 	}
 }
 
 static void scan_all(struct planner *pl)
 {
-	struct scan_job j = { NULL, 0, 0, PTHREAD_MUTEX_INITIALIZER };
+	struct scan_job j = { NULL, 0, 0, PTHREAD_MUTEX_INITIALIZER, pl };
 	pthread_t th[16];
 	int n = pl->jobs > 16 ? 16 : pl->jobs;
 
@@ -381,6 +397,16 @@ int plan_renders(struct planner *pl)
 				free(s->tree);
 				s->tree = NULL;
 			}
+		}
+		if (s->dirty && s->tree && s->tree->dropped) {
+			/* it renders after all (its spec changed): it needs the file list back */
+			struct hash content = s->tree->content;
+			if (scan_tree(s->pkg->path, &s->pkg->rule->inputs, s->tree) < 0) {
+				ret = -1;
+				continue;
+			}
+			s->tree->content = content;
+			s->tree->known = 1;
 		}
 	}
 	return ret;
