@@ -15,10 +15,11 @@
 /* render one step into b; prints the failure */
 static int render_one(struct ctx *c, struct step *s, struct bundle *b)
 {
-	const char *err = NULL;
-	char tmpl[] = "/tmp/idpmake-render-XXXXXX";
+	const char *err = NULL, *tmp = getenv("TMPDIR");
+	char *tmpl = aprintf("%s/idpmake-render-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	int fd = mkstemp(tmpl), r;
 
+	/* render changes no state: the renderer's log is a temporary file */
 	if (fd >= 0)
 		close(fd);
 	s->log = fd >= 0 ? tmpl : NULL;
