@@ -233,8 +233,10 @@ static int gerror(struct git *g, int code, const char *fmt, ...)
 				buf_adds(&msg, "; ");
 		}
 		if (code == GIT_ECERTIFICATE && g && !strncmp(g->url, "https:", 6))
-			buf_adds(&msg, g->o->ca_file ? " (is git.ca_file the CA that signed the server's certificate?)"
-				 : " (for a server with a private CA, set git.ca_file)");
+			buf_adds(&msg, strstr(m, "does not match") || strstr(m, "mismatch") ?
+				 " (the server's certificate does not name the host in the URL)" :
+				 g->o->ca_file ? " (is git.ca-file the CA that signed the server's certificate?)"
+				 : " (for a server with a private CA, set git.ca-file)");
 		else if (code == GIT_ECERTIFICATE && g)
 			buf_adds(&msg, " (add the server's host key to ~/.ssh/known_hosts)");
 		else if (g && g->tried_agent && !getenv("SSH_AUTH_SOCK"))
