@@ -1,0 +1,74 @@
+/*
+ * argoapi.h - what argocd.c (the Application, sync, waiting) and argoapi.c
+ * (settings, HTTP, error shapes) share.  Private to those two files; the
+ * interface is argocd.h.
+ */
+#ifndef IDPMAKE_ARGOAPI_H
+#define IDPMAKE_ARGOAPI_H
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <stdio.h>
+
+#include "buf.h"
+#include "graph.h"
+
+#ifndef IDPMAKE_VERSION
+#define IDPMAKE_VERSION "dev"
+#endif
+
+#define BODY_CAP (16u << 20)		/* bytes of a response body kept */
+#define RETRIES 5			/* retries of one request (invariant 2) */
+#define REQUEST_TIMEOUT_MS 60000L	/* one request, capped by the step's deadline */
+#define DELETE_TIMEOUT 300		/* seconds argocd_delete_app waits for the app to go */
+#define DEFAULT_TIMEOUT 300		/* seconds, when a package says 0 */
+
+
+struct argocd {
+	const struct distro *d;
+	const char *statedir;
+	const char *base;		/* scheme://host:port[/root-path], no trailing '/' */
+	char *auth;			/* "Authorization: Bearer TOKEN" (malloc'd; never shown) */
+	const char *token;		/* points into auth, for masking */
+	const char **headers;		/* -H "K: V" from ARGOCD_OPTS */
+	size_t nheaders;
+	int insecure;			/* no TLS verification */
+	const char *cainfo;		/* CA bundle, or NULL */
+	const char *repo_url;		/* the GitOps repository, as Applications name it */
+	int verbose;
+	long poll_ms, backoff_ms;
+	int token_jwt;			/* the token has Argo CD's a.b.c shape */
+};
+
+/* one conversation: a step's (or a call's) curl handle, log and deadline */
+struct call {
+	struct argocd *a;
+	CURL *curl;
+	FILE *log;			/* the step's log, or NULL */
+	double deadline;		/* now_s() value; 0: none */
+	const char *app;		/* the application's name */
+};
+
+struct resp {
+	long status;			/* HTTP status */
+	struct buf body;		/* up to BODY_CAP bytes */
+	int over;			/* the body was longer */
+	json_t *json;			/* the body parsed, or NULL */
+	int code;			/* the gRPC code of an error body, or -1 */
+	const char *message;		/* the message of an error body (masked, arena), or the text */
+};
+
+const char *api_error(struct call *c, const char *doing, struct resp *r);
+const char *app_path(struct call *c, const char *suffix, const char *query);
+void call_close(struct call *c);
+int call_open(struct call *c, struct argocd *a, const char *app, const char *log, int timeout);
+const char *clean(const struct argocd *a, const char *s, size_t n);
+json_t *jget(json_t *o, const char *path);
+const char *jstr(json_t *o, const char *path);
+int nap(long ms);
+void note(struct call *c, int show, const char *fmt, ...) __attribute__((format(printf, 3, 4))); void note(struct call *c, int show, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int request(struct call *c, const char *method, const char *path, json_t *body, struct resp *r, const char **err);
+void resp_reset(struct resp *r);
+long long rfc3339(const char *s);
+
+#endif
