@@ -16,8 +16,10 @@
  *
  *     render   render.c: renderers from rule.c, run by exec.c; the output,
  *              normalised, is a bundle (bundle.h) in the state's cache
- *     push     gitops.c: one commit of the changed folders, pushed (libgit2)
- *     sync     argocd.c: create or update the Application, sync, wait (libcurl)
+ *     push     gitops.c: one commit of the changed folders; gitremote.c: the
+ *              clone, credentials, fetch and push (libgit2)
+ *     sync     argocd.c: create or update the Application, sync, wait;
+ *              argoapi.c: settings, HTTP requests, error shapes (libcurl)
  *     pre/post hook.c: /bin/sh -c with the package's environment
  *
  * status.c prints progress.  main.c holds the command table, ctx.c loads
