@@ -310,6 +310,8 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			if (j->rc == 0 && build_interrupted && s->kind != STEP_PUSH) {
 				j->rc = -1;
 				j->err = "interrupted";
+			} else if (j->rc != 0 && build_interrupted) {
+				j->err = aprintf("interrupted (%s)", j->err ? j->err : "failed");
 			}
 			if (j->rc == 0) {
 				const char *note = NULL;
