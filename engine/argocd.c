@@ -168,6 +168,95 @@ static json_t *ytojson(const struct ynode *n)
 	}
 }
 
+/* YAML to JSON with types: plain true/false, integers and null as such */
+static json_t *ytojson_typed(const struct ynode *n)
+{
+	json_t *o;
+	char *end;
+	long long v;
+
+	switch (n->type) {
+	case Y_SCALAR:
+		if (n->style == YS_PLAIN) {
+			if (!strcmp(n->s, "true") || !strcmp(n->s, "false"))
+				return json_boolean(n->s[0] == 't');
+			if (yisnull(n))
+				return json_null();
+			v = strtoll(n->s, &end, 10);
+			if (n->slen && !*end)
+				return json_integer(v);
+		}
+		return json_stringn(n->s, n->slen);
+	case Y_SEQ:
+		o = json_array();
+		for (size_t i = 0; i < n->n; i++)
+			json_array_append_new(o, ytojson_typed(n->v[i]));
+		return o;
+	default:
+		o = json_object();
+		for (size_t i = 0; i < n->n; i++)
+			json_object_set_new(o, n->k[i]->s, ytojson_typed(n->v[i]));
+		return o;
+	}
+}
+
+/*
+ * An Application of an argocd-app package, from its rendered file (sources
+ * already pointing at the GitOps repository): its sources, sync policy,
+ * ignoreDifferences and destination namespace join what idpmake sends; an
+ * ApplicationSet is sent whole.  *set: it is an ApplicationSet.
+ */
+static int cnoe_app(struct argocd *a, struct step *s, json_t *app, int *set, const char **err)
+{
+	static const char *const keep[] = { "source", "sources", "syncPolicy", "ignoreDifferences", "info",
+					    "revisionHistoryLimit" };
+	struct step *r = render_of(s);
+	struct bundle b;
+	int found = 0;
+
+	*set = 0;
+	if (!r || hash_zero(r->output) || bundle_read(bundle_path(a->statedir, r->output), &b) < 0) {
+		*err = aprintf("the rendered Application of '%s' is missing: run up again", s->pkg->name);
+		return -1;
+	}
+	for (size_t i = 0; i < b.n && !found; i++) {
+		struct ypool *p;
+		struct ynode **docs, *kind, *spec;
+		size_t nd;
+		if (strchr(b.v[i].name, '/'))
+			continue;	/* the cnoe:// folders */
+		p = ypool_new();
+		if (yaml_parse(p, b.v[i].name, b.v[i].data, b.v[i].len, &docs, &nd) == 0 && nd &&
+		    (kind = yget(docs[0], "kind")) && (spec = yget(docs[0], "spec")) && spec->type == Y_MAP) {
+			json_t *js = json_object_get(app, "spec"), *ns;
+			if (ystr_eq(kind, "ApplicationSet")) {
+				*set = 1;
+				json_object_set_new(app, "kind", json_string("ApplicationSet"));
+				json_object_set_new(app, "spec", ytojson_typed(spec));
+			} else {
+				for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++)
+					if (yget(spec, keep[k])) {
+						if (!strcmp(keep[k], "sources"))
+							json_object_del(js, "source");
+						json_object_set_new(js, keep[k], ytojson_typed(yget(spec, keep[k])));
+					}
+				if ((ns = json_object_get(json_object_get(js, "destination"), "namespace")) &&
+				    ypath(spec, "destination.namespace"))
+					json_object_set_new(json_object_get(js, "destination"), "namespace",
+							    ytojson_typed(ypath(spec, "destination.namespace")));
+			}
+			found = 1;
+		}
+		ypool_free(p);
+	}
+	bundle_free(&b);
+	if (!found) {
+		*err = aprintf("the rendered output of '%s' has no Application", s->pkg->name);
+		return -1;
+	}
+	return 0;
+}
+
 /* a helm package's source from its rendered Application (with helm.values) */
 static int helm_source(struct argocd *a, struct step *s, json_t *app, const char **err)
 {
@@ -456,7 +545,9 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	struct argocd *a = ctx;
 	const struct distro *d = a->d;
 	int timeout = s->pkg->sync.timeout > 0 ? s->pkg->sync.timeout : DEFAULT_TIMEOUT, helm = helm_app(s), ret = -1;
-	const char *name = argocd_app_name(d, s), *want_rev = helm ? NULL : pushed_commit(s, commit);
+	int cnoe = s->pkg->app_file != NULL, appset = 0;
+	/* Applications whose sources idpmake does not own whole sync at their own revisions */
+	const char *name = argocd_app_name(d, s), *want_rev = helm || cnoe ? NULL : pushed_commit(s, commit);
 	struct resp r = { .code = -1 };
 	struct call c;
 	json_t *app, *body;
@@ -468,6 +559,20 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	app = argocd_app_spec(d, s, a->repo_url);
 	if (helm && helm_source(a, s, app, err) < 0)
 		goto out;
+	if (cnoe && cnoe_app(a, s, app, &appset, err) < 0)
+		goto out;
+	if (appset) {
+		/* Argo CD's ApplicationSet controller makes its Applications: create it, no sync */
+		if (request(&c, "POST", "/api/v1/applicationsets?upsert=true", app, &r, err) < 0)
+			goto out;
+		if (r.status != 200) {
+			*err = api_error(&c, aprintf("creating or updating ApplicationSet '%s'", name), &r);
+			goto out;
+		}
+		note(&c, 0, "ApplicationSet '%s' created or updated; its Applications are Argo CD's", name);
+		ret = 0;
+		goto out;
+	}
 	note(&c, 0, "application '%s' in namespace '%s' (project '%s'), %s %s", name, d->argocd.namespace,
 	     d->argocd.project, helm ? "chart" : "commit", helm ? jstr(app, "spec.source.chart") : commit ? commit : d->git.branch);
 

@@ -234,7 +234,8 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 	while (left) {
 		int stopping = build_interrupted || (o->keep_going > 0 && failures >= o->keep_going);
 		/* start what is ready */
-		while (nready && !stopping) {
+		/* as many at once as there are workers: a failure stops what has not started (-k) */
+		while (nready && !stopping && running < nthreads) {
 			struct step *s = ready[--nready];
 			struct job *j;
 			if (s->kind != STEP_RENDER)
@@ -291,6 +292,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 					s->state = S_NOT_RUN;
 					s->error = build_interrupted ? "interrupted" : "stopped after failures (-k)";
 					sum->not_run++;
+					status_not_run(s, s->error);
 				}
 			}
 			break;

@@ -53,11 +53,19 @@ struct unit {
 	struct step *render, *first, *last;
 };
 
-static struct unit *find_unit(struct unit *u, size_t n, const char *cluster, const char *pkg)
+int package_is(const struct package *p, const char *name)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(u[i].c->name, cluster) && !strcmp(u[i].p->name, pkg))
+	return !strcmp(p->name, name) || (p->group && !strcmp(p->group, name));
+}
+
+/* the next unit from *from on that is package (or group) pkg on cluster */
+static struct unit *find_unit(struct unit *u, size_t n, size_t *from, const char *cluster, const char *pkg)
+{
+	for (size_t i = *from; i < n; i++)
+		if (!strcmp(u[i].c->name, cluster) && package_is(u[i].p, pkg)) {
+			*from = i + 1;
 			return &u[i];
+		}
 	return NULL;
 }
 
@@ -130,13 +138,17 @@ struct graph *graph_build(struct distro *d)
 		for (size_t j = 0; j < p->needs.n; j++) {
 			const char *need = p->needs.v[j], *slash = strchr(need, '/');
 			const char *cl = slash ? astrndup(need, (size_t)(slash - need)) : units[i].c->name;
-			struct unit *x = find_unit(units, nunits, cl, slash ? slash + 1 : need);
+			size_t from = 0;
+			struct unit *x = find_unit(units, nunits, &from, cl, slash ? slash + 1 : need);
 			if (!x) {
 				loc_error(p->needs.loc[j], "package '%s' needs '%s', which does not go to cluster '%s' "
 					  "(check the cluster's profiles)", p->name, need, cl);
 				continue;
 			}
-			edge(x->last, units[i].first);
+			/* a group (an argocd-app package) is every Application of it */
+			for (; x; x = find_unit(units, nunits, &from, cl, slash ? slash + 1 : need))
+				if (x != &units[i])
+					edge(x->last, units[i].first);
 		}
 	}
 	if (loc_errors)
@@ -256,7 +268,7 @@ int graph_select(struct graph *g, char **targets, size_t ntargets, struct strlis
 		int found = 0;
 		for (size_t i = 0; i < g->nsteps; i++) {
 			struct step *s = g->steps[i];
-			if (!s->pkg || (cl && strcmp(s->cluster->name, cl)) || (*pk && strcmp(s->pkg->name, pk)))
+			if (!s->pkg || (cl && strcmp(s->cluster->name, cl)) || (*pk && !package_is(s->pkg, pk)))
 				continue;
 			if (labels && !labels_match(s->pkg, labels))
 				continue;

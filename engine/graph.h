@@ -130,6 +130,8 @@ struct package {
 	struct hook *pre, *post;
 	size_t npre, npost;
 	const char *dir;		/* folder of the distro that defined the package */
+	const char *group;		/* argocd-app: the package this Application came from, or NULL */
+	const char *app_file;		/* argocd-app: the Application file this package is */
 	const char *spec;		/* canonical text of the package's fields, hashed */
 	struct loc loc;
 };
@@ -248,5 +250,6 @@ int graph_select(struct graph *g, char **targets, size_t ntargets,
 		 struct strlist *labels);		/* -1 on an unknown target */
 struct step *graph_find(struct graph *g, const char *id);
 int labels_match(const struct package *p, const struct strlist *labels);	/* all KEY=VALUE hold */
+int package_is(const struct package *p, const char *name);	/* its name, or its group's */
 
 #endif

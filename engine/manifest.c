@@ -647,6 +647,85 @@ static void conv_cluster(struct cluster *c, const struct ynode *key, const struc
 	c->vars = kvs(yget(n, "vars"), "vars");
 }
 
+static int has_package(const struct distro *d, const char *name)
+{
+	for (size_t i = 0; i < d->npackages; i++)
+		if (package_is(&d->packages[i], name))
+			return 1;
+	return 0;
+}
+
+/*
+ * An argocd-app package is one package per Application (or ApplicationSet)
+ * file at the top of its folder, as idpbuilder makes one CustomPackage per
+ * file: PACKAGE-NAME (NAME: the object's metadata.name), in the group
+ * PACKAGE, which `needs`, profiles and targets may name for all of them.
+ * Like idpbuilder, other files (and files that do not parse) are skipped.
+ */
+static void expand_argocd_apps(struct distro *d)
+{
+	struct package *v = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->npackages; i++) {
+		struct package *p = &d->packages[i];
+		DIR *dd;
+		struct dirent *e;
+		const char *names[256];
+		size_t nn = 0, made = 0;
+		if (!p->rule || p->rule->builtin != RENDER_ARGOCD_APP || !p->path || !(dd = opendir(p->path))) {
+			v = agrow(v, n, sizeof(*v));
+			v[n++] = *p;
+			continue;
+		}
+		while ((e = readdir(dd)) && nn < 256) {
+			size_t l = strlen(e->d_name);
+			if (e->d_name[0] != '.' && ((l > 5 && !strcmp(e->d_name + l - 5, ".yaml")) ||
+						    (l > 4 && !strcmp(e->d_name + l - 4, ".yml"))))
+				names[nn++] = astrdup(e->d_name);
+		}
+		closedir(dd);
+		qsort(names, nn, sizeof(*names), strptrcmp);
+		for (size_t k = 0; k < nn; k++) {
+			const char *file = path_join(p->path, names[k]);
+			struct ypool *yp = ypool_new();
+			struct ynode **docs, *api, *kind, *name;
+			size_t nd, len;
+			char *text = read_file(file, &len);
+			int before = loc_errors;
+			loc_quiet++;
+			if (text && yaml_parse(yp, file, text, len, &docs, &nd) == 0 && nd && docs[0]->type == Y_MAP &&
+			    (api = yget(docs[0], "apiVersion")) && api->type == Y_SCALAR && !strncmp(api->s, "argoproj.io/", 12) &&
+			    (kind = yget(docs[0], "kind")) && (ystr_eq(kind, "Application") || ystr_eq(kind, "ApplicationSet")) &&
+			    (name = ypath(docs[0], "metadata.name")) && name->type == Y_SCALAR) {
+				struct package q = *p;
+				q.name = aprintf("%s-%s", p->name, name->s);
+				for (char *c = (char *)q.name; *c; c++)
+					*c = *c >= 'A' && *c <= 'Z' ? (char)(*c - 'A' + 'a') : *c;
+				if (!is_dns_label(q.name))
+					loc_error(p->loc, "package '%s': its Application %s makes the package name '%s', "
+						  "which is not a DNS-1123 label", p->name, file, q.name);
+				q.group = p->name;
+				q.app_file = file;
+				q.spec = aprintf("%s\napp %s", p->spec, names[k]);
+				v = agrow(v, n, sizeof(*v));
+				v[n++] = q;
+				made++;
+			}
+			loc_quiet--;
+			loc_errors = before;	/* idpbuilder skips what does not parse */
+			free(text);
+			ypool_free(yp);
+		}
+		if (!made) {
+			v = agrow(v, n, sizeof(*v));
+			v[n++] = *p;
+		}
+	}
+	d->packages = v;
+	d->npackages = n;
+}
+
 /* needs cycles, at package level: a -> b -> a */
 static int visit(struct distro *d, size_t i, int *mark, size_t *stack, size_t depth)
 {
@@ -656,11 +735,10 @@ static int visit(struct distro *d, size_t i, int *mark, size_t *stack, size_t de
 	stack[depth] = i;
 	for (size_t j = 0; j < p->needs.n; j++) {
 		const char *name = strchr(p->needs.v[j], '/') ? strchr(p->needs.v[j], '/') + 1 : p->needs.v[j];
-		struct package *q = find_package(d, name);
-		size_t k;
-		if (!q)
+		for (size_t k = 0; k < d->npackages; k++) {
+		struct package *q = &d->packages[k];
+		if (!package_is(q, name) || (q->group && p->group && !strcmp(q->group, p->group)))
 			continue;
-		k = (size_t)(q - d->packages);
 		if (mark[k] == 1) {
 			struct buf b = BUF_INIT;
 			size_t s = 0;
@@ -675,6 +753,7 @@ static int visit(struct distro *d, size_t i, int *mark, size_t *stack, size_t de
 		}
 		if (!mark[k] && visit(d, k, mark, stack, depth + 1) < 0)
 			return -1;
+		}
 	}
 	mark[i] = 2;
 	return 0;
@@ -696,7 +775,7 @@ static void check_references(struct distro *d)
 					loc_error(p->needs.loc[j], "package '%s' needs '%s', but there is no cluster '%s'",
 						  p->name, need, cl);
 			}
-			if (!find_package(d, name)) {
+			if (!has_package(d, name)) {
 				const char **names = amalloc(d->npackages * sizeof(*names) + 1);
 				const char *sug;
 				for (size_t k = 0; k < d->npackages; k++)
@@ -720,7 +799,7 @@ static void check_references(struct distro *d)
 	free(stack);
 	for (size_t i = 0; i < d->nprofiles; i++)
 		for (size_t j = 0; j < d->profiles[i].packages.n; j++)
-			if (!find_package(d, d->profiles[i].packages.v[j]))
+			if (!has_package(d, d->profiles[i].packages.v[j]))
 				loc_error(d->profiles[i].packages.loc[j], "profile '%s' names '%s', which is not a package",
 					  d->profiles[i].name, d->profiles[i].packages.v[j]);
 	for (size_t i = 0; i < d->nclusters; i++)
@@ -921,6 +1000,9 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 	}
 	if (loc_errors)
 		return;
+	expand_argocd_apps(d);
+	if (loc_errors)
+		return;
 	check_references(d);
 	if (!loc_errors)
 		check_vars(d);
@@ -970,7 +1052,7 @@ int cluster_has(const struct distro *d, const struct cluster *c, const struct pa
 		for (size_t j = 0; j < d->nprofiles; j++)
 			if (!strcmp(d->profiles[j].name, c->profiles.v[i]))
 				for (size_t k = 0; k < d->profiles[j].packages.n; k++)
-					if (!strcmp(d->profiles[j].packages.v[k], p->name))
+					if (package_is(p, d->profiles[j].packages.v[k]))
 						return 1;
 	return 0;
 }

@@ -500,6 +500,8 @@ static int render_argocd_app(const struct render_ctx *rc, struct step *s, struct
 		size_t fl = strlen(f);
 		if (!top || !(fl > 5 && (!strcmp(f + fl - 5, ".yaml") || !strcmp(f + fl - 4, ".yml"))))
 			continue;
+		if (s->pkg->app_file && strcmp(path_base(s->pkg->app_file), f))
+			continue;	/* one Application of the group: its own file only */
 		if (!(text = read_file(path, &len))) {
 			*err = aprintf("cannot read %s: %s", path, strerror(errno));
 			return -1;

@@ -14,7 +14,7 @@
 #include "util.h"
 
 const char *argv0 = "idpmake";
-int loc_errors;
+int loc_errors, loc_quiet;
 
 static void vwarnx(const char *prefix, const char *fmt, va_list ap)
 {
@@ -56,6 +56,10 @@ void fatal(const char *fmt, ...)
 
 void loc_verror(struct loc loc, const char *fmt, va_list ap)
 {
+	if (loc_quiet) {
+		loc_errors++;
+		return;
+	}
 	if (loc.line)
 		fprintf(stderr, "%s:%d:%d: error: ", loc.file, loc.line, loc.col);
 	else

@@ -22,6 +22,7 @@ _Noreturn void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 void loc_error(struct loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void loc_verror(struct loc loc, const char *fmt, va_list ap);
 extern int loc_errors;
+extern int loc_quiet;		/* count errors without printing them (probing) */
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);

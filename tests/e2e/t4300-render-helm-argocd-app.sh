@@ -72,20 +72,34 @@ packages:
   backup: {type: argocd-app, path: stacks/local-backup}
   basic: {type: argocd-app, path: stacks/basic/package1}
 EOF
+t_ok "the graph has one package per Application file" idpmake graph --format json
+cp "$STDOUT" graph.json
+t_ok "ref-implementation's seven Applications, local-backup's two, basic's one" python3 -c '
+import json, sys
+g = json.load(open(sys.argv[1]))
+renders = sorted(n["package"] for n in g["nodes"] if n["kind"] == "render")
+want = sorted(["ref-" + a for a in ["argo-workflows", "backstage", "backstage-templates", "external-secrets",
+                                    "keycloak", "metric-server", "spark-operator"]] +
+              ["backup-minio", "backup-velero", "basic-my-app"])
+assert renders == want, renders' graph.json
+t_ok "a target naming the package selects all its Applications" idpmake plan ref
+t_grep "ref's backstage" 'in-cluster/ref-backstage:render' "$OUTPUT"
+t_nogrep "not the other packages" 'backup-' "$OUTPUT"
 t_ok "up on three corpus packages" idpmake up
 repo=.idpmake/gitops.git
 files=$(git --git-dir=$repo ls-tree -r --name-only main)
-t_ok "each Application is pushed" grep -q '^in-cluster/ref/application.backstage.yaml$' <<<"$files"
-t_ok "its cnoe:// folder beside it" grep -q '^in-cluster/ref/backstage/manifests/' <<<"$files"
-t_ok "folders with the same last name stay apart" grep -q '^in-cluster/ref/keycloak/manifests/' <<<"$files"
-t_ok "a kustomize overlay keeps its base" grep -q '^in-cluster/ref/argo-workflows/manifests/base/install.yaml$' <<<"$files"
+t_ok "each Application is pushed to its own folder" grep -q '^in-cluster/ref-backstage/application.backstage.yaml$' <<<"$files"
+t_ok "its cnoe:// folder beside it" grep -q '^in-cluster/ref-backstage/backstage/manifests/' <<<"$files"
+t_ok "keycloak's folder is its own" grep -q '^in-cluster/ref-keycloak/keycloak/manifests/' <<<"$files"
+t_nogrep "no Application holds another's folder" '^in-cluster/ref-backstage/keycloak/' <(echo "$files")
+t_ok "a kustomize overlay keeps its base" grep -q '^in-cluster/ref-argo-workflows/argo-workflows/manifests/base/install.yaml$' <<<"$files"
 t_nogrep "the Go-templated kind.yaml is skipped, as idpbuilder does" 'kind.yaml' <(echo "$files")
-b=$(git --git-dir=$repo show main:in-cluster/ref/application.backstage.yaml)
+b=$(git --git-dir=$repo show main:in-cluster/ref-backstage/application.backstage.yaml)
 t_nogrep "no cnoe:// URL is left" 'cnoe://' <(echo "$b")
 t_ok "the source points at the GitOps repository" grep -q "repoURL: file://$PWD/.idpmake/gitops.git" <<<"$b"
-t_ok "at the package's folder" grep -q 'path: in-cluster/ref/backstage/manifests' <<<"$b"
-m=$(git --git-dir=$repo show main:in-cluster/backup/application.minio.yaml)
-t_ok "a ref source's \$values files follow it" grep -q 'values/in-cluster/backup/minio/helm/values.yaml' <<<"$m"
+t_ok "at the Application's folder" grep -q 'path: in-cluster/ref-backstage/backstage/manifests' <<<"$b"
+m=$(git --git-dir=$repo show main:in-cluster/backup-minio/application.minio.yaml)
+t_ok "a ref source's \$values files follow it" grep -q 'values/in-cluster/backup-minio/minio/helm/values.yaml' <<<"$m"
 t_ok "a chart source is left alone" grep -q 'repoURL: https://charts.min.io' <<<"$m"
 t_ok "a second up is a no-op" idpmake up
 t_grep "nothing rendered" ' 0 rendered' "$OUTPUT"
