@@ -201,93 +201,87 @@ static json_t *ytojson_typed(const struct ynode *n)
 }
 
 /*
- * An Application of an argocd-app package, from its rendered file (sources
- * already pointing at the GitOps repository): its sources, sync policy,
- * ignoreDifferences and destination namespace join what idpmake sends; an
- * ApplicationSet is sent whole.  *set: it is an ApplicationSet.
+ * The Application (or ApplicationSet) idpmake rendered for s's package, from
+ * its bundle: the top-level file whose object is one.  The tree lives in
+ * pool p.  NULL after *err.
+ */
+static struct ynode *rendered_app(struct argocd *a, struct step *s, struct ypool *p, const char **err)
+{
+	struct step *r = render_of(s);
+	struct ynode *found = NULL;
+	struct bundle b;
+
+	if (!r || hash_zero(r->output) || bundle_read(bundle_path(a->statedir, r->output), &b) < 0) {
+		*err = aprintf("the rendered Application of '%s' is missing: run up again", s->pkg->name);
+		return NULL;
+	}
+	for (size_t i = 0; i < b.n && !found; i++) {
+		struct ynode **docs, *kind;
+		size_t nd;
+		if (strchr(b.v[i].name, '/'))
+			continue;	/* an argocd-app's cnoe:// folders */
+		if (yaml_parse(p, b.v[i].name, b.v[i].data, b.v[i].len, &docs, &nd) == 0 && nd &&
+		    (kind = yget(docs[0], "kind")) && (ystr_eq(kind, "Application") || ystr_eq(kind, "ApplicationSet")) &&
+		    yget(docs[0], "spec") && yget(docs[0], "spec")->type == Y_MAP)
+			found = docs[0];
+	}
+	bundle_free(&b);
+	if (!found)
+		*err = aprintf("the rendered output of '%s' has no Application", s->pkg->name);
+	return found;
+}
+
+/*
+ * An Application of an argocd-app package (sources already pointing at the
+ * GitOps repository): its sources, sync policy, ignoreDifferences and
+ * destination namespace join what idpmake sends; an ApplicationSet is sent
+ * whole.  *set: it is an ApplicationSet.
  */
 static int cnoe_app(struct argocd *a, struct step *s, json_t *app, int *set, const char **err)
 {
 	static const char *const keep[] = { "source", "sources", "syncPolicy", "ignoreDifferences", "info",
 					    "revisionHistoryLimit" };
-	struct step *r = render_of(s);
-	struct bundle b;
-	int found = 0;
+	struct ypool *p = ypool_new();
+	struct ynode *doc = rendered_app(a, s, p, err), *spec;
+	json_t *js = json_object_get(app, "spec");
 
 	*set = 0;
-	if (!r || hash_zero(r->output) || bundle_read(bundle_path(a->statedir, r->output), &b) < 0) {
-		*err = aprintf("the rendered Application of '%s' is missing: run up again", s->pkg->name);
-		return -1;
-	}
-	for (size_t i = 0; i < b.n && !found; i++) {
-		struct ypool *p;
-		struct ynode **docs, *kind, *spec;
-		size_t nd;
-		if (strchr(b.v[i].name, '/'))
-			continue;	/* the cnoe:// folders */
-		p = ypool_new();
-		if (yaml_parse(p, b.v[i].name, b.v[i].data, b.v[i].len, &docs, &nd) == 0 && nd &&
-		    (kind = yget(docs[0], "kind")) && (spec = yget(docs[0], "spec")) && spec->type == Y_MAP) {
-			json_t *js = json_object_get(app, "spec"), *ns;
-			if (ystr_eq(kind, "ApplicationSet")) {
-				*set = 1;
-				json_object_set_new(app, "kind", json_string("ApplicationSet"));
-				json_object_set_new(app, "spec", ytojson_typed(spec));
-			} else {
-				for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++)
-					if (yget(spec, keep[k])) {
-						if (!strcmp(keep[k], "sources"))
-							json_object_del(js, "source");
-						json_object_set_new(js, keep[k], ytojson_typed(yget(spec, keep[k])));
-					}
-				if ((ns = json_object_get(json_object_get(js, "destination"), "namespace")) &&
-				    ypath(spec, "destination.namespace"))
-					json_object_set_new(json_object_get(js, "destination"), "namespace",
-							    ytojson_typed(ypath(spec, "destination.namespace")));
-			}
-			found = 1;
-		}
+	if (!doc) {
 		ypool_free(p);
-	}
-	bundle_free(&b);
-	if (!found) {
-		*err = aprintf("the rendered output of '%s' has no Application", s->pkg->name);
 		return -1;
 	}
+	spec = yget(doc, "spec");
+	if (ystr_eq(yget(doc, "kind"), "ApplicationSet")) {
+		*set = 1;
+		json_object_set_new(app, "kind", json_string("ApplicationSet"));
+		json_object_set_new(app, "spec", ytojson_typed(spec));
+	} else {
+		for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++)
+			if (yget(spec, keep[k])) {
+				if (!strcmp(keep[k], "sources"))
+					json_object_del(js, "source");
+				json_object_set_new(js, keep[k], ytojson_typed(yget(spec, keep[k])));
+			}
+		if (ypath(spec, "destination.namespace"))
+			json_object_set_new(json_object_get(js, "destination"), "namespace",
+					    ytojson_typed(ypath(spec, "destination.namespace")));
+	}
+	ypool_free(p);
 	return 0;
 }
 
 /* a helm package's source from its rendered Application (with helm.values) */
 static int helm_source(struct argocd *a, struct step *s, json_t *app, const char **err)
 {
-	struct step *r = render_of(s);
-	struct bundle b;
-	int found = 0;
+	struct ypool *p = ypool_new();
+	struct ynode *doc = rendered_app(a, s, p, err), *src = doc ? ypath(doc, "spec.source") : NULL;
 
-	if (!r || hash_zero(r->output) || bundle_read(bundle_path(a->statedir, r->output), &b) < 0) {
-		*err = aprintf("the rendered Application of '%s' is missing: run up again", s->pkg->name);
-		return -1;
-	}
-	for (size_t i = 0; i < b.n && !found; i++) {
-		struct ypool *p;
-		struct ynode **docs, *src;
-		size_t nd;
-		if (strncmp(b.v[i].name, "application.", 12))
-			continue;
-		p = ypool_new();
-		if (yaml_parse(p, b.v[i].name, b.v[i].data, b.v[i].len, &docs, &nd) == 0 && nd &&
-		    (src = ypath(docs[0], "spec.source")) && src->type == Y_MAP) {
-			json_object_set_new(json_object_get(app, "spec"), "source", ytojson(src));
-			found = 1;
-		}
-		ypool_free(p);
-	}
-	bundle_free(&b);
-	if (!found) {
+	if (doc && (!src || src->type != Y_MAP))
 		*err = aprintf("the rendered output of '%s' has no Application with a spec.source", s->pkg->name);
-		return -1;
-	}
-	return 0;
+	if (src && src->type == Y_MAP)
+		json_object_set_new(json_object_get(app, "spec"), "source", ytojson(src));
+	ypool_free(p);
+	return src && src->type == Y_MAP ? 0 : -1;
 }
 
 /* ---- waiting ------------------------------------------------------------- */
