@@ -275,13 +275,14 @@ static int helm_source(struct argocd *a, struct step *s, json_t *app, const char
 {
 	struct ypool *p = ypool_new();
 	struct ynode *doc = rendered_app(a, s, p, err), *src = doc ? ypath(doc, "spec.source") : NULL;
+	int ok = src && src->type == Y_MAP;
 
-	if (doc && (!src || src->type != Y_MAP))
+	if (doc && !ok)
 		*err = aprintf("the rendered output of '%s' has no Application with a spec.source", s->pkg->name);
-	if (src && src->type == Y_MAP)
+	if (ok)
 		json_object_set_new(json_object_get(app, "spec"), "source", ytojson(src));
 	ypool_free(p);
-	return src && src->type == Y_MAP ? 0 : -1;
+	return ok ? 0 : -1;
 }
 
 /* ---- waiting ------------------------------------------------------------- */
