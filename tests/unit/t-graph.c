@@ -15,52 +15,10 @@
 #include "buf.h"
 #include "manifest.h"
 #include "util.h"
+#include "scratch.h"
 #include "test.h"
 
-static char *tmp;		/* scratch folder, removed at the end */
-static const char *statedir;
-static const char *errpath;
 static const char *err;		/* what the last capture printed */
-
-static const char *put(const char *rel, const char *content)
-{
-	const char *path = path_join(tmp, rel);
-
-	if (mkdirs(path_dir(path)) < 0 || write_file_atomic(path, content, strlen(content)) < 0) {
-		perror(path);
-		exit(2);
-	}
-	return path;
-}
-
-static int saved_fd = -1;
-
-static void capture_start(void)
-{
-	int fd;
-
-	fflush(stderr);
-	saved_fd = dup(2);
-	if ((fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0) {
-		perror(errpath);
-		exit(2);
-	}
-	dup2(fd, 2);
-	close(fd);
-}
-
-static void capture_end(void)
-{
-	size_t len;
-	char *text;
-
-	fflush(stderr);
-	dup2(saved_fd, 2);
-	close(saved_fd);
-	text = read_file(errpath, &len);
-	err = astrdup(text ? text : "");
-	free(text);
-}
 
 static int printed(const char *s)
 {
@@ -83,7 +41,7 @@ static struct distro *distro(const char *name, const char *yaml)
 	loc_errors = 0;
 	capture_start();
 	d = manifest_load(path_join(tmp, aprintf("%s/distro.yaml", name)), statedir);
-	capture_end();
+	err = capture_end();
 	if (!d)
 		fprintf(stderr, "  %s does not load:\n%s", name, err);
 	return d;
@@ -96,7 +54,7 @@ static struct graph *build(struct distro *d)
 	loc_errors = 0;
 	capture_start();
 	g = graph_build(d);
-	capture_end();
+	err = capture_end();
 	return g;
 }
 
@@ -397,18 +355,18 @@ static void test_select(void)
 	t[0] = "nope";
 	capture_start();
 	CHECK(graph_select(g, t, 1, NULL) == -1);
-	capture_end();
+	err = capture_end();
 	CHECK(printed("unknown target 'nope'"));
 	t[0] = "nowhere/a";
 	capture_start();
 	CHECK(graph_select(g, t, 1, NULL) == -1);
-	capture_end();
+	err = capture_end();
 	CHECK(printed("unknown target 'nowhere/a'") && printed("no cluster 'nowhere'"));
 	t[0] = "c";
 	lv[0] = "tier=core";
 	capture_start();
 	CHECK(graph_select(g, t, 1, &labels) == -1);
-	capture_end();
+	err = capture_end();
 	CHECK(printed("unknown target 'c'"));
 	unselect(g);
 }
@@ -500,7 +458,7 @@ static void test_two_clusters(void)
 	t[0] = "edge/a";
 	capture_start();
 	CHECK(graph_select(g, t, 1, NULL) == -1);
-	capture_end();
+	err = capture_end();
 	CHECK(printed("unknown target 'edge/a'"));
 }
 
@@ -605,27 +563,8 @@ static void test_long_chain(void)
 
 static void setup(void)
 {
-	char tmpl[] = "/tmp/t-graph.XXXXXX";
-
-	if (!mkdtemp(tmpl)) {
-		perror("mkdtemp");
-		exit(2);
-	}
-	tmp = xstrdup(tmpl);
-	statedir = path_join(tmp, "state");
-	errpath = path_join(tmp, "stderr.txt");
-	if (mkdirs(statedir) < 0) {
-		perror(statedir);
-		exit(2);
-	}
-}
-
-static void test_end(void)
-{
-	rmtree(tmp);
-	free(tmp);
-	afree_all();
+	scratch_setup("t-graph");
 }
 
 TEST_MAIN(setup, test_steps_and_edges, test_select, test_two_clusters, test_needs_not_on_cluster,
-	  test_cycle, test_long_chain, test_end)
+	  test_cycle, test_long_chain, scratch_end)

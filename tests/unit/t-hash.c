@@ -19,20 +19,9 @@
 #include "hash.h"
 #include "state.h"
 #include "util.h"
+#include "scratch.h"
 #include "test.h"
 
-static char *tmp;		/* scratch folder, removed at the end */
-
-static const char *put(const char *rel, const char *content)
-{
-	const char *path = path_join(tmp, rel);
-
-	if (mkdirs(path_dir(path)) < 0 || write_file_atomic(path, content, strlen(content)) < 0) {
-		perror(path);
-		exit(2);
-	}
-	return path;
-}
 
 /* set a file's mtime (and so its ctime to now) to `sec` seconds ago */
 static void age(const char *rel, int sec)
@@ -730,24 +719,11 @@ static void test_scan_nothing(void)
 		fprintf(stderr, "  scan with no file matching: child exited %d\n", r);
 }
 
-static void test_end(void)
-{
-	rmtree(tmp);
-	free(tmp);
-	afree_all();
-}
-
 static void setup(void)
 {
-	char tmpl[] = "/tmp/t-hash.XXXXXX";
-
-	if (!mkdtemp(tmpl)) {
-		perror("mkdtemp");
-		exit(2);
-	}
-	tmp = xstrdup(tmpl);
+	scratch_setup("t-hash");
 }
 
 TEST_MAIN(setup, test_hash, test_glob, test_inputs, test_scan_tree, test_fingerprint,
 	  test_hash_tree, test_racy, test_tree_encode, test_symlink_out, test_state_cache,
-	  test_scan_nothing, test_end)
+	  test_scan_nothing, scratch_end)

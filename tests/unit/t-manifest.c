@@ -18,23 +18,10 @@
 #include "buf.h"
 #include "manifest.h"
 #include "util.h"
+#include "scratch.h"
 #include "test.h"
 
-static char *tmp;		/* scratch folder, removed at the end */
-static const char *statedir;
 static const char *err;		/* what the last load() printed */
-
-/* write tmp/rel (folders made as needed); its path */
-static const char *put(const char *rel, const char *content)
-{
-	const char *path = path_join(tmp, rel);
-
-	if (mkdirs(path_dir(path)) < 0 || write_file_atomic(path, content, strlen(content)) < 0) {
-		perror(path);
-		exit(2);
-	}
-	return path;
-}
 
 static void folder(const char *rel)
 {
@@ -50,40 +37,6 @@ static const char *real(const char *p)
 	char r[PATH_MAX];
 
 	return p && realpath(p, r) ? astrdup(r) : p ? p : "(null)";
-}
-
-/* ---- stderr capture ---- */
-
-static int saved_fd = -1;
-static const char *errpath;
-
-static void capture_start(void)
-{
-	int fd;
-
-	fflush(stderr);
-	saved_fd = dup(2);
-	if ((fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0) {
-		perror(errpath);
-		exit(2);
-	}
-	dup2(fd, 2);
-	close(fd);
-}
-
-static const char *capture_end(void)
-{
-	size_t len;
-	char *text;
-	const char *r;
-
-	fflush(stderr);
-	dup2(saved_fd, 2);
-	close(saved_fd);
-	text = read_file(errpath, &len);
-	r = astrdup(text ? text : "");
-	free(text);
-	return r;
 }
 
 /* load tmp/rel with loc_errors reset; what it printed is in `err` */
@@ -1041,27 +994,8 @@ static void test_vars(void)
 
 static void setup(void)
 {
-	char tmpl[] = "/tmp/t-manifest.XXXXXX";
-
-	if (!mkdtemp(tmpl)) {
-		perror("mkdtemp");
-		exit(2);
-	}
-	tmp = xstrdup(tmpl);
-	statedir = path_join(tmp, "state");
-	errpath = path_join(tmp, "stderr.txt");
-	if (mkdirs(statedir) < 0) {
-		perror(statedir);
-		exit(2);
-	}
-}
-
-static void test_end(void)
-{
-	rmtree(tmp);
-	free(tmp);
-	afree_all();
+	scratch_setup("t-manifest");
 }
 
 TEST_MAIN(setup, test_defaults, test_full, test_errors, test_extends, test_extends_builtin,
-	  test_rules, test_closest, test_vars, test_end)
+	  test_rules, test_closest, test_vars, scratch_end)
