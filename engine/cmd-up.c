@@ -50,20 +50,28 @@ static void find_drift(struct ctx *c, struct argocd *a)
  */
 static int prune_apps(struct ctx *c, struct argocd *a)
 {
-	size_t n;
-	const char **ids = state_step_ids(c->st, &n);
-	int failed = 0, left = 0;
+	size_t n, nsyncs = 0;
+	const char **ids, **syncs;
+	int failed = 0;
 
+	if (c->ntargets || c->labels.n)
+		return 0;	/* a selection says nothing of the rest */
+	/* the graph's sync steps, sorted: the state's ids (sorted too) are looked up in them */
+	syncs = amalloc((c->g->nsteps + 1) * sizeof(*syncs));
+	for (size_t i = 0; i < c->g->nsteps; i++)
+		if (c->g->steps[i]->kind == STEP_SYNC)
+			syncs[nsyncs++] = c->g->steps[i]->id;
+	qsort(syncs, nsyncs, sizeof(*syncs), strptrcmp);
+	ids = state_step_ids(c->st, &n);
 	for (size_t i = 0; i < n; i++) {
 		const char *id = ids[i], *colon = strrchr(id, ':'), *slash = strchr(id, '/');
 		struct cluster cl = { 0 };
 		struct package pk = { 0 };
 		struct step s = { 0 };
 		const char *app, *err = NULL, *prefix;
-		if (!colon || strcmp(colon, ":sync") || !slash || slash > colon || graph_find(c->g, id))
+		if (!colon || strcmp(colon, ":sync") || !slash || slash > colon ||
+		    bsearch(&id, syncs, nsyncs, sizeof(*syncs), strptrcmp))
 			continue;
-		if (c->ntargets || c->labels.n)
-			continue;	/* a selection says nothing of the rest */
 		cl.name = astrndup(id, (size_t)(slash - id));
 		pk.name = astrndup(slash + 1, (size_t)(colon - slash - 1));
 		s.cluster = find_cluster(c->d, cl.name) ? find_cluster(c->d, cl.name) : &cl;
@@ -72,7 +80,6 @@ static int prune_apps(struct ctx *c, struct argocd *a)
 		app = argocd_app_name(c->d, &s);
 		prefix = aprintf("%s/%s:", cl.name, pk.name);
 		if (!c->prune) {
-			left++;
 			status_info("idpmake: package %s/%s is gone from the distro; its Application '%s' remains (--prune deletes it)",
 				    cl.name, pk.name, app);
 			continue;
@@ -85,7 +92,6 @@ static int prune_apps(struct ctx *c, struct argocd *a)
 		status_info("idpmake: deleted Application '%s' of removed package %s/%s", app, cl.name, pk.name);
 		state_forget(c->st, prefix);
 	}
-	(void)left;
 	return failed ? 1 : 0;
 }
 

@@ -28,12 +28,7 @@
 #include "util.h"
 #include "yaml.h"
 
-static struct ypool *pool;
-
-static int strptrcmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}	/* the trees of every distro file, kept for the run */
+static struct ypool *pool;	/* the trees of every distro file, kept for the run */
 
 /* ---- did you mean ---- */
 

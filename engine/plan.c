@@ -560,8 +560,6 @@ void plan_decide(struct planner *pl, struct step *s)
 	}
 }
 
-static int strptrcmp(const void *a, const void *b);
-
 int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, struct pushed **np)
 {
 	struct graph *g = pl->g;
@@ -603,11 +601,6 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 		(*np)[(*n)++] = (struct pushed){ all[i].path, { 0, 0 }, NULL };
 	}
 	return 0;
-}
-
-static int strptrcmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /*

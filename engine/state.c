@@ -442,11 +442,6 @@ int state_forget(struct state *s, const char *prefix)
 	return n;
 }
 
-static int idcmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 const char **state_step_ids(struct state *s, size_t *n)
 {
 	const char **v = amalloc((s->steps.n + 1) * sizeof(*v));
@@ -455,7 +450,7 @@ const char **state_step_ids(struct state *s, size_t *n)
 	for (size_t i = 0; i < s->steps.cap; i++)
 		if (s->steps.v[i].name && s->steps.v[i].r.have)
 			v[k++] = s->steps.v[i].name;
-	qsort(v, k, sizeof(*v), idcmp);
+	qsort(v, k, sizeof(*v), strptrcmp);
 	*n = k;
 	return v;
 }

@@ -333,6 +333,11 @@ char *path_dir(const char *p)
 	return astrndup(p, (size_t)(s - p));
 }
 
+int strptrcmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 double now_s(void)
 {
 	struct timespec ts;

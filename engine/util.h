@@ -46,6 +46,7 @@ int write_file_atomic(const char *path, const void *data, size_t len);
 char *path_join(const char *a, const char *b);	/* arena */
 const char *path_base(const char *p);
 char *path_dir(const char *p);			/* arena */
+int strptrcmp(const void *a, const void *b);	/* qsort/bsearch over const char * */
 double now_s(void);				/* monotonic seconds */
 long long wall_ns(void);			/* realtime ns */
 
