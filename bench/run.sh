@@ -240,6 +240,9 @@ row "cold: up vs ninja+git+push"   cold idpmake ninjagit 1.0
 row "no-op (s, median of $RUNS)"   noop idpmake ninja    1.0
 row "no-op peak RSS (MiB)"         noop idpmake ninja    2.0 rss
 row "one change vs ninja+commit"   change idpmake ninjagit 0.5
+# graph building against packages x clusters: its own distros (bench/graph.sh)
+IDPMAKE=$IDPMAKE RUNS=$RUNS "$here/graph.sh" | tee "$B/logs/graph.log"
+grep -q MISSED "$B/logs/graph.log" && MISSED=1
 
 echo
 if [ "$HAVE_STRACE" = 0 ]; then

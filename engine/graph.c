@@ -58,15 +58,36 @@ int package_is(const struct package *p, const char *name)
 	return !strcmp(p->name, name) || (p->group && !strcmp(p->group, name));
 }
 
-/* the next unit from *from on that is package (or group) pkg on cluster */
-static struct unit *find_unit(struct unit *u, size_t n, size_t *from, const char *cluster, const char *pkg)
+/*
+ * The index graph_build resolves `needs` with, so that the graph costs
+ * O(units + needs log packages), not units x units: packages by name (and
+ * by group, for argocd-app packages), clusters by name, and per cluster
+ * the unit of each package (units are made cluster by cluster).
+ */
+struct named {
+	const char *name;
+	size_t i;
+};
+
+static int named_cmp(const void *a, const void *b)
 {
-	for (size_t i = *from; i < n; i++)
-		if (!strcmp(u[i].c->name, cluster) && package_is(u[i].p, pkg)) {
-			*from = i + 1;
-			return &u[i];
-		}
-	return NULL;
+	const struct named *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* the first entry named name in the sorted v[n], or NULL */
+static const struct named *named_find(const struct named *v, size_t n, const char *name)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(v[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && !strcmp(v[lo].name, name) ? &v[lo] : NULL;
 }
 
 struct graph *graph_build(struct distro *d)
@@ -77,8 +98,10 @@ struct graph *graph_build(struct distro *d)
 	struct step **sorted, **queue;
 	size_t qh = 0, qt = 0;
 	int *indeg;
+	size_t *uof;		/* uof[cluster * npackages + package]: unit index + 1, or 0 */
 
 	g->d = d;
+	uof = xcalloc(d->nclusters * d->npackages + 1, sizeof(*uof));
 	g->push = new_step(g, STEP_PUSH, NULL, NULL, NULL, "push");
 	for (size_t ci = 0; ci < d->nclusters; ci++) {
 		struct cluster *c = &d->clusters[ci];
@@ -95,8 +118,10 @@ struct graph *graph_build(struct distro *d)
 			u.render->namespace = package_namespace(d, c, p);
 			vars_init(&v, d, c, p, u.render->namespace);
 			u.render->gitpath = expand(d->git.path, d->git.path_loc, &v);
-			if (!u.render->namespace || !u.render->gitpath)
+			if (!u.render->namespace || !u.render->gitpath) {
+				free(uof);
 				return NULL;
+			}
 			edge(u.render, g->push);
 			prev = g->push;
 			for (size_t h = 0; h < p->npre; h++) {
@@ -131,25 +156,47 @@ struct graph *graph_build(struct distro *d)
 				}
 			units = agrow(units, nunits, sizeof(*units));
 			units[nunits++] = u;
+			uof[ci * d->npackages + pi] = nunits;
 		}
 	}
-	for (size_t i = 0; i < nunits; i++) {
-		struct package *p = units[i].p;
-		for (size_t j = 0; j < p->needs.n; j++) {
-			const char *need = p->needs.v[j], *slash = strchr(need, '/');
-			const char *cl = slash ? astrndup(need, (size_t)(slash - need)) : units[i].c->name;
-			size_t from = 0;
-			struct unit *x = find_unit(units, nunits, &from, cl, slash ? slash + 1 : need);
-			if (!x) {
-				loc_error(p->needs.loc[j], "package '%s' needs '%s', which does not go to cluster '%s' "
-					  "(check the cluster's profiles)", p->name, need, cl);
-				continue;
-			}
-			/* a group (an argocd-app package) is every Application of it */
-			for (; x; x = find_unit(units, nunits, &from, cl, slash ? slash + 1 : need))
-				if (x != &units[i])
-					edge(x->last, units[i].first);
+	{
+		struct named *pk = xcalloc(2 * d->npackages + 1, sizeof(*pk)), *cl = xcalloc(d->nclusters + 1, sizeof(*cl));
+		size_t npk = 0;
+		for (size_t pi = 0; pi < d->npackages; pi++) {
+			pk[npk++] = (struct named){ d->packages[pi].name, pi };
+			if (d->packages[pi].group && strcmp(d->packages[pi].group, d->packages[pi].name))
+				pk[npk++] = (struct named){ d->packages[pi].group, pi };
 		}
+		qsort(pk, npk, sizeof(*pk), named_cmp);
+		for (size_t ci = 0; ci < d->nclusters; ci++)
+			cl[ci] = (struct named){ d->clusters[ci].name, ci };
+		qsort(cl, d->nclusters, sizeof(*cl), named_cmp);
+		for (size_t i = 0; i < nunits; i++) {
+			struct package *p = units[i].p;
+			for (size_t j = 0; j < p->needs.n; j++) {
+				const char *need = p->needs.v[j], *slash = strchr(need, '/');
+				const char *cname = slash ? astrndup(need, (size_t)(slash - need)) : units[i].c->name;
+				const char *pname = slash ? slash + 1 : need;
+				const struct named *c = named_find(cl, d->nclusters, cname);
+				const struct named *x = c ? named_find(pk, npk, pname) : NULL;
+				int found = 0;
+				/* a group (an argocd-app package) is every Application of it */
+				for (; x && x < pk + npk && !strcmp(x->name, pname); x++) {
+					size_t u = uof[c->i * d->npackages + x->i];
+					if (!u)
+						continue;
+					found = 1;
+					if (&units[u - 1] != &units[i])
+						edge(units[u - 1].last, units[i].first);
+				}
+				if (!found)
+					loc_error(p->needs.loc[j], "package '%s' needs '%s', which does not go to cluster '%s' "
+						  "(check the cluster's profiles)", p->name, need, cname);
+			}
+		}
+		free(pk);
+		free(cl);
+		free(uof);
 	}
 	if (loc_errors)
 		return NULL;
