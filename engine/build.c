@@ -33,6 +33,7 @@
 #include "exec.h"
 #include "gitops.h"
 #include "hook.h"
+#include "share.h"
 #include "build.h"
 #include "util.h"
 
@@ -105,7 +106,7 @@ static void run_job(struct job *j)
 
 	switch (s->kind) {
 	case STEP_RENDER:
-		j->rc = render_step(&pl->rc, s, &j->output, &j->err);
+		j->rc = render_once(&pl->rc, s, &j->output, &j->err);
 		break;
 	case STEP_PUSH: {
 		struct buf msg = BUF_INIT;
@@ -324,9 +325,12 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 					s->output = j->output;
 					plan_inputs(pl, s, &in);
 					state_step_ok(pl->st, s->id, s->key, s->output, &in, NULL, s->ms);
-					sum->rendered++;
+					if (s->shared_from)
+						note = aprintf("the same render as %s", s->shared_from);
+					else
+						sum->rendered++;
 					if (hash_eq(s->output, s->old_output))
-						note = "output unchanged";
+						note = s->shared_from ? aprintf("%s, output unchanged", note) : "output unchanged";
 					break;
 				}
 				case STEP_PUSH:

@@ -8,6 +8,7 @@
 #include "build.h"
 #include "cmd.h"
 #include "manifest.h"
+#include "share.h"
 #include "util.h"
 
 /*
@@ -179,7 +180,17 @@ int cmd_plan(struct ctx *c)
 			for (size_t k = 0; k < s->changed.n; k++)
 				json_array_append_new(ch, json_string(changed_name(s->changed.v[k])));
 			json_object_set_new(o, "changed", ch);
+			if (s->same)
+				json_object_set_new(o, "same_render_as", json_string(s->same->id));
 			json_array_append_new(steps, o);
+		} else if (s->same && s->same != s) {
+			/* shown with the first of its group: render PKG (for N clusters) */
+		} else if (s->same) {
+			printf("%-6s %s (for %zu clusters): %s\n", step_kind_name(s->kind), s->pkg->name,
+			       share_count(s), reason_text(s));
+			if (c->verbose)
+				for (size_t k = 0; k < s->changed.n; k++)
+					printf("         %s\n", s->changed.v[k]);
 		} else {
 			printf("%-6s %s: %s\n", step_kind_name(s->kind), s->kind == STEP_PUSH ? "push" : s->id, reason_text(s));
 			if (c->verbose)

@@ -15,7 +15,9 @@
  * dirty steps in dependency order on -j workers:
  *
  *     render   render.c: renderers from rule.c, run by exec.c; the output,
- *              normalised, is a bundle (bundle.h) in the state's cache
+ *              normalised, is a bundle (bundle.h) in the state's cache;
+ *              share.c: renders of equal keys (one package on many
+ *              clusters) run once, the others take that output
  *     push     gitops.c: one commit of the changed folders; gitremote.c: the
  *              clone, credentials, fetch and push (libgit2)
  *     sync     argocd.c: create or update the Application, sync, wait;
@@ -35,6 +37,7 @@
 #include <stdint.h>
 
 struct tree;
+struct share;
 
 /* a 128-bit XXH3 hash; all zero means "none" */
 struct hash {
@@ -224,6 +227,8 @@ struct step {
 	struct hash output;		/* render: hash of the rendered objects */
 	struct hash old_output;		/* render: output recorded with old_key */
 	int dirty;			/* will run */
+	struct step *same;		/* render: first dirty render of equal key (share.c), or NULL */
+	struct share *share;		/* render: the group's state, on its first step */
 	const char *drift;		/* --refresh: how Argo CD differs (the step runs), or NULL */
 	enum reason reason;
 	const char *why;		/* human reason, e.g. "values.yaml changed" */
@@ -235,6 +240,7 @@ struct step {
 	int ms;				/* how long it took */
 	const char *error;		/* what failed, for the summary and the log */
 	const char *log;		/* log file of this run, or NULL */
+	const char *shared_from;	/* render: the step whose equal render it took, or NULL */
 };
 
 struct graph {

@@ -33,6 +33,7 @@
 #include "exec.h"
 #include "manifest.h"
 #include "plan.h"
+#include "share.h"
 #include "source.h"
 #include "util.h"
 
@@ -213,38 +214,19 @@ static void scan_all(struct planner *pl)
 		pthread_join(th[i], NULL);
 }
 
-/* the components of a render's key; files: the tree's per-file hashes too */
-static int render_components(struct planner *pl, struct step *s, struct inputs *in, int files)
+/*
+ * The variables a render depends on.  Values files are expanded as a whole
+ * (all: every variable and the cluster's name); otherwise only the
+ * ${names} the package's fields and its rule use, by value, so that a
+ * package whose output does not depend on the cluster keys alike on every
+ * cluster (share.c renders it once).
+ */
+static struct hash vars_key(const struct distro *d, const struct step *s, int all)
 {
-	struct package *p = s->pkg;
-	struct rule *r = p->rule;
-	const struct distro *d = pl->g->d;
-	const char *err = NULL, *tv;
-	int uses_vars = strstr(p->spec, "${") || p->values.n;
+	struct hasher *h = hasher_new();
+	struct vars v;
 
-	inputs_add(in, "rule", hs(r->definition));
-	if ((r->builtin != RENDER_HELM || p->render_local) && r->version.n) {
-		/* a missing tool fails this render when it runs, with its own message, not the plan */
-		if (!(tv = tool_version(pl, r, &err)))
-			tv = aprintf("(unavailable: %s)", err);
-		inputs_add(in, "tool version", hs(tv));
-	}
-	inputs_add(in, "package spec", hs(p->spec));
-	inputs_add(in, "namespace", hs(s->namespace));
-	inputs_add(in, "folder", hs(s->gitpath));
-	if (r->builtin == RENDER_HELM || r->builtin == RENDER_ARGOCD_APP) {
-		struct hasher *h = hasher_new();
-		hasher_adds(h, s->cluster->server);
-		hasher_adds(h, s->cluster->argo_name);
-		hasher_adds(h, d->argocd.namespace);
-		hasher_adds(h, d->argocd.project);
-		hasher_adds(h, d->argocd.app_name);
-		hasher_adds(h, d->git.branch);
-		hasher_adds(h, pl->rc.remote_url);
-		inputs_add(in, "destination", hasher_end(h));
-	}
-	if (uses_vars) {
-		struct hasher *h = hasher_new();
+	if (all) {
 		for (size_t i = 0; i < s->cluster->vars.n; i++) {
 			hasher_adds(h, s->cluster->vars.v[i].key);
 			hasher_adds(h, s->cluster->vars.v[i].value);
@@ -255,8 +237,60 @@ static int render_components(struct planner *pl, struct step *s, struct inputs *
 			hasher_adds(h, d->vars.v[i].value);
 		}
 		hasher_adds(h, s->cluster->name);
-		inputs_add(in, "vars", hasher_end(h));
+		return hasher_end(h);
 	}
+	vars_init(&v, d, s->cluster, s->pkg, s->namespace);
+	for (int t = 0; t < 2; t++) {
+		const char *text = t ? s->pkg->rule->definition : s->pkg->spec;
+		for (const char *q = text ? strstr(text, "${") : NULL; q; q = strstr(q, "${")) {
+			const char *e = strchr(q + 2, '}'), *val;
+			char *name;
+			if (!e)
+				break;
+			name = astrndup(q + 2, (size_t)(e - q - 2));
+			val = vars_get(&v, name);
+			hasher_adds(h, name);
+			hasher_adds(h, val ? val : "\001(undefined)");
+			q = e + 1;
+		}
+	}
+	return hasher_end(h);
+}
+
+/* the components of a render's key; files: the tree's per-file hashes too */
+static int render_components(struct planner *pl, struct step *s, struct inputs *in, int files)
+{
+	struct package *p = s->pkg;
+	struct rule *r = p->rule;
+	const struct distro *d = pl->g->d;
+	const char *err = NULL, *tv;
+	int uses_vars = strstr(p->spec, "${") || strstr(r->definition, "${") || p->values.n;
+
+	inputs_add(in, "rule", hs(r->definition));
+	if ((r->builtin != RENDER_HELM || p->render_local) && r->version.n) {
+		/* a missing tool fails this render when it runs, with its own message, not the plan */
+		if (!(tv = tool_version(pl, r, &err)))
+			tv = aprintf("(unavailable: %s)", err);
+		inputs_add(in, "tool version", hs(tv));
+	}
+	inputs_add(in, "package spec", hs(p->spec));
+	inputs_add(in, "namespace", hs(s->namespace));
+	if (r->builtin == RENDER_HELM || r->builtin == RENDER_ARGOCD_APP) {
+		/* these render an Application: its folder, name and destination are output */
+		struct hasher *h = hasher_new();
+		inputs_add(in, "folder", hs(s->gitpath));
+		hasher_adds(h, s->cluster->name);
+		hasher_adds(h, s->cluster->server);
+		hasher_adds(h, s->cluster->argo_name);
+		hasher_adds(h, d->argocd.namespace);
+		hasher_adds(h, d->argocd.project);
+		hasher_adds(h, d->argocd.app_name);
+		hasher_adds(h, d->git.branch);
+		hasher_adds(h, pl->rc.remote_url);
+		inputs_add(in, "destination", hasher_end(h));
+	}
+	if (uses_vars)
+		inputs_add(in, "vars", vars_key(d, s, p->values.n > 0));
 	for (size_t i = 0; i < p->values.n; i++) {
 		struct hash h;
 		if (file_hash(pl, p->values.v[i], &h) < 0)
@@ -409,6 +443,7 @@ int plan_renders(struct planner *pl)
 			s->tree->known = 1;
 		}
 	}
+	share_group(pl->g);
 	return ret;
 }
 
