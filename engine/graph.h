@@ -2,7 +2,8 @@
  * graph.h - the map of idpmake.
  *
  * A distro (distro.yaml; manifest.c over yaml.c, with extends and the
- * built-in distros of embed.h) is read into a `struct distro`: its
+ * built-in distros of embed.h; conv.c turns YAML nodes into typed fields
+ * with located errors; vars.c expands ${name}) is read into a `struct distro`: its
  * clusters, packages, hooks and rules (rule.c).  graph.c turns it into a
  * `struct graph` of steps, one node per thing that can run:
  *

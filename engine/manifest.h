@@ -2,6 +2,7 @@
 #ifndef IDPMAKE_MANIFEST_H
 #define IDPMAKE_MANIFEST_H
 
+#include "conv.h"
 #include "graph.h"
 
 /*
@@ -33,7 +34,5 @@ int cluster_has(const struct distro *d, const struct cluster *c, const struct pa
 struct package *find_package(const struct distro *d, const char *name);
 struct cluster *find_cluster(const struct distro *d, const char *name);
 
-/* "did you mean": the closest of `words` to `s`, or NULL */
-const char *closest(const char *s, const char *const *words, size_t n);
 
 #endif
