@@ -622,6 +622,38 @@ out:
 	return ret;
 }
 
+int argocd_verify_step(void *ctx, struct step *s, const char *commit, const char **err)
+{
+	struct argocd *a = ctx;
+	const char *name = argocd_app_name(a->d, s);
+	const char *want_rev = helm_app(s) || s->pkg->app_file ? NULL : pushed_commit(s, commit);
+	struct call c;
+	json_t *app;
+	int ret = -1;
+
+	if (!name)
+		return *err = "argocd.app-name has an undefined variable (see above)", -1;
+	if (call_open(&c, a, name, s->log, 120) < 0)
+		return *err = "cannot start a libcurl handle", -1;
+	/* a fresh comparison: the gate must not pass on a stale one */
+	if (get_app(&c, 1, &app, err) == 0) {
+		const char *sync = jstr(app, "status.sync.status"), *health = jstr(app, "status.health.status");
+		const char *rev = jstr(app, "status.sync.revision");
+		if (strcmp(sync, "Synced"))
+			*err = aprintf("application '%s' is %s", name, *sync ? sync : "of unknown sync status");
+		else if (want_rev && strcmp(rev, want_rev))
+			*err = aprintf("application '%s' is Synced at %.12s, not at this run's commit %.12s", name,
+				       *rev ? rev : "?", want_rev);
+		else if (s->pkg->sync.wait_healthy && strcmp(health, "Healthy"))
+			*err = aprintf("application '%s' is %s", name, *health ? health : "of unknown health");
+		else
+			ret = 0;
+		json_decref(app);
+	}
+	call_close(&c);
+	return ret;
+}
+
 int argocd_app_status(struct argocd *a, const char *app, int refresh, char **sync_status, char **health,
 		      const char **err)
 {

@@ -49,6 +49,12 @@ void argocd_close(struct argocd *a);
  * made to s->log when that is set.
  */
 int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char **err);
+/*
+ * A wave's bake (build.h's verify): is the sync step's Application still
+ * Synced at the commit (a newer push too, for the packages synced at their
+ * own revision) and, unless `wait: synced`, Healthy?  One GET ?refresh=normal.
+ */
+int argocd_verify_step(void *ctx, struct step *s, const char *commit, const char **err);
 
 /*
  * The application's status.sync.status and status.health.status (malloc'd,

@@ -33,6 +33,7 @@
 #include "exec.h"
 #include "gitops.h"
 #include "hook.h"
+#include "rollout.h"
 #include "share.h"
 #include "build.h"
 #include "util.h"
@@ -127,6 +128,9 @@ static void run_job(struct job *j)
 		j->rc = hook_run(pl->g->d, s, j->commit ? j->commit : q.commit, dir, &j->err);
 		break;
 	}
+	case STEP_WAVE:
+		j->rc = wave_run(pl, s, q.commit, &build_sync, &j->err);
+		break;
 	case STEP_SYNC:
 		if (!build_sync.sync) {
 			j->rc = -1;
@@ -219,7 +223,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 		if (!s->pending)
 			ready[nready++] = s;
 		left++;
-		if (s->kind == STEP_RENDER ? s->dirty : !(s->kind == STEP_SYNC && !pl->argocd_server))
+		if (s->kind == STEP_RENDER ? s->dirty : !((s->kind == STEP_SYNC || s->kind == STEP_WAVE) && !pl->argocd_server))
 			total++;
 	}
 	status_total(total);
@@ -243,7 +247,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 				plan_decide(pl, s);
 			if (!s->dirty) {
 				s->state = S_DONE;
-				if (s->kind == STEP_SYNC && !pl->argocd_server) {
+				if ((s->kind == STEP_SYNC || s->kind == STEP_WAVE) && !pl->argocd_server) {
 					sum->skipped++;
 					status_skipped(s, s->why);
 				} else {
@@ -351,6 +355,10 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 				case STEP_SYNC:
 					state_step_ok(pl->st, s->id, s->key, render_of(s) ? render_of(s)->output : s->key, NULL, q.commit, s->ms);
 					sum->synced++;
+					break;
+				case STEP_WAVE:
+					state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms);
+					note = "gate passed";
 					break;
 				default:
 					state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms);

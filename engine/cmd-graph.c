@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "rollout.h"
 #include "util.h"
 
 static const char *dot_quote(const char *s)
@@ -59,7 +60,15 @@ int cmd_graph(struct ctx *c)
 				json_object_set_new(n, "cluster", json_string(s->cluster->name));
 			if (s->pkg)
 				json_object_set_new(n, "package", json_string(s->pkg->name));
-			if (s->hook) {
+			if (s->wave) {
+				json_t *cl = json_array();
+				for (size_t k = 0; k < c->d->nclusters; k++)
+					if (c->d->clusters[k].wave == s->wave)
+						json_array_append_new(cl, json_string(c->d->clusters[k].name));
+				json_object_set_new(n, "wave", json_string(s->wave->name));
+				json_object_set_new(n, "clusters", cl);
+			}
+			if (s->hook && !s->wave) {
 				json_object_set_new(n, "hook", json_string(s->hook->name));
 				json_object_set_new(n, "when", json_string(s->hook->when == WHEN_ONCE ? "once" :
 									   s->hook->when == WHEN_ALWAYS ? "always" : "changed"));
@@ -83,7 +92,7 @@ int cmd_graph(struct ctx *c)
 		return 0;
 	}
 	if (!strcmp(fmt, "dot")) {
-		static const char *const shapes[] = { "box", "cylinder", "cds", "ellipse", "cds" };
+		static const char *const shapes[] = { "box", "cylinder", "cds", "ellipse", "cds", "hexagon" };
 		printf("digraph %s {\n\trankdir=LR;\n\tnode [fontname=\"Helvetica\", fontsize=10];\n", dot_quote(c->d->name));
 		for (size_t ci = 0; ci < c->d->nclusters; ci++) {
 			const struct cluster *cl = &c->d->clusters[ci];
@@ -100,6 +109,11 @@ int cmd_graph(struct ctx *c)
 		}
 		if (g->push->selected)
 			printf("\t\"push\" [shape=%s, label=\"push\\n(one commit)\"];\n", shapes[STEP_PUSH]);
+		for (size_t i = 0; i < g->nsteps; i++)
+			if (g->steps[i]->selected && g->steps[i]->wave)
+				printf("\t%s [shape=%s, label=%s];\n", dot_quote(g->steps[i]->id), shapes[STEP_WAVE],
+				       dot_quote(aprintf("wave %s\\n%s", g->steps[i]->wave->name,
+							 wave_clusters(c->d, g->steps[i]->wave, ", "))));
 		for (size_t i = 0; i < g->nsteps; i++) {
 			struct step *s = g->steps[i];
 			if (!s->selected)
@@ -125,6 +139,9 @@ int cmd_graph(struct ctx *c)
 	}
 	if (g->push->selected)
 		printf("  %s[(\"push\")]\n", mermaid_id(g->push));
+	for (size_t i = 0; i < g->nsteps; i++)
+		if (g->steps[i]->selected && g->steps[i]->wave)
+			printf("  %s{{\"wave %s\"}}\n", mermaid_id(g->steps[i]), g->steps[i]->wave->name);
 	for (size_t i = 0; i < g->nsteps; i++) {
 		struct step *s = g->steps[i];
 		if (!s->selected)

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cmd.h"
+#include "fleet.h"
 #include "util.h"
 
 static const char *when(long long t)
@@ -124,7 +125,7 @@ int cmd_forget(struct ctx *c)
 		for (size_t i = 0; i < c->g->nsteps; i++) {
 			struct step *s = c->g->steps[i];
 			int m;
-			if (s->selected && s->pkg && labels_match(s->pkg, &c->labels) && (m = state_forget(c->st, s->id)) > 0)
+			if (s->selected && s->pkg && unit_labels_match(s->cluster, s->pkg, &c->labels) && (m = state_forget(c->st, s->id)) > 0)
 				n += m;
 		}
 	} else {

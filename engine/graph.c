@@ -10,11 +10,13 @@
  * after push (its first pre hook, or its sync).  steps[] is sorted so that
  * every step comes after the steps it depends on.
  */
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
+#include "fleet.h"
 #include "graph.h"
 #include "manifest.h"
 #include "util.h"
@@ -88,6 +90,12 @@ static const struct named *named_find(const struct named *v, size_t n, const cha
 			hi = mid;
 	}
 	return lo < n && !strcmp(v[lo].name, name) ? &v[lo] : NULL;
+}
+
+/* CLUSTER/PKG of a step, or its id (push, wave:NAME), for the cycle message */
+static const char *unit_name(const struct step *s)
+{
+	return s->pkg ? aprintf("%s/%s", s->cluster->name, s->pkg->name) : s->id;
 }
 
 struct graph *graph_build(struct distro *d)
@@ -198,6 +206,23 @@ struct graph *graph_build(struct distro *d)
 		free(cl);
 		free(uof);
 	}
+	if (d->rollout) {
+		/* a gate per wave: all of a wave's packages, then the gate, then the next wave's */
+		struct step **gate = xcalloc(d->nwaves + 1, sizeof(*gate));
+		for (size_t w = 0; w < d->nwaves; w++) {
+			gate[w] = new_step(g, STEP_WAVE, NULL, NULL, d->waves[w].check, aprintf("wave:%s", d->waves[w].name));
+			gate[w]->wave = &d->waves[w];
+			if (w)
+				edge(gate[w - 1], gate[w]);	/* an empty wave still keeps the order */
+		}
+		for (size_t i = 0; i < nunits; i++) {
+			size_t w = (size_t)(units[i].c->wave - d->waves);
+			edge(units[i].last, gate[w]);
+			if (w)
+				edge(gate[w - 1], units[i].first);
+		}
+		free(gate);
+	}
 	if (loc_errors)
 		return NULL;
 
@@ -243,15 +268,15 @@ struct graph *graph_build(struct distro *d)
 			/* path[seen[s]-1 .. pos-2] is the loop, walked against the edges */
 			const char *last = NULL;
 			for (int k = pos - 2; k >= seen[s->index] - 1; k--) {
-				const char *name = aprintf("%s/%s", path[k]->cluster->name, path[k]->pkg->name);
+				const char *name = unit_name(path[k]);
 				if (last && !strcmp(last, name))
 					continue;
 				buf_addf(&b, "%s%s", b.len ? " -> " : "", name);
 				last = name;
 			}
-			buf_addf(&b, " -> %s/%s", path[pos - 2]->cluster->name, path[pos - 2]->pkg->name);
+			buf_addf(&b, " -> %s", unit_name(path[pos - 2]));
 		}
-		loc_error((struct loc){ d->file, 0, 0 }, "dependency cycle across clusters: %s", b.s);
+		loc_error((struct loc){ d->file, 0, 0 }, "dependency cycle across clusters%s: %s", d->rollout ? " (or against the order of rollout.waves)" : "", b.s);
 		buf_release(&b);
 		free(seen);
 		free(path);
@@ -283,20 +308,20 @@ static void select_from(struct step *s)
 		select_from(s->in[i]);
 }
 
-int labels_match(const struct package *p, const struct strlist *labels)
+/* a target's package part: a name, a group, or a glob over names */
+static int package_match(const struct package *p, const char *pattern)
 {
-	for (size_t i = 0; i < labels->n; i++) {
-		const char *eq = strchr(labels->v[i], '=');
-		size_t kl = eq ? (size_t)(eq - labels->v[i]) : strlen(labels->v[i]);
-		int ok = 0;
-		for (size_t j = 0; j < p->labels.n; j++)
-			if (strlen(p->labels.v[j].key) == kl && !strncmp(p->labels.v[j].key, labels->v[i], kl) &&
-			    (!eq || !strcmp(p->labels.v[j].value, eq + 1)))
-				ok = 1;
-		if (!ok)
-			return 0;
-	}
-	return 1;
+	if (!strpbrk(pattern, "*?["))
+		return package_is(p, pattern);
+	return !fnmatch(pattern, p->name, 0) || (p->group && !fnmatch(pattern, p->group, 0));
+}
+
+static int any_cluster(const struct distro *d, const char *pattern)
+{
+	for (size_t i = 0; i < d->nclusters; i++)
+		if (cluster_name_match(pattern, d->clusters[i].name))
+			return 1;
+	return 0;
 }
 
 int graph_select(struct graph *g, char **targets, size_t ntargets, struct strlist *labels)
@@ -315,9 +340,9 @@ int graph_select(struct graph *g, char **targets, size_t ntargets, struct strlis
 		int found = 0;
 		for (size_t i = 0; i < g->nsteps; i++) {
 			struct step *s = g->steps[i];
-			if (!s->pkg || (cl && strcmp(s->cluster->name, cl)) || (*pk && !package_is(s->pkg, pk)))
+			if (!s->pkg || (cl && !cluster_name_match(cl, s->cluster->name)) || (*pk && !package_match(s->pkg, pk)))
 				continue;
-			if (labels && !labels_match(s->pkg, labels))
+			if (labels && !unit_labels_match(s->cluster, s->pkg, labels))
 				continue;
 			found = 1;
 			/* select the package's last steps; select_from pulls in the rest */
@@ -325,8 +350,9 @@ int graph_select(struct graph *g, char **targets, size_t ntargets, struct strlis
 				select_from(s);
 		}
 		if (!found) {
-			if (cl && !find_cluster(g->d, cl))
-				return error("unknown target '%s': no cluster '%s'", targets[t], cl);
+			if (cl && !any_cluster(g->d, cl))
+				return error("unknown target '%s': no cluster %s '%s'", targets[t],
+					     strpbrk(cl, "*?[") ? "matches" : "named", cl);
 			return error("unknown target '%s': no such package%s", targets[t],
 				     labels && labels->n ? " with those labels" : "");
 		}
@@ -335,7 +361,7 @@ int graph_select(struct graph *g, char **targets, size_t ntargets, struct strlis
 	if (!ntargets) {
 		for (size_t i = 0; i < g->nsteps; i++) {
 			struct step *s = g->steps[i];
-			if (s->pkg && labels_match(s->pkg, labels) && (s->kind == STEP_SYNC || s->kind == STEP_POST)) {
+			if (s->pkg && unit_labels_match(s->cluster, s->pkg, labels) && (s->kind == STEP_SYNC || s->kind == STEP_POST)) {
 				select_from(s);
 				any = 1;
 			}

@@ -10,6 +10,10 @@
  *     CLUSTER/PKG:render -> push -> CLUSTER/PKG:pre:NAME ... -> CLUSTER/PKG:sync
  *                                   -> CLUSTER/PKG:post:NAME ...
  *
+ * With rollout.waves (fleet.c), a step wave:NAME per wave gates the next:
+ * every package of the wave's clusters -> wave:NAME -> the first step of
+ * every package of the next wave's clusters.
+ *
  * plan.c computes every step's key (hash.c: XXH3 over file contents through
  * the stat cache; source.c: git sources) and compares it with the key
  * recorded for the step's last success (state.c, SQLite).  build.c runs the
@@ -140,12 +144,40 @@ struct package {
 	struct loc loc;
 };
 
+enum cluster_mode { MODE_LINKED, MODE_CLONED };
+
 struct cluster {
 	const char *name;
 	const char *server;		/* destination.server, or NULL */
 	const char *argo_name;		/* destination.name, or NULL */
 	struct strlist profiles;	/* empty: every package */
 	struct kvlist vars;		/* over the distro's vars */
+	struct kvlist labels;		/* select it in waves, -l and profiles */
+	enum cluster_mode mode;		/* linked (follows the distro) or cloned */
+	struct {
+		int set;		/* `register:` given: a CLUSTER:register step */
+		const char *token_env;	/* bearer token from this variable (never read into the state) */
+		const char *ca_file;	/* the cluster's CA, or NULL */
+		int insecure;		/* skip the cluster's TLS verification (warned) */
+		const char *kubeconfig, *context;	/* or server, CA and credential from there */
+		struct loc loc;
+	} reg;
+	struct wave *wave;		/* the wave it rolls out in (fleet.c) */
+	struct loc loc;
+};
+
+/* a wave of the rollout (fleet.md "Waves"): clusters that go together */
+struct wave {
+	const char *name;
+	struct strlist clusters;	/* name globs */
+	struct kvlist selector;		/* labels, all must match */
+	int max_parallel;		/* clusters syncing at once; 0: all */
+	int bake;			/* seconds Healthy before the wave is done */
+	int max_failed;			/* failed clusters tolerated ... */
+	int max_failed_pct;		/* ... as a percentage of the wave (1) or a count (0) */
+	struct hook *check;		/* run like a hook when the wave is healthy, or NULL */
+	size_t nclusters;		/* clusters in it, after assignment */
+	int implicit;			/* the `rest` wave of unmatched clusters, or the one wave without `rollout` */
 	struct loc loc;
 };
 
@@ -182,13 +214,16 @@ struct distro {
 	size_t nclusters;
 	struct profile *profiles;
 	size_t nprofiles;
+	struct wave *waves;		/* rollout.waves in order, then `rest` if needed; >= 1 */
+	size_t nwaves;
+	int rollout;			/* rollout.waves given: the graph has a step per wave */
 	struct rule **rules;		/* built-ins first, then rule files */
 	size_t nrules;
 	struct package *packages;	/* in the order written (parents first) */
 	size_t npackages;
 };
 
-enum step_kind { STEP_RENDER, STEP_PUSH, STEP_PRE, STEP_SYNC, STEP_POST };
+enum step_kind { STEP_RENDER, STEP_PUSH, STEP_PRE, STEP_SYNC, STEP_POST, STEP_WAVE };
 
 /* why a step runs, or that it does not */
 enum reason {
@@ -208,7 +243,8 @@ struct step {
 	enum step_kind kind;
 	struct cluster *cluster;	/* NULL for push */
 	struct package *pkg;		/* NULL for push */
-	struct hook *hook;		/* pre/post only */
+	struct hook *hook;		/* pre/post only; wave: its check, or NULL */
+	struct wave *wave;		/* wave only: the wave whose gate this is */
 	struct step *render;		/* the package's render step (itself for a render) */
 	const char *gitpath;		/* render/sync: the package's folder in the repo */
 	const char *namespace;		/* expanded namespace */
@@ -256,7 +292,6 @@ struct graph *graph_build(struct distro *d);		/* NULL on a cycle (printed) */
 int graph_select(struct graph *g, char **targets, size_t ntargets,
 		 struct strlist *labels);		/* -1 on an unknown target */
 struct step *graph_find(struct graph *g, const char *id);
-int labels_match(const struct package *p, const struct strlist *labels);	/* all KEY=VALUE hold */
 int package_is(const struct package *p, const char *name);	/* its name, or its group's */
 
 #endif

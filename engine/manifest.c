@@ -23,6 +23,7 @@
 
 #include "conv.h"
 #include "embed.h"
+#include "fleet.h"
 #include "manifest.h"
 #include "re.h"
 #include "rule.h"
@@ -457,23 +458,6 @@ static void conv_package(struct distro *d, struct package *p, const struct ynode
 	}
 }
 
-static void conv_cluster(struct cluster *c, const struct ynode *key, const struct ynode *n)
-{
-	c->name = label(key, "cluster name");
-	c->loc = key->loc;
-	if (yisnull(n))
-		return;
-	if (!want(n, Y_MAP, "a cluster"))
-		return;
-	CHECK_KEYS(n, "a cluster", "server", "name", "profiles", "vars");
-	c->server = str(yget(n, "server"), "server");
-	c->argo_name = str(yget(n, "name"), "cluster name");
-	if (c->server && c->argo_name)
-		loc_error(n->loc, "cluster '%s' has both 'server' and 'name'; give one", c->name);
-	c->profiles = strs(yget(n, "profiles"), "profiles");
-	c->vars = kvs(yget(n, "vars"), "vars");
-}
-
 static int has_package(const struct distro *d, const char *name)
 {
 	for (size_t i = 0; i < d->npackages; i++)
@@ -682,7 +666,7 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 	size_t nbuiltin;
 
 	CHECK_KEYS(root, "the distro", "idpmake", "name", "description", "extends", "vars", "git", "argocd",
-		   "clusters", "profiles", "rules", "packages");
+		   "clusters", "profiles", "rules", "packages", "rollout");
 	if (!(x = yget(root, "name")) || !str(x, "name"))
 		loc_error(root->loc, "the distro needs a 'name'");
 	else
@@ -811,6 +795,7 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 		d->clusters[0].loc = root->loc;
 		d->nclusters = 1;
 	}
+	conv_rollout(d, yget(root, "rollout"));
 	if ((x = yget(root, "profiles")) && !yisnull(x) && want(x, Y_MAP, "profiles")) {
 		d->profiles = amalloc(x->n * sizeof(*d->profiles) + 1);
 		for (size_t i = 0; i < x->n; i++) {

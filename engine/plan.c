@@ -33,6 +33,7 @@
 #include "exec.h"
 #include "manifest.h"
 #include "plan.h"
+#include "rollout.h"
 #include "share.h"
 #include "source.h"
 #include "util.h"
@@ -527,6 +528,10 @@ void plan_decide(struct planner *pl, struct step *s)
 			}
 			s->key = hasher_end(h);
 		}
+		return;
+	}
+	if (s->kind == STEP_WAVE) {
+		wave_decide(pl, s, &rec, upstream);
 		return;
 	}
 	if (r && r->dirty && pl->dry_run) {

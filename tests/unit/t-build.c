@@ -174,7 +174,7 @@ static int child(const char *dir, const char *result, int jobs, int keep_going)
 		return 4;
 	if (!c.pl.argocd_server)
 		return 5;
-	build_sync = (struct sync_ops){ fake_sync, &fk };
+	build_sync = (struct sync_ops){ .sync = fake_sync, .ctx = &fk };
 	if (state_lock(c.st, 0) < 0)
 		return 6;
 	run = state_run_begin(c.st, "up");

@@ -1,0 +1,224 @@
+/*
+ * fleet.c - clusters as a fleet (../shared/spec/fleet.md).
+ *
+ * A cluster carries labels, a mode (linked: follows the distro; cloned:
+ * keeps its copy until promoted) and optionally `register`, the credential
+ * idpmake registers it in Argo CD with.  The credential itself is never
+ * read here: only where it comes from (a variable's name, a kubeconfig and
+ * context), so that neither it nor a hash of it can reach a key, the state
+ * or an export.
+ *
+ * `rollout.waves` orders the clusters: a cluster belongs to the first wave
+ * whose `clusters` (name globs) or `selector` (labels, all must match)
+ * selects it; clusters no wave selects form a last wave named `rest`, never
+ * dropped.  Without `rollout`, every cluster is in one implicit wave.
+ */
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv.h"
+#include "fleet.h"
+#include "util.h"
+
+void conv_cluster(struct cluster *c, const struct ynode *key, const struct ynode *n)
+{
+	const struct ynode *x;
+
+	c->name = label(key, "cluster name");
+	c->loc = key->loc;
+	if (yisnull(n))
+		return;
+	if (!want(n, Y_MAP, "a cluster"))
+		return;
+	CHECK_KEYS(n, "a cluster", "server", "name", "profiles", "vars", "labels", "mode", "register");
+	c->server = str(yget(n, "server"), "server");
+	c->argo_name = str(yget(n, "name"), "cluster name");
+	if (c->server && c->argo_name)
+		loc_error(n->loc, "cluster '%s' has both 'server' and 'name'; give one", c->name);
+	c->profiles = strs(yget(n, "profiles"), "profiles");
+	c->vars = kvs(yget(n, "vars"), "vars");
+	c->labels = kvs(yget(n, "labels"), "label");
+	if ((x = yget(n, "mode")) && str(x, "mode")) {
+		if (!strcmp(x->s, "cloned"))
+			c->mode = MODE_CLONED;
+		else if (strcmp(x->s, "linked"))
+			loc_error(x->loc, "mode must be 'linked' or 'cloned', not '%s'", x->s);
+	}
+	if ((x = yget(n, "register")) && !yisnull(x) && want(x, Y_MAP, "register")) {
+		const struct ynode *f;
+		CHECK_KEYS(x, "register", "token-env", "ca-file", "insecure", "kubeconfig", "context");
+		c->reg.set = 1;
+		c->reg.loc = x->loc;
+		c->reg.token_env = str(yget(x, "token-env"), "token-env");
+		if ((f = yget(x, "ca-file")) && str(f, "ca-file"))
+			c->reg.ca_file = path_join(path_dir(f->loc.file), f->s);
+		c->reg.insecure = boolean(yget(x, "insecure"), "insecure", 0);
+		if ((f = yget(x, "kubeconfig")) && str(f, "kubeconfig")) {
+			/* ~/ as the shell would; otherwise relative to the distro */
+			const char *home = getenv("HOME");
+			if (!strncmp(f->s, "~/", 2) && home)
+				c->reg.kubeconfig = path_join(home, f->s + 2);
+			else
+				c->reg.kubeconfig = path_join(path_dir(f->loc.file), f->s);
+		}
+		c->reg.context = str(yget(x, "context"), "context");
+		if (!c->reg.token_env == !c->reg.kubeconfig)
+			loc_error(x->loc, "register needs either 'token-env' (a variable holding a bearer token) "
+				  "or 'kubeconfig' (with 'context'), not %s", c->reg.token_env ? "both" : "neither");
+		if (c->reg.context && !c->reg.kubeconfig)
+			loc_error(yget(x, "context")->loc, "'context' needs 'kubeconfig'");
+		if (c->reg.token_env && !c->server)
+			loc_error(x->loc, "cluster '%s' registers with a token but has no 'server'", c->name);
+		if (c->argo_name && !c->server)
+			loc_error(x->loc, "cluster '%s' is named only by 'name' (already known to Argo CD), "
+				  "so it cannot be registered; give 'server'", c->name);
+	}
+}
+
+static int kv_has(const struct kvlist *l, const char *key, size_t klen, const char *value)
+{
+	for (size_t j = 0; j < l->n; j++)
+		if (strlen(l->v[j].key) == klen && !strncmp(l->v[j].key, key, klen) &&
+		    (!value || !strcmp(l->v[j].value, value)))
+			return 1;
+	return 0;
+}
+
+int unit_labels_match(const struct cluster *c, const struct package *p, const struct strlist *labels)
+{
+	for (size_t i = 0; labels && i < labels->n; i++) {
+		const char *eq = strchr(labels->v[i], '=');
+		size_t kl = eq ? (size_t)(eq - labels->v[i]) : strlen(labels->v[i]);
+		const char *val = eq ? eq + 1 : NULL;
+		if (!(p && kv_has(&p->labels, labels->v[i], kl, val)) && !(c && kv_has(&c->labels, labels->v[i], kl, val)))
+			return 0;
+	}
+	return 1;
+}
+
+int cluster_name_match(const char *pattern, const char *name)
+{
+	return !fnmatch(pattern, name, 0);
+}
+
+static int wave_selects(const struct wave *w, const struct cluster *c)
+{
+	for (size_t i = 0; i < w->clusters.n; i++)
+		if (cluster_name_match(w->clusters.v[i], c->name))
+			return 1;
+	if (!w->selector.n)
+		return 0;
+	for (size_t i = 0; i < w->selector.n; i++)
+		if (!kv_has(&c->labels, w->selector.v[i].key, strlen(w->selector.v[i].key), w->selector.v[i].value))
+			return 0;
+	return 1;
+}
+
+/* max-failed: a count (3) or a percentage (10%) */
+static void max_failed(struct wave *w, const struct ynode *n)
+{
+	char *end;
+	long v;
+
+	if (!n || yisnull(n) || n->type != Y_SCALAR) {
+		if (n && !yisnull(n))
+			loc_error(n->loc, "max-failed must be a count or a percentage such as 10%%");
+		return;
+	}
+	v = strtol(n->s, &end, 10);
+	if (end == n->s || v < 0 || v > 1000000 || (*end && strcmp(end, "%")) || (*end && v > 100)) {
+		loc_error(n->loc, "max-failed must be a count or a percentage such as 10%%, not '%s'", n->s);
+		return;
+	}
+	w->max_failed = (int)v;
+	w->max_failed_pct = *end == '%';
+}
+
+static void conv_wave(struct wave *w, const struct ynode *n, size_t i)
+{
+	const struct ynode *x;
+
+	w->loc = n->loc;
+	if (!want(n, Y_MAP, "a wave"))
+		return;
+	CHECK_KEYS(n, "a wave", "name", "clusters", "selector", "max-parallel", "bake", "max-failed", "check");
+	if ((x = yget(n, "name")) && str(x, "wave name"))
+		w->name = label(x, "wave name");
+	else
+		w->name = aprintf("wave-%zu", i + 1);
+	w->clusters = strs(yget(n, "clusters"), "clusters");
+	w->selector = kvs(yget(n, "selector"), "selector");
+	if (!w->clusters.n && !w->selector.n)
+		loc_error(n->loc, "wave '%s' selects no cluster: give 'clusters' (name globs) or 'selector' (labels)", w->name);
+	w->max_parallel = integer(yget(n, "max-parallel"), "max-parallel", 0);
+	w->bake = integer(yget(n, "bake"), "bake", 0);
+	max_failed(w, yget(n, "max-failed"));
+	if ((x = yget(n, "check")) && !yisnull(x) && want(x, Y_MAP, "check")) {
+		const struct ynode *r;
+		CHECK_KEYS(x, "check", "run", "timeout");
+		w->check = amalloc(sizeof(*w->check));
+		w->check->name = "check";
+		w->check->when = WHEN_ALWAYS;
+		w->check->dir = path_dir(x->loc.file);
+		w->check->loc = x->loc;
+		w->check->timeout = integer(yget(x, "timeout"), "check timeout", 600);
+		if (!(r = yget(x, "run")) || !(w->check->run = str(r, "check run")))
+			loc_error(x->loc, "a check needs 'run' (a command for /bin/sh -c)");
+	}
+}
+
+void conv_rollout(struct distro *d, const struct ynode *n)
+{
+	const struct ynode *waves = NULL;
+	size_t nw = 0;
+	int rest = 0;
+
+	if (n && !yisnull(n) && want(n, Y_MAP, "rollout")) {
+		CHECK_KEYS(n, "rollout", "waves");
+		if ((waves = yget(n, "waves")) && !yisnull(waves) && want(waves, Y_SEQ, "waves"))
+			nw = waves->n;
+		else
+			waves = NULL;
+	}
+	d->waves = amalloc((nw + 1) * sizeof(*d->waves));
+	for (size_t i = 0; i < nw; i++) {
+		conv_wave(&d->waves[i], waves->v[i], i);
+		for (size_t j = 0; j < i; j++)
+			if (d->waves[i].name && d->waves[j].name && !strcmp(d->waves[i].name, d->waves[j].name))
+				loc_error(waves->v[i]->loc, "wave '%s' is defined twice", d->waves[i].name);
+	}
+	d->nwaves = nw;
+	d->rollout = nw > 0;
+	for (size_t c = 0; c < d->nclusters; c++) {
+		struct cluster *cl = &d->clusters[c];
+		for (size_t i = 0; i < nw && !cl->wave; i++)
+			if (wave_selects(&d->waves[i], cl))
+				cl->wave = &d->waves[i];
+		if (!cl->wave)
+			rest = 1;
+	}
+	if (rest) {
+		/* never drop a cluster: the unmatched ones form the last wave */
+		struct wave *w = &d->waves[d->nwaves++];
+		for (size_t i = 0; i < nw; i++)
+			if (!strcmp(d->waves[i].name, "rest"))
+				loc_error(d->waves[i].loc, "wave 'rest' is the name of the wave of unmatched clusters; "
+					  "select them with clusters: ['*'] instead");
+		w->name = nw ? "rest" : "all";
+		w->implicit = 1;
+		w->loc = n && !yisnull(n) ? n->loc : (struct loc){ d->file, 0, 0 };
+		for (size_t c = 0; c < d->nclusters; c++)
+			if (!d->clusters[c].wave)
+				d->clusters[c].wave = w;
+	}
+	for (size_t c = 0; c < d->nclusters; c++)
+		d->clusters[c].wave->nclusters++;
+}
+
+size_t fleet_unmatched(const struct distro *d)
+{
+	const struct wave *w = d->nwaves ? &d->waves[d->nwaves - 1] : NULL;
+	/* without rollout, the one implicit wave holds every cluster and warns of nothing */
+	return w && w->implicit && d->nwaves > 1 ? w->nclusters : 0;
+}
