@@ -165,7 +165,7 @@ class EmulatorTest(unittest.TestCase):
         self.assertEqual((st, body, h.get("Content-Type")), (404, "Not Found\n", "text/plain; charset=utf-8"))
         st, _, body = self.c.req("POST", "/api/v1/applications/x", {})
         self.assertEqual((st, body), (405, "Method Not Allowed\n"))
-        st, _, body = self.c.req("GET", "/api/v1/clusters")
+        st, _, body = self.c.req("GET", "/api/v1/gpgkeys")
         self.assertEqual((st, body["code"]), (501, 12))
 
     def test_auth(self):
