@@ -324,12 +324,16 @@ class FleetMixin:
 
     def appset_reconcile(self, key):
         aset = self.appsets[key]
-        apps = self.appset_apps(aset)
+        errors = []
+        try:
+            apps = self.appset_apps(aset)
+        except ApiError as e:  # the controller reports it as a condition; existing Applications stay
+            apps, errors = None, [e.message]
         owner = {"apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet", "name": aset["metadata"]["name"],
                  "uid": aset["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
         policy = (aset["spec"].get("syncPolicy") or {}).get("applicationsSync") or "sync"
-        names, errors = set(), []
-        for a in apps:
+        names = set()
+        for a in apps or []:
             meta, spec = self.normalize(a)
             meta["namespace"] = meta.get("namespace") or aset["metadata"]["namespace"]
             names.add((meta["namespace"], meta.get("name")))
@@ -344,7 +348,7 @@ class FleetMixin:
                 self.new_rec(meta, spec)
             elif policy != "create-only" and rec.obj["spec"] != spec:
                 self.apply_update(rec, spec, meta.get("finalizers"))
-        if policy in ("sync", "create-delete"):
+        if policy in ("sync", "create-delete") and apps is not None:
             for k, rec in list(self.apps.items()):
                 refs = rec.obj["metadata"].get("ownerReferences") or []
                 if any(r.get("uid") == aset["metadata"]["uid"] for r in refs) and k not in names:
