@@ -785,6 +785,25 @@ class EmulatorTest(unittest.TestCase):
         self.assertErr(self.appset("git", [{"git": {"repoURL": REPO_URL}}], tmpl("g", "n"), True), 501, 12)
 
 
+class YamlFallbackTest(unittest.TestCase):
+    """The block-YAML reader used when PyYAML is absent reads what idpmake writes, and refuses what it cannot."""
+    def test_block_yaml(self):
+        sys.path.insert(0, HERE)
+        import resources
+        saved, resources._yaml = resources._yaml, None
+        try:
+            docs = resources.load_yaml_docs("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels:\n"
+                                            "    'x.io/y': \"1\"\ndata:\n  s: |\n    l1\n    l2\n  n: 3\n  b: true\n"
+                                            "  e: ~\nlist:\n  - name: c\n    args:\n      - -x\n  - plain\n---\nkind: B\n")
+            self.assertEqual(docs, [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "labels": {"x.io/y": "1"}},
+                                     "data": {"s": "l1\nl2\n", "n": 3, "b": True, "e": None},
+                                     "list": [{"name": "c", "args": ["-x"]}, "plain"]}, {"kind": "B"}])
+            with self.assertRaises(ValueError):
+                resources.load_yaml_docs("metadata: {name: x}\n")
+        finally:
+            resources._yaml = saved
+
+
 class RootPathTlsTest(unittest.TestCase):
     def test_rootpath_and_tls(self):
         tmp = tempfile.mkdtemp(prefix="argocd-emu-tls-")
