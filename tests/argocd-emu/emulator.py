@@ -9,6 +9,12 @@ are resolved against real local repositories given with --repo-map URL=PATH.
     python3 emulator.py --port 0 --token TOKEN [--user admin:password] [--repo-map URL=PATH ...]
         [--port-file FILE] [--tls-cert F --tls-key F] [--rootpath /argocd]
         [--op-ms 300] [--health-ms 300] [--start-ms 0] [--reconcile-ms 100] [--delete-ms 300]
+        [--cluster NAME=URL ...] [--resync-ms 180000] [--retry-ms 200] [--same-second]
+        [--require-repo-creds] [--repo-creds URL=USER:PASS ...] [--api-versions v1,v1/ConfigMap,...]
+
+Modules: resources.py (live objects, managed-resources, resource-tree, drift), fleet.py (clusters,
+repositories, ApplicationSets), emucommon.py (shared helpers).  An Application with syncPolicy.automated is
+synced by the emulated controller whenever a comparison finds it OutOfSync at a revision not yet attempted.
 
 Control API (never under --rootpath, not recorded in /_emu/requests, never faulted):
     POST /_emu/fault     JSON object (or list of objects):
