@@ -9,6 +9,12 @@ are resolved against real local repositories given with --repo-map URL=PATH.
     python3 emulator.py --port 0 --token TOKEN [--user admin:password] [--repo-map URL=PATH ...]
         [--port-file FILE] [--tls-cert F --tls-key F] [--rootpath /argocd]
         [--op-ms 300] [--health-ms 300] [--start-ms 0] [--reconcile-ms 100] [--delete-ms 300]
+        [--cluster NAME=URL ...] [--resync-ms 180000] [--retry-ms 200] [--same-second]
+        [--require-repo-creds] [--repo-creds URL=USER:PASS ...] [--api-versions v1,v1/ConfigMap,...]
+
+Modules: resources.py (live objects, managed-resources, resource-tree, drift), fleet.py (clusters,
+repositories, ApplicationSets), emucommon.py (shared helpers).  An Application with syncPolicy.automated is
+synced by the emulated controller whenever a comparison finds it OutOfSync at a revision not yet attempted.
 
 Control API (never under --rootpath, not recorded in /_emu/requests, never faulted):
     POST /_emu/fault     JSON object (or list of objects):
@@ -26,6 +32,11 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
     GET  /_emu/faults    active faults          GET /_emu/requests   request log
     POST /_emu/reset     clears log and faults ({"apps": true} also deletes all applications)
     GET  /_emu/apps      raw stored applications
+    GET,POST /_emu/config  settings changed at run time: {"start_ms": 500, "resync_ms": 100, "same_second": true,
+                         "require_repo_creds": true, "api_versions": [...], "op_ms", "health_ms", "reconcile_ms",
+                         "delete_ms", "retry_ms"}
+    POST /_emu/live      live drift: {"app": A, "kind": K, "name": N, ["namespace", "group"], "set": {"spec.replicas": 3}}
+                         or "labels": {k: v}, or "delete": true; or {"app": A, "create": OBJECT}
 """
 import argparse
 import base64
@@ -48,8 +59,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
 VERSION = "v3.6.0+37ee009"
-CONTROL_NS = "argocd"
-IN_CLUSTER = "https://kubernetes.default.svc"
 FINALIZERS = ("resources-finalizer.argocd.argoproj.io",
               "resources-finalizer.argocd.argoproj.io/foreground",
               "resources-finalizer.argocd.argoproj.io/background")
@@ -101,62 +110,11 @@ _toks = ROUTE_TEXT.split()
 ROUTES = [(_toks[i + 1], _toks[i + 1].split("/"), set(_toks[i].split(","))) for i in range(0, len(_toks), 2)]
 
 
-class ApiError(Exception):
-    """A gRPC status error as grpc-gateway renders it."""
-
-    def __init__(self, code, message):
-        super().__init__(message)
-        self.code, self.message = code, message
-
-
-class GitError(Exception):
-    pass
-
-
-def ts(t=None):
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if t is None else t))
-
-
-def gojson(obj):
-    """Serialise like Go's encoding/json (compact, HTML-escaped, UTF-8)."""
-    s = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
-    for a, b in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
-        s = s.replace(a, b)
-    return s.encode("utf-8")
-
-
-def ordered(d, keys):
-    out = {k: d[k] for k in keys if k in d}
-    out.update((k, v) for k, v in d.items() if k not in out)
-    return out
-
-
-def prune(v, key=None):
-    """Drop what Go's omitempty would drop after a decode/encode round trip (approximation)."""
-    if isinstance(v, dict):
-        out = {}
-        for k, x in v.items():
-            x = prune(x, k)
-            if x is None or (isinstance(x, str) and x == "") or (isinstance(x, list) and not x):
-                continue
-            if (x is False and k != "enabled") or (x == {} and k in ("labels", "annotations")):
-                continue
-            out[k] = x
-        return out
-    if isinstance(v, list):
-        return [prune(x) for x in v]
-    return v
-
-
-def sources_of(spec):
-    if spec.get("sources"):
-        return spec["sources"]
-    return [spec["source"]] if spec.get("source") else []
-
-
-def norm_url(u):
-    u = (u or "").strip().lower().rstrip("/")
-    return u[:-4] if u.endswith(".git") else u
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from emucommon import (ApiError, GitError, ts, gojson, ordered, prune, sources_of, norm_url,  # noqa: E402
+                       CONTROL_NS, IN_CLUSTER)
+from resources import ResourcesMixin  # noqa: E402
+from fleet import FleetMixin, AUTH_REQUIRED  # noqa: E402
 
 
 def b64url(b):
@@ -201,6 +159,13 @@ SYNC = T("application.ApplicationSyncRequest", name=STR, revision=STR, dryRun=BO
          infos=("arr", "[]*v1alpha1.Info", T("v1alpha1.Info", name=STR, value=STR)), appNamespace=STR, project=STR,
          revisions=STRS, sourcePositions=("arr", "[]int64", INT))
 SESSION = T("session.SessionCreateRequest", username=STR, password=STR, token=STR)
+CLUSTER = T("v1alpha1.Cluster", server=STR, name=STR, namespaces=STRS, labels=SMAP, annotations=SMAP, project=STR,
+            config=T("v1alpha1.ClusterConfig", username=STR, password=STR, bearerToken=STR,
+                     tlsClientConfig=T("v1alpha1.TLSClientConfig", insecure=BOOL, caData=STR, certData=STR, keyData=STR)))
+REPO = T("v1alpha1.Repository", repo=STR, username=STR, password=STR, type=STR, name=STR, project=STR, insecure=BOOL)
+APPSET = T("v1alpha1.ApplicationSet", metadata=T("v1.ObjectMeta", name=STR, namespace=STR, labels=SMAP),
+           spec=T("v1alpha1.ApplicationSetSpec", goTemplate=BOOL, generators=("arr", "[]v1alpha1.ApplicationSetGenerator",
+                                                                           T("v1alpha1.ApplicationSetGenerator"))))
 
 
 def _jtype(v):
@@ -256,8 +221,11 @@ def decode_body(raw, sch):
 class Repos:
     def __init__(self, pairs):
         self.map = {norm_url(u): p for u, p in pairs}
+        self.guard = None
 
     def local(self, url):
+        if self.guard:
+            self.guard(url)
         p = self.map.get(norm_url(url))
         if p is None:
             raise GitError("failed to list refs: repository not found")
@@ -309,9 +277,13 @@ class Rec:
         self.seq = 0              # bumps cancel pending lifecycle timers
         self.keys = None          # keys of the running operation
         self.op_ms = None         # duration override of the running operation (busy fault)
+        self.live = {}            # the live objects: rkey -> object (resources.py)
+        self.target = None        # target objects of the last comparison
+        self.op_target = None     # target objects of the running operation
+        self.reconciled = 0.0     # time of the last comparison (for the reconcile interval)
 
 
-class Emu:
+class Emu(ResourcesMixin, FleetMixin):
     def __init__(self, a):
         self.lock = threading.RLock()
         self.apps, self.rv, self.log, self.faults, self.app_faults, self.fault_id = {}, 1000, [], [], {}, 0
@@ -320,11 +292,13 @@ class Emu:
         self.users = dict(u.split(":", 1) for u in a.user)
         self.projects = {"default"} | set(a.project)
         self.namespaces = {CONTROL_NS} | set(a.app_namespace)
-        self.clusters = {"in-cluster": IN_CLUSTER}
-        self.clusters.update(c.split("=", 1) for c in a.cluster)
         self.repos = Repos(m.split("=", 1) for m in a.repo_map)
         self.op_ms, self.health_ms, self.start_ms = a.op_ms, a.health_ms, a.start_ms
         self.reconcile_ms, self.delete_ms = a.reconcile_ms, a.delete_ms
+        self.resync_ms, self.retry_ms, self.same_second = a.resync_ms, a.retry_ms, a.same_second
+        self.fleet_init(a)
+        self.repos.guard = self.repo_guard
+        threading.Thread(target=self.controller_loop, daemon=True).start()
         self.tls, self.rootpath = bool(a.tls_cert), a.rootpath.rstrip("/")
         self.content_types = {t.strip().lower() for t in a.api_content_types.split(";") if t.strip()}
 
@@ -353,9 +327,9 @@ class Emu:
         tok = None
         auth = headers.get("Authorization")
         if auth is not None:
-            t = auth[7:] if auth.startswith("Bearer ") else auth
-            if t.count(".") >= 2:
-                tok = t
+            # server.go getToken: only "Bearer " values that split into three dot-separated parts
+            if auth.startswith("Bearer ") and len(auth[7:].split(".", 2)) == 3:
+                tok = auth[7:]
         if tok is None:
             cookies = {}
             for c in headers.get_all("Cookie") or []:
@@ -424,18 +398,20 @@ class Emu:
         why = None
         if d.get("name") and d.get("server"):
             why = "application destination can't have both name and server defined: %s %s" % (d["name"], d["server"])
-        elif d.get("name") and d["name"] not in self.clusters:
-            why = "unable to find destination server: there are no clusters with this name: %s" % d["name"]
+        elif d.get("name") and not self.cluster_by_name(d["name"]):
+            why = "there are no clusters with this name: %s" % d["name"]
         elif not d.get("name") and not d.get("server"):
             why = "Destination server missing from app spec"
+        elif d.get("server") and not self.cluster_by_server(d["server"].rstrip("/")):
+            srv = d["server"].rstrip("/")
+            why = 'error getting cluster by server "%s": rpc error: code = NotFound desc = cluster "%s" not found' % (
+                d["server"], srv)
         if why:
             raise ApiError(3, "application destination spec for %s is invalid: %s" % (name, why))
         conds = []
         srcs = sources_of(spec)
         if not srcs or any(not s.get("repoURL") or not (s.get("path") or s.get("chart") or s.get("ref")) for s in srcs):
             conds.append("spec.source.repoURL and either spec.source.path, spec.source.chart, or spec.source.ref are required")
-        elif d.get("server") and d["server"] not in self.clusters.values():
-            conds.append("cluster '%s' has not been configured" % d["server"])
         elif validate:
             for s in srcs:
                 if s.get("chart") or (s.get("ref") and not s.get("path")):
@@ -443,7 +419,11 @@ class Emu:
                 try:
                     self.repos.tree(s["repoURL"], self.repos.resolve(s["repoURL"], s.get("targetRevision")), s.get("path"))
                 except GitError as e:
-                    if str(e).startswith("failed to list refs"):
+                    if str(e) == "failed to list refs: " + AUTH_REQUIRED:
+                        conds.append("repository not accessible: repositories not accessible: &Repository{Repo: %s, "
+                                     'Type: "", Name: "", Project: ""}: rpc error: code = Unknown desc = error testing '
+                                     "repository connectivity: %s" % (json.dumps(s["repoURL"]), AUTH_REQUIRED))
+                    elif str(e).startswith("failed to list refs"):
                         conds.append("repository not accessible: %s" % e)
                     else:
                         conds.append("Unable to generate manifests in %s: rpc error: code = Unknown desc = %s" % (s.get("path", ""), e))
@@ -515,13 +495,27 @@ class Emu:
         compared = {"sources": sources_of(spec)} if multi else {"source": spec.get("source") or {"repoURL": ""}}
         compared = ordered(dict(compared, destination=spec.get("destination") or {}), ["source", "destination", "sources"])
         sync = {"status": "Unknown", "comparedTo": copy.deepcopy(compared)}
+        rec.reconciled = time.time()
         try:
             tg = self.targets(spec)
+            try:
+                rec.target = self.target_objects(spec, [r for r, _, _ in tg])
+            except GitError as e:
+                e.index, e.total = 1, len(tg)
+                raise
         except GitError as e:
             self.set_condition(st, "ComparisonError", self.comparison_error(e))
         else:
             self.set_condition(st, "ComparisonError", None)
-            sync["status"] = "Synced" if rec.deployed == [k for _, k, _ in tg] and not rec.drift else "OutOfSync"
+            resources, ok = self.compare_resources(rec, rec.target)
+            if resources:
+                st["resources"] = resources
+            else:
+                st.pop("resources", None)
+            sync["status"] = "Synced" if rec.deployed == [k for _, k, _ in tg] and ok and not rec.drift else "OutOfSync"
+            if rec.deployed is not None and (st.get("health") or {}).get("status") == "Healthy" and \
+                    any((r.get("health") or {}).get("status") == "Missing" for r in resources):
+                st["health"] = {"status": "Missing", "lastTransitionTime": now}
             if multi:
                 sync["revisions"] = [r for r, _, _ in tg]
                 st["sourceTypes"] = [t for _, _, t in tg]
@@ -533,6 +527,52 @@ class Emu:
             st["health"] = {"status": "Missing", "lastTransitionTime": now}
         st.update(sync=sync, reconciledAt=now, resourceHealthSource="appTree", controllerNamespace=CONTROL_NS)
         self.touch(rec)
+        self.auto_sync(rec)
+
+    # -- the application controller: reconcile interval and automated sync
+    def controller_loop(self):
+        while True:
+            time.sleep(0.05)
+            with self.lock:
+                if self.resync_ms <= 0:
+                    continue
+                now = time.time()
+                for rec in list(self.apps.values()):
+                    if now - rec.reconciled >= self.resync_ms / 1000.0 and not rec.obj.get("operation"):
+                        self.reconcile(rec)
+
+    def auto_sync(self, rec):
+        """controller/appcontroller.go autoSync, in short: an OutOfSync app with automated sync on gets an
+        operation unless that revision was already attempted (then only selfHeal re-syncs a success)."""
+        app = rec.obj
+        spec, st = app["spec"], app["status"]
+        auto = (spec.get("syncPolicy") or {}).get("automated")
+        if auto is None or not auto.get("enabled", True) or app.get("operation") or \
+                app["metadata"].get("deletionTimestamp") or st["sync"]["status"] != "OutOfSync":
+            return
+        multi = bool(spec.get("sources"))
+        rev = st["sync"].get("revisions") if multi else st["sync"].get("revision")
+        last = st.get("operationState") or {}
+        done = (last.get("syncResult") or {}).get("revisions" if multi else "revision")
+        if last and done == rev and last.get("phase") in ("Running", "Terminating"):
+            return
+        if last and done == rev and (last.get("phase") != "Succeeded" or not auto.get("selfHeal")):
+            return  # "Skipping auto-sync: ... already attempted"
+        if not auto.get("prune") and all(r.get("requiresPruning") for r in st.get("resources", [])
+                                         if r.get("status") == "OutOfSync") and not rec.drift and \
+                any(r.get("requiresPruning") for r in st.get("resources", [])):
+            return  # "Skipping sync attempt ...: need to prune extra resources only but automated prune is disabled"
+        sync = {"revisions": rev} if multi else {"revision": rev}
+        if auto.get("prune"):
+            sync["prune"] = True
+        opts = (spec.get("syncPolicy") or {}).get("syncOptions")
+        if opts:
+            sync["syncOptions"] = opts
+        op = {"sync": sync, "initiatedBy": {"automated": True}}
+        retry = (spec.get("syncPolicy") or {}).get("retry")
+        if retry:
+            op["retry"] = retry
+        self.start_op((app["metadata"]["namespace"], app["metadata"]["name"]), rec, op)()
 
     def set_health(self, rec, status, message=None):
         rec.obj["status"]["health"] = dict([("status", status)] + ([("message", message)] if message else []) +
@@ -568,6 +608,13 @@ class Emu:
             app.pop("operation", None)
             self.reconcile(rec)  # the failed comparison is the reconciliation
             return
+        try:
+            rec.op_target = self.target_objects(app["spec"], [r for r, _, _ in tg])
+        except GitError as e:
+            state.update(phase="Error", message="ComparisonError: " + str(e), finishedAt=now)
+            app.pop("operation", None)
+            self.reconcile(rec)
+            return
         res = {"revisions": [r for r, _, _ in tg], "sources": sources_of(app["spec"])} if multi else \
             {"revision": tg[0][0] if tg else "", "source": app["spec"].get("source") or {}}
         state["syncResult"] = copy.deepcopy(res)
@@ -578,7 +625,7 @@ class Emu:
     def stale_guard(self, rec, fn, *args):
         """Keep the "done" test of API.md 5.8 sound at second precision: never let finishedAt fall in the
         same second as the pre-operation reconciledAt (retry just after the next second boundary)."""
-        if rec.obj["status"].get("reconciledAt") == ts() and self.reconcile_ms > 0:
+        if rec.obj["status"].get("reconciledAt") == ts() and self.reconcile_ms > 0 and not self.same_second:
             self.later(1000 - (time.time() % 1) * 1000 + 5, fn, *args)
             return True
         return False
@@ -591,8 +638,21 @@ class Emu:
         st, op = app["status"], app["operation"]
         so, state = op.get("sync") or {}, st["operationState"]
         fault = self.app_faults.get(app["metadata"]["name"], {})
-        if fault.get("sync_fail"):
-            state.update(phase="Failed", message=fault["sync_fail"])
+        failing = fault.get("sync_fail") and fault.get("times", -1) != 0
+        if failing and fault.get("times", -1) > 0:
+            fault["times"] -= 1
+        if failing:
+            limit = int((op.get("retry") or {}).get("limit") or 0)
+            n = int(state.get("retryCount") or 0)
+            if limit < 0 or n < limit:
+                # a failed attempt that will be retried: still Running, with a finishedAt and a retryCount
+                at = time.time() + self.retry_ms / 1000.0
+                state.update(phase="Running", retryCount=n + 1, finishedAt=now, message="%s. Retrying attempt #%d at %s." % (
+                    fault["sync_fail"], n + 1, time.strftime("%I:%M%p", time.gmtime(at)).lstrip("0")))
+                self.touch(rec)
+                self.later(self.retry_ms, self.op_retry, key, seq)
+                return
+            state.update(phase="Failed", message=fault["sync_fail"] + (" (retried %d times)." % n if n else ""))
         else:
             state.update(phase="Succeeded", message="successfully synced (dry run)" if so.get("dryRun")
                          else "successfully synced (all tasks run)")
@@ -601,6 +661,18 @@ class Emu:
         deployed = state["phase"] == "Succeeded" and not so.get("dryRun")
         if deployed:
             rec.deployed, rec.drift = rec.keys, False
+            target = rec.op_target or {}
+            sel = {(r.get("group") or "", r.get("kind") or "", r.get("namespace") or "", r.get("name") or "")
+                   for r in so.get("resources") or []}
+            if sel:
+                target = {k: v for k, v in target.items() if k in sel or (k[0], k[1], "", k[3]) in sel}
+                kept = {k: v for k, v in rec.live.items() if k not in target}
+            results = self.apply_live(rec, target, bool(so.get("prune")))
+            if sel:
+                rec.live.update(kept)
+                results = [r for r in results if r["status"] == "Synced"]
+            if results:
+                state["syncResult"]["resources"] = results
             if not so.get("resources"):
                 hist = st.setdefault("history", [])
                 h = {"revision": so.get("revision"), "deployedAt": now, "id": hist[-1]["id"] + 1 if hist else 0,
@@ -614,6 +686,16 @@ class Emu:
                 del hist[:max(len(hist) - max(limit, 0), 0)]
         self.touch(rec)
         self.later(self.reconcile_ms, self.op_after, key, seq, deployed)
+
+    def op_retry(self, key, seq):
+        rec = self.apps.get(key)
+        if rec is None or rec.seq != seq or not rec.obj.get("operation"):
+            return
+        state = rec.obj["status"]["operationState"]
+        state.pop("finishedAt", None)
+        state["message"] = "one or more tasks are running"
+        self.touch(rec)
+        self.later(self.op_ms if rec.op_ms is None else rec.op_ms, self.op_end, key, seq)
 
     def op_after(self, key, seq, deployed):
         rec = self.apps.get(key)
@@ -721,12 +803,7 @@ class Emu:
                                'Invalid value: "%s": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric '
                                "characters, '-' or '.', and must start and end with an alphanumeric character"
                                % (meta["name"], meta["name"]))
-            meta.update(uid=str(uuid.uuid4()), generation=1, creationTimestamp=ts())
-            rec = self.apps[key] = Rec({"metadata": meta, "spec": spec, "status": {}})
-            self.touch(rec)
-            out = self.render(rec)
-            self.reconcile(rec)
-            return out
+            return self.new_rec(meta, spec)
         old = rec.obj["metadata"]
         same = (rec.obj["spec"] == spec and (old.get("labels") or {}) == (meta.get("labels") or {})
                 and (old.get("annotations") or {}) == (meta.get("annotations") or {})
@@ -740,6 +817,14 @@ class Emu:
             if merged:
                 old[k] = merged
         return self.apply_update(rec, spec, meta.get("finalizers"))
+
+    def new_rec(self, meta, spec):
+        meta.update(uid=str(uuid.uuid4()), generation=1, creationTimestamp=ts())
+        rec = self.apps[(meta["namespace"], meta["name"])] = Rec({"metadata": meta, "spec": spec, "status": {}})
+        self.touch(rec)
+        out = self.render(rec)
+        self.reconcile(rec)
+        return out
 
     def apply_update(self, rec, spec, finalizers, labels=None, annotations=None, replace_meta=False):
         meta = rec.obj["metadata"]
@@ -867,11 +952,26 @@ class Emu:
         self.later(min(self.op_ms, 100), self.terminate_end, (meta["namespace"], meta["name"]), rec.seq)
         return {}
 
-    def h_app_empty(self, c):
-        self.lookup(c.params["applicationName"], c.q("appNamespace"), c.q("project"))
-        return {}
-
     # ------------------------------------------------------------------------ control API
+    SETTINGS = {"op_ms": int, "health_ms": int, "start_ms": int, "reconcile_ms": int, "delete_ms": int,
+                "resync_ms": int, "retry_ms": int, "same_second": bool, "require_repo_creds": bool, "api_versions": list}
+
+    def config(self):
+        return {k: getattr(self, k) for k in self.SETTINGS}
+
+    def configure(self, payload):
+        if not isinstance(payload, dict):
+            raise ValueError("config must be a JSON object")
+        for k, v in payload.items():
+            typ = self.SETTINGS.get(k)
+            if typ is None:
+                raise ValueError("unknown setting %r (known: %s)" % (k, ", ".join(sorted(self.SETTINGS))))
+            if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
+                raise ValueError("setting %r needs a %s" % (k, typ.__name__))
+        for k, v in payload.items():
+            setattr(self, k, v)
+        return self.config()
+
     def add_fault(self, f):
         if not isinstance(f, dict):
             raise ValueError("fault must be a JSON object")
@@ -884,6 +984,7 @@ class Emu:
                 af.update(health=f["health"], message=f.get("message"))
             if "sync_fail" in f:
                 af["sync_fail"] = f["sync_fail"]
+                af["times"] = int(f.get("times", -1))
             if "busy_for_ms" in f or "out_of_sync" in f:
                 recs = [r for (ns, n), r in self.apps.items() if n == name and ns == (f.get("appNamespace") or ns)]
                 if not recs:
@@ -985,8 +1086,21 @@ HANDLERS = {
     ("DELETE", "v1/applications/{name}"): ("h_delete", None, True, {"cascade": True}),
     ("POST", "v1/applications/{name}/sync"): ("h_sync", SYNC, True, {}),
     ("DELETE", "v1/applications/{name}/operation"): ("h_terminate", None, True, {}),
-    ("GET", "v1/applications/{applicationName}/managed-resources"): ("h_app_empty", None, True, {}),
-    ("GET", "v1/applications/{applicationName}/resource-tree"): ("h_app_empty", None, True, {}),
+    ("GET", "v1/applications/{applicationName}/managed-resources"): ("h_managed_resources", None, True, {}),
+    ("GET", "v1/applications/{applicationName}/resource-tree"): ("h_resource_tree", None, True, {}),
+    ("GET", "v1/clusters"): ("h_cluster_list", None, True, {}),
+    ("POST", "v1/clusters"): ("h_cluster_create", CLUSTER, True, {"upsert": False}),
+    ("GET", "v1/clusters/{id.value}"): ("h_cluster_get", None, True, {}),
+    ("PUT", "v1/clusters/{id.value}"): ("h_cluster_update", CLUSTER, True, {}),
+    ("DELETE", "v1/clusters/{id.value}"): ("h_cluster_delete", None, True, {}),
+    ("GET", "v1/repositories"): ("h_repo_list", None, True, {}),
+    ("POST", "v1/repositories"): ("h_repo_create", REPO, True, {"upsert": False, "credsOnly": False}),
+    ("GET", "v1/repositories/{repo}"): ("h_repo_get", None, True, {}),
+    ("DELETE", "v1/repositories/{repo}"): ("h_repo_delete", None, True, {}),
+    ("GET", "v1/applicationsets"): ("h_appset_list", None, True, {}),
+    ("POST", "v1/applicationsets"): ("h_appset_create", APPSET, True, {"upsert": False, "dryRun": False}),
+    ("GET", "v1/applicationsets/{name}"): ("h_appset_get", None, True, {}),
+    ("DELETE", "v1/applicationsets/{name}"): ("h_appset_delete", None, True, {}),
 }
 
 
@@ -1177,8 +1291,22 @@ class Handler(BaseHTTPRequestHandler):
                 if isinstance(payload, dict) and payload.get("apps"):
                     for r in emu.apps.values():
                         r.seq += 1
-                    emu.apps = {}
+                    emu.apps, emu.appsets = {}, {}
                 return js(200, {"ok": True})
+            if method == "GET" and path == "/_emu/config":
+                return js(200, emu.config())
+            if method == "POST" and path == "/_emu/config":
+                try:
+                    return js(200, emu.configure(payload))
+                except (ValueError, TypeError) as e:
+                    return js(400, {"error": str(e)})
+            if method == "POST" and path == "/_emu/live":
+                try:
+                    return js(200, emu.inject_live(payload))
+                except LookupError as e:
+                    return js(404, {"error": str(e)})
+                except (ValueError, TypeError, AttributeError) as e:
+                    return js(400, {"error": str(e)})
             if method == "POST" and path == "/_emu/fault":
                 try:
                     res = [emu.add_fault(f) for f in (payload if isinstance(payload, list) else [payload])]
@@ -1208,7 +1336,17 @@ def main(argv=None):
     ap.add_argument("--delete-ms", type=int, default=300, help="time a cascading delete takes")
     ap.add_argument("--project", action="append", default=[], help="extra AppProject names (default always exists)")
     ap.add_argument("--app-namespace", action="append", default=[], help="extra enabled application namespaces")
-    ap.add_argument("--cluster", action="append", default=[], help="extra cluster NAME=URL")
+    ap.add_argument("--cluster", action="append", default=[], help="extra registered cluster NAME=URL")
+    ap.add_argument("--resync-ms", type=int, default=180000,
+                    help="reconcile interval (timeout.reconciliation), 0 = only on events and refresh")
+    ap.add_argument("--retry-ms", type=int, default=200, help="back-off between retries of a failed sync")
+    ap.add_argument("--same-second", action="store_true",
+                    help="let finishedAt fall in the second of the pre-operation reconciledAt, as Argo CD can")
+    ap.add_argument("--require-repo-creds", action="store_true",
+                    help="repositories must be registered (POST /api/v1/repositories) before use")
+    ap.add_argument("--repo-creds", action="append", default=[],
+                    help="URL=USER:PASSWORD the repository accepts (default: any non-empty pair)")
+    ap.add_argument("--api-versions", default="", help="comma-separated cluster info.apiVersions (default: core groups)")
     ap.add_argument("--api-content-types", default="application/json", help="';'-separated allow-list, empty = no check")
     a = ap.parse_args(argv)
     if bool(a.tls_cert) != bool(a.tls_key):

@@ -12,6 +12,7 @@ import tempfile
 import time
 import unittest
 import urllib.error
+import urllib.parse
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -91,6 +92,7 @@ class EmulatorTest(unittest.TestCase):
                                         "--reconcile-ms", "50", "--delete-ms", "200")
         cls.base = "http://127.0.0.1:%d" % port
         cls.c = Client(cls.base)
+        cls.defaults = cls.c.req("GET", "/_emu/config", token=None)[2]
 
     @classmethod
     def tearDownClass(cls):
@@ -106,6 +108,37 @@ class EmulatorTest(unittest.TestCase):
 
     def setUp(self):
         self.assertEqual(self.c.req("POST", "/_emu/reset", {}, token=None)[0], 200)
+        st, _, cfg = self.c.req("POST", "/_emu/config", self.defaults, token=None)
+        self.assertEqual(st, 200, cfg)
+        self.sha = git("rev-parse", "HEAD", cwd=self.work)  # other tests push commits
+
+    def configure(self, **kw):
+        st, _, cfg = self.c.req("POST", "/_emu/config", kw, token=None)
+        self.assertEqual(st, 200, cfg)
+        return cfg
+
+    @staticmethod
+    def poll(cond, what, timeout=10):
+        deadline = time.time() + timeout
+        while not cond():
+            if time.time() > deadline:
+                raise AssertionError("timeout waiting for " + what)
+            time.sleep(0.02)
+
+    def commit(self, files, msg):
+        """Write (or, for None, remove) files in the work tree, commit and push; returns the new SHA."""
+        for path, text in files.items():
+            full = os.path.join(self.work, path)
+            if text is None:
+                os.remove(full)
+                continue
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            with open(full, "w") as f:
+                f.write(text)
+        git("add", "-A", ".", cwd=self.work)
+        git("commit", "-q", "-m", msg, cwd=self.work)
+        git("push", "-q", "origin", "HEAD:main", cwd=self.work)
+        return git("rev-parse", "HEAD", cwd=self.work)
 
     # -- helpers
     def app(self, name, path="in-cluster/app1", **spec):
@@ -165,13 +198,19 @@ class EmulatorTest(unittest.TestCase):
         self.assertEqual((st, body, h.get("Content-Type")), (404, "Not Found\n", "text/plain; charset=utf-8"))
         st, _, body = self.c.req("POST", "/api/v1/applications/x", {})
         self.assertEqual((st, body), (405, "Method Not Allowed\n"))
-        st, _, body = self.c.req("GET", "/api/v1/clusters")
+        st, _, body = self.c.req("GET", "/api/v1/gpgkeys")
         self.assertEqual((st, body["code"]), (501, 12))
 
     def test_auth(self):
         no = self.c.req("GET", "/api/v1/applications", token=None)
         self.assertErr(no, 401, 16, "no session information")
         self.assertErr(self.c.req("GET", "/api/v1/applications", token="plain-secret"), 401, 16, "no session information")
+        self.assertErr(self.c.req("GET", "/api/v1/applications", token="a.b"), 401, 16, "no session information")
+        # the token must come as "Bearer <JWT>": the bare JWT in Authorization is no token at all
+        self.assertErr(self.c.req("GET", "/api/v1/applications", token=None, headers={"Authorization": TOKEN}),
+                       401, 16, "no session information")
+        self.assertErr(self.c.req("GET", "/api/v1/applications", token=None, headers={"Authorization": "bearer " + TOKEN}),
+                       401, 16, "no session information")
         self.assertErr(self.c.req("GET", "/api/v1/applications", token=TOKEN[:-3] + "xyz"), 401, 16,
                        prefix="invalid session: ")
         expired = b64({"alg": "HS256"}) + "." + b64({"iss": "argocd", "sub": "x:apiKey", "exp": 1}) + ".c2ln"
@@ -251,13 +290,16 @@ class EmulatorTest(unittest.TestCase):
         # delete: cascade=false vanishes at once; cascading delete goes through deletionTimestamp
         self.assertEqual(self.c.req("DELETE", "/api/v1/applications/crud?cascade=false")[:3:2], (200, {}))
         self.assertErr(self.get("crud"), 403, 7, "permission denied")
+        self.configure(delete_ms=5000)  # long enough to observe the deleting state without racing it
         self.assertEqual(self.c.req("DELETE", "/api/v1/applications/crud-b")[0], 200)
         st, _, a = self.get("crud-b")
-        if st == 200:
-            self.assertIn("deletionTimestamp", a["metadata"])
-            self.assertIn("resources-finalizer.argocd.argoproj.io", a["metadata"]["finalizers"])
-            self.assertErr(self.c.req("POST", "/api/v1/applications/crud-b/sync", {}), 400, 9, "application is deleting")
-        time.sleep(0.5)
+        self.assertEqual(st, 200, a)
+        self.assertIn("deletionTimestamp", a["metadata"])
+        self.assertIn("resources-finalizer.argocd.argoproj.io", a["metadata"]["finalizers"])
+        self.assertErr(self.c.req("POST", "/api/v1/applications/crud-b/sync", {}), 400, 9, "application is deleting")
+        self.configure(delete_ms=200)
+        self.c.req("DELETE", "/api/v1/applications/crud-b")  # the finalizer runs again with the short delay
+        self.poll(lambda: self.get("crud-b")[0] == 403, "crud-b to be gone")
         self.assertErr(self.get("crud-b"), 403, 7)
         self.assertErr(self.c.req("DELETE", "/api/v1/applications/crud-b"), 403, 7)
         self.assertErr(self.c.req("DELETE", "/api/v1/applications/x?cascade=false&propagationPolicy=foreground"),
@@ -434,6 +476,332 @@ class EmulatorTest(unittest.TestCase):
         self.assertEqual((log[0]["status"], log[1]["status"]), (403, 401))
         self.assertEqual(log[1]["query"], "projects=a&projects=b")
         self.assertNotIn("Authorization", log[1]["headers"])
+
+    # -- issue 7 §8: clusters
+    def test_clusters_api(self):
+        st, _, lst = self.c.req("GET", "/api/v1/clusters")
+        self.assertEqual([c["server"] for c in lst["items"]], ["https://kubernetes.default.svc"])
+        self.assertIn("apps/v1/Deployment", lst["items"][0]["info"]["apiVersions"])
+        self.assertIn("rbac.authorization.k8s.io/v1", lst["items"][0]["info"]["apiVersions"])
+        srv = "https://eu-1.example.com:6443"
+        body = {"server": srv, "name": "eu-1", "labels": {"env": "prod"},
+                "config": {"bearerToken": "s3cret-token", "password": "pw",
+                           "tlsClientConfig": {"insecure": False, "keyData": "a2V5", "caData": "Y2E="}}}
+        st, _, cl = self.c.req("POST", "/api/v1/clusters", body)
+        self.assertEqual(st, 200, cl)
+        self.assertEqual(cl["config"], {"tlsClientConfig": {"insecure": False}})
+        self.assertNotIn("s3cret-token", json.dumps(cl))
+        self.assertEqual(self.c.req("POST", "/api/v1/clusters", body)[0], 200)  # equal: idempotent
+        body2 = dict(body, labels={"env": "dev"})
+        self.assertErr(self.c.req("POST", "/api/v1/clusters", body2), 400, 3,
+                       prefix="existing cluster spec is different; use upsert flag to force update")
+        st, _, cl = self.c.req("POST", "/api/v1/clusters?upsert=true", body2)
+        self.assertEqual((st, cl["labels"]), (200, {"env": "dev"}))
+        enc = urllib.parse.quote(srv, safe="")
+        st, _, cl = self.c.req("GET", "/api/v1/clusters/" + enc)
+        self.assertEqual((st, cl["name"], cl["info"]["connectionState"]["status"]), (200, "eu-1", "Successful"))
+        self.assertIn("v1/ConfigMap", cl["info"]["apiVersions"])
+        st, _, cl = self.c.req("GET", "/api/v1/clusters/eu-1?id.type=name")
+        self.assertEqual((st, cl["server"]), (200, srv))
+        self.assertErr(self.c.req("GET", "/api/v1/clusters/nope?id.type=name"), 403, 7, "permission denied")
+        # PUT with updatedFields changes those fields only: the stored token stays
+        st, _, cl = self.c.req("PUT", "/api/v1/clusters/eu-1?id.type=name&updatedFields=labels&updatedFields=annotations",
+                               {"server": srv, "labels": {"env": "qa", "tier": "1"}, "annotations": {"a": "b"},
+                                "name": "ignored"})
+        self.assertEqual(st, 200, cl)
+        self.assertEqual((cl["name"], cl["labels"], cl["annotations"]), ("eu-1", {"env": "qa", "tier": "1"}, {"a": "b"}))
+        st, _, raw = self.c.req("GET", "/_emu/config", token=None)
+        self.configure(api_versions=["v1", "v1/ConfigMap"])
+        self.assertEqual(self.c.req("GET", "/api/v1/clusters/" + enc)[2]["info"]["apiVersions"], ["v1", "v1/ConfigMap"])
+        self.assertEqual(self.c.req("DELETE", "/api/v1/clusters/" + enc)[:3:2], (200, {}))
+        self.assertErr(self.c.req("GET", "/api/v1/clusters/" + enc), 403, 7, "permission denied")
+        self.assertEqual(self.c.req("DELETE", "/api/v1/clusters/" + urllib.parse.quote("https://kubernetes.default.svc", safe=""))[0], 200)
+        self.assertEqual(len(self.c.req("GET", "/api/v1/clusters")[2]["items"]), 1)  # in-cluster always exists
+
+    def test_unknown_cluster(self):
+        bad = self.app("farapp")
+        bad["spec"]["destination"]["server"] = "https://far.example.com"
+        self.assertErr(self.c.req("POST", "/api/v1/applications", bad), 400, 3,
+                       'application destination spec for farapp is invalid: error getting cluster by server '
+                       '"https://far.example.com": rpc error: code = NotFound desc = cluster "https://far.example.com" not found')
+        self.assertErr(self.c.req("POST", "/api/v1/applications?validate=false", bad), 400, 3,
+                       prefix="application destination spec for farapp is invalid")
+        named = self.app("farapp")
+        named["spec"]["destination"] = {"name": "far", "namespace": "x"}
+        self.assertErr(self.c.req("POST", "/api/v1/applications", named), 400, 3,
+                       "application destination spec for farapp is invalid: there are no clusters with this name: far")
+        self.assertEqual(self.c.req("POST", "/api/v1/clusters", {"server": "https://far.example.com", "name": "far"})[0], 200)
+        try:
+            self.assertEqual(self.c.req("POST", "/api/v1/applications", bad)[0], 200)
+            self.assertEqual(self.c.req("POST", "/api/v1/applications?upsert=true", named)[0], 200)
+        finally:
+            self.c.req("DELETE", "/api/v1/clusters/" + urllib.parse.quote("https://far.example.com", safe=""))
+
+    # -- issue 11 §3: resource model, managed-resources, resource-tree, drift
+    def test_resource_model(self):
+        secret = ("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\ntype: Opaque\n"
+                  "data:\n  user: YWRtaW4=\n  pass: c2VjcmV0\n")
+        deploy = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels:\n    app: web\n"
+                  "spec:\n  replicas: 2\n  selector:\n    matchLabels:\n      app: web\n  template:\n"
+                  "    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n"
+                  "        - name: web\n          image: busybox:1.36\n")
+        role = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: reader\nrules: []\n"
+        self.commit({"in-cluster/res/secret.yaml": secret, "in-cluster/res/deploy.yaml": deploy,
+                     "in-cluster/res/role.yaml": role, "in-cluster/res/cm.yaml":
+                     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\ndata:\n  k: v\n"}, "res")
+        self.create("res", path="in-cluster/res")
+        st, _, mr = self.c.req("GET", "/api/v1/applications/res/managed-resources")
+        self.assertEqual(st, 200, mr)
+        self.assertEqual(sorted((i["kind"], i.get("namespace", ""), i["name"]) for i in mr["items"]),
+                         [("ClusterRole", "", "reader"), ("ConfigMap", "res", "extra"), ("Deployment", "res", "web"),
+                          ("Secret", "res", "creds")])
+        for i in mr["items"]:
+            self.assertEqual((i["liveState"], i["normalizedLiveState"]), ("null", "null"))
+            self.assertNotEqual(i["targetState"], "null")
+        self.assertEqual(self.c.req("GET", "/api/v1/applications/res/resource-tree")[2], {})
+        self.c.req("POST", "/api/v1/applications/res/sync", {})
+        a = self.wait_for("res", lambda a: self.done(a) and a["status"]["sync"]["status"] == "Synced")
+        sr = a["status"]["operationState"]["syncResult"]["resources"]
+        self.assertIn({"group": "apps", "version": "v1", "kind": "Deployment", "namespace": "res", "name": "web",
+                       "status": "Synced", "message": "deployment/web created", "hookPhase": "Running", "syncPhase": "Sync"}, sr)
+        res = {r["name"]: r for r in a["status"]["resources"]}
+        self.assertEqual(res["web"], {"group": "apps", "version": "v1", "kind": "Deployment", "namespace": "res",
+                                      "name": "web", "status": "Synced", "health": {"status": "Healthy"}})
+        self.assertNotIn("namespace", res["reader"])
+        # managed-resources: live objects, Secrets masked as Argo CD masks them
+        st, _, mr = self.c.req("GET", "/api/v1/applications/res/managed-resources?kind=Secret")
+        self.assertEqual(len(mr["items"]), 1)
+        sec = mr["items"][0]
+        live, target = json.loads(sec["liveState"]), json.loads(sec["targetState"])
+        self.assertEqual(live["data"], {"user": "++++++++", "pass": "++++++++"})
+        self.assertEqual(target["data"], live["data"])
+        self.assertNotIn("YWRtaW4", json.dumps(mr))
+        self.assertIn("uid", live["metadata"])
+        self.assertEqual(json.loads(sec["normalizedLiveState"])["data"]["user"], "++++++++")
+        tree = self.c.req("GET", "/api/v1/applications/res/resource-tree")[2]
+        kinds = sorted(n["kind"] for n in tree["nodes"])
+        self.assertEqual(kinds, ["ClusterRole", "ConfigMap", "Deployment", "ReplicaSet", "Secret"])
+        # drift: an extra label does not count; a changed field does; a deleted object does
+        self.assertEqual(self.c.req("POST", "/_emu/live", {"app": "res", "kind": "Deployment", "name": "web",
+                                                           "labels": {"other": "ctl"}}, token=None)[0], 200)
+        self.assertEqual(self.get("res")[2]["status"]["sync"]["status"], "Synced")
+        self.c.req("POST", "/_emu/live", {"app": "res", "kind": "Deployment", "name": "web", "set": {"spec.replicas": 5}},
+                   token=None)
+        a = self.get("res")[2]
+        self.assertEqual(a["status"]["sync"]["status"], "OutOfSync")
+        mr = self.c.req("GET", "/api/v1/applications/res/managed-resources?kind=Deployment")[2]["items"][0]
+        self.assertTrue(mr["modified"])
+        self.assertEqual(json.loads(mr["liveState"])["spec"]["replicas"], 5)
+        self.c.req("POST", "/_emu/live", {"app": "res", "kind": "Secret", "name": "creds", "set": {"data.pass": "b3RoZXI="}},
+                   token=None)
+        sec = self.c.req("GET", "/api/v1/applications/res/managed-resources?kind=Secret")[2]["items"][0]
+        self.assertEqual((json.loads(sec["targetState"])["data"]["pass"], json.loads(sec["liveState"])["data"]["pass"]),
+                         ("++++++++", "++++++++++++"))  # values differ: runs of different length
+        self.c.req("POST", "/_emu/live", {"app": "res", "kind": "ConfigMap", "name": "extra", "delete": True}, token=None)
+        cm = self.c.req("GET", "/api/v1/applications/res/managed-resources?name=extra")[2]["items"][0]
+        self.assertEqual(cm["liveState"], "null")
+        self.assertEqual(self.c.req("POST", "/_emu/live", {"app": "res", "kind": "Pod", "name": "x", "delete": True},
+                                    token=None)[0], 404)
+        self.c.req("POST", "/api/v1/applications/res/sync", {})
+        a = self.wait_for("res", lambda a: self.done(a) and a["status"]["sync"]["status"] == "Synced")
+        # prune: false with a removed object leaves the app OutOfSync with requiresPruning
+        new = self.commit({"in-cluster/res/cm.yaml": None}, "drop cm")
+        a = self.get("res", "?refresh=normal")[2]
+        self.assertEqual((a["status"]["sync"]["revision"], a["status"]["sync"]["status"]), (new, "OutOfSync"))
+        extra = [r for r in a["status"]["resources"] if r["name"] == "extra"][0]
+        self.assertEqual((extra["status"], extra.get("requiresPruning")), ("OutOfSync", True))
+        mr = self.c.req("GET", "/api/v1/applications/res/managed-resources?name=extra")[2]["items"][0]
+        self.assertEqual(mr["targetState"], "null")
+        self.c.req("POST", "/api/v1/applications/res/sync", {})
+        a = self.wait_for("res", lambda a: self.done(a) and a["status"]["sync"]["revision"] == new)
+        self.assertEqual(a["status"]["operationState"]["phase"], "Succeeded")
+        self.assertEqual(a["status"]["sync"]["status"], "OutOfSync")
+        self.assertIn({"group": "", "version": "v1", "kind": "ConfigMap", "namespace": "res", "name": "extra",
+                       "status": "PruneSkipped", "message": "ignored (requires pruning)", "hookPhase": "Running",
+                       "syncPhase": "Sync"}, a["status"]["operationState"]["syncResult"]["resources"])
+        self.c.req("POST", "/api/v1/applications/res/sync", {"prune": True})
+        a = self.wait_for("res", lambda a: self.done(a) and a["status"]["operationState"]["operation"]["sync"].get("prune"))
+        self.assertEqual(a["status"]["sync"]["status"], "Synced")
+        self.assertNotIn("extra", [r["name"] for r in a["status"]["resources"]])
+
+    # -- issue 11 §3: controller loop, stale comparisons, pending operations, retries
+    def test_automated_sync(self):
+        self.commit({"in-cluster/auto/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: auto\n"}, "auto")
+        self.create("auto", path="in-cluster/auto", rev="main", syncPolicy={"automated": {"prune": True}})
+        # the controller starts its own sync at once: the client's sync right after the upsert meets code 9
+        self.assertErr(self.c.req("POST", "/api/v1/applications/auto/sync", {}), 400, 9,
+                       "another operation is already in progress")
+        a = self.wait_for("auto", lambda a: self.done(a) and a["status"]["sync"]["status"] == "Synced")
+        self.assertEqual(a["status"]["operationState"]["operation"]["initiatedBy"], {"automated": True})
+        first = a["status"]["sync"]["revision"]
+        # a new commit: stale until a refresh or the reconcile interval
+        new = self.commit({"in-cluster/auto/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: auto\n"
+                                                      "data:\n  k: v\n"}, "auto 2")
+        self.assertEqual(self.get("auto")[2]["status"]["sync"]["revision"], first)
+        self.configure(resync_ms=100)
+        a = self.wait_for("auto", lambda a: self.done(a) and (a["status"]["operationState"].get("syncResult") or {})
+                          .get("revision") == new and a["status"]["sync"]["status"] == "Synced")
+        self.assertEqual(len(a["status"]["history"]), 2)
+        self.configure(resync_ms=0)
+        self.c.req("POST", "/_emu/live", {"app": "auto", "kind": "ConfigMap", "name": "auto", "set": {"data.k": "w"}},
+                   token=None)
+        a = self.get("auto")[2]  # no selfHeal: the drift stays, no new operation for an attempted revision
+        self.assertEqual((a["status"]["sync"]["status"], "operation" in a), ("OutOfSync", False))
+
+    def test_pending_operation(self):
+        self.configure(start_ms=400)
+        self.create("pend")
+        st, _, a = self.c.req("POST", "/api/v1/applications/pend/sync", {})
+        self.assertEqual(st, 200, a)
+        st, _, a = self.get("pend")
+        self.assertIn("operation", a)
+        self.assertNotIn("operationState", a["status"])
+        self.wait_for("pend", lambda a: (a["status"].get("operationState") or {}).get("phase") == "Running")
+        self.wait_for("pend", self.done)
+
+    def test_same_second(self):
+        # Argo CD can finish an operation in the second of the comparison before it: the "done" test then
+        # passes on a stale sync status; the emulator reproduces it on request
+        self.configure(same_second=True, op_ms=0, reconcile_ms=3000)
+        for i in range(5):
+            self.create("same%d" % i)
+            a = self.get("same%d" % i)[2]
+            self.c.req("POST", "/api/v1/applications/same%d/sync" % i, {})
+            b = self.wait_for("same%d" % i, lambda a: "finishedAt" in (a["status"].get("operationState") or {}))
+            if b["status"]["operationState"]["finishedAt"] == a["status"]["reconciledAt"]:
+                self.assertTrue(self.done(b))
+                self.assertEqual(b["status"]["sync"]["status"], "OutOfSync")  # stale, although the sync succeeded
+                return
+        self.fail("never saw finishedAt == reconciledAt")
+
+    def test_retries(self):
+        self.create("retry")
+        self.fault({"app": "retry", "sync_fail": "one or more objects failed to apply", "times": 1})
+        self.c.req("POST", "/api/v1/applications/retry/sync", {"retryStrategy": {"limit": 2}})
+        a = self.wait_for("retry", lambda a: (a["status"].get("operationState") or {}).get("retryCount") == 1)
+        os_ = a["status"]["operationState"]
+        if os_["phase"] == "Running" and "finishedAt" in os_:
+            self.assertRegex(os_["message"], r"^one or more objects failed to apply\. Retrying attempt #1 at \d+:\d\d[AP]M\.$")
+            self.assertIn("operation", a)
+        a = self.wait_for("retry", self.done)
+        self.assertEqual((a["status"]["operationState"]["phase"], a["status"]["operationState"]["retryCount"]),
+                         ("Succeeded", 1))
+        self.fault({"app": "retry", "sync_fail": "boom"})
+        self.configure(retry_ms=1000)
+        self.c.req("POST", "/api/v1/applications/retry/sync", {"retryStrategy": {"limit": 1}})
+        a = self.wait_for("retry", lambda a: (a["status"].get("operationState") or {}).get("retryCount") == 1 and
+                          "finishedAt" in a["status"]["operationState"])
+        self.assertEqual(a["status"]["operationState"]["phase"], "Running")  # Running with a finishedAt
+        a = self.wait_for("retry", self.done)
+        self.assertEqual((a["status"]["operationState"]["phase"], a["status"]["operationState"]["message"]),
+                         ("Failed", "boom (retried 1 times)."))
+
+    # -- issue 11 §3: repository credentials
+    def test_repo_creds(self):
+        self.configure(require_repo_creds=True)
+        self.assertErr(self.c.req("POST", "/api/v1/applications", self.app("priv")), 400, 3,
+                       'application spec for priv is invalid: InvalidSpecError: repository not accessible: repositories '
+                       'not accessible: &Repository{Repo: "%s", Type: "", Name: "", Project: ""}: rpc error: code = '
+                       'Unknown desc = error testing repository connectivity: authentication required' % REPO_URL)
+        self.create("priv", "?validate=false")
+        self.c.req("POST", "/api/v1/applications/priv/sync", {"revision": self.sha})
+        a = self.wait_for("priv", self.done)
+        self.assertEqual(a["status"]["operationState"]["phase"], "Error")
+        self.assertIn("failed to list refs: authentication required", a["status"]["operationState"]["message"])
+        self.assertErr(self.c.req("POST", "/api/v1/applications/priv/sync", {}), 400, 9,
+                       "error resolving repo revision: rpc error: code = Unknown desc = failed to list refs: authentication required")
+        st, _, r = self.c.req("POST", "/api/v1/repositories", {"repo": REPO_URL, "username": "git", "password": "tok1"})
+        self.assertEqual(st, 200, r)
+        self.assertNotIn("password", r)
+        self.assertEqual(r["username"], "git")
+        self.assertErr(self.c.req("POST", "/api/v1/repositories", {"repo": REPO_URL, "username": "git", "password": "tok2"}),
+                       400, 3, "existing repository spec is different; use upsert flag to force update")
+        self.assertEqual(self.c.req("POST", "/api/v1/repositories?upsert=true",
+                                    {"repo": REPO_URL, "username": "git", "password": "tok2"})[0], 200)
+        self.assertEqual([x["repo"] for x in self.c.req("GET", "/api/v1/repositories")[2]["items"]], [REPO_URL])
+        self.c.req("POST", "/api/v1/applications/priv/sync", {})
+        a = self.wait_for("priv", lambda a: self.done(a) and a["status"]["sync"]["status"] == "Synced")
+        self.assertEqual(a["status"]["operationState"]["phase"], "Succeeded")
+        enc = urllib.parse.quote(REPO_URL, safe="")
+        self.assertEqual(self.c.req("DELETE", "/api/v1/repositories/" + enc)[0], 200)
+        self.assertErr(self.c.req("GET", "/api/v1/repositories/" + enc), 403, 7)
+
+    # -- ApplicationSets
+    def appset(self, name, generators, template, gotemplate):
+        body = {"metadata": {"name": name}, "spec": {"goTemplate": gotemplate, "generators": generators,
+                                                     "template": template}}
+        return self.c.req("POST", "/api/v1/applicationsets", body)
+
+    def test_applicationsets(self):
+        tmpl = lambda n, ns: {"metadata": {"name": n, "labels": {"set": "l"}},  # noqa: E731
+                              "spec": {"project": "default", "source": {"repoURL": REPO_URL, "path": "in-cluster/app1"},
+                                       "destination": {"server": "https://kubernetes.default.svc", "namespace": ns}}}
+        st, _, s = self.appset("envs", [{"list": {"elements": [{"env": "dev", "x": {"y": "1"}}, {"env": "qa", "x": {"y": "2"}}]}}],
+                               tmpl("web-{{.env}}", "ns-{{ .x.y }}"), True)
+        self.assertEqual(st, 200, s)
+        st, _, lst = self.c.req("GET", "/api/v1/applications?selector=set%3Dl")
+        self.assertEqual([(a["metadata"]["name"], a["spec"]["destination"]["namespace"]) for a in lst["items"]],
+                         [("web-dev", "ns-1"), ("web-qa", "ns-2")])
+        self.assertEqual(lst["items"][0]["metadata"]["ownerReferences"][0]["kind"], "ApplicationSet")
+        self.assertEqual([r["name"] for r in s["status"]["resources"]], ["web-dev", "web-qa"])
+        # fasttemplate: {{env}}; unknown keys stay as they are
+        st, _, s = self.appset("fast", [{"list": {"elements": [{"env": "stage"}]}}], tmpl("fast-{{ env }}", "{{nope}}"), False)
+        self.assertEqual(st, 200, s)
+        self.assertEqual(self.get("fast-stage")[2]["spec"]["destination"]["namespace"], "{{nope}}")
+        # upsert: one element less deletes its Application
+        body = {"metadata": {"name": "envs"}, "spec": {"goTemplate": True, "template": tmpl("web-{{.env}}", "n"),
+                                                       "generators": [{"list": {"elements": [{"env": "dev"}]}}]}}
+        self.assertErr(self.c.req("POST", "/api/v1/applicationsets", body), 400, 3,
+                       "existing ApplicationSet spec is different, use upsert flag to force update")
+        self.assertEqual(self.c.req("POST", "/api/v1/applicationsets?upsert=true", body)[0], 200)
+        self.assertErr(self.get("web-qa"), 403, 7)
+        self.assertEqual(self.get("web-dev")[2]["spec"]["destination"]["namespace"], "n")
+        # go template with a missing key fails the generation
+        st, _, s = self.appset("bad", [{"list": {"elements": [{"env": "dev"}]}}], tmpl("b-{{.nope}}", "n"), True)
+        self.assertEqual(st, 200, s)
+        self.assertIn('map has no entry for key "nope"', s["status"]["conditions"][0]["message"])
+        # cluster generator: registered clusters matching the selector (in-cluster never matches a selector)
+        for n in ("c1", "c2"):
+            self.c.req("POST", "/api/v1/clusters", {"server": "https://%s.example.com" % n, "name": n,
+                                                    "labels": {"env": "prod" if n == "c1" else "dev"}})
+        try:
+            t = tmpl("cl-{{.name}}", "{{.metadata.labels.env}}")
+            t["spec"]["destination"] = {"server": "{{.server}}", "namespace": "{{.metadata.labels.env}}"}
+            st, _, s = self.appset("cl", [{"clusters": {"selector": {"matchLabels": {"env": "prod"}}}}], t, True)
+            self.assertEqual(st, 200, s)
+            a = self.get("cl-c1")[2]
+            self.assertEqual(a["spec"]["destination"], {"server": "https://c1.example.com", "namespace": "prod"})
+            self.assertErr(self.get("cl-c2"), 403, 7)
+            st, _, s = self.appset("all", [{"clusters": {}}], tmpl("all-{{name}}", "x"), False)
+            self.assertEqual(sorted(r["name"] for r in s["status"]["resources"]), ["all-c1", "all-c2", "all-in-cluster"])
+        finally:
+            for n in ("c1", "c2"):
+                self.c.req("DELETE", "/api/v1/clusters/" + urllib.parse.quote("https://%s.example.com" % n, safe=""))
+        self.assertEqual(self.c.req("GET", "/api/v1/applicationsets/envs")[0], 200)
+        self.assertEqual(self.c.req("DELETE", "/api/v1/applicationsets/envs")[:3:2], (200, {}))
+        self.assertErr(self.get("web-dev"), 403, 7)
+        self.assertErr(self.c.req("GET", "/api/v1/applicationsets/envs"), 404, 5,
+                       'error getting ApplicationSet: applicationsets.argoproj.io "envs" not found')
+        self.assertErr(self.appset("git", [{"git": {"repoURL": REPO_URL}}], tmpl("g", "n"), True), 501, 12)
+
+
+class YamlFallbackTest(unittest.TestCase):
+    """The block-YAML reader used when PyYAML is absent reads what idpmake writes, and refuses what it cannot."""
+    def test_block_yaml(self):
+        sys.path.insert(0, HERE)
+        import resources
+        saved, resources._yaml = resources._yaml, None
+        try:
+            docs = resources.load_yaml_docs("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels:\n"
+                                            "    'x.io/y': \"1\"\ndata:\n  s: |\n    l1\n    l2\n  n: 3\n  b: true\n"
+                                            "  e: ~\nlist:\n  - name: c\n    args:\n      - -x\n  - plain\n---\nkind: B\n")
+            self.assertEqual(docs, [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "labels": {"x.io/y": "1"}},
+                                     "data": {"s": "l1\nl2\n", "n": 3, "b": True, "e": None},
+                                     "list": [{"name": "c", "args": ["-x"]}, "plain"]}, {"kind": "B"}])
+            with self.assertRaises(ValueError):
+                resources.load_yaml_docs("metadata: {name: x}\n")
+        finally:
+            resources._yaml = saved
 
 
 class RootPathTlsTest(unittest.TestCase):

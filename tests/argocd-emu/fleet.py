@@ -1,0 +1,428 @@
+"""The emulator's clusters, repositories and ApplicationSets (server/cluster, server/repository,
+server/applicationset and the ApplicationSet controller's list and cluster generators)."""
+import copy
+import json
+import re
+import uuid
+from urllib.parse import unquote
+
+from emucommon import ApiError, GitError, ts, ordered, prune, norm_url, CONTROL_NS, IN_CLUSTER
+
+AUTH_REQUIRED = "authentication required"
+DEFAULT_KINDS = {
+    "v1": "ConfigMap Endpoints Event LimitRange Namespace Node PersistentVolume PersistentVolumeClaim Pod "
+          "ResourceQuota Secret Service ServiceAccount",
+    "apps/v1": "ControllerRevision DaemonSet Deployment ReplicaSet StatefulSet",
+    "batch/v1": "CronJob Job",
+    "autoscaling/v2": "HorizontalPodAutoscaler",
+    "policy/v1": "PodDisruptionBudget",
+    "networking.k8s.io/v1": "Ingress IngressClass NetworkPolicy",
+    "rbac.authorization.k8s.io/v1": "ClusterRole ClusterRoleBinding Role RoleBinding",
+    "apiextensions.k8s.io/v1": "CustomResourceDefinition",
+    "admissionregistration.k8s.io/v1": "MutatingWebhookConfiguration ValidatingWebhookConfiguration",
+    "storage.k8s.io/v1": "CSIDriver StorageClass",
+    "coordination.k8s.io/v1": "Lease",
+    "scheduling.k8s.io/v1": "PriorityClass",
+    "argoproj.io/v1alpha1": "AppProject Application ApplicationSet",
+}
+CLUSTER_FIELDS = ("name", "namespaces", "config", "shard", "clusterResources", "labels", "annotations", "project")
+
+
+def default_api_versions():
+    """Argo CD's cluster info lists each group/version and each group/version/Kind (APIResourcesToStrings)."""
+    out = []
+    for gvs, kinds in DEFAULT_KINDS.items():
+        out.append(gvs)
+        out += ["%s/%s" % (gvs, k) for k in kinds.split()]
+    return sorted(out)
+
+
+def sanitized(c):
+    """Cluster.Sanitized(): the config keeps only non-secret fields."""
+    c = copy.deepcopy(c)
+    cfg = c.get("config") or {}
+    tls = cfg.get("tlsClientConfig") or {}
+    keep = {k: cfg[k] for k in ("awsAuthConfig", "proxyUrl", "disableCompression") if k in cfg}
+    keep["tlsClientConfig"] = {k: tls[k] for k in ("insecure", "serverName") if k in tls}
+    keep["tlsClientConfig"].setdefault("insecure", False)
+    c["config"] = keep
+    return c
+
+
+def go_paths(a, b, path=()):
+    """Changed paths with Go field names, like r3labs/diff on the Cluster struct (approximation)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b)):
+            name = k[:1].upper() + k[1:] if len(path) == 0 or path[-1] in ("Config", "TLSClientConfig") else k
+            out += go_paths(a.get(k), b.get(k), path + (name,))
+        return out
+    return [] if a == b else [",".join(path)]
+
+
+# ---------------------------------------------------------------------------- templates
+def go_template(tmpl, params, where):
+    """The subset of text/template ApplicationSets use: {{ .a.b }}, {{ index .a "k" }}, missingkey=error."""
+    def sub(m):
+        expr = m.group(1).strip()
+        mi = re.fullmatch(r'index\s+\.([\w.]*)\s+"([^"]*)"', expr)
+        path = (mi.group(1).split(".") + [mi.group(2)]) if mi else None
+        if path is None:
+            if not re.fullmatch(r"\.[\w.]+", expr):
+                raise ApiError(3, "failed to execute go template %s: the emulator only supports field paths" % expr)
+            path = expr[1:].split(".")
+        cur = params
+        for p in path:
+            if not isinstance(cur, dict) or p not in cur:
+                raise ApiError(3, 'failed to execute go template %s: template: :1:%d: executing "" at <%s>: '
+                               'map has no entry for key "%s"' % (where, m.start() + 3, expr, p))
+            cur = cur[p]
+        return cur if isinstance(cur, str) else json.dumps(cur)
+    return re.sub(r"\{\{-?(.*?)-?\}\}", sub, tmpl)
+
+
+def fast_template(tmpl, flat):
+    """fasttemplate with {{ }} tags: known string keys replaced (spaces trimmed), unknown tags left as they are."""
+    def sub(m):
+        v = flat.get(m.group(1).strip())
+        return v if isinstance(v, str) and m.group(1).strip() else m.group(0)
+    return re.sub(r"\{\{(.*?)\}\}", sub, tmpl)
+
+
+def flatten(params, prefix=""):
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, dict):
+            out.update(flatten(v, prefix + k + "."))
+        else:
+            out[prefix + k] = v
+    return out
+
+
+def render_template(obj, params, gotemplate):
+    if isinstance(obj, dict):
+        return {render_template(k, params, gotemplate): render_template(v, params, gotemplate) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [render_template(v, params, gotemplate) for v in obj]
+    if isinstance(obj, str):
+        return go_template(obj, params, obj) if gotemplate else fast_template(obj, flatten(params))
+    return obj
+
+
+def match_selector(sel, labels):
+    for k, v in (sel.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for e in sel.get("matchExpressions") or []:
+        has, val, vals = e.get("key") in labels, labels.get(e.get("key")), e.get("values") or []
+        op = e.get("operator")
+        if (op == "In" and val not in vals) or (op == "NotIn" and has and val in vals) or \
+                (op == "Exists" and not has) or (op == "DoesNotExist" and has):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------- the mixin
+class FleetMixin:
+    def fleet_init(self, a):
+        self.api_versions = [v.strip() for v in a.api_versions.split(",") if v.strip()] or default_api_versions()
+        self.cluster_list = [{"server": IN_CLUSTER, "name": "in-cluster", "config": {"tlsClientConfig": {"insecure": False}},
+                              "_builtin": True}]
+        for c in a.cluster:
+            n, u = c.split("=", 1)
+            self.cluster_list.append({"server": u.rstrip("/"), "name": n, "config": {"tlsClientConfig": {"insecure": False}},
+                                      "_builtin": True})
+        self.require_repo_creds = a.require_repo_creds
+        self.repo_passwords = {norm_url(u): p for u, _, p in (x.partition("=") for x in a.repo_creds)}
+        self.repositories = {}   # norm_url -> Repository as registered
+        self.appsets = {}        # (ns, name) -> ApplicationSet
+
+    # -- clusters
+    def cluster_by_server(self, server):
+        return next((c for c in self.cluster_list if c["server"] == server), None)
+
+    def cluster_by_name(self, name):
+        return next((c for c in self.cluster_list if c.get("name") == name), None)
+
+    def cluster_out(self, c):
+        out = sanitized({k: v for k, v in c.items() if not k.startswith("_")})
+        apps = sum(1 for r in self.apps.values() if (r.obj["spec"].get("destination") or {}).get("server") == c["server"]
+                   or (r.obj["spec"].get("destination") or {}).get("name") == c.get("name"))
+        versions = list(c.get("_api_versions") or self.api_versions)
+        for r in self.apps.values():  # CRDs synced to this cluster add their kinds, as the cluster cache would
+            if (r.obj["spec"].get("destination") or {}).get("server", IN_CLUSTER) != c["server"]:
+                continue
+            for (g, k, _, _), o in r.live.items():
+                if k == "CustomResourceDefinition":
+                    sp = o.get("spec") or {}
+                    for v in sp.get("versions") or []:
+                        gvs = "%s/%s" % (sp.get("group"), v.get("name"))
+                        versions += [gvs, "%s/%s" % (gvs, (sp.get("names") or {}).get("kind"))]
+        now = ts()
+        info = {"connectionState": {"status": "Successful", "attemptedAt": now}, "serverVersion": "1.34",
+                "cacheInfo": {"resourcesCount": sum(len(r.live) for r in self.apps.values()), "apisCount": len(versions),
+                              "lastCacheSyncTime": now},
+                "applicationsCount": apps, "apiVersions": sorted(set(versions))}
+        out.update(info=info, serverVersion="1.34", connectionState=info["connectionState"])
+        return ordered(out, ["server", "name", "config", "connectionState", "serverVersion", "namespaces",
+                             "info", "labels", "annotations", "project"])
+
+    def find_cluster(self, c):
+        value = c.params.get("id.value", "")
+        typ = c.q("id.type") or c.q("idType")
+        if typ == "name":
+            cl = self.cluster_by_name(value)
+        elif typ == "name_escaped":
+            cl = self.cluster_by_name(unquote(value))
+        else:
+            cl = self.cluster_by_server(value)
+        if cl is None:
+            raise ApiError(7, "permission denied")
+        return cl
+
+    def h_cluster_list(self, c):
+        items = [x for x in self.cluster_list if (not c.q("server") or x["server"] == c.q("server"))
+                 and (not c.q("name") or x.get("name") == c.q("name"))]
+        if c.q("id.value"):
+            key = "name" if c.q("id.type") in ("name", "name_escaped") else "server"
+            items = [x for x in items if x.get(key) == c.q("id.value")][:1]
+        return {"metadata": {}, "items": [self.cluster_out(x) for x in items]}
+
+    def h_cluster_get(self, c):
+        return self.cluster_out(self.find_cluster(c))
+
+    def clean_cluster(self, body):
+        cl = prune(copy.deepcopy(body if isinstance(body, dict) else {}))
+        for k in ("info", "connectionState", "serverVersion", "refreshRequestedAt"):
+            cl.pop(k, None)
+        if cl.get("server"):
+            cl["server"] = cl["server"].rstrip("/")
+        cl.setdefault("config", {}).setdefault("tlsClientConfig", {}).setdefault("insecure", False)
+        return cl
+
+    def h_cluster_create(self, c):
+        cl = self.clean_cluster(c.body)
+        if not cl.get("server"):
+            raise ApiError(2, "error getting REST config: host must be a URL or a host:port pair")
+        old = self.cluster_by_server(cl["server"])
+        if old is None:
+            self.cluster_list.append(cl)
+            return self.cluster_out(cl)
+        mine = {k: v for k, v in old.items() if not k.startswith("_")}
+        if mine == cl:
+            return self.cluster_out(old)
+        if not c.bools["upsert"]:
+            msg = "existing cluster spec is different; use upsert flag to force update"
+            paths = go_paths(mine, cl)
+            raise ApiError(3, msg + ("; difference in keys %s" % json.dumps(",".join(paths)) if paths else ""))
+        self.cluster_list[self.cluster_list.index(old)] = cl
+        return self.cluster_out(cl)
+
+    def h_cluster_update(self, c):
+        body = self.clean_cluster(c.body)
+        old = self.find_cluster(c)
+        fields = [f for v in c.qall("updatedFields") for f in v.split(",") if f]
+        if fields:
+            new = copy.deepcopy(old)
+            for f in fields:
+                if f in CLUSTER_FIELDS:
+                    new.pop(f, None)
+                    if f in body:
+                        new[f] = copy.deepcopy(body[f])
+        else:
+            new = dict(body, server=old["server"])
+        self.cluster_list[self.cluster_list.index(old)] = new
+        return self.cluster_out(new)
+
+    def h_cluster_delete(self, c):
+        cl = self.find_cluster(c)
+        if cl["server"] == IN_CLUSTER and cl.get("_builtin"):
+            return {}  # the local cluster has no secret to delete; it stays
+        self.cluster_list = [x for x in self.cluster_list if x["server"] != cl["server"]]
+        return {}
+
+    # -- repositories
+    def repo_guard(self, url):
+        if not self.require_repo_creds:
+            return
+        r = self.repositories.get(norm_url(url))
+        want = self.repo_passwords.get(norm_url(url))
+        if r is None or not r.get("username") or not r.get("password") or \
+                (want is not None and "%s:%s" % (r["username"], r["password"]) != want):
+            raise GitError("failed to list refs: " + AUTH_REQUIRED)
+
+    @staticmethod
+    def repo_out(r):
+        out = {k: v for k, v in r.items() if k not in ("password", "sshPrivateKey", "tlsClientCertKey",
+                                                         "githubAppPrivateKey", "bearerToken")}
+        out["connectionState"] = {"status": "Successful", "message": "", "attemptedAt": ts()}
+        out.setdefault("type", "git")
+        return out
+
+    def h_repo_create(self, c):
+        r = prune(copy.deepcopy(c.body if isinstance(c.body, dict) else {}))
+        if not r.get("repo"):
+            raise ApiError(3, "repo URL is required")
+        key = norm_url(r["repo"])
+        old = self.repositories.get(key)
+        if old is not None and old != r and not c.bools["upsert"]:
+            raise ApiError(3, "existing repository spec is different; use upsert flag to force update")
+        saved = self.require_repo_creds, self.repositories.get(key)
+        self.repositories[key] = r
+        try:
+            if key in self.repos.map:
+                self.repo_guard(r["repo"])  # Argo CD tests the connection before saving
+        except GitError as e:
+            self.repositories.pop(key)
+            if saved[1] is not None:
+                self.repositories[key] = saved[1]
+            raise ApiError(3, "Unable to connect to repository: %s" % str(e).split(": ", 1)[-1])
+        return self.repo_out(r)
+
+    def h_repo_list(self, c):
+        return {"metadata": {}, "items": [self.repo_out(r) for _, r in sorted(self.repositories.items())]}
+
+    def h_repo_get(self, c):
+        r = self.repositories.get(norm_url(c.params["repo"]))
+        if r is None:
+            raise ApiError(7, "permission denied")
+        return self.repo_out(r)
+
+    def h_repo_delete(self, c):
+        if self.repositories.pop(norm_url(c.params["repo"]), None) is None:
+            raise ApiError(7, "permission denied")
+        return {}
+
+    # -- ApplicationSets
+    def appset_params(self, gen):
+        if "list" in gen:
+            return [e for e in ((gen["list"] or {}).get("elements") or []) if isinstance(e, dict)]
+        if "clusters" in gen:
+            g = gen["clusters"] or {}
+            sel, out = g.get("selector") or {}, []
+            for cl in self.cluster_list:
+                labels = cl.get("labels") or {}
+                if sel and (cl["server"] == IN_CLUSTER and cl.get("_builtin") or not match_selector(sel, labels)):
+                    continue
+                name = cl.get("name") or cl["server"]
+                out.append({"name": name, "nameNormalized": re.sub(r"[^a-z0-9.-]", "-", name.lower()),
+                            "server": cl["server"], "project": cl.get("project", ""),
+                            "metadata": {"labels": dict(labels), "annotations": dict(cl.get("annotations") or {})},
+                            "values": dict(g.get("values") or {})})
+            return out
+        kinds = ",".join(sorted(gen)) or "(none)"
+        raise ApiError(12, "ApplicationSet generator %s is not implemented by the Argo CD emulator" % kinds)
+
+    def appset_apps(self, aset):
+        spec, out = aset["spec"], []
+        for gen in spec.get("generators") or []:
+            for p in self.appset_params(gen):
+                if not spec.get("goTemplate"):
+                    p = {k: (v if isinstance(v, (str, dict)) else json.dumps(v)) for k, v in p.items()}
+                out.append(render_template(copy.deepcopy(spec.get("template") or {}), p, spec.get("goTemplate")))
+        return out
+
+    def appset_reconcile(self, key):
+        aset = self.appsets[key]
+        errors = []
+        try:
+            apps = self.appset_apps(aset)
+        except ApiError as e:  # the controller reports it as a condition; existing Applications stay
+            apps, errors = None, [e.message]
+        owner = {"apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet", "name": aset["metadata"]["name"],
+                 "uid": aset["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
+        policy = (aset["spec"].get("syncPolicy") or {}).get("applicationsSync") or "sync"
+        names = set()
+        for a in apps or []:
+            meta, spec = self.normalize(a)
+            meta["namespace"] = meta.get("namespace") or aset["metadata"]["namespace"]
+            names.add((meta["namespace"], meta.get("name")))
+            try:
+                self.validate(meta, spec, True)
+            except ApiError as e:
+                errors.append(e.message)
+                continue
+            rec = self.apps.get((meta["namespace"], meta["name"]))
+            if rec is None:
+                meta["ownerReferences"] = [owner]
+                self.new_rec(meta, spec)
+            elif policy != "create-only" and rec.obj["spec"] != spec:
+                self.apply_update(rec, spec, meta.get("finalizers"))
+        if policy in ("sync", "create-delete") and apps is not None:
+            for k, rec in list(self.apps.items()):
+                refs = rec.obj["metadata"].get("ownerReferences") or []
+                if any(r.get("uid") == aset["metadata"]["uid"] for r in refs) and k not in names:
+                    del self.apps[k]
+                    rec.seq += 1
+        st = {"conditions": [{"type": "ErrorOccurred", "status": "True" if errors else "False",
+                              "message": "; ".join(errors) or "Successfully generated parameters for all Applications",
+                              "lastTransitionTime": ts(), "reason": "ApplicationGenerationFromParamsError" if errors
+                              else "ApplicationSetUpToDate"}]}
+        st["resources"] = [{"name": n, "namespace": ns, "kind": "Application", "group": "argoproj.io", "version": "v1alpha1"}
+                           for ns, n in sorted(names) if (ns, n) in self.apps]
+        aset["status"] = st
+
+    def appset_lookup(self, c, name):
+        ns = c.q("appsetNamespace") or CONTROL_NS
+        if ns not in self.namespaces:
+            raise ApiError(7, "namespace '%s' is not permitted" % ns)
+        a = self.appsets.get((ns, name))
+        if a is None:
+            raise ApiError(5, 'error getting ApplicationSet: applicationsets.argoproj.io "%s" not found' % name)
+        return a
+
+    def h_appset_create(self, c):
+        body = c.body if isinstance(c.body, dict) else None
+        if body is None:
+            raise ApiError(3, "ApplicationSet creation request is missing")
+        m = body.get("metadata") or {}
+        if not m.get("name"):
+            raise ApiError(2, "error validating ApplicationSets: ApplicationSet name cannot be empty")
+        ns = m.get("namespace") or CONTROL_NS
+        spec = prune(copy.deepcopy(body.get("spec") or {}))
+        meta = {k: copy.deepcopy(m[k]) for k in ("name", "labels", "annotations", "finalizers") if m.get(k)}
+        meta["namespace"] = ns
+        if not (spec.get("template") or {}).get("spec", {}).get("project") and not spec.get("templatePatch"):
+            raise ApiError(3, "ApplicationSet %s contains applications with an empty project" % m["name"])
+        for gen in spec.get("generators") or []:
+            self.appset_params(gen)  # 501 for generators the emulator does not model
+        old = self.appsets.get((ns, m["name"]))
+        if c.bools.get("dryRun"):
+            tmp = {"metadata": meta, "spec": spec}
+            return dict(tmp, status={"resources": [{"name": a["metadata"]["name"], "kind": "Application"}
+                                                   for a in self.appset_apps(tmp)]})
+        if old is not None:
+            if old["spec"] == spec and (old["metadata"].get("labels") or {}) == (meta.get("labels") or {}):
+                return copy.deepcopy(old)
+            if not c.bools["upsert"]:
+                raise ApiError(3, "existing ApplicationSet spec is different, use upsert flag to force update")
+            old["spec"] = spec
+            old["metadata"]["generation"] += 1
+            for k in ("labels", "annotations"):
+                if meta.get(k):
+                    old["metadata"][k] = meta[k]
+        else:
+            meta.update(uid=str(uuid.uuid4()), generation=1, creationTimestamp=ts())
+            self.appsets[(ns, m["name"])] = {"metadata": meta, "spec": spec, "status": {}}
+        self.rv += 1
+        self.appsets[(ns, m["name"])]["metadata"]["resourceVersion"] = str(self.rv)
+        self.appset_reconcile((ns, m["name"]))
+        return copy.deepcopy(self.appsets[(ns, m["name"])])
+
+    def h_appset_get(self, c):
+        return copy.deepcopy(self.appset_lookup(c, c.params["name"]))
+
+    def h_appset_list(self, c):
+        projects = c.qall("projects")
+        items = [copy.deepcopy(a) for _, a in sorted(self.appsets.items())
+                 if not projects or (a["spec"].get("template") or {}).get("spec", {}).get("project") in projects]
+        return {"metadata": {"resourceVersion": str(self.rv)}, "items": items}
+
+    def h_appset_delete(self, c):
+        a = self.appset_lookup(c, c.params["name"])
+        del self.appsets[(a["metadata"]["namespace"], a["metadata"]["name"])]
+        for k, rec in list(self.apps.items()):  # garbage collection through ownerReferences
+            if any(r.get("uid") == a["metadata"]["uid"] for r in rec.obj["metadata"].get("ownerReferences") or []):
+                del self.apps[k]
+                rec.seq += 1
+        return {}
