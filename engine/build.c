@@ -131,6 +131,14 @@ static void run_job(struct job *j)
 	case STEP_WAVE:
 		j->rc = wave_run(pl, s, q.commit, &build_sync, &j->err);
 		break;
+	case STEP_REGISTER:
+		if (!build_sync.reg) {
+			j->rc = -1;
+			j->err = "this idpmake cannot register in Argo CD";
+		} else {
+			j->rc = build_sync.reg(build_sync.ctx, s, &j->err);
+		}
+		break;
 	case STEP_SYNC:
 		if (!build_sync.sync) {
 			j->rc = -1;
@@ -223,7 +231,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 		if (!s->pending)
 			ready[nready++] = s;
 		left++;
-		if (s->kind == STEP_RENDER ? s->dirty : !((s->kind == STEP_SYNC || s->kind == STEP_WAVE) && !pl->argocd_server))
+		if (s->kind == STEP_RENDER ? s->dirty : !((s->kind == STEP_SYNC || s->kind == STEP_WAVE || s->kind == STEP_REGISTER) && !pl->argocd_server))
 			total++;
 	}
 	status_total(total);
@@ -247,7 +255,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 				plan_decide(pl, s);
 			if (!s->dirty) {
 				s->state = S_DONE;
-				if ((s->kind == STEP_SYNC || s->kind == STEP_WAVE) && !pl->argocd_server) {
+				if ((s->kind == STEP_SYNC || s->kind == STEP_WAVE || s->kind == STEP_REGISTER) && !pl->argocd_server) {
 					sum->skipped++;
 					status_skipped(s, s->why);
 				} else {
@@ -359,6 +367,9 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 				case STEP_WAVE:
 					state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms);
 					note = "gate passed";
+					break;
+				case STEP_REGISTER:
+					state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, NULL, s->ms);
 					break;
 				default:
 					state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms);

@@ -20,6 +20,8 @@ struct sync_ops {
 	int (*sync)(void *ctx, struct step *s, const char *commit, const char **err);
 	/* is the sync step's Application still at commit (or newer) and Healthy? (a wave's bake) */
 	int (*verify)(void *ctx, struct step *s, const char *commit, const char **err);
+	/* CLUSTER:register and repository:register */
+	int (*reg)(void *ctx, struct step *s, const char **err);
 	void *ctx;
 };
 extern struct sync_ops build_sync;

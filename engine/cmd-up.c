@@ -111,7 +111,7 @@ int cmd_up(struct ctx *c)
 		const char *err;
 		if (!(a = argocd_open(c->d, c->statedir, c->verbose, &err)))
 			return error("argocd: %s", err), 1;
-		build_sync = (struct sync_ops){ argocd_sync_step, argocd_verify_step, a };
+		build_sync = (struct sync_ops){ .sync = argocd_sync_step, .verify = argocd_verify_step, .ctx = a };
 	} else if (c->prune) {
 		fprintf(stderr, "idpmake: --prune deletes Argo CD Applications, and no argocd is configured\n");
 		return 2;

@@ -92,6 +92,13 @@ static const struct named *named_find(const struct named *v, size_t n, const cha
 	return lo < n && !strcmp(v[lo].name, name) ? &v[lo] : NULL;
 }
 
+/* a remote Argo CD is not given credentials for: a local path or file:// */
+static int is_local_remote(const char *url)
+{
+	/* and ssh: its credentials are keys in an agent, not a token */
+	return strncmp(url, "https://", 8) && strncmp(url, "http://", 7);
+}
+
 /* CLUSTER/PKG of a step, or its id (push, wave:NAME), for the cycle message */
 static const char *unit_name(const struct step *s)
 {
@@ -107,12 +114,17 @@ struct graph *graph_build(struct distro *d)
 	size_t qh = 0, qt = 0;
 	int *indeg;
 	size_t *uof;		/* uof[cluster * npackages + package]: unit index + 1, or 0 */
+	struct step *repo = NULL;
 
 	g->d = d;
 	uof = xcalloc(d->nclusters * d->npackages + 1, sizeof(*uof));
 	g->push = new_step(g, STEP_PUSH, NULL, NULL, NULL, "push");
+	/* the repository's credentials for Argo CD: before every sync (register.c) */
+	if (d->git.remote && !d->argocd.repo_registered && !is_local_remote(d->git.remote))
+		repo = new_step(g, STEP_REGISTER, NULL, NULL, NULL, "repository:register");
 	for (size_t ci = 0; ci < d->nclusters; ci++) {
 		struct cluster *c = &d->clusters[ci];
+		struct step *reg = c->reg.set ? new_step(g, STEP_REGISTER, c, NULL, NULL, aprintf("%s:register", c->name)) : NULL;
 		for (size_t pi = 0; pi < d->npackages; pi++) {
 			struct package *p = &d->packages[pi];
 			struct unit u = { c, p, NULL, NULL, NULL };
@@ -145,6 +157,10 @@ struct graph *graph_build(struct distro *d)
 				s->gitpath = u.render->gitpath;
 				s->namespace = u.render->namespace;
 				edge(prev, s);
+				if (reg)
+					edge(reg, s);
+				if (repo)
+					edge(repo, s);
 				if (!u.first)
 					u.first = s;
 				prev = s;

@@ -10,6 +10,10 @@
  *     CLUSTER/PKG:render -> push -> CLUSTER/PKG:pre:NAME ... -> CLUSTER/PKG:sync
  *                                   -> CLUSTER/PKG:post:NAME ...
  *
+ * CLUSTER:register (a cluster with `register`) and repository:register
+ * (the GitOps repository's credentials, argocd.c) come before every sync
+ * they serve (register.c decides them).
+ *
  * With rollout.waves (fleet.c), a step wave:NAME per wave gates the next:
  * every package of the wave's clusters -> wave:NAME -> the first step of
  * every package of the next wave's clusters.
@@ -209,6 +213,8 @@ struct distro {
 		const char *token_file;
 		const char *ca_file;
 		int insecure;
+		int repo_registered;	/* argocd.repository: registered (no repository step) */
+		int fleet_appset;	/* argocd.fleet: applicationset */
 	} argocd;
 	struct cluster *clusters;
 	size_t nclusters;
@@ -223,7 +229,7 @@ struct distro {
 	size_t npackages;
 };
 
-enum step_kind { STEP_RENDER, STEP_PUSH, STEP_PRE, STEP_SYNC, STEP_POST, STEP_WAVE };
+enum step_kind { STEP_RENDER, STEP_PUSH, STEP_PRE, STEP_SYNC, STEP_POST, STEP_WAVE, STEP_REGISTER };
 
 /* why a step runs, or that it does not */
 enum reason {
@@ -245,6 +251,7 @@ struct step {
 	struct package *pkg;		/* NULL for push */
 	struct hook *hook;		/* pre/post only; wave: its check, or NULL */
 	struct wave *wave;		/* wave only: the wave whose gate this is */
+					/* register: cluster set for CLUSTER:register, NULL for the repository */
 	struct step *render;		/* the package's render step (itself for a render) */
 	const char *gitpath;		/* render/sync: the package's folder in the repo */
 	const char *namespace;		/* expanded namespace */

@@ -711,7 +711,22 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 	d->argocd.app_name = "${cluster}-${package}";
 	if ((x = yget(root, "argocd")) && !yisnull(x) && want(x, Y_MAP, "argocd")) {
 		const struct ynode *a;
-		CHECK_KEYS(x, "argocd", "server", "namespace", "project", "app-name", "insecure", "token-file", "ca-file");
+		CHECK_KEYS(x, "argocd", "server", "namespace", "project", "app-name", "insecure", "token-file", "ca-file",
+			   "repository", "fleet");
+		if ((a = yget(x, "repository")) && str(a, "repository")) {
+			if (!strcmp(a->s, "registered"))
+				d->argocd.repo_registered = 1;
+			else if (strcmp(a->s, "register"))
+				loc_error(a->loc, "repository must be 'register' (idpmake registers the GitOps repository "
+					  "with its credentials, the default) or 'registered' (Argo CD already has it), not '%s'", a->s);
+		}
+		if ((a = yget(x, "fleet")) && str(a, "fleet")) {
+			if (!strcmp(a->s, "applicationset"))
+				d->argocd.fleet_appset = 1;
+			else if (strcmp(a->s, "applications"))
+				loc_error(a->loc, "fleet must be 'applications' (one Application per cluster and package, "
+					  "the default) or 'applicationset', not '%s'", a->s);
+		}
 		d->argocd.server = str(yget(x, "server"), "server");
 		if (yget(x, "namespace"))
 			d->argocd.namespace = str(yget(x, "namespace"), "namespace");

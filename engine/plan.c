@@ -33,6 +33,7 @@
 #include "exec.h"
 #include "manifest.h"
 #include "plan.h"
+#include "register.h"
 #include "rollout.h"
 #include "share.h"
 #include "source.h"
@@ -532,6 +533,10 @@ void plan_decide(struct planner *pl, struct step *s)
 	}
 	if (s->kind == STEP_WAVE) {
 		wave_decide(pl, s, &rec, upstream);
+		return;
+	}
+	if (s->kind == STEP_REGISTER) {
+		register_decide(pl, s, &rec);
 		return;
 	}
 	if (r && r->dirty && pl->dry_run) {

@@ -1,0 +1,15 @@
+/* register.h - CLUSTER:register and repository:register steps (fleet.md "Clusters") */
+#ifndef IDPMAKE_REGISTER_H
+#define IDPMAKE_REGISTER_H
+
+#include "plan.h"
+
+/*
+ * Decide a register step (plan_decide's contract).  Its key covers what
+ * Argo CD is told and where the credential comes from (a variable's name,
+ * a kubeconfig and context), never the credential nor a hash of it, so
+ * an unchanged cluster or repository costs no request.
+ */
+void register_decide(struct planner *pl, struct step *s, const struct record *rec);
+
+#endif
