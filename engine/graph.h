@@ -90,6 +90,7 @@ struct hook {
 	enum hook_when when;
 	int timeout;			/* seconds; 0: none */
 	const char *dir;		/* folder of the file that defined it: the cwd */
+	struct strlist env;		/* variables passed on from idpmake's environment (credentials) */
 	struct loc loc;
 };
 
