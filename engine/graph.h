@@ -22,6 +22,8 @@
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl)
  *     pre/post hook.c: /bin/sh -c with the package's environment
  *
+ * exec.c starts every child (allowlisted environment, descriptors 0-2 only);
+ * intr.c turns SIGINT and SIGTERM into a flag the long loops check.
  * status.c prints progress.  main.c holds the command table, ctx.c loads
  * what a command needs, cmd-*.c hold the commands.
  *

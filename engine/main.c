@@ -165,7 +165,7 @@ int main(int argc, char **argv)
 			if (parse_int(optarg, "-j", &c.jobs) < 0)
 				return 2;
 			if (c.jobs > JOBS_MAX) {
-				fprintf(stderr, "idpmake: -j %d is more than the %d steps idpmake runs at once\n", c.jobs, JOBS_MAX);
+				fprintf(stderr, "idpmake: -j %d is too many: at most %d steps run at once\n", c.jobs, JOBS_MAX);
 				return 2;
 			}
 			if (!c.jobs)
