@@ -18,6 +18,10 @@
  *      so its key sees their real outputs: early cutoff.
  *   3. After -k failures, or an interrupt, no new job starts; running jobs
  *      finish (interrupted ones are recorded as failures, never successes).
+ *      An interrupt (intr.h) also reaches the running children, and the
+ *      in-process renders stop at their next check.
+ *   4. A success that the state fails to record is a failure: its
+ *      dependents do not run on a result the next run would not know.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -36,10 +40,10 @@
 #include "rollout.h"
 #include "share.h"
 #include "build.h"
+#include "intr.h"
 #include "util.h"
 
 struct sync_ops build_sync;
-volatile int build_interrupted;
 
 struct job {
 	struct step *s;
@@ -173,12 +177,6 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static void on_signal(int sig)
-{
-	build_interrupted = sig;
-	proc_kill_all(SIGTERM);
-}
-
 static void not_run(struct step *s, const char *cause, struct summary *sum)
 {
 	for (size_t i = 0; i < s->nout; i++) {
@@ -193,14 +191,69 @@ static void not_run(struct step *s, const char *cause, struct summary *sum)
 	}
 }
 
+/*
+ * A finished job's success into the state (invariant 1), and its count in
+ * the summary: 0, or -1 when the state could not record it (invariant 4).
+ */
+static int record(struct planner *pl, struct step *s, struct job *j, struct summary *sum, const char **note)
+{
+	switch (s->kind) {
+	case STEP_RENDER: {
+		struct inputs in;
+		s->output = j->output;
+		plan_inputs(pl, s, &in);
+		if (state_step_ok(pl->st, s->id, s->key, s->output, &in, NULL, s->ms) < 0)
+			return -1;
+		if (s->shared_from)
+			*note = aprintf("the same render as %s", s->shared_from);
+		else
+			sum->rendered++;
+		if (hash_eq(s->output, s->old_output))
+			*note = s->shared_from ? aprintf("%s, output unchanged", *note) : "output unchanged";
+		return 0;
+	}
+	case STEP_PUSH:
+		q.commit = astrdup(j->gr.commit);
+		/* two transactions: pushed folders, then the step (state.c, invariant 3) */
+		if (state_push_done(pl->st, j->np, j->nchanges, j->gr.commit) < 0 ||
+		    state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, j->gr.commit, s->ms) < 0)
+			return -1;
+		if (j->gr.made_commit) {
+			sum->commit = q.commit;
+			sum->commits = 1;
+			*note = aprintf("%.7s%s", j->gr.commit, j->gr.retries ? " (rebuilt on the moved remote)" : "");
+		} else {
+			*note = aprintf("the remote already holds this content (%.7s)", j->gr.commit);
+		}
+		return 0;
+	case STEP_SYNC:
+		if (state_step_ok(pl->st, s->id, s->key, render_of(s) ? render_of(s)->output : s->key, NULL, q.commit,
+				  s->ms) < 0)
+			return -1;
+		sum->synced++;
+		return 0;
+	case STEP_WAVE:
+		if (state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms) < 0)
+			return -1;
+		*note = "gate passed";
+		return 0;
+	case STEP_REGISTER:
+		return state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, NULL, s->ms) < 0 ? -1 : 0;
+	default:
+		if (state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms) < 0)
+			return -1;
+		sum->hooks++;
+		return 0;
+	}
+}
+
 int build_run(struct planner *pl, const struct build_opts *o, struct summary *sum)
 {
 	struct graph *g = pl->g;
 	struct step **ready = xcalloc(g->nsteps + 1, sizeof(*ready));
 	size_t nready = 0, left = 0;
 	pthread_t *threads;
-	int nthreads = o->jobs > 0 ? o->jobs : 1, running = 0, failures = 0, total = 0;
-	struct sigaction sa, oldint, oldterm;
+	int nthreads = o->jobs > 0 ? o->jobs : 1, running = 0, failures = 0, total = 0, started = 0;
 	const struct distro *d = g->d;
 
 	memset(sum, 0, sizeof(*sum));
@@ -235,14 +288,25 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			total++;
 	}
 	status_total(total);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, &oldint);
-	sigaction(SIGTERM, &sa, &oldterm);
+	intr_install();
+	if (nthreads > JOBS_MAX)
+		nthreads = JOBS_MAX;
 	threads = xcalloc((size_t)nthreads, sizeof(*threads));
 	q.quit = 0;
-	for (int i = 0; i < nthreads; i++)
-		pthread_create(&threads[i], NULL, worker, NULL);
+	for (int i = 0; i < nthreads; i++) {
+		int e = pthread_create(&threads[i], NULL, worker, NULL);
+		if (e) {
+			if (!started) {
+				free(threads);
+				free(ready);
+				return error("cannot start a worker thread: %s", strerror(e)), 2;
+			}
+			warn("cannot start more than %d worker threads: %s", started, strerror(e));
+			break;
+		}
+		started++;
+	}
+	nthreads = started;
 
 	while (left) {
 		int stopping = build_interrupted || (o->keep_going > 0 && failures >= o->keep_going);
@@ -321,6 +385,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 		left--;
 		{
 			struct step *s = j->s;
+			const char *note = NULL;
 			s->ms = (int)((now_s() - j->started) * 1000);
 			if (j->rc == 0 && build_interrupted && s->kind != STEP_PUSH) {
 				j->rc = -1;
@@ -328,54 +393,12 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			} else if (j->rc != 0 && build_interrupted) {
 				j->err = aprintf("interrupted (%s)", j->err ? j->err : "failed");
 			}
+			if (j->rc == 0 && record(pl, s, j, sum, &note) < 0) {
+				j->rc = -1;
+				j->err = "the state could not record its success (see above)";
+			}
 			if (j->rc == 0) {
-				const char *note = NULL;
 				s->state = S_DONE;
-				switch (s->kind) {
-				case STEP_RENDER: {
-					struct inputs in;
-					s->output = j->output;
-					plan_inputs(pl, s, &in);
-					state_step_ok(pl->st, s->id, s->key, s->output, &in, NULL, s->ms);
-					if (s->shared_from)
-						note = aprintf("the same render as %s", s->shared_from);
-					else
-						sum->rendered++;
-					if (hash_eq(s->output, s->old_output))
-						note = s->shared_from ? aprintf("%s, output unchanged", note) : "output unchanged";
-					break;
-				}
-				case STEP_PUSH:
-					q.commit = astrdup(j->gr.commit);
-					if (state_push_done(pl->st, j->np, j->nchanges, j->gr.commit) < 0 ||
-					    state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, j->gr.commit, s->ms) < 0) {
-						s->state = S_FAILED;
-						break;
-					}
-					if (j->gr.made_commit) {
-						sum->commit = q.commit;
-						sum->commits = 1;
-						note = aprintf("%.7s%s", j->gr.commit, j->gr.retries ? " (rebuilt on the moved remote)" : "");
-					} else {
-						note = aprintf("the remote already holds this content (%.7s)", j->gr.commit);
-					}
-					break;
-				case STEP_SYNC:
-					state_step_ok(pl->st, s->id, s->key, render_of(s) ? render_of(s)->output : s->key, NULL, q.commit, s->ms);
-					sum->synced++;
-					break;
-				case STEP_WAVE:
-					state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms);
-					note = "gate passed";
-					break;
-				case STEP_REGISTER:
-					state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, NULL, s->ms);
-					break;
-				default:
-					state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms);
-					sum->hooks++;
-					break;
-				}
 				status_done(s, note);
 				for (size_t k = 0; k < s->nout; k++)
 					if (s->out[k]->selected && --s->out[k]->pending == 0 && s->out[k]->state == S_WAITING)
@@ -405,8 +428,6 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 		pthread_join(threads[i], NULL);
 	free(threads);
 	free(ready);
-	sigaction(SIGINT, &oldint, NULL);
-	sigaction(SIGTERM, &oldterm, NULL);
 	if (build_interrupted)
 		return 1;
 	return sum->failed || sum->not_run ? 1 : 0;

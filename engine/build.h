@@ -2,6 +2,7 @@
 #ifndef IDPMAKE_BUILD_H
 #define IDPMAKE_BUILD_H
 
+#include "intr.h"
 #include "plan.h"
 #include "status.h"
 
@@ -28,7 +29,7 @@ extern struct sync_ops build_sync;
 
 /* run; 0 when every step succeeded, 1 when one failed, 2 on an internal error */
 int build_run(struct planner *pl, const struct build_opts *o, struct summary *sum);
-/* interrupted by SIGINT/SIGTERM? (set by the handler build_run installs) */
-extern volatile int build_interrupted;
+/* interrupted by SIGINT/SIGTERM? the signal, or 0: intr.h's flag under its older name */
+#define build_interrupted intr_signal
 
 #endif

@@ -7,6 +7,7 @@
 #include "argocd.h"
 #include "build.h"
 #include "cmd.h"
+#include "intr.h"
 #include "manifest.h"
 #include "share.h"
 #include "util.h"
@@ -103,6 +104,8 @@ int cmd_up(struct ctx *c)
 	long long run;
 	int r;
 
+	/* from here on SIGINT and SIGTERM stop the run cleanly (intr.h) */
+	intr_install();
 	if ((r = ctx_load(c, 0)))
 		return r;
 	struct argocd *a = NULL;
@@ -121,8 +124,8 @@ int cmd_up(struct ctx *c)
 	run = state_run_begin(c->st, "up");
 	o.run = run;
 	if (plan_renders(&c->pl) < 0) {
-		state_run_end(c->st, run, 2, "planning failed", NULL);
-		return 1;
+		state_run_end(c->st, run, 2, interrupted() ? "interrupted while planning" : "planning failed", NULL);
+		return interrupted() ? intr_exit_status() : 1;
 	}
 	if (c->refresh && a)
 		find_drift(c, a);
@@ -138,9 +141,9 @@ int cmd_up(struct ctx *c)
 	}
 	if (a)
 		argocd_close(a);
-	if (build_interrupted) {
+	if (interrupted()) {
 		fprintf(stderr, "idpmake: interrupted; the steps that finished are recorded, run up again to finish\n");
-		return 130;
+		return intr_exit_status();
 	}
 	return r;
 }

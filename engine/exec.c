@@ -1,44 +1,95 @@
-/* exec.c - child processes through posix_spawn */
+/*
+ * exec.c - child processes through posix_spawn.
+ *
+ * A child gets /dev/null as stdin, its log (or a pipe) as stdout and
+ * stderr, and no other descriptor: posix_spawn's closefrom action (glibc
+ * 2.34) closes every descriptor above 2, or, where configure found no
+ * closefrom or no chdir action, a fork()ed child does the same with
+ * close_range before exec.  Either way the folder (cwd) is honoured.
+ */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "exec.h"
+#include "intr.h"
 #include "util.h"
+
+#if defined(HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCLOSEFROM_NP) && defined(HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCHDIR_NP)
+#define SPAWN_WITH_POSIX_SPAWN 1
+#endif
 
 extern char **environ;
 
-/* the running children, so a signal can stop them all */
-static pid_t running[256];
-static pthread_mutex_t running_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * The running children, so a signal handler can signal them all: a slot
+ * holds a pid or 0, claimed and released with atomics (lock-free, so the
+ * handler may read them).  See exec.h for why JOBS_MAX + 64 slots hold
+ * every child; a child that found no slot anyway is signalled by its own
+ * proc_run, which checks interrupted() while it waits.
+ */
+#define NSLOTS (JOBS_MAX + 64)
+static _Atomic int running[NSLOTS];
 
-static void track(pid_t pid, int add)
+static int track(pid_t pid)
 {
-	pthread_mutex_lock(&running_lock);
-	for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++)
-		if (add ? running[i] == 0 : running[i] == pid) {
-			running[i] = add ? pid : 0;
-			break;
-		}
-	pthread_mutex_unlock(&running_lock);
+	for (int i = 0; i < NSLOTS; i++) {
+		int none = 0;
+		if (atomic_compare_exchange_strong(&running[i], &none, (int)pid))
+			return i;
+	}
+	return -1;
 }
 
 void proc_kill_all(int sig)
 {
-	/* called from a signal handler: no locks, just a read of the table */
-	for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++)
-		if (running[i] > 0)
-			kill(-running[i], sig);
+	for (int i = 0; i < NSLOTS; i++) {
+		int pid = atomic_load(&running[i]);
+		if (pid > 0)
+			kill(-pid, sig);
+	}
+}
+
+/* ---- the environment ---- */
+
+static const char *const env_allow[] = {
+	"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TMPDIR", "TZ", "TERM", "KUBECONFIG",
+	"HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME", "HELM_PLUGINS", "HELM_REGISTRY_CONFIG",
+	"HELM_REPOSITORY_CACHE", "HELM_REPOSITORY_CONFIG",
+	"XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR",
+	"SSL_CERT_FILE", "SSL_CERT_DIR",
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+};
+
+int proc_env_allowed(const char *name, size_t len)
+{
+	if (len > 3 && !strncmp(name, "LC_", 3))
+		return 1;
+	for (size_t i = 0; i < sizeof(env_allow) / sizeof(*env_allow); i++)
+		if (strlen(env_allow[i]) == len && !strncmp(env_allow[i], name, len))
+			return 1;
+	return 0;
+}
+
+void proc_env_base(struct strvec *env)
+{
+	for (char **e = environ; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		if (eq && proc_env_allowed(*e, (size_t)(eq - *e)))
+			strvec_push(env, *e);
+	}
 }
 
 const char *which(const char *prog)
@@ -62,11 +113,128 @@ const char *which(const char *prog)
 	return NULL;
 }
 
-int proc_run(struct proc *p)
+/* ---- spawning ---- */
+
+#ifdef SPAWN_WITH_POSIX_SPAWN
+static int spawn(pid_t *pid, const char *prog, const struct proc *p, char *const *env, int outfd, int logfd)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	int outpipe[2] = { -1, -1 }, logfd = -1, r, wst;
+	sigset_t none, dfl;
+	int r;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, outfd, 1);
+	posix_spawn_file_actions_adddup2(&fa, logfd, 2);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	if (p->cwd)
+		posix_spawn_file_actions_addchdir_np(&fa, p->cwd);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setpgroup(&attr, 0);
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	sigaddset(&dfl, SIGINT);
+	sigaddset(&dfl, SIGTERM);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &dfl);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	r = posix_spawn(pid, prog, &fa, &attr, (char *const *)p->argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	return r;
+}
+#else
+/* close every descriptor from `from` on but `keep`; async-signal-safe */
+static void close_from(int from, int keep)
+{
+	struct rlimit rl;
+	int max = 65536;
+
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)from, (unsigned)keep - 1, 0) == 0 &&
+	    syscall(SYS_close_range, (unsigned)keep + 1, ~0U, 0) == 0)
+		return;
+#endif
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max)
+		max = (int)rl.rlim_cur;
+	for (int fd = from; fd < max; fd++)
+		if (fd != keep)
+			close(fd);
+}
+
+static int spawn(pid_t *pid, const char *prog, const struct proc *p, char *const *env, int outfd, int logfd)
+{
+	int ep[2], e = 0;
+	ssize_t n;
+
+	if (pipe2(ep, O_CLOEXEC) < 0)
+		return errno;
+	if ((*pid = fork()) < 0) {
+		e = errno;
+		close(ep[0]);
+		close(ep[1]);
+		return e;
+	}
+	if (*pid == 0) {
+		/* the child: only async-signal-safe calls until exec */
+		sigset_t none;
+		int nul;
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		setpgid(0, 0);
+		if ((nul = open("/dev/null", O_RDONLY)) < 0 || dup2(nul, 0) < 0 || dup2(outfd, 1) < 0 ||
+		    dup2(logfd, 2) < 0 || (p->cwd && chdir(p->cwd) < 0))
+			goto fail;
+		close_from(3, ep[1]);
+		execve(prog, (char *const *)p->argv, env);
+fail:
+		e = errno;
+		n = write(ep[1], &e, sizeof(e));
+		(void)n;
+		_exit(127);
+	}
+	setpgid(*pid, *pid);	/* as posix_spawn's SETPGROUP: before anyone signals the group */
+	close(ep[1]);
+	while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(ep[0]);
+	if (n == (ssize_t)sizeof(e)) {
+		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return e;
+	}
+	return 0;
+}
+#endif
+
+/*
+ * wait for pid to exit, without reaping it (so its pid cannot be reused
+ * while it is in the table): 1 exited, 0 still running (block = 0), -1
+ */
+static int exited(pid_t pid, int block)
+{
+	siginfo_t si;
+
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT | (block ? 0 : WNOHANG)) == 0)
+			return si.si_pid == pid ? 1 : 0;
+		if (errno != EINTR)
+			return -1;
+		if (!block)
+			return 0;
+	}
+}
+
+int proc_run(struct proc *p)
+{
+	struct strvec env = STRVEC_INIT;
+	int outpipe[2] = { -1, -1 }, logfd = -1, r, wst = 0, slot, sent = 0;
 	pid_t pid;
 	const char *prog;
 	double deadline = p->timeout > 0 ? now_s() + p->timeout : 0;
@@ -75,6 +243,10 @@ int proc_run(struct proc *p)
 	p->status = -1;
 	p->timed_out = 0;
 	p->spawn_errno = 0;
+	if (interrupted()) {
+		p->spawn_errno = EINTR;
+		return -1;
+	}
 	if (!(prog = which(p->argv[0]))) {
 		p->spawn_errno = ENOENT;
 		return -1;
@@ -92,33 +264,11 @@ int proc_run(struct proc *p)
 		close(logfd);
 		return -1;
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, p->out ? outpipe[1] : logfd, 1);
-	posix_spawn_file_actions_adddup2(&fa, logfd, 2);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setpgroup(&attr, 0);
-	{
-		sigset_t none, dfl;
-		sigemptyset(&none);
-		sigemptyset(&dfl);
-		sigaddset(&dfl, SIGPIPE);
-		sigaddset(&dfl, SIGINT);
-		sigaddset(&dfl, SIGTERM);
-		posix_spawnattr_setsigmask(&attr, &none);
-		posix_spawnattr_setsigdefault(&attr, &dfl);
-		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	}
-	if (p->cwd) {
-		/* posix_spawn has no chdir before glibc 2.29's _np; spawn through sh when needed */
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 29))
-		posix_spawn_file_actions_addchdir_np(&fa, p->cwd);
-#endif
-	}
-	r = posix_spawn(&pid, prog, &fa, &attr, (char *const *)p->argv,
-			p->env ? (char *const *)p->env : environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
+	if (!p->env)
+		proc_env_base(&env);
+	r = spawn(&pid, prog, p, p->env ? (char *const *)p->env : (char *const *)env.v,
+		  p->out ? outpipe[1] : logfd, logfd);
+	strvec_clear(&env);
 	if (p->out)
 		close(outpipe[1]);
 	close(logfd);
@@ -128,13 +278,22 @@ int proc_run(struct proc *p)
 			close(outpipe[0]);
 		return -1;
 	}
-	track(pid, 1);
+	slot = track(pid);
+	/* a signal between the spawn and track() found no slot to signal */
+	if (interrupted()) {
+		kill(-pid, interrupted());
+		sent = 1;
+	}
 	if (p->out) {
 		char buf[65536];
 		for (;;) {
 			struct pollfd pf = { outpipe[0], POLLIN, 0 };
-			int ms = -1;
+			int ms = 200;	/* so an interrupt is seen even if the handler missed this child */
 			ssize_t n;
+			if (interrupted() && !sent) {
+				kill(-pid, interrupted());
+				sent = 1;
+			}
 			if (deadline) {
 				double left = deadline - now_s();
 				if (left <= 0) {
@@ -142,7 +301,8 @@ int proc_run(struct proc *p)
 					kill(-pid, SIGKILL);
 					break;
 				}
-				ms = (int)(left * 1000) + 1;
+				if (left * 1000 < ms)
+					ms = (int)(left * 1000) + 1;
 			}
 			r = poll(&pf, 1, ms);
 			if (r < 0 && errno == EINTR)
@@ -165,26 +325,28 @@ int proc_run(struct proc *p)
 		close(outpipe[0]);
 	}
 	for (;;) {
-		if (deadline && !p->timed_out) {
-			r = waitpid(pid, &wst, WNOHANG);
-			if (r == 0) {
-				if (now_s() > deadline) {
-					p->timed_out = 1;
-					kill(-pid, SIGKILL);
-					continue;
-				}
-				struct timespec ts = { 0, 20 * 1000000 };
-				nanosleep(&ts, NULL);
-				continue;
-			}
-		} else {
-			r = waitpid(pid, &wst, 0);
+		if (slot >= 0 && !deadline) {
+			r = exited(pid, 1);
+			break;
 		}
-		if (r < 0 && errno == EINTR)
-			continue;
-		break;
+		/* a deadline, or no slot: poll, and signal the child ourselves */
+		if ((r = exited(pid, 0)) != 0)
+			break;
+		if (interrupted() && !sent) {
+			kill(-pid, interrupted());
+			sent = 1;
+		}
+		if (deadline && !p->timed_out && now_s() > deadline) {
+			p->timed_out = 1;
+			kill(-pid, SIGKILL);
+		}
+		struct timespec ts = { 0, 20 * 1000000 };
+		nanosleep(&ts, NULL);
 	}
-	track(pid, 0);
+	if (slot >= 0)
+		atomic_store(&running[slot], 0);
+	while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
+		;
 	if (p->status == -2)
 		return -1;
 	if (r < 0)
@@ -197,6 +359,8 @@ const char *proc_failure(const struct proc *p)
 {
 	if (p->spawn_errno == ENOENT)
 		return aprintf("'%s' not found on PATH", p->argv[0]);
+	if (p->spawn_errno == EINTR)
+		return aprintf("'%s' not started: interrupted", p->argv[0]);
 	if (p->spawn_errno)
 		return aprintf("cannot run '%s': %s", p->argv[0], strerror(p->spawn_errno));
 	if (p->timed_out)

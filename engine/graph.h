@@ -33,6 +33,8 @@
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl)
  *     pre/post hook.c: /bin/sh -c with the package's environment
  *
+ * exec.c starts every child (allowlisted environment, descriptors 0-2 only);
+ * intr.c turns SIGINT and SIGTERM into a flag the long loops check.
  * status.c prints progress.  main.c holds the command table, ctx.c loads
  * what a command needs, cmd-*.c hold the commands.
  *
@@ -102,6 +104,7 @@ struct hook {
 	enum hook_when when;
 	int timeout;			/* seconds; 0: none */
 	const char *dir;		/* folder of the file that defined it: the cwd */
+	struct strlist env;		/* variables passed on from idpmake's environment (credentials) */
 	struct loc loc;
 };
 

@@ -4,8 +4,12 @@
  * reach it only as environment variables (never spliced into the command
  * line): IDPMAKE_CLUSTER, IDPMAKE_PACKAGE, IDPMAKE_NAMESPACE, IDPMAKE_COMMIT,
  * IDPMAKE_RENDERED and IDPMAKE_VAR_<NAME> (upper case, '-' as '_').
+ *
+ * The rest of the hook's environment is exec.c's allowlist (PATH, HOME,
+ * locale, ...): no credential reaches a hook unless its `env` names it.
  */
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
@@ -13,8 +17,6 @@
 #include "hook.h"
 #include "manifest.h"
 #include "util.h"
-
-extern char **environ;
 
 static const char *env_name(const char *var)
 {
@@ -32,9 +34,7 @@ int hook_run(const struct distro *d, struct step *s, const char *commit, const c
 	struct vars v;
 	int r;
 
-	for (char **e = environ; *e; e++)
-		if (strncmp(*e, "IDPMAKE_", 8))
-			strvec_push(&env, *e);
+	proc_env_base(&env);
 	strvec_pushf(&env, "IDPMAKE_CLUSTER=%s", s->cluster->name);
 	strvec_pushf(&env, "IDPMAKE_PACKAGE=%s", s->pkg->name);
 	strvec_pushf(&env, "IDPMAKE_NAMESPACE=%s", s->namespace);
@@ -54,6 +54,16 @@ int hook_run(const struct distro *d, struct step *s, const char *commit, const c
 			if (!seen)
 				strvec_pushf(&env, "%s=%s", env_name(key), vars_get(&v, key));
 		}
+	/* what the hook asked for by name (env: [ARGOCD_AUTH_TOKEN]), unless set above */
+	for (size_t i = 0; i < s->hook->env.n; i++) {
+		const char *name = s->hook->env.v[i], *val = getenv(name);
+		size_t len = strlen(name);
+		int have = 0;
+		for (size_t j = 0; j < env.n && !have; j++)
+			have = !strncmp(env.v[j], name, len) && env.v[j][len] == '=';
+		if (val && !have)
+			strvec_pushf(&env, "%s=%s", name, val);
+	}
 	p.argv = argv;
 	p.cwd = s->hook->dir;
 	p.env = env.v;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "exec.h"
 #include "hash.h"
 #include "manifest.h"
 #include "util.h"
@@ -49,7 +50,7 @@ static void usage(FILE *f)
 		   "options:\n"
 		   "  -C DIR             change to DIR first\n"
 		   "  -f FILE            the distro manifest (default distro.yaml)\n"
-		   "  -j N               steps run at once (default: processors + 2)\n"
+		   "  -j N               steps run at once (default: processors + 2; at most 256)\n"
 		   "  -k N               keep going until N steps failed (0: never stop; default 1)\n"
 		   "  -n                 dry run: up -n is plan\n"
 		   "  -l KEY=VALUE       select packages by label (repeatable; all must match)\n"
@@ -127,6 +128,8 @@ int main(int argc, char **argv)
 
 	c.file = "distro.yaml";
 	c.jobs = (int)(ncpu > 0 ? ncpu : 1) + 2;
+	if (c.jobs > JOBS_MAX)
+		c.jobs = JOBS_MAX;
 	c.keep_going = 1;
 	c.color = COLOR_AUTO;
 	c.statedir = getenv("IDPMAKE_STATE");
@@ -161,6 +164,10 @@ int main(int argc, char **argv)
 		case 'j':
 			if (parse_int(optarg, "-j", &c.jobs) < 0)
 				return 2;
+			if (c.jobs > JOBS_MAX) {
+				fprintf(stderr, "idpmake: -j %d is too many: at most %d steps run at once\n", c.jobs, JOBS_MAX);
+				return 2;
+			}
 			if (!c.jobs)
 				c.jobs = 1;
 			break;

@@ -270,7 +270,7 @@ static void conv_hooks(struct package *p, const struct ynode *n, struct hook **o
 		struct hook *hk = &(*out)[*nout];
 		if (!want(h, Y_MAP, "a hook"))
 			continue;
-		CHECK_KEYS(h, "a hook", "name", "run", "inputs", "when", "timeout");
+		CHECK_KEYS(h, "a hook", "name", "run", "inputs", "when", "timeout", "env");
 		hk->loc = h->loc;
 		hk->dir = file_dir(h->loc);
 		if (!(x = yget(h, "name")) || !str(x, "hook name")) {
@@ -304,6 +304,14 @@ static void conv_hooks(struct package *p, const struct ynode *n, struct hook **o
 				loc_error(x->loc, "when must be changed, once or always, not '%s'", x->s);
 		}
 		hk->timeout = integer(yget(h, "timeout"), "hook timeout", 0);
+		/* env: names of variables handed on from idpmake's environment (hook.c) */
+		hk->env = strs(yget(h, "env"), "hook env");
+		for (size_t j = 0; j < hk->env.n; j++) {
+			const char *e = hk->env.v[j];
+			size_t k = strspn(e, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+			if (!*e || e[k] || (*e >= '0' && *e <= '9'))
+				loc_error(hk->env.loc[j], "hook env '%s' is not a variable name (letters, digits and '_')", e);
+		}
 		(*nout)++;
 	}
 }

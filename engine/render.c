@@ -22,6 +22,7 @@
 
 #include "exec.h"
 #include "hash.h"
+#include "intr.h"
 #include "manifest.h"
 #include "re.h"
 #include "render.h"
@@ -93,10 +94,12 @@ static int parse_objects(struct objects *o, const char *what, const char *text, 
 	int before = loc_errors;
 
 	if (yaml_parse(o->pool, what, text, len, &docs, &n) < 0) {
+		if (interrupted()) return *err = "interrupted", -1;
 		*err = aprintf("%s: malformed YAML (see above)", what);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
+		if (interrupted()) return *err = "interrupted", -1;
 		struct ynode *doc = docs[i], *kind = yget(doc, "kind"), *items = yget(doc, "items");
 		if (doc->type != Y_MAP) {
 			loc_error(doc->loc, "a Kubernetes object must be a map");
@@ -122,6 +125,7 @@ static int render_manifests(const struct render_ctx *rc, struct step *s, struct 
 	const struct tree *t = s->tree;
 
 	for (size_t i = 0; t && i < t->n; i++) {
+		if (interrupted()) return *err = "interrupted", -1;
 		const char *path = aprintf("%s/%s", t->dir, t->v[i].path);
 		size_t len;
 		char *text = read_file(path, &len);

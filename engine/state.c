@@ -31,8 +31,8 @@
  *      never records a success it did not have.
  *   2. A failure (state_step_failed) keeps the last success's key: the next
  *      run compares against it and redoes the step.
- *   3. `pushed` changes only after the remote accepted the push, in one
- *      transaction with the push step's record.  If idpmake dies between the
+ *   3. `pushed` changes only after the remote accepted the push (one
+ *      transaction; the push step's record is a second).  If idpmake dies between the
  *      remote's acceptance and that transaction, the next run's push finds
  *      the remote already holds the content and makes no commit (gitops.c).
  *   4. Migrations run forward only, each in a transaction that also sets

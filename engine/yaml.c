@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <yaml.h>
 
+#include "intr.h"
 #include "re.h"
 
 #include "util.h"
@@ -203,6 +204,7 @@ static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id,
 
 	if (!yn || depth > 200)
 		return NULL;
+	if (interrupted()) return NULL;
 	loc.line = (int)yn->start_mark.line + 1;
 	loc.col = (int)yn->start_mark.column + 1;
 	switch (yn->type) {
@@ -302,6 +304,7 @@ int yaml_parse(struct ypool *p, const char *file, const char *text, size_t len,
 		if (!(root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0)) {
 			struct ynode *t = convert(p, &doc, 1, file, 0);
 			if (!t) {
+				if (interrupted()) { yaml_document_delete(&doc); ret = -1; break; }
 				struct loc loc = { file, (int)root->start_mark.line + 1, 1 };
 				if (!loc_errors)
 					loc_error(loc, "YAML nested too deeply (recursive alias?)");
@@ -372,6 +375,7 @@ static int emit_node(yaml_emitter_t *em, const struct ynode *n)
 {
 	yaml_event_t ev;
 
+	if (interrupted()) return -1;
 	if (n->type == Y_SCALAR) {
 		yaml_scalar_style_t st = YAML_ANY_SCALAR_STYLE;
 		int plain = n->style == YS_PLAIN || !looks_typed(n), quoted = !plain || n->style != YS_PLAIN;

@@ -5,7 +5,8 @@
  * nothing, an edit that syncs exactly the package edited, a failed sync (its
  * dependents not run, an independent branch run with -k 0 and not started
  * with -k 1, the next run retrying exactly what failed or was not reached),
- * and -j 1 against -j 4.
+ * -j 1 against -j 4, and a success the state refuses to record (a trigger
+ * in state.db): the step fails and its dependents do not run.
  *
  * Each `up` runs in a forked child, as cmd_up does (ctx_load, plan_renders,
  * build_run; the push goes to the default bare repository in the state),
@@ -16,6 +17,7 @@
  * cause of each failed or not-run step; the parent checks it.  A child's stdout and stderr go to NAME/log.
  */
 #include <pthread.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,7 @@
 #include "test.h"
 
 static char *tmp;		/* scratch folder, removed at the end when all passed */
+static const char *norecord;	/* the state refuses to record this step's success */
 
 /*
  * hub: base -> left, right -> top (a diamond), lone -> lone2 (independent);
@@ -177,12 +180,30 @@ static int child(const char *dir, const char *result, int jobs, int keep_going)
 	build_sync = (struct sync_ops){ .sync = fake_sync, .ctx = &fk };
 	if (state_lock(c.st, 0) < 0)
 		return 6;
+	if (norecord) {
+		/* a second connection puts a trigger in: state_step_ok(norecord) fails */
+		sqlite3 *db;
+		const char *sql = aprintf("CREATE TRIGGER norecord BEFORE INSERT ON step WHEN NEW.id = '%s' AND NEW.ok = 1 "
+					  "BEGIN SELECT RAISE(ABORT, 't-build refuses to record this step'); END;",
+					  norecord);
+		if (sqlite3_open(path_join(c.statedir, "state.db"), &db) != SQLITE_OK ||
+		    sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+			return 8;
+		sqlite3_close(db);
+	}
 	run = state_run_begin(c.st, "up");
 	o = (struct build_opts){ c.jobs, c.keep_going, "up", run };
 	if (plan_renders(&c.pl) < 0)
 		return 7;
 	r = build_run(&c.pl, &o, &sum);
 	status_summary(&sum);
+	if (norecord) {
+		sqlite3 *db;
+		if (sqlite3_open(path_join(c.statedir, "state.db"), &db) != SQLITE_OK ||
+		    sqlite3_exec(db, "DROP TRIGGER norecord", NULL, NULL, NULL) != SQLITE_OK)
+			return 9;
+		sqlite3_close(db);
+	}
 	state_run_end(c.st, run, r, "t-build", sum.commit);
 	fprintf(fk.out, "rc %d\nsum %d %d %d %d %d %d\ncommit %d\nbad %d\n", r, sum.rendered, sum.synced,
 		sum.hooks, sum.failed, sum.not_run, sum.up_to_date, sum.commit != NULL, fk.bad);
@@ -434,6 +455,42 @@ static void test_fail_keep_going_1(void)
 	CHECK(r.rendered == 0 && r.synced == 4 && r.failed == 0 && r.not_run == 0);
 }
 
+/*
+ * The state fails to record base's sync: it fails, its dependents are not
+ * run, the independent branch is (-k 0); the next run redoes base's sync
+ * and what it held back.  Then the same for the push: no sync runs on a
+ * push the state does not know.
+ */
+static void test_record_fails(void)
+{
+	struct run r;
+
+	mkdistro("rec");
+	norecord = "hub/base:sync";
+	r = up("rec", 4, 0, NULL, NULL, 0);
+	norecord = NULL;
+	CHECK(r.status == 0 && r.rc == 1);
+	check_order(&r);
+	CHECK_STR(sync_states(&r), "FNNNDDN");
+	CHECK(at(&r, "error", "hub/base:sync the state could not record its success (see above)") >= 0);
+	CHECK(r.failed == 1 && r.synced == 2);
+	r = up("rec", 4, 0, NULL, NULL, 0);
+	CHECK(r.status == 0 && r.rc == 0);
+	CHECK_STR(started(&r), "edge/web:sync hub/base:sync hub/left:sync hub/right:sync hub/top:sync");
+
+	mkdistro("recp");
+	norecord = "push";
+	r = up("recp", 4, 0, NULL, NULL, 0);
+	norecord = NULL;
+	CHECK(r.status == 0 && r.rc == 1);
+	CHECK_STR(started(&r), "");
+	CHECK(state_of(&r, "push") == S_FAILED);
+	CHECK_STR(sync_states(&r), "NNNNNNN");
+	r = up("recp", 4, 0, NULL, NULL, 0);
+	CHECK(r.status == 0 && r.rc == 0);
+	CHECK_STR(started(&r), ALL_SYNCS);
+}
+
 static void setup(void)
 {
 	char tmpl[] = "/tmp/t-build.XXXXXX";
@@ -459,4 +516,4 @@ static void test_end(void)
 	afree_all();
 }
 
-TEST_MAIN(setup, test_order_noop_edit, test_jobs, test_fail_keep_going_0, test_fail_keep_going_1, test_end)
+TEST_MAIN(setup, test_order_noop_edit, test_jobs, test_fail_keep_going_0, test_fail_keep_going_1, test_record_fails, test_end)
