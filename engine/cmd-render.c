@@ -130,6 +130,14 @@ int cmd_diff(struct ctx *c)
 
 	if ((r = ctx_load(c, 1)))
 		return r;
+	/*
+	 * The fetch writes into STATE/repo, whose stale *.lock files `up`
+	 * removes under the state lock: diff takes the same lock.
+	 */
+	if (mkdirs(c->statedir) < 0)
+		return error("cannot create the state folder %s:", c->statedir), 1;
+	if (state_lock(c->st, c->wait) < 0)
+		return 1;
 	git_libgit2_init();
 	go = (struct gitops_opts){ c->statedir, c->d->git.remote ? c->d->git.remote : aprintf("%s/gitops.git", c->statedir),
 				   !c->d->git.remote, c->d->git.branch, c->d->git.author_name, c->d->git.author_email, c->d->git.ca_file,

@@ -721,6 +721,34 @@ out:
 	return rc;
 }
 
+/* gitops_read's walk: each blob of the folder's subtrees, with its path in the folder */
+struct read_walk {
+	struct git *g;
+	const char *folder;
+	int (*fn)(void *ctx, const char *name, const char *data, size_t len);
+	void *ctx;
+	int rc;
+};
+
+static int read_entry(const char *root, const git_tree_entry *e, void *payload)
+{
+	struct read_walk *w = payload;
+	const char *name;
+	git_blob *blob = NULL;
+	int err;
+
+	if (git_tree_entry_type(e) != GIT_OBJECT_BLOB)
+		return 0;	/* a tree is walked into; a submodule has no content here */
+	name = aprintf("%s%s", root, git_tree_entry_name(e));
+	if ((err = git_blob_lookup(&blob, w->g->repo, git_tree_entry_id(e))) < 0) {
+		w->rc = gerror(w->g, err, "cannot read '%s/%s' of '%s'", w->folder, name, w->g->branch);
+		return -1;
+	}
+	w->rc = w->fn(w->ctx, name, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+	git_blob_free(blob);
+	return w->rc ? -1 : 0;
+}
+
 int gitops_read(const struct gitops_opts *o, int fetch_first, const char *path,
 		int (*fn)(void *ctx, const char *name, const char *data, size_t len),
 		void *ctx, char tip[41])
@@ -730,6 +758,7 @@ int gitops_read(const struct gitops_opts *o, int fetch_first, const char *path,
 	git_commit *commit = NULL;
 	git_tree *root = NULL, *folder = NULL;
 	git_tree_entry *e = NULL;
+	struct read_walk w;
 	const char *p, *local;
 	struct stat st;
 	int have = 0, err = 0, rc = -1;
@@ -769,20 +798,15 @@ int gitops_read(const struct gitops_opts *o, int fetch_first, const char *path,
 		gerror(&g, err, "cannot read '%s' of '%s'", p, g.branch);
 		goto out;
 	}
-	rc = 0;
-	for (size_t i = 0, ne = git_tree_entrycount(folder); i < ne && !rc; i++) {
-		const git_tree_entry *fe = git_tree_entry_byindex(folder, i);
-		git_blob *blob = NULL;
-
-		if (git_tree_entry_type(fe) != GIT_OBJECT_BLOB)
-			continue;
-		if ((err = git_blob_lookup(&blob, g.repo, git_tree_entry_id(fe))) < 0) {
-			rc = gerror(&g, err, "cannot read '%s/%s' of '%s'", p, git_tree_entry_name(fe), g.branch);
-			break;
-		}
-		rc = fn(ctx, git_tree_entry_name(fe), git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
-		git_blob_free(blob);
-	}
+	/*
+	 * Pre-order over the subtrees: git sorts a tree's entries with a
+	 * subtree's name followed by '/', so the paths come in byte order, as
+	 * a bundle's names do.
+	 */
+	w = (struct read_walk){ &g, p, fn, ctx, 0 };
+	if ((err = git_tree_walk(folder, GIT_TREEWALK_PRE, read_entry, &w)) < 0 && !w.rc)
+		w.rc = gerror(&g, err, "cannot read '%s' of '%s'", p, g.branch);
+	rc = w.rc;
 out:
 	git_tree_entry_free(e);
 	git_tree_free(folder);

@@ -49,7 +49,8 @@ int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size
 
 /*
  * Read what the remote branch holds in folder `path` (after a fetch when
- * `fetch`): fn is called for each file directly in it, sorted by name.
+ * `fetch`): fn is called for each file in it and in its subfolders, with
+ * its path in the folder ("manifests/cm.yaml"), in byte order of the paths.
  * A missing folder or an empty repository calls fn never.  `tip` gets the
  * commit read ("" when the branch does not exist).
  */
