@@ -815,13 +815,3 @@ out:
 	clone_close(&g);
 	return rc;
 }
-
-const char *gitops_version(void)
-{
-	static char v[40];
-	int major, minor, rev;
-
-	git_libgit2_version(&major, &minor, &rev);
-	snprintf(v, sizeof(v), "libgit2 %d.%d.%d", major, minor, rev);
-	return v;
-}

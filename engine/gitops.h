@@ -58,7 +58,4 @@ int gitops_read(const struct gitops_opts *o, int fetch, const char *path,
 		int (*fn)(void *ctx, const char *name, const char *data, size_t len),
 		void *ctx, char tip[41]);
 
-/* libgit2's version, for `idpmake version` */
-const char *gitops_version(void);
-
 #endif

@@ -649,8 +649,3 @@ struct run_row *state_runs(struct state *s, size_t *n)
 	sqlite3_finalize(st);
 	return v;
 }
-
-const char *state_sqlite_version(void)
-{
-	return sqlite3_libversion();
-}

@@ -73,6 +73,4 @@ struct run_row {
 };
 struct run_row *state_runs(struct state *s, size_t *n);
 
-const char *state_sqlite_version(void);
-
 #endif
