@@ -352,30 +352,135 @@ static int apply(struct git *g, git_tree *base, const struct change *c, size_t n
 	return err < 0 ? gerror(g, err, "cannot build the new tree of '%s'", g->branch) : 0;
 }
 
+/* ---- changes made by another hand -------------------------------------- */
+
+#define WALK_MAX 2000		/* commits searched for the ones that changed a folder */
+#define SHOW_MAX 10		/* commits named per folder */
+
+static const struct gitops_owner *owners;
+static size_t nowners;
+
+void gitops_set_owners(const struct gitops_owner *v, size_t n)
+{
+	owners = v;
+	nowners = n;
+}
+
+static const struct gitops_owner *owner_of(const char *folder)
+{
+	for (size_t i = 0; i < nowners; i++)
+		if (owners[i].folder && !strcmp(owners[i].folder, folder))
+			return &owners[i];
+	return NULL;
+}
+
+/*
+ * The commits from `tip` back to `since` (excluded; NULL: the whole history)
+ * that changed folder `path` against their first parent, newest first: at
+ * most SHOW_MAX, among the WALK_MAX newest.
+ */
+static int touching(struct git *g, const git_oid *tip, const git_oid *since, const char *path,
+		    struct gitops_commit **out, size_t *n)
+{
+	git_revwalk *walk = NULL;
+	git_oid id;
+	int err, visited = 0;
+
+	*out = NULL;
+	*n = 0;
+	if ((err = git_revwalk_new(&walk, g->repo)) < 0 ||
+	    (err = git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME)) < 0 ||
+	    (err = git_revwalk_push(walk, tip)) < 0) {
+		git_revwalk_free(walk);
+		return gerror(g, err, "cannot read the history of '%s'", g->branch);
+	}
+	if (since && git_revwalk_hide(walk, since) < 0)
+		git_error_clear();	/* gone (a rewritten branch): search from the tip */
+	while (*n < SHOW_MAX && visited++ < WALK_MAX && !git_revwalk_next(&id, walk)) {
+		git_commit *c = NULL, *parent = NULL;
+		git_tree *t = NULL, *pt = NULL;
+		git_oid now, before;
+		const git_signature *a;
+		if (git_commit_lookup(&c, g->repo, &id) < 0 || git_commit_tree(&t, c) < 0 ||
+		    (git_commit_parentcount(c) && (git_commit_parent(&parent, c, 0) < 0 || git_commit_tree(&pt, parent) < 0)) ||
+		    entry_at(g, t, path, &now) < 0 || entry_at(g, pt, path, &before) < 0) {
+			git_error_clear();
+		} else if (!git_oid_equal(&now, &before)) {
+			a = git_commit_author(c);
+			*out = agrow(*out, *n, sizeof(**out));
+			git_oid_tostr((*out)[*n].id, sizeof((*out)[*n].id), &id);
+			(*out)[*n].author = aprintf("%s <%s>", a->name, a->email);
+			(*out)[(*n)++].summary = astrdup(git_commit_summary(c) ? git_commit_summary(c) : "");
+		}
+		git_tree_free(pt);
+		git_tree_free(t);
+		git_commit_free(parent);
+		git_commit_free(c);
+	}
+	git_error_clear();
+	git_revwalk_free(walk);
+	return 0;
+}
+
+/* "  FOLDER: ID AUTHOR "SUMMARY"" lines; ids shortened when `full` is 0 */
+static void describe(struct buf *b, const char *folder, int removed, const struct gitops_commit *v, size_t n, int full)
+{
+	if (!n)
+		buf_addf(b, "\n  %s: %s outside idpmake", folder, removed ? "removed" : "changed");
+	for (size_t i = 0; i < n; i++)
+		buf_addf(b, "\n  %s: %.*s %s \"%s\"", folder, full ? 40 : 7, v[i].id, v[i].author, v[i].summary);
+}
+
+/* what the push knows of where its folders came from */
+struct origin {
+	const git_oid *known_at;	/* the remote commit idpmake's known folders match (NULL: none) */
+	git_oid first;			/* the tip this run first fetched */
+	int have_first;
+	const int *owned;		/* owned[i]: change i's folder is in the known tree */
+	struct buf overwritten;		/* up --overwrite: what the commit replaces, for its message */
+};
+
 /*
  * Did someone else change one of the changes' folders?  A folder may differ
  * from what idpmake last left there only when it already holds what this run
  * writes (a previous run's push, say).  A folder idpmake never wrote is taken
  * as this run's first fetch found it, so a push racing ours is caught too.
- * -1 after naming the folders.
+ * A folder `up --overwrite` names is written over, and its commits noted.
+ * -1 after naming the folders, the commits and the two ways out.
  */
-static int conflicts(struct git *g, git_tree *base, const git_oid *tip, struct change *c, size_t n, int retry)
+static int conflicts(struct git *g, git_tree *base, const git_oid *tip, struct change *c, size_t n, int retry,
+		     struct origin *og)
 {
-	struct buf list = BUF_INIT;
+	struct buf list = BUF_INIT, lines = BUF_INIT, targets = BUF_INIT;
 	char shortid[8] = "";
 	git_oid cur;
 
+	buf_reset(&og->overwritten);
 	for (size_t i = 0; i < n; i++) {
-		if (entry_at(g, base, c[i].path, &cur) < 0) {
-			buf_release(&list);
-			return -1;
-		}
+		const struct gitops_owner *ow;
+		struct gitops_commit *v = NULL;
+		size_t nv = 0;
+		const git_oid *since;
+		if (entry_at(g, base, c[i].path, &cur) < 0)
+			goto fail;
 		if (!c[i].seen) {
 			c[i].seen = 1;
 			c[i].base = cur;
-		} else if (!git_oid_equal(&cur, &c[i].base) && !git_oid_equal(&cur, &c[i].tree)) {
-			buf_addf(&list, "%s%s", list.len ? ", " : "", c[i].path);
+			continue;
 		}
+		if (git_oid_equal(&cur, &c[i].base) || git_oid_equal(&cur, &c[i].tree))
+			continue;
+		since = og->owned[i] ? og->known_at : og->have_first ? &og->first : NULL;
+		if (tip && touching(g, tip, since, c[i].path, &v, &nv) < 0)
+			goto fail;
+		ow = owner_of(c[i].path);
+		if (ow && ow->overwrite) {
+			describe(&og->overwritten, c[i].path, git_oid_is_zero(&cur), v, nv, 1);
+			continue;
+		}
+		buf_addf(&list, "%s%s", list.len ? ", " : "", c[i].path);
+		describe(&lines, c[i].path, git_oid_is_zero(&cur), v, nv, 0);
+		buf_addf(&targets, " %s", ow && ow->target ? ow->target : c[i].path);
 	}
 	if (tip)
 		git_oid_tostr(shortid, sizeof(shortid), tip);
@@ -383,16 +488,40 @@ static int conflicts(struct git *g, git_tree *base, const git_oid *tip, struct c
 		if (retry && g->o->verbose)
 			fprintf(stderr, "%s: the remote branch '%s' moved to %s, not in this run's folders:"
 				" rebuilding the commit on it\n", argv0, g->branch, shortid);
+		buf_release(&lines);
+		buf_release(&targets);
 		return 0;
 	}
 	if (tip)
-		error("the remote branch '%s' moved to %s and changed %s, which this run also changes;"
-		      " fetch and review it, then run idpmake up again", g->branch, shortid, list.s);
+		error("the remote branch '%s' moved to %s and changed %s, which this run also changes:%s\n"
+		      "revert those changes in the GitOps repository, or replace them with this run's render:"
+		      " idpmake up --overwrite%s", g->branch, shortid, list.s, lines.s, targets.s);
 	else
 		error("the remote branch '%s' was deleted, and with it %s, which this run also changes;"
-		      " fetch and review it, then run idpmake up again", g->branch, list.s);
+		      " restore the branch, or write the folders again: idpmake up --overwrite%s",
+		      g->branch, list.s, targets.s);
+fail:
 	buf_release(&list);
+	buf_release(&lines);
+	buf_release(&targets);
 	return -1;
+}
+
+/* message with a paragraph naming what it overwrote, before its trailer paragraph */
+static const char *overwrite_message(const char *message, const struct buf *over)
+{
+	const char *cut;
+	size_t at;
+
+	if (!over->len)
+		return message;
+	message = message && *message ? message : "idpmake";
+	cut = strstr(message, "\n\n");
+	for (const char *p = cut; p; p = strstr(p + 2, "\n\n"))
+		cut = p;
+	at = cut ? (size_t)(cut - message) : strlen(message);
+	return aprintf("%.*s\n\nOverwrites changes made outside idpmake (up --overwrite):%s%s", (int)at, message,
+		       over->s, cut ? cut : "\n");
 }
 
 static int make_commit(struct git *g, const git_oid *tree_id, git_commit *parent,
@@ -467,17 +596,22 @@ static int recover(struct git *g, const git_oid *tip, int landed)
 	return rc < 0 ? -1 : clone_set_ref(g, g->pending, NULL);
 }
 
-/* the known tree, and each change's folder in it */
-static int load_known(struct git *g, git_tree **known, struct change *ch, size_t n)
+/* the known tree, the remote commit it matches (*at), and each change's folder in it */
+static int load_known(struct git *g, git_tree **known, git_oid *at, int *have_at, struct change *ch, size_t n)
 {
 	git_commit *k;
 	int err = 0, found;
 
 	*known = NULL;
+	*have_at = 0;
 	if (clone_ref_commit(g, g->known, &k) < 0)
 		return -1;
 	if (k && (err = git_commit_tree(known, k)) < 0)
 		gerror(g, err, "cannot read %s in %s", g->known, g->clone);
+	if (k && git_commit_parentcount(k) == 1) {
+		git_oid_cpy(at, git_commit_parent_id(k, 0));
+		*have_at = 1;
+	}
 	git_commit_free(k);
 	for (size_t i = 0; i < n && *known && err >= 0; i++) {
 		if ((found = entry_at(g, *known, ch[i].path, &ch[i].base)) < 0)
@@ -492,7 +626,7 @@ static int load_known(struct git *g, git_tree **known, struct change *ch, size_t
  * 0 done (r filled in), 1 refused, -1 failed (printed).
  */
 static int attempt_push(struct git *g, const git_oid *tip, git_tree *known, struct change *ch, size_t n,
-			const char *message, int attempt, struct gitops_result *r)
+			const char *message, int attempt, struct origin *og, struct gitops_result *r)
 {
 	git_commit *parent = NULL, *commit = NULL;
 	git_tree *base = NULL;
@@ -504,7 +638,7 @@ static int attempt_push(struct git *g, const git_oid *tip, git_tree *known, stru
 		gerror(g, err, "cannot read the remote's tip of '%s'", g->branch);
 		goto out;
 	}
-	if (conflicts(g, base, tip, ch, n, attempt) < 0 || apply(g, base, ch, n, &tree_id, &same) < 0)
+	if (conflicts(g, base, tip, ch, n, attempt, og) < 0 || apply(g, base, ch, n, &tree_id, &same) < 0)
 		goto out;
 	if (tip)
 		git_oid_tostr(r->parent, sizeof(r->parent), tip);
@@ -515,7 +649,7 @@ static int attempt_push(struct git *g, const git_oid *tip, git_tree *known, stru
 		rc = remember(g, known, ch, n, parent, g->known);
 		goto out;
 	}
-	if (make_commit(g, &tree_id, parent, message, &commit_id) < 0)
+	if (make_commit(g, &tree_id, parent, overwrite_message(message, &og->overwritten), &commit_id) < 0)
 		goto out;
 	if ((err = git_commit_lookup(&commit, g->repo, &commit_id)) < 0) {
 		gerror(g, err, "cannot read the new commit");
@@ -639,6 +773,9 @@ int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size
 	struct git g;
 	struct change *ch = NULL;
 	git_tree *known = NULL;		/* the folders as idpmake left them */
+	git_oid known_at;
+	int have_known_at = 0, *owned = NULL;
+	struct origin og = { NULL, { { 0 } }, 0, NULL, BUF_INIT };
 	char *refused = NULL;		/* why the remote refused the last push */
 	char *said = NULL;		/* and what it said then */
 	git_oid tip, prev;
@@ -679,15 +816,25 @@ int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size
 	for (int attempt = 0;; attempt++) {
 		if (remote_fetch(&g, &tip, &have) < 0)
 			goto out;
-		if (!attempt && (recover(&g, have ? &tip : NULL, 0) < 0 || load_known(&g, &known, ch, n) < 0))
-			goto out;
+		if (!attempt) {
+			if (recover(&g, have ? &tip : NULL, 0) < 0 ||
+			    load_known(&g, &known, &known_at, &have_known_at, ch, n) < 0)
+				goto out;
+			owned = xcalloc(n ? n : 1, sizeof(*owned));
+			for (size_t i = 0; i < n; i++)
+				owned[i] = ch[i].seen;
+			og.known_at = have_known_at ? &known_at : NULL;
+			og.owned = owned;
+			if ((og.have_first = have))
+				og.first = tip;
+		}
 		if (attempt && had == have && (!have || git_oid_equal(&prev, &tip))) {
 			remote_print(said);
 			error("the remote refused to update the branch '%s': %s", g.branch, refused);
 			goto out;
 		}
 		r->retries = attempt;
-		if ((st = attempt_push(&g, have ? &tip : NULL, known, ch, n, message, attempt, r)) <= 0) {
+		if ((st = attempt_push(&g, have ? &tip : NULL, known, ch, n, message, attempt, &og, r)) <= 0) {
 			rc = st;
 			goto out;
 		}
@@ -716,6 +863,8 @@ out:
 	free(refused);
 	free(said);
 	free(ch);
+	free(owned);
+	buf_release(&og.overwritten);
 	git_tree_free(known);
 	clone_close(&g);
 	return rc;
@@ -812,6 +961,74 @@ out:
 	git_tree_free(folder);
 	git_tree_free(root);
 	git_commit_free(commit);
+	clone_close(&g);
+	return rc;
+}
+
+int gitops_drift(const struct gitops_opts *o, int fetch_first, const char *const *folders, size_t n,
+		 struct gitops_drift **out)
+{
+	struct git g;
+	git_commit *k = NULL, *pend = NULL, *tipc = NULL;
+	git_tree *known = NULL, *pending = NULL, *root = NULL;
+	const git_oid *since = NULL;
+	const char *local;
+	git_oid tip;
+	struct stat st;
+	int have = 0, err = 0, rc = -1, nd = 0;
+
+	*out = NULL;
+	/* the embedded default remote, not created yet: nothing pushed */
+	if (fetch_first && o->create_remote && o->remote && (local = remote_local_path(o->remote)) && stat(local, &st))
+		return 0;
+	switch (clone_open(&g, o, fetch_first)) {
+	case 1:
+		rc = 0;
+		/* fallthrough */
+	case -1:
+		goto out;
+	}
+	if ((fetch_first ? remote_fetch(&g, &tip, &have) : clone_tracking_tip(&g, &tip, &have)) < 0 ||
+	    clone_ref_commit(&g, g.known, &k) < 0 || clone_ref_commit(&g, g.pending, &pend) < 0)
+		goto out;
+	if (!k) {
+		rc = 0;		/* idpmake never pushed from this clone */
+		goto out;
+	}
+	if ((err = git_commit_tree(&known, k)) < 0 || (pend && (err = git_commit_tree(&pending, pend)) < 0) ||
+	    (have && ((err = git_commit_lookup(&tipc, g.repo, &tip)) < 0 || (err = git_commit_tree(&root, tipc)) < 0))) {
+		gerror(&g, err, "cannot read the folders of '%s' in %s", g.branch, g.clone);
+		goto out;
+	}
+	if (git_commit_parentcount(k) == 1)
+		since = git_commit_parent_id(k, 0);
+	for (size_t i = 0; i < n; i++) {
+		const char *p = norm_path(folders[i]);
+		git_oid was, now, pushed;
+		int found;
+		struct gitops_drift *d;
+		if (!p || (found = entry_at(&g, known, p, &was)) < 0 || entry_at(&g, root, p, &now) < 0 ||
+		    entry_at(&g, pending, p, &pushed) < 0)
+			goto out;
+		/* not idpmake's, as idpmake left it, or what a push that landed wrote */
+		if (!found || git_oid_equal(&was, &now) || (pending && git_oid_equal(&pushed, &now)))
+			continue;
+		*out = agrow(*out, (size_t)nd, sizeof(**out));
+		d = &(*out)[nd++];
+		memset(d, 0, sizeof(*d));
+		d->folder = p;
+		d->removed = git_oid_is_zero(&now);
+		if (have && touching(&g, &tip, since, p, &d->commits, &d->ncommits) < 0)
+			goto out;
+	}
+	rc = nd;
+out:
+	git_tree_free(root);
+	git_tree_free(pending);
+	git_tree_free(known);
+	git_commit_free(tipc);
+	git_commit_free(pend);
+	git_commit_free(k);
 	clone_close(&g);
 	return rc;
 }
