@@ -24,7 +24,10 @@
  * "Another hand": the clone keeps what idpmake last left in each folder
  * (refs/idpmake/known/BRANCH, see remember()).  A folder that differs from
  * it, and does not already hold what this run writes, was changed by someone
- * else, before this run or racing its push.
+ * else, before this run or racing its push.  The failure names the commits
+ * that did and the two ways out (revert them, or up --overwrite); a folder
+ * `up --overwrite` names is written over, and the commit names the commits
+ * it replaces (gitdrift.c).
  *
  * Invariants:
  *   1. Nothing is forced: a refused push leaves the remote as it was, and a
@@ -60,6 +63,7 @@
 #include "buf.h"
 #include "bundle.h"
 #include "gitops.h"
+#include "gitdrift.h"
 #include "gitremote.h"
 #include "util.h"
 
@@ -172,7 +176,7 @@ int flush_objects(struct git *g)
 /* ---- trees and commits -------------------------------------------------- */
 
 /* a repository path without empty, "." or trailing components; NULL if invalid */
-static const char *norm_path(const char *p)
+const char *norm_path(const char *p)
 {
 	struct buf b = BUF_INIT;
 	const char *in = p;
@@ -300,7 +304,7 @@ fail:
 }
 
 /* the id of the entry at `path` in `tree` (NULL: empty): 1, or 0 with *id zero when none */
-static int entry_at(struct git *g, git_tree *tree, const char *path, git_oid *id)
+int entry_at(struct git *g, git_tree *tree, const char *path, git_oid *id)
 {
 	git_tree_entry *e = NULL;
 	int err;
@@ -352,85 +356,6 @@ static int apply(struct git *g, git_tree *base, const struct change *c, size_t n
 	return err < 0 ? gerror(g, err, "cannot build the new tree of '%s'", g->branch) : 0;
 }
 
-/* ---- changes made by another hand -------------------------------------- */
-
-#define WALK_MAX 2000		/* commits searched for the ones that changed a folder */
-#define SHOW_MAX 10		/* commits named per folder */
-
-static const struct gitops_owner *owners;
-static size_t nowners;
-
-void gitops_set_owners(const struct gitops_owner *v, size_t n)
-{
-	owners = v;
-	nowners = n;
-}
-
-static const struct gitops_owner *owner_of(const char *folder)
-{
-	for (size_t i = 0; i < nowners; i++)
-		if (owners[i].folder && !strcmp(owners[i].folder, folder))
-			return &owners[i];
-	return NULL;
-}
-
-/*
- * The commits from `tip` back to `since` (excluded; NULL: the whole history)
- * that changed folder `path` against their first parent, newest first: at
- * most SHOW_MAX, among the WALK_MAX newest.
- */
-static int touching(struct git *g, const git_oid *tip, const git_oid *since, const char *path,
-		    struct gitops_commit **out, size_t *n)
-{
-	git_revwalk *walk = NULL;
-	git_oid id;
-	int err, visited = 0;
-
-	*out = NULL;
-	*n = 0;
-	if ((err = git_revwalk_new(&walk, g->repo)) < 0 ||
-	    (err = git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME)) < 0 ||
-	    (err = git_revwalk_push(walk, tip)) < 0) {
-		git_revwalk_free(walk);
-		return gerror(g, err, "cannot read the history of '%s'", g->branch);
-	}
-	if (since && git_revwalk_hide(walk, since) < 0)
-		git_error_clear();	/* gone (a rewritten branch): search from the tip */
-	while (*n < SHOW_MAX && visited++ < WALK_MAX && !git_revwalk_next(&id, walk)) {
-		git_commit *c = NULL, *parent = NULL;
-		git_tree *t = NULL, *pt = NULL;
-		git_oid now, before;
-		const git_signature *a;
-		if (git_commit_lookup(&c, g->repo, &id) < 0 || git_commit_tree(&t, c) < 0 ||
-		    (git_commit_parentcount(c) && (git_commit_parent(&parent, c, 0) < 0 || git_commit_tree(&pt, parent) < 0)) ||
-		    entry_at(g, t, path, &now) < 0 || entry_at(g, pt, path, &before) < 0) {
-			git_error_clear();
-		} else if (!git_oid_equal(&now, &before)) {
-			a = git_commit_author(c);
-			*out = agrow(*out, *n, sizeof(**out));
-			git_oid_tostr((*out)[*n].id, sizeof((*out)[*n].id), &id);
-			(*out)[*n].author = aprintf("%s <%s>", a->name, a->email);
-			(*out)[(*n)++].summary = astrdup(git_commit_summary(c) ? git_commit_summary(c) : "");
-		}
-		git_tree_free(pt);
-		git_tree_free(t);
-		git_commit_free(parent);
-		git_commit_free(c);
-	}
-	git_error_clear();
-	git_revwalk_free(walk);
-	return 0;
-}
-
-/* "  FOLDER: ID AUTHOR "SUMMARY"" lines; ids shortened when `full` is 0 */
-static void describe(struct buf *b, const char *folder, int removed, const struct gitops_commit *v, size_t n, int full)
-{
-	if (!n)
-		buf_addf(b, "\n  %s: %s outside idpmake", folder, removed ? "removed" : "changed");
-	for (size_t i = 0; i < n; i++)
-		buf_addf(b, "\n  %s: %.*s %s \"%s\"", folder, full ? 40 : 7, v[i].id, v[i].author, v[i].summary);
-}
-
 /* what the push knows of where its folders came from */
 struct origin {
 	const git_oid *known_at;	/* the remote commit idpmake's known folders match (NULL: none) */
@@ -471,15 +396,15 @@ static int conflicts(struct git *g, git_tree *base, const git_oid *tip, struct c
 		if (git_oid_equal(&cur, &c[i].base) || git_oid_equal(&cur, &c[i].tree))
 			continue;
 		since = og->owned[i] ? og->known_at : og->have_first ? &og->first : NULL;
-		if (tip && touching(g, tip, since, c[i].path, &v, &nv) < 0)
+		if (tip && drift_commits(g, tip, since, c[i].path, &v, &nv) < 0)
 			goto fail;
-		ow = owner_of(c[i].path);
+		ow = drift_owner(c[i].path);
 		if (ow && ow->overwrite) {
-			describe(&og->overwritten, c[i].path, git_oid_is_zero(&cur), v, nv, 1);
+			drift_describe(&og->overwritten, c[i].path, git_oid_is_zero(&cur), v, nv, 1);
 			continue;
 		}
 		buf_addf(&list, "%s%s", list.len ? ", " : "", c[i].path);
-		describe(&lines, c[i].path, git_oid_is_zero(&cur), v, nv, 0);
+		drift_describe(&lines, c[i].path, git_oid_is_zero(&cur), v, nv, 0);
 		buf_addf(&targets, " %s", ow && ow->target ? ow->target : c[i].path);
 	}
 	if (tip)
@@ -505,23 +430,6 @@ fail:
 	buf_release(&lines);
 	buf_release(&targets);
 	return -1;
-}
-
-/* message with a paragraph naming what it overwrote, before its trailer paragraph */
-static const char *overwrite_message(const char *message, const struct buf *over)
-{
-	const char *cut;
-	size_t at;
-
-	if (!over->len)
-		return message;
-	message = message && *message ? message : "idpmake";
-	cut = strstr(message, "\n\n");
-	for (const char *p = cut; p; p = strstr(p + 2, "\n\n"))
-		cut = p;
-	at = cut ? (size_t)(cut - message) : strlen(message);
-	return aprintf("%.*s\n\nOverwrites changes made outside idpmake (up --overwrite):%s%s", (int)at, message,
-		       over->s, cut ? cut : "\n");
 }
 
 static int make_commit(struct git *g, const git_oid *tree_id, git_commit *parent,
@@ -649,7 +557,7 @@ static int attempt_push(struct git *g, const git_oid *tip, git_tree *known, stru
 		rc = remember(g, known, ch, n, parent, g->known);
 		goto out;
 	}
-	if (make_commit(g, &tree_id, parent, overwrite_message(message, &og->overwritten), &commit_id) < 0)
+	if (make_commit(g, &tree_id, parent, drift_message(message, &og->overwritten), &commit_id) < 0)
 		goto out;
 	if ((err = git_commit_lookup(&commit, g->repo, &commit_id)) < 0) {
 		gerror(g, err, "cannot read the new commit");
@@ -961,74 +869,6 @@ out:
 	git_tree_free(folder);
 	git_tree_free(root);
 	git_commit_free(commit);
-	clone_close(&g);
-	return rc;
-}
-
-int gitops_drift(const struct gitops_opts *o, int fetch_first, const char *const *folders, size_t n,
-		 struct gitops_drift **out)
-{
-	struct git g;
-	git_commit *k = NULL, *pend = NULL, *tipc = NULL;
-	git_tree *known = NULL, *pending = NULL, *root = NULL;
-	const git_oid *since = NULL;
-	const char *local;
-	git_oid tip;
-	struct stat st;
-	int have = 0, err = 0, rc = -1, nd = 0;
-
-	*out = NULL;
-	/* the embedded default remote, not created yet: nothing pushed */
-	if (fetch_first && o->create_remote && o->remote && (local = remote_local_path(o->remote)) && stat(local, &st))
-		return 0;
-	switch (clone_open(&g, o, fetch_first)) {
-	case 1:
-		rc = 0;
-		/* fallthrough */
-	case -1:
-		goto out;
-	}
-	if ((fetch_first ? remote_fetch(&g, &tip, &have) : clone_tracking_tip(&g, &tip, &have)) < 0 ||
-	    clone_ref_commit(&g, g.known, &k) < 0 || clone_ref_commit(&g, g.pending, &pend) < 0)
-		goto out;
-	if (!k) {
-		rc = 0;		/* idpmake never pushed from this clone */
-		goto out;
-	}
-	if ((err = git_commit_tree(&known, k)) < 0 || (pend && (err = git_commit_tree(&pending, pend)) < 0) ||
-	    (have && ((err = git_commit_lookup(&tipc, g.repo, &tip)) < 0 || (err = git_commit_tree(&root, tipc)) < 0))) {
-		gerror(&g, err, "cannot read the folders of '%s' in %s", g.branch, g.clone);
-		goto out;
-	}
-	if (git_commit_parentcount(k) == 1)
-		since = git_commit_parent_id(k, 0);
-	for (size_t i = 0; i < n; i++) {
-		const char *p = norm_path(folders[i]);
-		git_oid was, now, pushed;
-		int found;
-		struct gitops_drift *d;
-		if (!p || (found = entry_at(&g, known, p, &was)) < 0 || entry_at(&g, root, p, &now) < 0 ||
-		    entry_at(&g, pending, p, &pushed) < 0)
-			goto out;
-		/* not idpmake's, as idpmake left it, or what a push that landed wrote */
-		if (!found || git_oid_equal(&was, &now) || (pending && git_oid_equal(&pushed, &now)))
-			continue;
-		*out = agrow(*out, (size_t)nd, sizeof(**out));
-		d = &(*out)[nd++];
-		memset(d, 0, sizeof(*d));
-		d->folder = p;
-		d->removed = git_oid_is_zero(&now);
-		if (have && touching(&g, &tip, since, p, &d->commits, &d->ncommits) < 0)
-			goto out;
-	}
-	rc = nd;
-out:
-	git_tree_free(root);
-	git_tree_free(pending);
-	git_tree_free(known);
-	git_commit_free(tipc);
-	git_commit_free(pend);
-	git_commit_free(k);
 	clone_close(&g);
 	return rc;
 }

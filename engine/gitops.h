@@ -39,7 +39,8 @@ struct gitops_result {
  * the push is refused because the remote moved: fetch again; if the remote's
  * new commits touched none of the changes' folders, rebuild on the new tip
  * and push again (at most 5 times); if they did, fail naming the folders and
- * the remote commit, changing nothing.  A commit whose tree equals its
+ * the commits, changing nothing, unless gitops_set_owners said to overwrite
+ * those folders.  A commit whose tree equals its
  * parent's is never made: made_commit = 0 and commit = the tip.
  * Returns 0, or -1 after printing the cause (an auth failure names
  * IDPMAKE_GIT_TOKEN / IDPMAKE_GIT_USERNAME and never prints the secret).

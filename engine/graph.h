@@ -18,6 +18,7 @@
  *              normalised, is a bundle (bundle.h) in the state's cache
  *     push     gitops.c: one commit of the changed folders; gitremote.c: the
  *              clone, credentials, fetch and push (libgit2)
+ *              gitdrift.c: changes made outside idpmake (plan, diff, --overwrite)
  *     sync     argocd.c: create or update the Application, sync, wait;
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl)
  *     pre/post hook.c: /bin/sh -c with the package's environment
