@@ -130,10 +130,16 @@ int cmd_diff(struct ctx *c)
 
 	if ((r = ctx_load(c, 1)))
 		return r;
+	/*
+	 * The fetch writes into STATE/repo, whose stale *.lock files `up`
+	 * removes under the state lock: diff takes the same lock.
+	 */
+	if (mkdirs(c->statedir) < 0)
+		return error("cannot create the state folder %s:", c->statedir), 1;
+	if (state_lock(c->st, c->wait) < 0)
+		return 1;
 	git_libgit2_init();
-	go = (struct gitops_opts){ c->statedir, c->d->git.remote ? c->d->git.remote : aprintf("%s/gitops.git", c->statedir),
-				   !c->d->git.remote, c->d->git.branch, c->d->git.author_name, c->d->git.author_email, c->d->git.ca_file,
-				   c->verbose };
+	go = ctx_gitops(c);
 	for (size_t i = 0; i < c->g->nsteps; i++) {
 		struct step *s = c->g->steps[i];
 		struct remote_files rf = { 0 };
@@ -180,5 +186,8 @@ int cmd_diff(struct ctx *c)
 	}
 	fprintf(stderr, "idpmake: %d object%s differ%s from the GitOps repository\n", changed, changed == 1 ? "" : "s",
 		changed == 1 ? "s" : "");
+	/* who made the differences that are not idpmake's (the fetch above is fresh) */
+	if (show_drift(c, !fetched, stderr, NULL) < 0)
+		return 1;
 	return c->exit_code && changed ? 1 : 0;
 }

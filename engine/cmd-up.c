@@ -5,12 +5,126 @@
 #include <string.h>
 
 #include "argocd.h"
+#include "buf.h"
 #include "build.h"
 #include "cmd.h"
 #include "intr.h"
+#include "gitops.h"
 #include "manifest.h"
 #include "share.h"
 #include "util.h"
+
+struct gitops_opts ctx_gitops(const struct ctx *c)
+{
+	const struct distro *d = c->d;
+
+	return (struct gitops_opts){ c->statedir, d->git.remote ? d->git.remote : aprintf("%s/gitops.git", c->statedir),
+				     !d->git.remote, d->git.branch, d->git.author_name, d->git.author_email,
+				     d->git.ca_file, c->verbose };
+}
+
+/* the target that names a render step's package */
+static const char *target_of(const struct step *s)
+{
+	return aprintf("%s/%s", s->cluster->name, s->pkg->name);
+}
+
+/*
+ * Changes made outside idpmake in the selected packages' folders: the
+ * folder, each commit that made them and its author, and what up does
+ * about them.
+ */
+int show_drift(struct ctx *c, int fetch, FILE *f, json_t *json)
+{
+	struct gitops_opts go = ctx_gitops(c);
+	const char **folders = amalloc((c->g->nsteps + 1) * sizeof(*folders));
+	struct step **steps = amalloc((c->g->nsteps + 1) * sizeof(*steps));
+	struct gitops_drift *v;
+	struct buf targets = BUF_INIT;
+	size_t n = 0;
+	int nd;
+
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		struct step *s = c->g->steps[i];
+		if (s->kind == STEP_RENDER && s->selected) {
+			folders[n] = s->gitpath;
+			steps[n++] = s;
+		}
+	}
+	if (!n || (nd = gitops_drift(&go, fetch, folders, n, &v)) <= 0)
+		return n ? nd : 0;
+	for (int i = 0; i < nd; i++) {
+		const char *target = v[i].folder, *what = v[i].removed ? "removed" : "changed";
+		json_t *o, *commits;
+		for (size_t k = 0; k < n; k++)
+			if (!strcmp(steps[k]->gitpath, v[i].folder))
+				target = target_of(steps[k]);
+		buf_addf(&targets, " %s", target);
+		if (!json) {
+			if (!v[i].ncommits)
+				fprintf(f, "drift  %s: %s outside idpmake\n", v[i].folder, what);
+			for (size_t k = 0; k < v[i].ncommits; k++)
+				fprintf(f, "drift  %s: %s outside idpmake by %.7s %s \"%s\"\n", v[i].folder, what,
+					v[i].commits[k].id, v[i].commits[k].author, v[i].commits[k].summary);
+			continue;
+		}
+		o = json_object();
+		commits = json_array();
+		json_object_set_new(o, "folder", json_string(v[i].folder));
+		json_object_set_new(o, "target", json_string(target));
+		json_object_set_new(o, "removed", json_boolean(v[i].removed));
+		for (size_t k = 0; k < v[i].ncommits; k++)
+			json_array_append_new(commits, json_pack("{s:s, s:s, s:s}", "id", v[i].commits[k].id,
+								 "author", v[i].commits[k].author,
+								 "summary", v[i].commits[k].summary));
+		json_object_set_new(o, "commits", commits);
+		json_array_append_new(json, o);
+	}
+	if (!json)
+		fprintf(f, "idpmake: %d folder%s changed outside idpmake; up will not write over %s: revert the change%s"
+			" in the GitOps repository, or replace %s with the render: idpmake up --overwrite%s\n",
+			nd, nd == 1 ? "" : "s", nd == 1 ? "it" : "them", nd == 1 ? "" : "s", nd == 1 ? "it" : "them",
+			targets.s);
+	buf_release(&targets);
+	return nd;
+}
+
+/* does a target of the command line name the package of render step s? */
+static int named(const struct ctx *c, const struct step *s)
+{
+	for (size_t t = 0; t < c->ntargets; t++) {
+		const char *slash = strchr(c->targets[t], '/');
+		const char *pk = slash ? slash + 1 : c->targets[t];
+		if (slash && strncmp(s->cluster->name, c->targets[t], (size_t)(slash - c->targets[t])))
+			continue;
+		if (slash && s->cluster->name[slash - c->targets[t]])
+			continue;
+		if (!*pk || package_is(s->pkg, pk))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Tell the push which target names each folder, and which folders
+ * --overwrite replaces: those are pushed even when the state says the
+ * repository holds their render.
+ */
+static void set_owners(struct ctx *c)
+{
+	struct gitops_owner *v = amalloc((c->g->nsteps + 1) * sizeof(*v));
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		struct step *s = c->g->steps[i];
+		if (s->kind != STEP_RENDER)
+			continue;
+		v[n] = (struct gitops_owner){ s->gitpath, target_of(s), c->overwrite && s->selected && named(c, s) };
+		if (v[n++].overwrite)
+			state_pushed_drop(c->st, pushed_key(&c->pl, s->gitpath));
+	}
+	gitops_set_owners(v, n);
+}
 
 /*
  * --refresh: ask Argo CD (with a refresh) how each Application stands; one
@@ -110,6 +224,11 @@ int cmd_up(struct ctx *c)
 		return r;
 	struct argocd *a = NULL;
 
+	if (c->overwrite && !c->ntargets) {
+		fprintf(stderr, "idpmake: --overwrite needs targets: the packages whose folders to write over\n");
+		return 2;
+	}
+
 	if (c->pl.argocd_server) {
 		const char *err;
 		if (!(a = argocd_open(c->d, c->statedir, c->verbose, &err)))
@@ -121,6 +240,7 @@ int cmd_up(struct ctx *c)
 	}
 	if (state_lock(c->st, c->wait) < 0)
 		return 1;
+	set_owners(c);
 	run = state_run_begin(c->st, "up");
 	o.run = run;
 	if (plan_renders(&c->pl) < 0) {
@@ -151,10 +271,13 @@ int cmd_up(struct ctx *c)
 int cmd_plan(struct ctx *c)
 {
 	int r, work = 0, uptodate = 0;
-	json_t *steps = NULL;
+	json_t *steps = NULL, *drift;
 
 	if ((r = ctx_load(c, 1)))
 		return r;
+	/* --refresh fetches into the clone, as up does: under the state lock */
+	if (c->refresh && (mkdirs(c->statedir) < 0 || state_lock(c->st, c->wait) < 0))
+		return 1;
 	if (plan_renders(&c->pl) < 0)
 		return 1;
 	if (c->json)
@@ -201,15 +324,20 @@ int cmd_plan(struct ctx *c)
 					printf("         %s\n", s->changed.v[k]);
 		}
 	}
+	/* changes made outside idpmake, as the clone last fetched them (with --refresh: fetched now) */
+	drift = c->json ? json_array() : NULL;
+	if (show_drift(c, c->refresh, stdout, drift) < 0)
+		r = 1;
 	if (c->json) {
 		json_t *doc = json_object();
 		json_object_set_new(doc, "version", json_integer(1));
 		json_object_set_new(doc, "steps", steps);
 		json_object_set_new(doc, "up_to_date", json_integer(uptodate));
+		json_object_set_new(doc, "drift", drift);
 		json_print(doc, 1);
 	} else {
 		printf("idpmake: %d step%s would run, %d up to date%s\n", work, work == 1 ? "" : "s", uptodate,
 		       c->pl.argocd_server ? "" : " (no argocd configured: sync steps are skipped)");
 	}
-	return c->exit_code && work ? 1 : 0;
+	return r ? r : c->exit_code && work ? 1 : 0;
 }

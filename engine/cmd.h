@@ -2,6 +2,8 @@
 #ifndef IDPMAKE_CMD_H
 #define IDPMAKE_CMD_H
 
+#include <stdio.h>
+
 #include "graph.h"
 #include "plan.h"
 #include "state.h"
@@ -12,6 +14,7 @@ struct ctx {
 	const char *file;		/* -f, default distro.yaml */
 	const char *statedir;		/* --state / IDPMAKE_STATE, default .idpmake beside the distro */
 	int jobs, keep_going, dry_run, json, verbose, wait, refresh, prune, exit_code;
+	int overwrite;			/* up --overwrite: replace the targets' folders' changes made outside idpmake */
 	enum color_mode color;
 	struct strlist labels;		/* -l */
 	const char *format;		/* graph --format */
@@ -30,6 +33,12 @@ struct ctx {
 int ctx_load(struct ctx *c, int readonly);
 /* steps selected, and the argocd server in force */
 const char *argocd_server(const struct distro *d);
+
+/* the GitOps repository's options for a loaded distro */
+struct gitops_opts ctx_gitops(const struct ctx *c);
+/* plan and diff: print the selected folders changed outside idpmake (into `json` when not NULL); their number, -1 */
+struct json_t;
+int show_drift(struct ctx *c, int fetch, FILE *f, struct json_t *json);
 
 int cmd_up(struct ctx *c);
 int cmd_plan(struct ctx *c);

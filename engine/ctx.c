@@ -33,7 +33,6 @@ int ctx_load(struct ctx *c, int readonly)
 	c->pl.dry_run = readonly;
 	c->pl.refresh = c->refresh;
 	c->pl.jobs = c->jobs;
-	c->pl.have_targets = c->ntargets || c->labels.n;
 	c->pl.argocd_server = argocd_server(c->d);
 	c->pl.rc.d = c->d;
 	c->pl.rc.statedir = c->statedir;

@@ -24,7 +24,10 @@
  * "Another hand": the clone keeps what idpmake last left in each folder
  * (refs/idpmake/known/BRANCH, see remember()).  A folder that differs from
  * it, and does not already hold what this run writes, was changed by someone
- * else, before this run or racing its push.
+ * else, before this run or racing its push.  The failure names the commits
+ * that did and the two ways out (revert them, or up --overwrite); a folder
+ * `up --overwrite` names is written over, and the commit names the commits
+ * it replaces (gitdrift.c).
  *
  * Invariants:
  *   1. Nothing is forced: a refused push leaves the remote as it was, and a
@@ -60,6 +63,7 @@
 #include "buf.h"
 #include "bundle.h"
 #include "gitops.h"
+#include "gitdrift.h"
 #include "gitremote.h"
 #include "util.h"
 
@@ -172,7 +176,7 @@ int flush_objects(struct git *g)
 /* ---- trees and commits -------------------------------------------------- */
 
 /* a repository path without empty, "." or trailing components; NULL if invalid */
-static const char *norm_path(const char *p)
+const char *norm_path(const char *p)
 {
 	struct buf b = BUF_INIT;
 	const char *in = p;
@@ -300,7 +304,7 @@ fail:
 }
 
 /* the id of the entry at `path` in `tree` (NULL: empty): 1, or 0 with *id zero when none */
-static int entry_at(struct git *g, git_tree *tree, const char *path, git_oid *id)
+int entry_at(struct git *g, git_tree *tree, const char *path, git_oid *id)
 {
 	git_tree_entry *e = NULL;
 	int err;
@@ -352,30 +356,56 @@ static int apply(struct git *g, git_tree *base, const struct change *c, size_t n
 	return err < 0 ? gerror(g, err, "cannot build the new tree of '%s'", g->branch) : 0;
 }
 
+/* what the push knows of where its folders came from */
+struct origin {
+	const git_oid *known_at;	/* the remote commit idpmake's known folders match (NULL: none) */
+	git_oid first;			/* the tip this run first fetched */
+	int have_first;
+	const int *owned;		/* owned[i]: change i's folder is in the known tree */
+	struct buf overwritten;		/* up --overwrite: what the commit replaces, for its message */
+};
+
 /*
  * Did someone else change one of the changes' folders?  A folder may differ
  * from what idpmake last left there only when it already holds what this run
  * writes (a previous run's push, say).  A folder idpmake never wrote is taken
  * as this run's first fetch found it, so a push racing ours is caught too.
- * -1 after naming the folders.
+ * A folder `up --overwrite` names is written over, and its commits noted.
+ * -1 after naming the folders, the commits and the two ways out.
  */
-static int conflicts(struct git *g, git_tree *base, const git_oid *tip, struct change *c, size_t n, int retry)
+static int conflicts(struct git *g, git_tree *base, const git_oid *tip, struct change *c, size_t n, int retry,
+		     struct origin *og)
 {
-	struct buf list = BUF_INIT;
+	struct buf list = BUF_INIT, lines = BUF_INIT, targets = BUF_INIT;
 	char shortid[8] = "";
 	git_oid cur;
 
+	buf_reset(&og->overwritten);
 	for (size_t i = 0; i < n; i++) {
-		if (entry_at(g, base, c[i].path, &cur) < 0) {
-			buf_release(&list);
-			return -1;
-		}
+		const struct gitops_owner *ow;
+		struct gitops_commit *v = NULL;
+		size_t nv = 0;
+		const git_oid *since;
+		if (entry_at(g, base, c[i].path, &cur) < 0)
+			goto fail;
 		if (!c[i].seen) {
 			c[i].seen = 1;
 			c[i].base = cur;
-		} else if (!git_oid_equal(&cur, &c[i].base) && !git_oid_equal(&cur, &c[i].tree)) {
-			buf_addf(&list, "%s%s", list.len ? ", " : "", c[i].path);
+			continue;
 		}
+		if (git_oid_equal(&cur, &c[i].base) || git_oid_equal(&cur, &c[i].tree))
+			continue;
+		since = og->owned[i] ? og->known_at : og->have_first ? &og->first : NULL;
+		if (tip && drift_commits(g, tip, since, c[i].path, &v, &nv) < 0)
+			goto fail;
+		ow = drift_owner(c[i].path);
+		if (ow && ow->overwrite) {
+			drift_describe(&og->overwritten, c[i].path, git_oid_is_zero(&cur), v, nv, 1);
+			continue;
+		}
+		buf_addf(&list, "%s%s", list.len ? ", " : "", c[i].path);
+		drift_describe(&lines, c[i].path, git_oid_is_zero(&cur), v, nv, 0);
+		buf_addf(&targets, " %s", ow && ow->target ? ow->target : c[i].path);
 	}
 	if (tip)
 		git_oid_tostr(shortid, sizeof(shortid), tip);
@@ -383,15 +413,22 @@ static int conflicts(struct git *g, git_tree *base, const git_oid *tip, struct c
 		if (retry && g->o->verbose)
 			fprintf(stderr, "%s: the remote branch '%s' moved to %s, not in this run's folders:"
 				" rebuilding the commit on it\n", argv0, g->branch, shortid);
+		buf_release(&lines);
+		buf_release(&targets);
 		return 0;
 	}
 	if (tip)
-		error("the remote branch '%s' moved to %s and changed %s, which this run also changes;"
-		      " fetch and review it, then run idpmake up again", g->branch, shortid, list.s);
+		error("the remote branch '%s' moved to %s and changed %s, which this run also changes:%s\n"
+		      "revert those changes in the GitOps repository, or replace them with this run's render:"
+		      " idpmake up --overwrite%s", g->branch, shortid, list.s, lines.s, targets.s);
 	else
 		error("the remote branch '%s' was deleted, and with it %s, which this run also changes;"
-		      " fetch and review it, then run idpmake up again", g->branch, list.s);
+		      " restore the branch, or write the folders again: idpmake up --overwrite%s",
+		      g->branch, list.s, targets.s);
+fail:
 	buf_release(&list);
+	buf_release(&lines);
+	buf_release(&targets);
 	return -1;
 }
 
@@ -467,17 +504,22 @@ static int recover(struct git *g, const git_oid *tip, int landed)
 	return rc < 0 ? -1 : clone_set_ref(g, g->pending, NULL);
 }
 
-/* the known tree, and each change's folder in it */
-static int load_known(struct git *g, git_tree **known, struct change *ch, size_t n)
+/* the known tree, the remote commit it matches (*at), and each change's folder in it */
+static int load_known(struct git *g, git_tree **known, git_oid *at, int *have_at, struct change *ch, size_t n)
 {
 	git_commit *k;
 	int err = 0, found;
 
 	*known = NULL;
+	*have_at = 0;
 	if (clone_ref_commit(g, g->known, &k) < 0)
 		return -1;
 	if (k && (err = git_commit_tree(known, k)) < 0)
 		gerror(g, err, "cannot read %s in %s", g->known, g->clone);
+	if (k && git_commit_parentcount(k) == 1) {
+		git_oid_cpy(at, git_commit_parent_id(k, 0));
+		*have_at = 1;
+	}
 	git_commit_free(k);
 	for (size_t i = 0; i < n && *known && err >= 0; i++) {
 		if ((found = entry_at(g, *known, ch[i].path, &ch[i].base)) < 0)
@@ -492,7 +534,7 @@ static int load_known(struct git *g, git_tree **known, struct change *ch, size_t
  * 0 done (r filled in), 1 refused, -1 failed (printed).
  */
 static int attempt_push(struct git *g, const git_oid *tip, git_tree *known, struct change *ch, size_t n,
-			const char *message, int attempt, struct gitops_result *r)
+			const char *message, int attempt, struct origin *og, struct gitops_result *r)
 {
 	git_commit *parent = NULL, *commit = NULL;
 	git_tree *base = NULL;
@@ -504,7 +546,7 @@ static int attempt_push(struct git *g, const git_oid *tip, git_tree *known, stru
 		gerror(g, err, "cannot read the remote's tip of '%s'", g->branch);
 		goto out;
 	}
-	if (conflicts(g, base, tip, ch, n, attempt) < 0 || apply(g, base, ch, n, &tree_id, &same) < 0)
+	if (conflicts(g, base, tip, ch, n, attempt, og) < 0 || apply(g, base, ch, n, &tree_id, &same) < 0)
 		goto out;
 	if (tip)
 		git_oid_tostr(r->parent, sizeof(r->parent), tip);
@@ -515,7 +557,7 @@ static int attempt_push(struct git *g, const git_oid *tip, git_tree *known, stru
 		rc = remember(g, known, ch, n, parent, g->known);
 		goto out;
 	}
-	if (make_commit(g, &tree_id, parent, message, &commit_id) < 0)
+	if (make_commit(g, &tree_id, parent, drift_message(message, &og->overwritten), &commit_id) < 0)
 		goto out;
 	if ((err = git_commit_lookup(&commit, g->repo, &commit_id)) < 0) {
 		gerror(g, err, "cannot read the new commit");
@@ -639,6 +681,9 @@ int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size
 	struct git g;
 	struct change *ch = NULL;
 	git_tree *known = NULL;		/* the folders as idpmake left them */
+	git_oid known_at;
+	int have_known_at = 0, *owned = NULL;
+	struct origin og = { NULL, { { 0 } }, 0, NULL, BUF_INIT };
 	char *refused = NULL;		/* why the remote refused the last push */
 	char *said = NULL;		/* and what it said then */
 	git_oid tip, prev;
@@ -679,15 +724,25 @@ int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size
 	for (int attempt = 0;; attempt++) {
 		if (remote_fetch(&g, &tip, &have) < 0)
 			goto out;
-		if (!attempt && (recover(&g, have ? &tip : NULL, 0) < 0 || load_known(&g, &known, ch, n) < 0))
-			goto out;
+		if (!attempt) {
+			if (recover(&g, have ? &tip : NULL, 0) < 0 ||
+			    load_known(&g, &known, &known_at, &have_known_at, ch, n) < 0)
+				goto out;
+			owned = xcalloc(n ? n : 1, sizeof(*owned));
+			for (size_t i = 0; i < n; i++)
+				owned[i] = ch[i].seen;
+			og.known_at = have_known_at ? &known_at : NULL;
+			og.owned = owned;
+			if ((og.have_first = have))
+				og.first = tip;
+		}
 		if (attempt && had == have && (!have || git_oid_equal(&prev, &tip))) {
 			remote_print(said);
 			error("the remote refused to update the branch '%s': %s", g.branch, refused);
 			goto out;
 		}
 		r->retries = attempt;
-		if ((st = attempt_push(&g, have ? &tip : NULL, known, ch, n, message, attempt, r)) <= 0) {
+		if ((st = attempt_push(&g, have ? &tip : NULL, known, ch, n, message, attempt, &og, r)) <= 0) {
 			rc = st;
 			goto out;
 		}
@@ -716,9 +771,39 @@ out:
 	free(refused);
 	free(said);
 	free(ch);
+	free(owned);
+	buf_release(&og.overwritten);
 	git_tree_free(known);
 	clone_close(&g);
 	return rc;
+}
+
+/* gitops_read's walk: each blob of the folder's subtrees, with its path in the folder */
+struct read_walk {
+	struct git *g;
+	const char *folder;
+	int (*fn)(void *ctx, const char *name, const char *data, size_t len);
+	void *ctx;
+	int rc;
+};
+
+static int read_entry(const char *root, const git_tree_entry *e, void *payload)
+{
+	struct read_walk *w = payload;
+	const char *name;
+	git_blob *blob = NULL;
+	int err;
+
+	if (git_tree_entry_type(e) != GIT_OBJECT_BLOB)
+		return 0;	/* a tree is walked into; a submodule has no content here */
+	name = aprintf("%s%s", root, git_tree_entry_name(e));
+	if ((err = git_blob_lookup(&blob, w->g->repo, git_tree_entry_id(e))) < 0) {
+		w->rc = gerror(w->g, err, "cannot read '%s/%s' of '%s'", w->folder, name, w->g->branch);
+		return -1;
+	}
+	w->rc = w->fn(w->ctx, name, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+	git_blob_free(blob);
+	return w->rc ? -1 : 0;
 }
 
 int gitops_read(const struct gitops_opts *o, int fetch_first, const char *path,
@@ -730,6 +815,7 @@ int gitops_read(const struct gitops_opts *o, int fetch_first, const char *path,
 	git_commit *commit = NULL;
 	git_tree *root = NULL, *folder = NULL;
 	git_tree_entry *e = NULL;
+	struct read_walk w;
 	const char *p, *local;
 	struct stat st;
 	int have = 0, err = 0, rc = -1;
@@ -769,20 +855,15 @@ int gitops_read(const struct gitops_opts *o, int fetch_first, const char *path,
 		gerror(&g, err, "cannot read '%s' of '%s'", p, g.branch);
 		goto out;
 	}
-	rc = 0;
-	for (size_t i = 0, ne = git_tree_entrycount(folder); i < ne && !rc; i++) {
-		const git_tree_entry *fe = git_tree_entry_byindex(folder, i);
-		git_blob *blob = NULL;
-
-		if (git_tree_entry_type(fe) != GIT_OBJECT_BLOB)
-			continue;
-		if ((err = git_blob_lookup(&blob, g.repo, git_tree_entry_id(fe))) < 0) {
-			rc = gerror(&g, err, "cannot read '%s/%s' of '%s'", p, git_tree_entry_name(fe), g.branch);
-			break;
-		}
-		rc = fn(ctx, git_tree_entry_name(fe), git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
-		git_blob_free(blob);
-	}
+	/*
+	 * Pre-order over the subtrees: git sorts a tree's entries with a
+	 * subtree's name followed by '/', so the paths come in byte order, as
+	 * a bundle's names do.
+	 */
+	w = (struct read_walk){ &g, p, fn, ctx, 0 };
+	if ((err = git_tree_walk(folder, GIT_TREEWALK_PRE, read_entry, &w)) < 0 && !w.rc)
+		w.rc = gerror(&g, err, "cannot read '%s' of '%s'", p, g.branch);
+	rc = w.rc;
 out:
 	git_tree_entry_free(e);
 	git_tree_free(folder);
@@ -790,14 +871,4 @@ out:
 	git_commit_free(commit);
 	clone_close(&g);
 	return rc;
-}
-
-const char *gitops_version(void)
-{
-	static char v[40];
-	int major, minor, rev;
-
-	git_libgit2_version(&major, &minor, &rev);
-	snprintf(v, sizeof(v), "libgit2 %d.%d.%d", major, minor, rev);
-	return v;
 }

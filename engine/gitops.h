@@ -39,7 +39,8 @@ struct gitops_result {
  * the push is refused because the remote moved: fetch again; if the remote's
  * new commits touched none of the changes' folders, rebuild on the new tip
  * and push again (at most 5 times); if they did, fail naming the folders and
- * the remote commit, changing nothing.  A commit whose tree equals its
+ * the commits, changing nothing, unless gitops_set_owners said to overwrite
+ * those folders.  A commit whose tree equals its
  * parent's is never made: made_commit = 0 and commit = the tip.
  * Returns 0, or -1 after printing the cause (an auth failure names
  * IDPMAKE_GIT_TOKEN / IDPMAKE_GIT_USERNAME and never prints the secret).
@@ -49,7 +50,8 @@ int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size
 
 /*
  * Read what the remote branch holds in folder `path` (after a fetch when
- * `fetch`): fn is called for each file directly in it, sorted by name.
+ * `fetch`): fn is called for each file in it and in its subfolders, with
+ * its path in the folder ("manifests/cm.yaml"), in byte order of the paths.
  * A missing folder or an empty repository calls fn never.  `tip` gets the
  * commit read ("" when the branch does not exist).
  */
@@ -57,7 +59,44 @@ int gitops_read(const struct gitops_opts *o, int fetch, const char *path,
 		int (*fn)(void *ctx, const char *name, const char *data, size_t len),
 		void *ctx, char tip[41]);
 
-/* libgit2's version, for `idpmake version` */
-const char *gitops_version(void);
+/*
+ * Changes made outside idpmake ("drift").  A folder idpmake owns (one it
+ * pushed from this clone) whose content on the remote branch differs from
+ * what idpmake last left there was changed by another hand.
+ */
+struct gitops_commit {
+	char id[41];
+	const char *author;		/* "Name <email>" */
+	const char *summary;		/* the first line of its message */
+};
+
+struct gitops_drift {
+	const char *folder;
+	int removed;			/* the folder is gone from the branch */
+	struct gitops_commit *commits;	/* newest first: the commits since idpmake's that changed it */
+	size_t ncommits;
+};
+
+/*
+ * Which of `folders` drifted on the remote branch (after a fetch when
+ * `fetch`, else as last fetched): their number, and *out (arena).  A clone
+ * that idpmake never pushed from knows no folder: 0.  -1 after an error.
+ */
+int gitops_drift(const struct gitops_opts *o, int fetch, const char *const *folders, size_t n,
+		 struct gitops_drift **out);
+
+/*
+ * What `up` tells the push about the run's folders: the target that names
+ * each (for messages), and whether `up --overwrite` replaces changes another
+ * hand made in it.  gitops_push refuses to write over such changes unless
+ * told to; the commit that does names the commits it overwrote.  The array
+ * must live until the push is done.
+ */
+struct gitops_owner {
+	const char *folder;
+	const char *target;		/* CLUSTER/PACKAGE */
+	int overwrite;
+};
+void gitops_set_owners(const struct gitops_owner *v, size_t n);
 
 #endif

@@ -29,6 +29,7 @@
  *              clusters) run once, the others take that output
  *     push     gitops.c: one commit of the changed folders; gitremote.c: the
  *              clone, credentials, fetch and push (libgit2)
+ *              gitdrift.c: changes made outside idpmake (plan, diff, --overwrite)
  *     sync     argocd.c: create or update the Application, sync, wait;
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl)
  *     pre/post hook.c: /bin/sh -c with the package's environment

@@ -293,7 +293,7 @@ static int walk(struct scan *s, int dfd, size_t plen, int depth)
 		}
 		memcpy(s->path + plen, e->d_name, nlen + 1);
 		if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) {
-			/* a symlink may point anywhere: it must stay inside the folder */
+			/* a symlink may point anywhere: it must stay inside dir (hash.h) */
 			char *full = aprintf("%s/%s", s->t->dir, s->path), real[PATH_MAX], root[PATH_MAX];
 			if (realpath(full, real) && realpath(s->t->dir, root) &&
 			    (strncmp(real, root, strlen(root)) || (real[strlen(root)] && real[strlen(root)] != '/'))) {

@@ -47,8 +47,11 @@ void inputs_diff(const struct inputs *old, const struct inputs *new, struct strl
 /*
  * A tree of input files: every regular file under `dir` matching one of the
  * globs (fnmatch with "**" for any depth; none: every file), sorted by
- * relative path.  Symlinks are followed only when they stay inside `root`
- * (the distro folder); they are errors otherwise.
+ * relative path.  A symlink is followed only when it points inside `dir`
+ * itself (the package folder, not the distro folder around it); one that
+ * points out of it is an error naming the symlink and its target, so a
+ * package never reads, hashes or pushes a file of another package or of the
+ * machine.  A dangling symlink is skipped.
  *
  * scan_tree() only stats (readdir + fstatat) and returns a fingerprint of
  * (path, size, mtime, ctime, inode, device) for every file.  When it equals

@@ -61,6 +61,7 @@ static void usage(FILE *f)
 		   "  --wait             wait for another run's lock instead of failing\n"
 		   "  --refresh          compare with the remotes first and redo what drifted\n"
 		   "  --prune            delete Applications of packages removed from the distro\n"
+		   "  --overwrite        up: replace changes made outside idpmake in the targets' folders\n"
 		   "  --format FMT       graph: dot (default), json or mermaid\n"
 		   "  -o DIR             render: write files under DIR\n"
 		   "  --exit-code        plan: exit 1 when there is work to do\n"
@@ -106,7 +107,7 @@ static int parse_int(const char *s, const char *what, int *out)
 
 int main(int argc, char **argv)
 {
-	enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION };
+	enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION, O_OVERWRITE };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "color", required_argument, NULL, O_COLOR },
@@ -115,6 +116,7 @@ int main(int argc, char **argv)
 		{ "wait", no_argument, NULL, O_WAIT },
 		{ "refresh", no_argument, NULL, O_REFRESH },
 		{ "prune", no_argument, NULL, O_PRUNE },
+		{ "overwrite", no_argument, NULL, O_OVERWRITE },
 		{ "format", required_argument, NULL, O_FORMAT },
 		{ "exit-code", no_argument, NULL, O_EXITCODE },
 		{ "help", no_argument, NULL, 'h' },
@@ -221,6 +223,9 @@ int main(int argc, char **argv)
 			break;
 		case O_PRUNE:
 			c.prune = 1;
+			break;
+		case O_OVERWRITE:
+			c.overwrite = 1;
 			break;
 		case O_FORMAT:
 			c.format = optarg;

@@ -17,7 +17,6 @@ struct planner {
 	int refresh;			/* --refresh: ask the remotes for drift */
 	struct render_ctx rc;
 	const char *argocd_server;	/* resolved server, NULL: no Argo CD */
-	int have_targets;		/* targets or -l given: do not prune folders */
 	int jobs;			/* -j: threads for scanning */
 };
 

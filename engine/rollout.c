@@ -26,8 +26,6 @@
 #include "rollout.h"
 #include "util.h"
 
-extern char **environ;
-
 const char *wave_clusters(const struct distro *d, const struct wave *w, const char *sep)
 {
 	struct buf b = BUF_INIT;
@@ -108,9 +106,7 @@ static int run_check(struct planner *pl, struct step *s, const char *commit, con
 	struct proc p = { 0 };
 	int r;
 
-	for (char **e = environ; *e; e++)
-		if (strncmp(*e, "IDPMAKE_", 8))
-			strvec_push(&env, *e);
+	proc_env_base(&env);	/* the allowlist: no credential reaches a check */
 	strvec_pushf(&env, "IDPMAKE_WAVE=%s", s->wave->name);
 	strvec_pushf(&env, "IDPMAKE_WAVE_CLUSTERS=%s", wave_clusters(pl->g->d, s->wave, " "));
 	strvec_pushf(&env, "IDPMAKE_COMMIT=%s", commit ? commit : "");

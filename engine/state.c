@@ -552,6 +552,17 @@ int state_pushed(struct state *s, const char *path, struct pushed *p)
 	return 0;
 }
 
+void state_pushed_drop(struct state *s, const char *path)
+{
+	for (size_t i = 0; i < s->npushed; i++) {
+		if (!strcmp(s->pushed[i].path, path)) {
+			memmove(&s->pushed[i], &s->pushed[i + 1], (s->npushed - i - 1) * sizeof(*s->pushed));
+			s->npushed--;
+			return;
+		}
+	}
+}
+
 const struct pushed *state_pushed_all(struct state *s, size_t *n)
 {
 	*n = s->npushed;
@@ -648,9 +659,4 @@ struct run_row *state_runs(struct state *s, size_t *n)
 	}
 	sqlite3_finalize(st);
 	return v;
-}
-
-const char *state_sqlite_version(void)
-{
-	return sqlite3_libversion();
 }

@@ -60,6 +60,8 @@ struct pushed {
 };
 int state_pushed(struct state *s, const char *path, struct pushed *p);	/* 1 found, 0 not */
 const struct pushed *state_pushed_all(struct state *s, size_t *n);
+/* for this run only: take a folder as not pushed, so the push writes it again (up --overwrite) */
+void state_pushed_drop(struct state *s, const char *path);
 /* after a push: every folder's new output (zero hash: removed), one transaction */
 int state_push_done(struct state *s, const struct pushed *v, size_t n, const char *commit);
 
@@ -72,7 +74,5 @@ struct run_row {
 	const char *command, *summary, *commit;
 };
 struct run_row *state_runs(struct state *s, size_t *n);
-
-const char *state_sqlite_version(void);
 
 #endif

@@ -26,11 +26,6 @@ void status_init(int j, enum color_mode c, int v)
 	color = c == COLOR_ALWAYS || (c == COLOR_AUTO && tty && !getenv("NO_COLOR"));
 }
 
-int status_json(void)
-{
-	return json;
-}
-
 int status_verbose(void)
 {
 	return verbose;

@@ -13,7 +13,6 @@ struct summary {
 };
 
 void status_init(int json, enum color_mode color, int verbose);
-int status_json(void);
 int status_verbose(void);
 void status_total(int total);			/* steps that will run */
 void status_start(const struct step *s);

@@ -359,9 +359,47 @@ static void test_race_our_folder(void)
 	CHECK_STR(out("git -C %s show main:in-cluster/a/x.yaml", remote), "x: theirs");
 	CHECK_STR(out("git -C %s show main:prod/z/z.yaml", remote), "z: 1");
 	CHECK(strstr(msg, aprintf("the remote branch 'main' moved to %.7s and changed in-cluster/a, which this run"
-				  " also changes; fetch and review it, then run idpmake up again", theirs)) != NULL);
+				  " also changes:\n  in-cluster/a: %.7s ", theirs, theirs)) != NULL);
+	CHECK(strstr(msg, " \"other operator\"\n") != NULL);	/* the commit's subject */
+	/* the ways out (issue 8 §6): running up again would fail the same way */
+	CHECK(strstr(msg, "revert those changes in the GitOps repository, or replace them with this run's render:"
+			  " idpmake up --overwrite in-cluster/a\n") != NULL);
+	CHECK(strstr(msg, "fetch and review") == NULL);
 	CHECK(strstr(msg, "prod/z") == NULL);
-	CHECK(strstr(msg, "\n") == strrchr(msg, '\n'));	/* one line */
+}
+
+/* up --overwrite: the push writes over the other hand's change and names its commit */
+static void test_overwrite(void)
+{
+	struct gitops_opts o = opts("state", remote, 1);
+	struct gitops_result r;
+	struct gitops_change c = { "in-cluster/a", mkbundle("x.yaml", "x: 5\n", NULL) };
+	struct gitops_owner own[2] = { { "prod/z", "prod/z", 0 }, { "in-cluster/a", "in-cluster/a", 1 } };
+	const char *theirs, *msg;
+
+	other_push("in-cluster/a/x.yaml", "x: by hand\n");
+	theirs = out("git -C %s rev-parse main", remote);
+	/* not named: refused, naming the target to overwrite */
+	own[1].overwrite = 0;
+	gitops_set_owners(own, 2);
+	capture();
+	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a\n\nIdpmake-Run: 7", &r) == -1);
+	CHECK(strstr(captured(), "idpmake up --overwrite in-cluster/a") != NULL);
+	CHECK_STR(out("git -C %s rev-parse main", remote), theirs);
+	/* named: written over */
+	own[1].overwrite = 1;
+	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a\n\nIdpmake-Run: 7", &r) == 0);
+	gitops_set_owners(NULL, 0);
+	CHECK(r.made_commit == 1);
+	CHECK_STR(r.parent, theirs);
+	CHECK_STR(out("git -C %s show main:in-cluster/a/x.yaml", remote), "x: 5");
+	msg = out("git -C %s log -1 --format=%%B main", remote);
+	CHECK(strstr(msg, aprintf("idpmake: in-cluster/a\n\nOverwrites changes made outside idpmake (up --overwrite):\n"
+				  "  in-cluster/a: %s ", theirs)) != NULL);
+	CHECK(strstr(msg, "\"other operator\"\n\nIdpmake-Run: 7") != NULL);	/* the trailer stays last */
+	/* known again: the next push of the folder goes through without --overwrite */
+	c.bundle = mkbundle("x.yaml", "x: 6\n", NULL);
+	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == 0 && r.made_commit == 1);
 }
 
 static void test_retries_bounded(void)
@@ -491,8 +529,10 @@ static void test_read(void)
 	CHECK_STR(b.s, "x.yaml=x: fresh\n|");
 	CHECK_STR(tip, out("git -C %s rev-parse main", remote));
 	buf_reset(&b);
-	CHECK(gitops_read(&o, 0, "in-cluster", collect, &b, tip) == 0);	/* folders only: no file */
-	CHECK_STR(b.s, "");
+	/* the files of subfolders too, named by their path in the folder (issue 12 #9) */
+	CHECK(gitops_read(&o, 0, "in-cluster", collect, &b, tip) == 0);
+	CHECK_STR(b.s, "a/x.yaml=x: fresh\n|b/b.yaml=b: 1\n|");
+	buf_reset(&b);
 	CHECK(gitops_read(&o, 0, "no/such", collect, &b, tip) == 0);
 	CHECK_STR(b.s, "");
 	CHECK(strlen(tip) == 40);
@@ -611,11 +651,6 @@ static void test_no_secret_shown(void)
 	CHECK_STR(out("git -C %s/state-http/repo remote get-url origin", tmp), "http://idp@127.0.0.1:1/x.git");
 }
 
-static void test_version(void)
-{
-	CHECK(!strncmp(gitops_version(), "libgit2 1.", 10));
-}
-
 static void setup(void)
 {
 	char templ[] = "/tmp/t-gitops.XXXXXX";
@@ -644,7 +679,8 @@ static void teardown(void)
 		rmtree(tmp);
 }
 
-TEST_MAIN(setup, test_version, test_first_push, test_one_folder_changes, test_same_content_no_commit,
+TEST_MAIN(setup, test_first_push, test_one_folder_changes, test_same_content_no_commit,
 	  test_remove, test_race_other_folder, test_race_our_folder, test_retries_bounded, test_hand_edit,
+	  test_overwrite,
 	  test_push_landed_then_died, test_race_fresh_state, test_read,
 	  test_file_url, test_other_branch, test_errors, test_no_secret_shown, teardown)

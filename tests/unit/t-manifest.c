@@ -17,6 +17,7 @@
 
 #include "buf.h"
 #include "manifest.h"
+#include "rule.h"
 #include "util.h"
 #include "scratch.h"
 #include "test.h"
@@ -848,6 +849,28 @@ static void test_rules(void)
 	CHECK(d && find_package(d, "j")->rule && !strcmp(find_package(d, "j")->rule->name, "jsonnet"));
 }
 
+/*
+ * A built-in rule's text is hashed into every key of its packages, so it
+ * says what the renderer really runs: only kustomize runs its `command`;
+ * manifests, argocd-app and helm (whose `render: local` argv render.c
+ * builds itself) declare none.
+ */
+static void test_builtin_rules(void)
+{
+	size_t n;
+	struct rule **r = rules_builtin(&n);
+
+	CHECK(n == 4);
+	for (size_t i = 0; i < n; i++) {
+		if (r[i]->builtin == RENDER_KUSTOMIZE)
+			CHECK_STR(join(&r[i]->command), "kubectl kustomize ${src}");
+		else if (r[i]->command.n)
+			CHECK_STR(r[i]->name, "(a built-in rule whose command is never run)");
+	}
+	CHECK(r[RENDER_HELM - 1]->builtin == RENDER_HELM);
+	CHECK_STR(join(&r[RENDER_HELM - 1]->version), "helm version --short");
+}
+
 /* ---- closest ---- */
 
 static void test_closest(void)
@@ -998,4 +1021,4 @@ static void setup(void)
 }
 
 TEST_MAIN(setup, test_defaults, test_full, test_errors, test_extends, test_extends_builtin,
-	  test_rules, test_closest, test_vars, scratch_end)
+	  test_rules, test_builtin_rules, test_closest, test_vars, scratch_end)
