@@ -177,17 +177,30 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static void not_run(struct step *s, const char *cause, struct summary *sum)
+/*
+ * The steps after a failed or not-run s do not run.  A wave's gate is the
+ * exception for its own clusters' steps: it stops waiting for them, and
+ * judges the failures by its max-failed when it runs (rollout.c).
+ */
+static void not_run(struct step *s, const char *cause, struct summary *sum, struct step **ready, size_t *nready)
 {
 	for (size_t i = 0; i < s->nout; i++) {
 		struct step *o = s->out[i];
 		if (!o->selected || o->state == S_NOT_RUN || o->state == S_FAILED || o->state == S_DONE)
 			continue;
+		if (o->kind == STEP_WAVE && s->cluster && s->cluster->wave == o->wave) {
+			if (--o->pending == 0 && o->state == S_WAITING) {
+				o->state = S_READY;
+				ready[(*nready)++] = o;
+			}
+			continue;
+		}
 		o->state = S_NOT_RUN;
 		o->error = cause;
 		sum->not_run++;
 		status_not_run(o, cause);
-		not_run(o, cause, sum);
+		rollout_finished(o, 1);
+		not_run(o, cause, sum, ready, nready);
 	}
 }
 
@@ -251,7 +264,8 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 {
 	struct graph *g = pl->g;
 	struct step **ready = xcalloc(g->nsteps + 1, sizeof(*ready));
-	size_t nready = 0, left = 0;
+	struct step **held = xcalloc(g->nsteps + 1, sizeof(*held));	/* waiting for a slot of max-parallel */
+	size_t nready = 0, nheld = 0, left = 0;
 	pthread_t *threads;
 	int nthreads = o->jobs > 0 ? o->jobs : 1, running = 0, failures = 0, total = 0, started = 0;
 	const struct distro *d = g->d;
@@ -288,6 +302,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			total++;
 	}
 	status_total(total);
+	rollout_begin(g);
 	intr_install();
 	if (nthreads > JOBS_MAX)
 		nthreads = JOBS_MAX;
@@ -299,6 +314,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			if (!started) {
 				free(threads);
 				free(ready);
+				free(held);
 				return error("cannot start a worker thread: %s", strerror(e)), 2;
 			}
 			warn("cannot start more than %d worker threads: %s", started, strerror(e));
@@ -317,8 +333,14 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			struct job *j;
 			if (s->kind != STEP_RENDER)
 				plan_decide(pl, s);
+			if (s->dirty && !rollout_may_start(s) && running) {
+				/* its wave has max-parallel clusters busy: after one of them finishes */
+				held[nheld++] = s;
+				continue;
+			}
 			if (!s->dirty) {
 				s->state = S_DONE;
+				rollout_finished(s, 0);
 				if ((s->kind == STEP_SYNC || s->kind == STEP_WAVE || s->kind == STEP_REGISTER) && !pl->argocd_server) {
 					sum->skipped++;
 					status_skipped(s, s->why);
@@ -334,6 +356,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			j = xcalloc(1, sizeof(*j));
 			j->s = s;
 			s->state = S_RUNNING;
+			rollout_started(s);
 			s->log = log_path(pl->statedir, s);
 			unlink(s->log);
 			if (s->kind == STEP_PRE || s->kind == STEP_POST) {
@@ -361,11 +384,17 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			pthread_mutex_unlock(&q.lock);
 			running++;
 		}
+		if (!running && nheld && !stopping) {
+			/* only held steps are left (needs across clusters): let one of them start */
+			while (nheld)
+				ready[nready++] = held[--nheld];
+			continue;
+		}
 		if (!running) {
 			/* nothing runs and nothing can start: stopped, mark the rest */
 			for (size_t i = 0; i < g->nsteps; i++) {
 				struct step *s = g->steps[i];
-				if (s->selected && (s->state == S_WAITING)) {
+				if (s->selected && (s->state == S_WAITING || s->state == S_READY)) {
 					s->state = S_NOT_RUN;
 					s->error = build_interrupted ? "interrupted" : "stopped after failures (-k)";
 					sum->not_run++;
@@ -403,14 +432,22 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 				for (size_t k = 0; k < s->nout; k++)
 					if (s->out[k]->selected && --s->out[k]->pending == 0 && s->out[k]->state == S_WAITING)
 						ready[nready++] = s->out[k];
+				if (rollout_finished(s, 0))
+					while (nheld)
+						ready[nready++] = held[--nheld];
 			} else {
 				s->state = S_FAILED;
 				s->error = j->err ? j->err : "failed";
 				state_step_failed(pl->st, s->id, s->error, s->ms);
-				failures++;
+				/* a failure its wave's max-failed tolerates does not stop the run (-k) */
+				rollout_finished(s, 1);
+				if (!rollout_tolerated(s))
+					failures++;
 				sum->failed++;
 				status_failed(s, s->log);
-				not_run(s, aprintf("%s failed", s->id), sum);
+				not_run(s, aprintf("%s failed", s->id), sum, ready, &nready);
+				while (nheld)
+					ready[nready++] = held[--nheld];
 				for (size_t i = 0; i < g->nsteps; i++)
 					if (g->steps[i]->state == S_NOT_RUN && g->steps[i]->pending >= 0) {
 						g->steps[i]->pending = -1;
@@ -428,6 +465,8 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 		pthread_join(threads[i], NULL);
 	free(threads);
 	free(ready);
+	free(held);
+	rollout_end();
 	if (build_interrupted)
 		return 1;
 	return sum->failed || sum->not_run ? 1 : 0;

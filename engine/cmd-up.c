@@ -11,6 +11,7 @@
 #include "intr.h"
 #include "gitops.h"
 #include "manifest.h"
+#include "rollout.h"
 #include "share.h"
 #include "util.h"
 
@@ -280,6 +281,8 @@ int cmd_plan(struct ctx *c)
 		return 1;
 	if (plan_renders(&c->pl) < 0)
 		return 1;
+	if (!c->json)
+		rollout_print(c->d, stdout);
 	if (c->json)
 		steps = json_array();
 	for (size_t i = 0; i < c->g->nsteps; i++) {
@@ -333,6 +336,7 @@ int cmd_plan(struct ctx *c)
 		json_object_set_new(doc, "version", json_integer(1));
 		json_object_set_new(doc, "steps", steps);
 		json_object_set_new(doc, "up_to_date", json_integer(uptodate));
+		json_object_set_new(doc, "waves", rollout_json(c->d));
 		json_object_set_new(doc, "drift", drift);
 		json_print(doc, 1);
 	} else {

@@ -18,11 +18,13 @@
  * a halted rollout resumes at the wave that halted.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "buf.h"
 #include "exec.h"
+#include "fleet.h"
 #include "rollout.h"
 #include "util.h"
 
@@ -50,6 +52,13 @@ void wave_decide(struct planner *pl, struct step *s, const struct record *rec, i
 	const struct wave *w = s->wave;
 	struct hasher *h;
 
+	if (rollout_wave_failed(w)) {
+		/* judged on this run's failures, Argo CD or not */
+		s->dirty = 1;
+		s->reason = R_UPSTREAM;
+		s->why = aprintf("%d of its clusters failed", rollout_wave_failed(w));
+		return;
+	}
 	if (!pl->argocd_server) {
 		s->dirty = 0;
 		s->reason = R_UP_TO_DATE;
@@ -128,6 +137,9 @@ int wave_run(struct planner *pl, struct step *s, const char *commit, const struc
 	const struct wave *w = s->wave;
 	const char *why = NULL;
 
+	if ((why = rollout_halt(w)))
+		return *err = why, -1;
+
 	if (w->bake > 0 && bake(s, &why) < 0)
 		return *err = aprintf("wave '%s': %s", w->name, why), -1;
 	if (w->bake > 0 && ops && ops->verify)
@@ -141,4 +153,189 @@ int wave_run(struct planner *pl, struct step *s, const char *commit, const struc
 	if (s->hook && run_check(pl, s, commit, &why) < 0)
 		return *err = aprintf("wave '%s': %s", w->name, why), -1;
 	return 0;
+}
+
+/*
+ * The run's bookkeeping for max-parallel and max-failed, kept by the
+ * scheduler's thread (build.c) and read by a gate's worker only after the
+ * scheduler handed it the gate (through the job queue's lock).
+ *
+ * A cluster's steps here are its register, pre, sync and post steps (its
+ * renders come before the push, outside any wave).  A cluster is active in
+ * its wave from the start of its first step that runs until all its
+ * selected steps finished; failed once any of them failed or was not run.
+ */
+static struct {
+	const struct distro *d;
+	int *left;		/* per cluster: selected steps not finished */
+	char *begun, *failed;	/* per cluster */
+	int *active, *nfailed;	/* per wave */
+} ro;
+
+static size_t ci(const struct cluster *c)
+{
+	return (size_t)(c - ro.d->clusters);
+}
+
+static size_t wi(const struct wave *w)
+{
+	return (size_t)(w - ro.d->waves);
+}
+
+static int counted(const struct step *s)
+{
+	return s->cluster && s->kind != STEP_RENDER;
+}
+
+void rollout_begin(struct graph *g)
+{
+	const struct distro *d = g->d;
+
+	rollout_end();
+	ro.d = d;
+	ro.left = xcalloc(d->nclusters + 1, sizeof(*ro.left));
+	ro.begun = xcalloc(d->nclusters + 1, 1);
+	ro.failed = xcalloc(d->nclusters + 1, 1);
+	ro.active = xcalloc(d->nwaves + 1, sizeof(*ro.active));
+	ro.nfailed = xcalloc(d->nwaves + 1, sizeof(*ro.nfailed));
+	for (size_t i = 0; i < g->nsteps; i++)
+		if (g->steps[i]->selected && counted(g->steps[i]))
+			ro.left[ci(g->steps[i]->cluster)]++;
+}
+
+void rollout_end(void)
+{
+	free(ro.left);
+	free(ro.begun);
+	free(ro.failed);
+	free(ro.active);
+	free(ro.nfailed);
+	memset(&ro, 0, sizeof(ro));
+}
+
+int rollout_may_start(const struct step *s)
+{
+	const struct wave *w;
+
+	if (!ro.d || !counted(s) || ro.begun[ci(s->cluster)])
+		return 1;
+	w = s->cluster->wave;
+	return !w->max_parallel || ro.active[wi(w)] < w->max_parallel;
+}
+
+void rollout_started(const struct step *s)
+{
+	if (!ro.d || !counted(s) || ro.begun[ci(s->cluster)])
+		return;
+	ro.begun[ci(s->cluster)] = 1;
+	if (ro.left[ci(s->cluster)] > 0)
+		ro.active[wi(s->cluster->wave)]++;
+}
+
+int rollout_finished(const struct step *s, int failed)
+{
+	size_t c;
+
+	if (!ro.d || !counted(s))
+		return 0;
+	c = ci(s->cluster);
+	if (failed && !ro.failed[c]) {
+		ro.failed[c] = 1;
+		ro.nfailed[wi(s->cluster->wave)]++;
+	}
+	if (ro.left[c] > 0 && --ro.left[c] == 0 && ro.begun[c]) {
+		ro.active[wi(s->cluster->wave)]--;
+		return 1;
+	}
+	return 0;
+}
+
+/* how many failed clusters a wave tolerates */
+static int allowed(const struct wave *w)
+{
+	return w->max_failed_pct ? (int)((long)w->max_failed * (long)w->nclusters / 100) : w->max_failed;
+}
+
+int rollout_tolerated(const struct step *s)
+{
+	if (!ro.d || !counted(s) || !ro.d->rollout)
+		return 0;
+	return ro.nfailed[wi(s->cluster->wave)] <= allowed(s->cluster->wave);
+}
+
+int rollout_wave_failed(const struct wave *w)
+{
+	return ro.d ? ro.nfailed[wi(w)] : 0;
+}
+
+const char *rollout_halt(const struct wave *w)
+{
+	struct buf b = BUF_INIT;
+	const char *r;
+	int n = rollout_wave_failed(w);
+
+	if (n <= allowed(w))
+		return NULL;
+	for (size_t i = 0; i < ro.d->nclusters; i++)
+		if (ro.d->clusters[i].wave == w && ro.failed[i])
+			buf_addf(&b, "%s%s", b.len ? ", " : "", ro.d->clusters[i].name);
+	r = aprintf("wave '%s' halted: %d of %zu cluster%s failed (max-failed %d%s): %s; later waves were not started",
+		    w->name, n, w->nclusters, w->nclusters == 1 ? "" : "s", w->max_failed, w->max_failed_pct ? "%" : "", b.s);
+	buf_release(&b);
+	return r;
+}
+
+/* "max-parallel 5, bake 300 s, max-failed 10%" (arena), "" for defaults */
+static const char *wave_limits(const struct wave *w)
+{
+	struct buf b = BUF_INIT;
+	const char *r;
+
+	if (w->max_parallel)
+		buf_addf(&b, "max-parallel %d", w->max_parallel);
+	if (w->bake)
+		buf_addf(&b, "%sbake %d s", b.len ? ", " : "", w->bake);
+	if (w->max_failed)
+		buf_addf(&b, "%smax-failed %d%s", b.len ? ", " : "", w->max_failed, w->max_failed_pct ? "%" : "");
+	if (w->check)
+		buf_addf(&b, "%scheck", b.len ? ", " : "");
+	r = astrdup(b.len ? b.s : "");
+	buf_release(&b);
+	return r;
+}
+
+void rollout_print(const struct distro *d, FILE *f)
+{
+	size_t rest = fleet_unmatched(d);
+
+	if (!d->rollout)
+		return;
+	for (size_t i = 0; i < d->nwaves; i++) {
+		const struct wave *w = &d->waves[i];
+		const char *lim = wave_limits(w);
+		fprintf(f, "wave   %s: %s%s%s%s\n", w->name, w->nclusters ? wave_clusters(d, w, ", ") : "(no cluster)",
+			*lim ? " (" : "", lim, *lim ? ")" : "");
+	}
+	if (rest)
+		fprintf(stderr, "idpmake: warning: %zu cluster%s in no wave of rollout.waves (%s): %s last, in the wave 'rest'\n",
+			rest, rest == 1 ? " is" : "s are", wave_clusters(d, &d->waves[d->nwaves - 1], ", "),
+			rest == 1 ? "it rolls out" : "they roll out");
+}
+
+json_t *rollout_json(const struct distro *d)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; d->rollout && i < d->nwaves; i++) {
+		const struct wave *w = &d->waves[i];
+		json_t *cl = json_array();
+		for (size_t k = 0; k < d->nclusters; k++)
+			if (d->clusters[k].wave == w)
+				json_array_append_new(cl, json_string(d->clusters[k].name));
+		json_array_append_new(a, json_pack("{s:s, s:o, s:i, s:i, s:s, s:b, s:b}", "name", w->name, "clusters", cl,
+						   "max_parallel", w->max_parallel, "bake", w->bake,
+						   "max_failed", aprintf("%d%s", w->max_failed, w->max_failed_pct ? "%" : ""),
+						   "check", w->check != NULL, "unmatched", w->implicit));
+	}
+	return a;
 }

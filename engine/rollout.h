@@ -2,6 +2,9 @@
 #ifndef IDPMAKE_ROLLOUT_H
 #define IDPMAKE_ROLLOUT_H
 
+#include <jansson.h>
+#include <stdio.h>
+
 #include "build.h"
 #include "plan.h"
 
@@ -14,6 +17,22 @@ void wave_decide(struct planner *pl, struct step *s, const struct record *rec, i
  * *err naming the wave and what failed.
  */
 int wave_run(struct planner *pl, struct step *s, const char *commit, const struct sync_ops *ops, const char **err);
+/*
+ * The scheduler's bookkeeping for max-parallel and max-failed (build.c,
+ * its thread only): begin with the selected steps, then tell it what
+ * starts and finishes.
+ */
+void rollout_begin(struct graph *g);
+void rollout_end(void);
+int rollout_may_start(const struct step *s);	/* 0: its wave has max-parallel clusters busy */
+void rollout_started(const struct step *s);
+int rollout_finished(const struct step *s, int failed);	/* 1: a cluster finished (a slot freed) */
+int rollout_tolerated(const struct step *s);	/* after s failed: its wave's max-failed still holds */
+int rollout_wave_failed(const struct wave *w);	/* failed clusters of the wave this run */
+const char *rollout_halt(const struct wave *w);	/* NULL, or why the wave halts (arena) */
+/* plan: the waves and their clusters, and a warning for clusters no wave names */
+void rollout_print(const struct distro *d, FILE *f);
+json_t *rollout_json(const struct distro *d);	/* [] without rollout */
 /* the wave's clusters, comma-separated (arena) */
 const char *wave_clusters(const struct distro *d, const struct wave *w, const char *sep);
 
