@@ -50,6 +50,7 @@
 #include "bundle.h"
 #include "manifest.h"
 #include "plan.h"
+#include "url.h"
 #include "util.h"
 #include "yaml.h"
 
@@ -68,24 +69,14 @@ const char *argocd_app_name(const struct distro *d, const struct step *s)
 
 const char *argocd_repo_url(const struct distro *d, const char *statedir)
 {
-	const char *u = d->git.remote, *scheme, *host, *at, *end;
 	char real[4096];
 
-	if (!u) {
+	if (!d->git.remote) {
 		if (statedir && realpath(statedir, real))
 			return aprintf("file://%s/gitops.git", real);
 		return aprintf("file://%s/gitops.git", statedir ? statedir : ".idpmake");
 	}
-	/* drop user:password@ from scheme://user:password@host/... */
-	if (!(scheme = strstr(u, "://")))
-		return u;
-	host = scheme + 3;
-	end = host + strcspn(host, "/?#");
-	if (!(at = memchr(host, '@', (size_t)(end - host))))
-		return u;
-	while (memchr(at + 1, '@', (size_t)(end - at - 1)))
-		at = memchr(at + 1, '@', (size_t)(end - at - 1));
-	return aprintf("%.*s%s", (int)(host - u), u, at + 1);
+	return url_strip(d->git.remote, 0);	/* Argo CD has its own credentials for the repository */
 }
 
 static int helm_app(const struct step *s)

@@ -20,6 +20,7 @@
  *              clone, credentials, fetch and push (libgit2)
  *     sync     argocd.c: create or update the Application, sync, wait;
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl)
+ *     (URLs)   url.c: every URL split, masked and escaped by libcurl's curl_url
  *     pre/post hook.c: /bin/sh -c with the package's environment
  *
  * status.c prints progress.  main.c holds the command table, ctx.c loads
