@@ -33,6 +33,7 @@ struct conn {
 	struct url parsed;		/* the URL as given, split */
 	int tries;
 	int refused;			/* credentials were held back: plain http, another host */
+	int missing;			/* the server asked for a password, and there is none */
 };
 
 static int credentials(git_credential **out, const char *url, const char *user_from_url,
@@ -60,6 +61,11 @@ static int credentials(git_credential **out, const char *url, const char *user_f
 		}
 		return git_credential_userpass_plaintext_new(out, user ? user : user_from_url ? user_from_url : "git", token);
 	}
+	if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && !(allowed & GIT_CREDENTIAL_SSH_KEY)) {
+		c->missing = 1;
+		git_error_set_str(GIT_ERROR_NET, "the server asks for a user name and password");
+		return GIT_EAUTH;
+	}
 	if (allowed & GIT_CREDENTIAL_SSH_KEY)
 		return git_credential_ssh_key_from_agent(out, user_from_url ? user_from_url : "git");
 	return GIT_PASSTHROUGH;
@@ -77,7 +83,7 @@ static const char *gitmsg(const char *what, const struct conn *c)
 		hint = " (credentials are not sent over plain http: use https, or set IDPMAKE_GIT_ALLOW_HTTP=1)";
 	else if (c && c->refused)
 		hint = " (a server other than the source's asked for credentials: a redirect?)";
-	else if (c && c->tries > 2)
+	else if (c && (c->tries > 2 || c->missing))
 		hint = " (set IDPMAKE_SOURCE_TOKEN and IDPMAKE_SOURCE_USERNAME for git sources)";
 	r = aprintf("%s: %s%s", what, m, hint);
 	if ((pw && *pw && strstr(r, pw)) || (raw && *raw && strstr(r, raw)))
