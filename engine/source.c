@@ -123,6 +123,7 @@ static int fetch(git_repository *repo, const char *url, const char **err)
 {
 	git_remote *remote = NULL;
 	git_fetch_options fo;
+	git_remote_create_options co;
 	char *specs[] = { "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*" };
 	git_strarray refspecs = { specs, 2 };
 	struct conn c = { .url = url_strip(url, 1) };
@@ -138,7 +139,11 @@ static int fetch(git_repository *repo, const char *url, const char **err)
 	fo.callbacks.payload = &c;
 	fo.proxy_opts.type = GIT_PROXY_AUTO;
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
-	if ((r = git_remote_create_anonymous(&remote, repo, c.url)) < 0 ||
+	/* anonymous, and no url.*.insteadOf: libgit2 1.5 leaks in its matching (as gitremote.c notes) */
+	git_remote_create_options_init(&co, GIT_REMOTE_CREATE_OPTIONS_VERSION);
+	co.repository = repo;
+	co.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
+	if ((r = git_remote_create_with_opts(&remote, c.url, &co)) < 0 ||
 	    (r = git_remote_fetch(remote, &refspecs, &fo, NULL)) < 0)
 		*err = gitmsg(aprintf("cannot fetch %s", url_masked(url, "***")), &c);
 	git_remote_free(remote);
