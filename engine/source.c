@@ -2,7 +2,9 @@
  * source.c - git sources of packages (distro.md "Sources").
  *
  *   STATE/cache/git/HASH.git      a bare repository per URL, fetched, never re-cloned
- *   STATE/cache/git/src/ID/       the source's `path` at commit ID, as files
+ *   STATE/cache/git/src/ID/       the source's `path` at commit ID, checked out by
+ *                                 libgit2 (no `..`, `.git` or absolute names) and
+ *                                 refused when a symlink in it leads outside it
  *
  * The resolved commit is part of the render's key.  A ref resolves once
  * and the result is recorded (state tool table, "git URL REF"); later runs
