@@ -17,11 +17,8 @@
 #include "argocd.h"
 #include "buf.h"
 #include "build.h"
-#include "bundle.h"
-#include "manifest.h"
-#include "plan.h"
+#include "url.h"
 #include "util.h"
-#include "yaml.h"
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -71,22 +68,6 @@ const char *clean(const struct argocd *a, const char *s, size_t n)
 	}
 	if (b.len >= 600)
 		buf_adds(&b, "...");
-	r = astrdup(b.s);
-	buf_release(&b);
-	return r;
-}
-
-/* percent-encode for a path segment or a query value */
-static const char *esc(const char *s)
-{
-	struct buf b = BUF_INIT;
-	const char *r;
-
-	for (; *s; s++)
-		if (isalnum((unsigned char)*s) || strchr("-._~", *s))
-			buf_addc(&b, *s);
-		else
-			buf_addf(&b, "%%%02X", (unsigned char)*s);
 	r = astrdup(b.s);
 	buf_release(&b);
 	return r;
@@ -298,42 +279,22 @@ const char *argocd_opts_server(void)
 	return o.server;
 }
 
-/* scheme://host:port[/root] from a server as the CLI takes it */
+/* scheme://host:port[/root] from a server as the CLI takes it, or NULL */
 static const char *base_url(const char *server, const struct opts *o)
 {
-	const char *s = server, *root = o->root;
-	struct buf b = BUF_INIT;
-	const char *r;
+	/* the CLI appends :443 when no port is given, plaintext or not, unless grpc-web */
+	const char *base = url_base(server, o->plaintext ? "http" : "https", o->grpc_web ? NULL : "443");
+	const char *root = o->root;
 	size_t n;
 
-	if (!strncmp(s, "http://", 7) || !strncmp(s, "https://", 8)) {
-		buf_adds(&b, s);
-	} else {
-		const char *slash = strchr(s, '/'), *host_end = slash ? slash : s + strlen(s);
-		const char *colon = memchr(s, ':', (size_t)(host_end - s));
-		buf_addf(&b, "%s://", o->plaintext ? "http" : "https");
-		buf_add(&b, s, (size_t)(host_end - s));
-		/* the CLI appends :443 when no port is given, plaintext or not, unless grpc-web */
-		if ((!colon || s[0] == '[') && !o->grpc_web && !(s[0] == '[' && strstr(s, "]:")))
-			buf_adds(&b, ":443");
-		buf_adds(&b, host_end);
-	}
-	while (b.len && b.s[b.len - 1] == '/')
-		b.s[--b.len] = 0;
-	if (root && *root) {
-		while (*root == '/')
-			root++;
-		n = strlen(root);
-		while (n && root[n - 1] == '/')
-			n--;
-		if (n) {
-			buf_addc(&b, '/');
-			buf_add(&b, root, n);
-		}
-	}
-	r = astrdup(b.s);
-	buf_release(&b);
-	return r;
+	if (!base || !root)
+		return base;
+	while (*root == '/')
+		root++;
+	n = strlen(root);
+	while (n && root[n - 1] == '/')
+		n--;
+	return n ? aprintf("%s/%.*s", base, (int)n, root) : base;
 }
 
 static char *trim(char *s)
@@ -353,7 +314,7 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	static int curl_ready;
 	struct argocd *a;
 	struct opts o;
-	const char *server, *env;
+	const char *server, *env, *base;
 	char *token = NULL, *file = NULL, *t;
 
 	if (parse_opts(&o, err) < 0)
@@ -389,6 +350,12 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 			*err = "the Argo CD token has spaces or control characters in it: check ARGOCD_AUTH_TOKEN (or argocd.token-file)";
 			return NULL;
 		}
+	if (!(base = base_url(server, &o))) {
+		free(token);
+		*err = aprintf("the Argo CD server '%s' is not a host name or URL (check ARGOCD_SERVER or argocd.server)",
+			       url_masked(server, "***"));
+		return NULL;
+	}
 	if (!curl_ready) {
 		if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 			free(token);
@@ -400,7 +367,7 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	a = xcalloc(1, sizeof(*a));
 	a->d = d;
 	a->statedir = statedir;
-	a->base = base_url(server, &o);
+	a->base = base;
 	a->auth = xmalloc(strlen(t) + 32);
 	sprintf(a->auth, "Authorization: Bearer %s", t);
 	a->token = a->auth + strlen("Authorization: Bearer ");
@@ -668,8 +635,8 @@ const char *api_error(struct call *c, const char *doing, struct resp *r)
 const char *app_path(struct call *c, const char *suffix, const char *query)
 {
 	const struct distro *d = c->a->d;
-	return aprintf("/api/v1/applications/%s%s?appNamespace=%s&project=%s%s%s", esc(c->app), suffix,
-		       esc(d->argocd.namespace), esc(d->argocd.project), query ? "&" : "", query ? query : "");
+	return aprintf("/api/v1/applications/%s%s?appNamespace=%s&project=%s%s%s", url_escape(c->app), suffix,
+		       url_escape(d->argocd.namespace), url_escape(d->argocd.project), query ? "&" : "", query ? query : "");
 }
 
 int call_open(struct call *c, struct argocd *a, const char *app, const char *log, int timeout)

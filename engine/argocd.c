@@ -50,6 +50,7 @@
 #include "bundle.h"
 #include "manifest.h"
 #include "plan.h"
+#include "url.h"
 #include "util.h"
 #include "yaml.h"
 
@@ -68,24 +69,14 @@ const char *argocd_app_name(const struct distro *d, const struct step *s)
 
 const char *argocd_repo_url(const struct distro *d, const char *statedir)
 {
-	const char *u = d->git.remote, *scheme, *host, *at, *end;
 	char real[4096];
 
-	if (!u) {
+	if (!d->git.remote) {
 		if (statedir && realpath(statedir, real))
 			return aprintf("file://%s/gitops.git", real);
 		return aprintf("file://%s/gitops.git", statedir ? statedir : ".idpmake");
 	}
-	/* drop user:password@ from scheme://user:password@host/... */
-	if (!(scheme = strstr(u, "://")))
-		return u;
-	host = scheme + 3;
-	end = host + strcspn(host, "/?#");
-	if (!(at = memchr(host, '@', (size_t)(end - host))))
-		return u;
-	while (memchr(at + 1, '@', (size_t)(end - at - 1)))
-		at = memchr(at + 1, '@', (size_t)(end - at - 1));
-	return aprintf("%.*s%s", (int)(host - u), u, at + 1);
+	return url_strip(d->git.remote, 0);	/* Argo CD has its own credentials for the repository */
 }
 
 static int helm_app(const struct step *s)
@@ -168,25 +159,51 @@ static json_t *ytojson(const struct ynode *n)
 	}
 }
 
-/* YAML to JSON with types: plain true/false, integers and null as such */
+/*
+ * A plain scalar's JSON value, typed by yaml.c's resolver as Kubernetes
+ * reads YAML (prune: yes is true, 0755 is 493).  Floats, timestamps and
+ * 1:20 stay strings: no Application field holds one, and a version such as
+ * targetRevision: 1.10 must not become 1.1.
+ */
+static json_t *scalar_json(const struct ynode *n)
+{
+	char *digits = xmalloc(n->slen + 1), *d = digits, *end;
+	const char *s = n->s;
+	json_t *v = NULL;
+	int truth = 0, base = 0;
+	enum ykind k = yresolve(n, &truth);
+
+	for (const char *p = n->s; *p; p++)	/* YAML allows '_' between digits */
+		if (*p != '_')
+			*d++ = *p;
+	*d = 0;
+	errno = 0;
+	if (k == YK_NULL) {
+		v = json_null();
+	} else if (k == YK_BOOL) {
+		v = json_boolean(truth);
+	} else if (k == YK_INT) {
+		s = digits;
+		if (!strncmp(s, "0o", 2) || !strncmp(s, "0b", 2)) {
+			base = s[1] == 'o' ? 8 : 2;
+			s += 2;
+		}
+		long long i = strtoll(s, &end, base);
+		if (!*end && !errno)
+			v = json_integer(i);
+	}
+	free(digits);
+	return v ? v : json_stringn(n->s, n->slen);
+}
+
+/* YAML to JSON with types (scalar_json) */
 static json_t *ytojson_typed(const struct ynode *n)
 {
 	json_t *o;
-	char *end;
-	long long v;
 
 	switch (n->type) {
 	case Y_SCALAR:
-		if (n->style == YS_PLAIN) {
-			if (!strcmp(n->s, "true") || !strcmp(n->s, "false"))
-				return json_boolean(n->s[0] == 't');
-			if (yisnull(n))
-				return json_null();
-			v = strtoll(n->s, &end, 10);
-			if (n->slen && !*end)
-				return json_integer(v);
-		}
-		return json_stringn(n->s, n->slen);
+		return scalar_json(n);
 	case Y_SEQ:
 		o = json_array();
 		for (size_t i = 0; i < n->n; i++)

@@ -1,7 +1,8 @@
 /*
  * gitremote.c - idpmake's clone of the GitOps remote, and the connection to
  * the remote: credentials (URL, IDPMAKE_GIT_TOKEN / IDPMAKE_GIT_USERNAME,
- * ssh-agent), fetch, push (never forced; a local remote is a
+ * ssh-agent; offered to the remote's own scheme, host and port only, and
+ * over plain http only with IDPMAKE_GIT_ALLOW_HTTP=1), fetch, push (never forced; a local remote is a
  * compare-and-swap of its branch), and the one function that turns
  * libgit2's errors into messages (gerror), secrets masked.  The design and
  * its invariants are at the top of gitops.c.
@@ -24,6 +25,7 @@
 #include "bundle.h"
 #include "gitops.h"
 #include "gitremote.h"
+#include "url.h"
 #include "util.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -31,37 +33,6 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static void init_libgit2(void)
 {
 	git_libgit2_init();
-}
-
-/* the password in a URL's userinfo ("scheme://user:PASS@host/"), or NULL */
-static const char *url_password(const char *url, size_t *len)
-{
-	const char *auth = strstr(url, "://"), *end, *at = NULL, *colon;
-
-	if (!auth)
-		return NULL;
-	auth += 3;
-	end = auth + strcspn(auth, "/?#");
-	for (const char *p = auth; p < end; p++)
-		if (*p == '@')
-			at = p;
-	if (!at || !(colon = memchr(auth, ':', (size_t)(at - auth))))
-		return NULL;
-	*len = (size_t)(at - colon - 1);
-	return colon + 1;
-}
-
-/* url with its password replaced by `with` ("" drops the ':' too) */
-const char *url_masked(const char *url, const char *with)
-{
-	size_t len;
-	const char *pw = url_password(url, &len);
-
-	if (!pw)
-		return url;
-	if (!*with)
-		return aprintf("%.*s%s", (int)(pw - 1 - url), url, pw + len);
-	return aprintf("%.*s%s%s", (int)(pw - url), url, with, pw + len);
 }
 
 /* replace every occurrence of secret[0..n) in b with "***" */
@@ -116,18 +87,23 @@ int gerror(struct git *g, int code, const char *fmt, ...)
 {
 	const git_error *e = git_error_last();
 	const char *m = e && e->message && *e->message ? e->message : "unknown libgit2 error";
-	const char *token = getenv("IDPMAKE_GIT_TOKEN"), *pw = NULL;
+	const char *token = getenv("IDPMAKE_GIT_TOKEN"), *pw = g ? g->parsed.password : NULL;
 	struct buf msg = BUF_INIT;
-	size_t len = strlen(m), n = 0;
+	size_t len = strlen(m);
 	va_list ap;
 
 	va_start(ap, fmt);
 	buf_vaddf(&msg, fmt, ap);
 	va_end(ap);
 	buf_adds(&msg, ": ");
-	if (g)
-		pw = url_password(g->url, &n);
-	if (g && g->auth == AUTH_NONE)
+	if (g && g->auth == AUTH_HTTP)
+		buf_addf(&msg, "refusing to send credentials to %s over plain http; use https, or set"
+			 " IDPMAKE_GIT_ALLOW_HTTP=1 to send them readable on the way", g->parsed.host);
+	else if (g && g->auth == AUTH_HOST)
+		buf_addf(&msg, "authentication failed: credentials were asked for by a server other"
+			 " than %s (a redirect?); idpmake offers the remote's credentials to its own"
+			 " scheme, host and port only", g->parsed.host);
+	else if (g && g->auth == AUTH_NONE)
 		buf_addf(&msg, "authentication failed%s; set IDPMAKE_GIT_TOKEN to a token (or password)"
 			 " with write access, and IDPMAKE_GIT_USERNAME if the server wants a user"
 			 " name other than 'git'", pw ? " with the user name and password in the URL" : "");
@@ -162,13 +138,10 @@ int gerror(struct git *g, int code, const char *fmt, ...)
 	}
 	if (token)
 		mask(&msg, token, strlen(token));
-	if (pw) {
-		char *s = xmalloc(n + 1);
-		memcpy(s, pw, n);
-		s[n] = 0;
-		mask(&msg, s, n);
-		free(s);
-	}
+	if (pw)
+		mask(&msg, pw, strlen(pw));
+	if (g && g->parsed.password_raw)
+		mask(&msg, g->parsed.password_raw, strlen(g->parsed.password_raw));
 	if (g && g->said.len)
 		remote_print_said(g);
 	error("%s", msg.s);
@@ -189,11 +162,16 @@ static int credentials(git_credential **out, const char *url, const char *url_us
 	struct git *g = payload;
 	const char *token = getenv("IDPMAKE_GIT_TOKEN"), *user = getenv("IDPMAKE_GIT_USERNAME");
 
-	(void)url;
 	if (user && !*user)
 		user = NULL;
 	if (url_user && !*url_user)
 		url_user = NULL;
+	if (token && !*token)
+		token = NULL;
+	if (g->parsed.password) {	/* the URL's own user and password come first */
+		token = g->parsed.password;
+		user = g->parsed.user;
+	}
 	if (allowed & GIT_CREDENTIAL_SSH_KEY) {
 		if (!g->tried_agent++)
 			return git_credential_ssh_key_from_agent(out, url_user ? url_user : user ? user : "git");
@@ -203,8 +181,12 @@ static int credentials(git_credential **out, const char *url, const char *url_us
 			return git_credential_username_new(out, user ? user : "git");
 		g->auth = AUTH_UNSUPPORTED;
 	} else if (allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) {
-		if (!token || !*token)
+		if (!token)
 			g->auth = AUTH_NONE;
+		else if (!url || !url_same_origin(url, g->bare))
+			g->auth = AUTH_HOST;
+		else if (!url_may_send_credentials(&g->parsed, "the GitOps remote's credentials"))
+			g->auth = AUTH_HTTP;
 		else if (!g->tried_pass++) {
 			snprintf(g->user, sizeof(g->user), "%s", user ? user : url_user ? url_user : "git");
 			return git_credential_userpass_plaintext_new(out, g->user, token);
@@ -521,14 +503,14 @@ static int forget(struct git *g)
 }
 
 /*
- * remote.origin.url records the remote (without a password) for people
+ * remote.origin.url records the remote (without its password: g->bare) for people
  * reading the clone.  It is read and written as plain configuration:
  * libgit2 1.5's remote lookup leaks memory in its insteadOf matching.
  * Returns 0 when it names g->url, 1 when it does not (and !write), -1.
  */
 static int origin(struct git *g, int write)
 {
-	const char *url = url_masked(g->url, "");
+	const char *url = g->bare;
 	git_config *cfg = NULL;
 	git_buf cur = GIT_BUF_INIT;
 	int err, rc = 0;
@@ -668,6 +650,10 @@ int clone_open(struct git *g, const struct gitops_opts *o, int network)
 		return error("no git remote given");
 	g->url = o->remote;
 	g->shown = url_masked(g->url, "***");
+	if (url_has_scheme(g->url) && url_parse(g->url, &g->parsed) < 0)
+		return error("the git remote %s is not a valid URL (in a user name or password, write"
+			     " '#' as %%23, '/' as %%2F, '?' as %%3F, '@' as %%40 and ':' as %%3A)", g->shown);
+	g->bare = url_strip(g->url, 1);
 	pthread_once(&init_once, init_libgit2);
 	if (git_reference_name_is_valid(&valid, g->head) < 0 || !valid)
 		return error("'%s' is not a valid git branch name", g->branch);
@@ -692,7 +678,7 @@ int clone_open(struct git *g, const struct gitops_opts *o, int network)
 	git_remote_create_options_init(&co, GIT_REMOTE_CREATE_OPTIONS_VERSION);
 	co.repository = g->repo;
 	co.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
-	if ((err = git_remote_create_with_opts(&g->remote, g->url, &co)) < 0)
+	if ((err = git_remote_create_with_opts(&g->remote, g->bare, &co)) < 0)
 		return gerror(g, err, "cannot use the git remote %s", g->shown);
 	return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "buf.h"
 #include "gitops.h"
+#include "url.h"
 
 #define MAX_RETRIES 5
 #define SAID_CAP 4096			/* bytes kept of the remote's messages */
@@ -19,7 +20,7 @@
 /* tests only: called before each push, after its fetch (attempt 0, 1, ...) */
 extern void (*gitops_test_after_fetch)(int attempt);
 
-enum auth { AUTH_OK, AUTH_NONE, AUTH_REFUSED, AUTH_AGENT, AUTH_UNSUPPORTED };
+enum auth { AUTH_OK, AUTH_NONE, AUTH_REFUSED, AUTH_AGENT, AUTH_UNSUPPORTED, AUTH_HTTP, AUTH_HOST };
 
 /* one session with the clone and the remote */
 struct git {
@@ -31,6 +32,8 @@ struct git {
 	const char *pending;		/* refs/idpmake/pending/BRANCH: known, once the push lands */
 	const char *url;		/* o->remote as given: may hold a password */
 	const char *shown;		/* url with the password masked */
+	const char *bare;		/* url without the password: the remote libgit2 and the config see */
+	struct url parsed;		/* url split (all NULL for a path or user@host:path) */
 	const char *clone;		/* STATE/repo */
 	git_repository *repo;
 	git_odb *odb;
@@ -69,6 +72,5 @@ int clone_open(struct git *g, const struct gitops_opts *o, int network);
 void clone_close(struct git *g);
 int flush_objects(struct git *g);
 int clone_tracking_tip(struct git *g, git_oid *tip, int *have);
-const char *url_masked(const char *url, const char *with);
 
 #endif

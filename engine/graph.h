@@ -32,6 +32,7 @@
  *              gitdrift.c: changes made outside idpmake (plan, diff, --overwrite)
  *     sync     argocd.c: create or update the Application, sync, wait;
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl)
+ *     (URLs)   url.c: every URL split, masked and escaped by libcurl's curl_url
  *     pre/post hook.c: /bin/sh -c with the package's environment
  *
  * exec.c starts every child (allowlisted environment, descriptors 0-2 only);

@@ -345,30 +345,62 @@ static int write_handler(void *data, unsigned char *buffer, size_t size)
 }
 
 /*
- * Would this text, written plain, be read as something other than a string
- * (null, a boolean, a number, a timestamp) by a YAML 1.1 or 1.2 reader?
- * Such strings must stay quoted; every other string is emitted plain where
- * the emitter allows, so 'v1', "v1" and v1 all come out the same.
+ * The one scalar-type resolver: what a plain scalar's text means to a YAML
+ * 1.1 reader (libyaml's, and Kubernetes' go-yaml: yes/no/on/off/y/n are
+ * booleans, 0755 is octal) or a YAML 1.2 one (0o17, .inf).  The emitter
+ * quotes every string that resolves to something other than a string, so
+ * 'v1', "v1" and v1 all come out the same; argocd.c turns scalars into
+ * JSON values by it.
  */
-static struct re *typed;
-static pthread_once_t typed_once = PTHREAD_ONCE_INIT;
+static const struct {
+	enum ykind kind;
+	int truth;
+	const char *re;
+} kinds[] = {
+	{ YK_NULL, 0, "^(|~|null|Null|NULL)$" },
+	{ YK_BOOL, 1, "^(true|True|TRUE|yes|Yes|YES|on|On|ON|y|Y)$" },
+	{ YK_BOOL, 0, "^(false|False|FALSE|no|No|NO|off|Off|OFF|n|N)$" },
+	{ YK_INT, 0, "^([-+]?[0-9][0-9_]*|0x[0-9a-fA-F_]+|0o[0-7]+|0b[01_]+|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+)$" },
+	{ YK_FLOAT, 0, "^([-+]?[0-9][0-9_]*(\\.[0-9_]*)?([eE][-+]?[0-9]+)?|[-+]?\\.[0-9][0-9_]*([eE][-+]?[0-9]+)?|"
+		       "[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN)|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\\.[0-9_]*)$" },
+	{ YK_OTHER, 0, "^(=|<<|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.*)$" },	/* value, merge, timestamp */
+};
+static struct re *kind_re[sizeof(kinds) / sizeof(kinds[0])];
+static pthread_once_t kinds_once = PTHREAD_ONCE_INIT;
 
-static void typed_init(void)
+static void kinds_init(void)
 {
 	const char *err;
-	typed = re_compile("^(|~|null|Null|NULL|true|True|TRUE|false|False|FALSE|yes|Yes|YES|no|No|NO|"
-			   "on|On|ON|off|Off|OFF|y|Y|n|N|=|<<|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN)|"
-			   "[-+]?[0-9][0-9_]*(\\.[0-9_]*)?([eE][-+]?[0-9]+)?|[-+]?\\.[0-9][0-9_]*([eE][-+]?[0-9]+)?|"
-			   "[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\\.[0-9_]*)?|0x[0-9a-fA-F_]+|0o[0-7]+|0b[01_]+|"
-			   "[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.*)$", &err);
-	if (!typed)
-		fatal("internal regex: %s", err);
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!(kind_re[i] = re_compile(kinds[i].re, &err)))
+			fatal("internal regex: %s", err);
 }
 
+/* what the text s[0..n) means written plain */
+static enum ykind resolve_text(const char *s, size_t n, int *truth)
+{
+	pthread_once(&kinds_once, kinds_init);
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (re_match(kind_re[i], s, n)) {
+			if (truth)
+				*truth = kinds[i].truth;
+			return kinds[i].kind;
+		}
+	return YK_STR;
+}
+
+enum ykind yresolve(const struct ynode *n, int *truth)
+{
+	if (!n || n->type != Y_SCALAR || n->style != YS_PLAIN)
+		return YK_STR;
+	return resolve_text(n->s, n->slen, truth);
+}
+
+/* would this text, written plain, be read as something other than a string? */
 static int looks_typed(const struct ynode *n)
 {
-	pthread_once(&typed_once, typed_init);
-	return re_match(typed, n->s, n->slen);
+	return resolve_text(n->s, n->slen, NULL) != YK_STR;
 }
 
 static int emit_node(yaml_emitter_t *em, const struct ynode *n)

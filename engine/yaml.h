@@ -55,6 +55,14 @@ struct ynode *ypath(const struct ynode *n, const char *dotted);	/* a.b.c */
 int yisnull(const struct ynode *n);	/* ~, null, empty plain scalar */
 int ystr_eq(const struct ynode *n, const char *s);
 
+/*
+ * What a scalar means to a YAML 1.1 (and 1.2) reader, as Kubernetes reads
+ * it: yes/no/on/off/y/n are booleans (*truth says which), 0755 is octal.
+ * A quoted or block scalar, or a non-scalar, is YK_STR.
+ */
+enum ykind { YK_STR, YK_NULL, YK_BOOL, YK_INT, YK_FLOAT, YK_OTHER /* timestamp, =, << */ };
+enum ykind yresolve(const struct ynode *n, int *truth);
+
 /* emit one document, keys sorted, to `out`; 0 or -1 */
 int yaml_emit(const struct ynode *doc, struct buf *out);
 /* canonical one-line text of a tree (sorted keys), for hashing */

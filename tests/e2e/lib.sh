@@ -32,7 +32,9 @@
 #
 #	start_git_server           lighttpd + git http-backend with basic auth;
 #	                           exports GIT_HTTP_BASE, GIT_USER, GIT_PASS; sets
-#	                           GIT_SRV_PID; repositories in $T/git-srv/repos
+#	                           GIT_SRV_PID; repositories in $T/git-srv/repos;
+#	                           plain http on loopback, so it exports
+#	                           IDPMAKE_GIT_ALLOW_HTTP=1 (credentials over http)
 #	new_remote NAME            a new bare repository; prints its URL
 #	authurl URL                URL with GIT_USER:GIT_PASS in it
 #	start_argocd_emulator ARGS tests/argocd-emu/emulator.py; exports
@@ -83,7 +85,8 @@ export GIT_COMMITTER_NAME=tester GIT_COMMITTER_EMAIL=tester@example.com
 git config --global init.defaultBranch main 2>/dev/null
 git config --global protocol.file.allow always 2>/dev/null
 unset ARGOCD_SERVER ARGOCD_AUTH_TOKEN ARGOCD_OPTS IDPMAKE_STATE IDPMAKE_DISTRO_PATH \
-	IDPMAKE_GIT_TOKEN IDPMAKE_GIT_USERNAME
+	IDPMAKE_GIT_TOKEN IDPMAKE_GIT_USERNAME IDPMAKE_SOURCE_TOKEN IDPMAKE_SOURCE_USERNAME \
+	IDPMAKE_GIT_ALLOW_HTTP
 export NO_COLOR=1
 
 # Sanitizer reports exit with 86, so t_fail does not take them for an
@@ -304,6 +307,7 @@ EOF
 			if [ "$code" != 000 ]; then
 				export GIT_USER GIT_PASS
 				export GIT_HTTP_BASE=http://127.0.0.1:$port/git
+				export IDPMAKE_GIT_ALLOW_HTTP=1
 				GIT_SRV_PID=$pid
 				return 0
 			fi

@@ -1,0 +1,64 @@
+/*
+ * url.h - URLs, parsed one way: libcurl's URL API (curl_url).  The GitOps
+ * remote, git sources and the Argo CD client all split, mask and escape
+ * URLs here, so they agree on where a password ends.
+ *
+ * Strings returned are in the run's arena.  A password is returned
+ * percent-decoded (what is sent) and its text as written in the URL
+ * (what must be masked in messages) is kept too.
+ */
+#ifndef IDPMAKE_URL_H
+#define IDPMAKE_URL_H
+
+struct url {
+	const char *scheme;		/* lower case: https, http, ssh, file... */
+	const char *user;		/* decoded; NULL when absent */
+	const char *password;		/* decoded; NULL when absent */
+	const char *password_raw;	/* as written in the URL (percent-encoded); NULL when absent */
+	const char *host;		/* NULL for file: URLs */
+	const char *port;		/* the scheme's default when not written; NULL if none is known */
+};
+
+/*
+ * Parse `s` as a URL with a scheme ("scheme://...").  0, or -1 when it is
+ * not one (a path, scp-like user@host:path, or a malformed URL such as a
+ * password holding a raw '#').
+ */
+int url_parse(const char *s, struct url *u);
+
+/* does `s` look like it means to be a URL ("scheme://")?  Parsed or not */
+int url_has_scheme(const char *s);
+
+/*
+ * `s` with the password replaced by `with` ("" drops it and its ':'), the
+ * rest as written.  A string that is not a parseable URL but has an '@'
+ * after the scheme is shown as the scheme, "***@" and what follows the
+ * last '@': whatever it held before cannot be told apart from a password.
+ */
+const char *url_masked(const char *s, const char *with);
+
+/* `s` without the password (the user name kept) or, when !keep_user, without user info at all */
+const char *url_strip(const char *s, int keep_user);
+
+/* same scheme, host (case-insensitive) and port (defaults filled in); 0 for anything unparseable */
+int url_same_origin(const char *a, const char *b);
+
+/*
+ * May credentials be sent to u?  Yes, but over plain http only when
+ * IDPMAKE_GIT_ALLOW_HTTP=1, and then with a warning (once a run, naming
+ * the host).  `what` names the credentials in that warning.
+ */
+int url_may_send_credentials(const struct url *u, const char *what);
+
+/* percent-encode every byte but A-Z a-z 0-9 - . _ ~ (curl_easy_escape) */
+const char *url_escape(const char *s);
+
+/*
+ * A server as the argocd CLI takes it ("host", "host:port", "host/root",
+ * or a URL): "scheme://host:port[/path]" without a trailing '/'.  `scheme`
+ * is used when `server` has none; `port` ("443", or NULL) is added when
+ * `server` names none.  NULL when it is no valid host.
+ */
+const char *url_base(const char *server, const char *scheme, const char *port);
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * t-url.c - url.c: passwords found and masked where libcurl's parser says
+ * they end (a '#' written raw is no URL at all, and is masked whole; %23
+ * is a '#' in the password), user info stripped, origins compared, bytes
+ * percent-encoded, Argo CD servers turned into base URLs.
+ */
+#include <string.h>
+
+#include "url.h"
+#include "util.h"
+#include "test.h"
+
+static void test_parse(void)
+{
+	struct url u;
+
+	CHECK(url_parse("https://bob:s3cr%23t@git.example:8443/org/repo.git", &u) == 0);
+	CHECK_STR(u.scheme, "https");
+	CHECK_STR(u.user, "bob");
+	CHECK_STR(u.password, "s3cr#t");
+	CHECK_STR(u.password_raw, "s3cr%23t");
+	CHECK_STR(u.host, "git.example");
+	CHECK_STR(u.port, "8443");
+	CHECK(url_parse("https://git.example/org/repo.git", &u) == 0);
+	CHECK(!u.user && !u.password);
+	CHECK_STR(u.port, "443");
+	CHECK(url_parse("http://git.example/r", &u) == 0);
+	CHECK_STR(u.port, "80");
+	CHECK(url_parse("ssh://git@git.example/r.git", &u) == 0);
+	CHECK_STR(u.user, "git");
+	CHECK_STR(u.port, "22");
+	/* a raw '#' ends the authority: "bob:s3cr" is no host:port */
+	CHECK(url_parse("https://bob:s3cr#t@git.example/r.git", &u) < 0);
+	CHECK(url_parse("/srv/git/r.git", &u) < 0);
+	CHECK(url_parse("git@git.example:org/r.git", &u) < 0);
+}
+
+static void test_masked(void)
+{
+	const char *m;
+
+	CHECK_STR(url_masked("https://bob:s3cr%23t@git.example/r.git", "***"), "https://bob:***@git.example/r.git");
+	CHECK_STR(url_masked("https://bob:s3cr%23t@git.example/r.git", ""), "https://bob@git.example/r.git");
+	m = url_masked("https://bob:s3cr#t@git.example/r.git", "***");
+	CHECK(!strstr(m, "s3cr") && !strstr(m, "#t"));
+	CHECK_STR(m, "https://***@git.example/r.git");
+	/* a raw '/' ends the authority: this is the password "p" for the host "ss" */
+	CHECK_STR(url_masked("https://bob:p@ss/w?rd@git.example/r.git", "***"), "https://bob:***@ss/w?rd@git.example/r.git");
+	m = url_masked("https://bob:pa%40ss%3Fw@git.example/r.git", "***");
+	CHECK_STR(m, "https://bob:***@git.example/r.git");
+	/* nothing to mask: exactly as written */
+	CHECK_STR(url_masked("https://git.example/a@b/r.git", "***"), "https://git.example/a@b/r.git");
+	CHECK_STR(url_masked("https://bob@git.example/r.git", "***"), "https://bob@git.example/r.git");
+	CHECK_STR(url_masked("/srv/git/r.git", "***"), "/srv/git/r.git");
+	CHECK_STR(url_masked("git@git.example:org/r.git", "***"), "git@git.example:org/r.git");
+}
+
+static void test_strip(void)
+{
+	CHECK_STR(url_strip("https://bob:s3cr%23t@git.example/r.git", 0), "https://git.example/r.git");
+	CHECK_STR(url_strip("https://bob:s3cr%23t@git.example/r.git", 1), "https://bob@git.example/r.git");
+	CHECK_STR(url_strip("https://bob@git.example/r.git", 0), "https://git.example/r.git");
+	CHECK_STR(url_strip("https://git.example:8443/r.git", 0), "https://git.example:8443/r.git");
+	CHECK(!strstr(url_strip("https://bob:s3cr#t@git.example/r.git", 0), "s3cr"));
+}
+
+static void test_origin(void)
+{
+	CHECK(url_same_origin("https://git.example/a.git", "https://bob:x@GIT.example:443/b.git"));
+	CHECK(!url_same_origin("https://git.example/a.git", "http://git.example/a.git"));
+	CHECK(!url_same_origin("https://git.example/a.git", "https://git.example:8443/a.git"));
+	CHECK(!url_same_origin("https://git.example/a.git", "https://git.example.evil/a.git"));
+	CHECK(!url_same_origin("https://git.example/a.git", "/srv/a.git"));
+	CHECK(!url_same_origin("file:///srv/a.git", "file:///srv/a.git"));
+}
+
+static void test_escape(void)
+{
+	CHECK_STR(url_escape("a b/c#d?e&f=g%"), "a%20b%2Fc%23d%3Fe%26f%3Dg%25");
+	CHECK_STR(url_escape("web-1.x_y~"), "web-1.x_y~");
+	CHECK_STR(url_escape(""), "");
+}
+
+static void test_base(void)
+{
+	CHECK_STR(url_base("argocd.example", "https", "443"), "https://argocd.example:443");
+	CHECK_STR(url_base("argocd.example:8080", "http", "443"), "http://argocd.example:8080");
+	CHECK_STR(url_base("argocd.example/argo/", "https", NULL), "https://argocd.example/argo");
+	CHECK_STR(url_base("[::1]", "https", "443"), "https://[::1]:443");
+	CHECK_STR(url_base("[::1]:9000", "https", "443"), "https://[::1]:9000");
+	CHECK_STR(url_base("http://127.0.0.1:8080/", "https", "443"), "http://127.0.0.1:8080");
+	CHECK(url_base("bad host", "https", "443") == NULL);
+}
+
+TEST_MAIN(test_parse, test_masked, test_strip, test_origin, test_escape, test_base)
