@@ -439,9 +439,9 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 				s->state = S_FAILED;
 				s->error = j->err ? j->err : "failed";
 				state_step_failed(pl->st, s->id, s->error, s->ms);
-				/* a failure its wave's max-failed tolerates does not stop the run (-k) */
+				/* a cluster's failure in a rollout is its wave gate's to judge (max-failed), not -k's */
 				rollout_finished(s, 1);
-				if (!rollout_tolerated(s))
+				if (!rollout_judged(s))
 					failures++;
 				sum->failed++;
 				status_failed(s, s->log);

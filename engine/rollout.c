@@ -256,11 +256,9 @@ static int allowed(const struct wave *w)
 	return w->max_failed_pct ? (int)((long)w->max_failed * (long)w->nclusters / 100) : w->max_failed;
 }
 
-int rollout_tolerated(const struct step *s)
+int rollout_judged(const struct step *s)
 {
-	if (!ro.d || !counted(s) || !ro.d->rollout)
-		return 0;
-	return ro.nfailed[wi(s->cluster->wave)] <= allowed(s->cluster->wave);
+	return ro.d && ro.d->rollout && counted(s);
 }
 
 int rollout_wave_failed(const struct wave *w)

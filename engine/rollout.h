@@ -27,7 +27,7 @@ void rollout_end(void);
 int rollout_may_start(const struct step *s);	/* 0: its wave has max-parallel clusters busy */
 void rollout_started(const struct step *s);
 int rollout_finished(const struct step *s, int failed);	/* 1: a cluster finished (a slot freed) */
-int rollout_tolerated(const struct step *s);	/* after s failed: its wave's max-failed still holds */
+int rollout_judged(const struct step *s);	/* a failure of s is judged by its wave's gate (max-failed), not by -k */
 int rollout_wave_failed(const struct wave *w);	/* failed clusters of the wave this run */
 const char *rollout_halt(const struct wave *w);	/* NULL, or why the wave halts (arena) */
 /* plan: the waves and their clusters, and a warning for clusters no wave names */

@@ -57,7 +57,7 @@ cat >d/check.sh <<'EOF'
 #!/bin/sh
 echo "wave=$IDPMAKE_WAVE clusters=$IDPMAKE_WAVE_CLUSTERS commit=$IDPMAKE_COMMIT" >>check.log
 env | grep -q ARGOCD_AUTH_TOKEN && echo "check saw the token" >>check.log
-exit "${CHECK_EXIT:-0}"
+exit "$(cat check.exit 2>/dev/null || echo 0)"
 EOF
 chmod +x d/check.sh
 cd d || exit 1
@@ -72,13 +72,15 @@ t_grep "plan: wave us" '^wave +us: us-1 \(check\)$' "$STDOUT"
 t_grep "plan: unmatched cluster in the wave rest" '^wave +rest: legacy$' "$STDOUT"
 t_grep "plan warns about the unmatched cluster" 'warning: 1 cluster is in no wave of rollout.waves \(legacy\)' "$STDERR"
 t_ok "plan --json" idpmake plan --json
+cp "$STDOUT" "$T/plan.json"
 t_ok "plan --json: four waves in order" python3 -c '
 import json, sys
 w = json.load(open(sys.argv[1]))["waves"]
 assert [x["name"] for x in w] == ["canary", "eu", "us", "rest"], w
 assert w[1]["clusters"] == ["eu-1", "eu-2"] and w[1]["max_parallel"] == 1, w[1]
-assert w[3]["unmatched"] is True and w[3]["clusters"] == ["legacy"], w[3]' "$STDOUT"
+assert w[3]["unmatched"] is True and w[3]["clusters"] == ["legacy"], w[3]' "$T/plan.json"
 t_ok "graph json" idpmake graph --format json
+cp "$STDOUT" "$T/graph.json"
 t_ok "graph: a node per wave, gating the next wave" python3 -c '
 import json, sys
 g = json.load(open(sys.argv[1]))
@@ -86,7 +88,7 @@ waves = [n for n in g["nodes"] if n["kind"] == "wave"]
 assert [n["id"] for n in waves] == ["wave:canary", "wave:eu", "wave:us", "wave:rest"], waves
 e = {(x["from"], x["to"]) for x in g["edges"]}
 assert ("canary/base:sync", "wave:canary") in e and ("wave:canary", "eu-1/base:sync") in e, e
-assert ("wave:us", "legacy/base:sync") in e and ("eu-2/base:sync", "wave:eu") in e, e' "$STDOUT"
+assert ("wave:us", "legacy/base:sync") in e and ("eu-2/base:sync", "wave:eu") in e, e' "$T/graph.json"
 t_ok "graph dot" idpmake graph
 t_grep "graph dot: the wave node" '"wave:eu" \[shape=hexagon' "$STDOUT"
 
@@ -108,6 +110,7 @@ t_report $? "max-parallel 1: eu-1 ($a0-$a1) and eu-2 ($b0-$b1) never in flight t
 t_grep "the check ran for wave us with its clusters" '^wave=us clusters=us-1 commit=[0-9a-f]{40}$' check.log
 t_nogrep "the check did not get the Argo CD token" 'saw the token' check.log
 
+emu_post reset '{}'
 t_ok "no-op up" idpmake up
 reqlog
 t_eq "no-op: no request" 0 "$(wc -l <"$T/req.txt")"
@@ -139,11 +142,13 @@ t_eq "the us check ran once more" $((n + 1)) "$(wc -l <check.log)"
 # ---- a failing check halts the rollout ----------------------------------
 emu_post reset '{}'
 bump
-CHECK_EXIT=3 t_exit 1 "a failing check fails the run" env CHECK_EXIT=3 "$IDPMAKE" up -j 8
+echo 3 >check.exit
+t_exit 1 "a failing check fails the run" idpmake up -j 8
 t_grep "the failure names the wave and the check" "wave 'us': check exited with status 3" "$OUTPUT"
 reqlog
 t_eq "the rest wave did not move" 0 "$(synced legacy-base)"
 emu_post reset '{}'
+rm check.exit
 t_ok "after the check passes, up finishes the rollout" idpmake up
 reqlog
 t_eq "the rest wave moves now" 1 "$(synced legacy-base)"
