@@ -16,7 +16,6 @@ ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
 start_argocd_emulator --repo-map "$url=$bare" --op-ms 100 --health-ms 100 --reconcile-ms 50
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 emu=http://$ARGOCD_SERVER/_emu
-emu_post() { curl -s -f -X POST -H 'Content-Type: application/json' -d "$2" "$emu/$1" >/dev/null; }
 # count METHOD PATH-REGEX: requests so far that match
 count() {
 	curl -s -f "$emu/requests" | python3 -c '

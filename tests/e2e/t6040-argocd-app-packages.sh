@@ -20,7 +20,6 @@ ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
 start_argocd_emulator --repo-map "$url=$bare" --op-ms 100 --health-ms 100 --reconcile-ms 50
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 emu=http://$ARGOCD_SERVER/_emu
-emu_post() { curl -s -f -X POST -H 'Content-Type: application/json' -d "$2" "$emu/$1" >/dev/null; }
 
 mkdir -p d/stacks && cp -R "$corpus/basic" d/stacks/basic
 mkdistro d <<EOF
