@@ -618,7 +618,7 @@ static void test_version(void)
 
 static void setup(void)
 {
-	char templ[] = "/tmp/t-gitops.XXXXXX";
+	char *templ = aprintf("%s/t-gitops.XXXXXX", test_tmpdir());
 
 	if (!mkdtemp(templ))
 		fatal("mkdtemp:");
