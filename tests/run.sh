@@ -11,7 +11,7 @@
 #
 # Environment: NINJA (default ninja), NINJA_FLAGS (say -j2), TMPDIR.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 mode=${1:-all}
 case $mode in all|fast|asan) ;; *) echo "usage: tests/run.sh [all|fast|asan]" >&2; exit 2 ;; esac
 passed=0 failed=0 skipped=0

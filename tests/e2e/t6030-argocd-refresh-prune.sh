@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # functions run through t_ok and friends
 # --refresh: drift reported by Argo CD (OutOfSync, a deleted Application) is
 # synced again though no key changed; without it, drift is not looked for.
 # --prune: the Application of a package removed from the distro is deleted;
