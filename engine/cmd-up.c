@@ -235,10 +235,7 @@ int cmd_up(struct ctx *c)
 		if (!(a = argocd_open(c->d, c->statedir, c->verbose, &err)))
 			return error("argocd: %s", err), 1;
 		build_sync = (struct sync_ops){ .sync = argocd_sync_step, .verify = argocd_verify_step, .ctx = a };
-	} else if (c->prune) {
-		fprintf(stderr, "idpmake: --prune deletes Argo CD Applications, and no argocd is configured\n");
-		return 2;
-	}
+	}	/* --prune without argocd: a usage error found by ctx_load, before the state is opened */
 	if (state_lock(c->st, c->wait) < 0)
 		return 1;
 	set_owners(c);

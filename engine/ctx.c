@@ -1,4 +1,5 @@
 /* ctx.c - load what a command needs: the distro, its graph, the state */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,11 @@ int ctx_load(struct ctx *c, int readonly)
 		return 2;
 	if (graph_select(c->g, c->targets, c->ntargets, &c->labels) < 0)
 		return 2;
+	/* a usage error before the state is opened: exit 2 leaves no state behind */
+	if (c->prune && c->command && !strcmp(c->command, "up") && !argocd_server(c->d)) {
+		fprintf(stderr, "idpmake: --prune deletes Argo CD Applications, and no argocd is configured\n");
+		return 2;
+	}
 	if (!(c->st = state_open(c->statedir, readonly)))
 		return 2;
 	memset(&c->pl, 0, sizeof(c->pl));

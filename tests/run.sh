@@ -1,17 +1,30 @@
 #!/bin/bash
-# tests/run.sh [all|fast|asan] - run the test suites and print one closing
-# line "N passed, N failed" over all of them.
+# tests/run.sh [all|fast|asan] - build what it runs, run the test suites and
+# print one closing line "N passed, N failed, N skipped" over all of them.
 #   fast: unit tests, the Argo CD emulator's self-test, the e2e tests
 #   asan: the unit and e2e tests against the ASan/UBSan build
 #   all:  both
+# The unit tests are the files tests/unit/t-*.c: each is built (ninja) before
+# the suites run, and one that is missing or cannot be built is a failure,
+# never left out.  A skip (a check that could not run here, with its reason)
+# is counted apart, never as a pass.
+#
+# Environment: NINJA (default ninja), NINJA_FLAGS (say -j2), TMPDIR.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 mode=${1:-all}
-passed=0 failed=0
+case $mode in all|fast|asan) ;; *) echo "usage: tests/run.sh [all|fast|asan]" >&2; exit 2 ;; esac
+passed=0 failed=0 skipped=0
+builddir=build
 
-tally() {	# tally LOGFILE EXIT: add the "N passed, N failed" line of a suite
-	local line p f
-	line=$(grep -E '^(# )?[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
+units=()
+for c in tests/unit/t-*.c; do
+	[ -f "$c" ] && units+=("$(basename "$c" .c)")
+done
+
+tally() {	# tally LOGFILE EXIT: add the "N passed, N failed[, N skipped]" line of a suite
+	local line p f s
+	line=$(grep -E '^(# )?[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$1" | tail -n 1)
 	if [ -z "$line" ]; then
 		echo "  (no summary line; counted as 1 failure)"
 		failed=$((failed + 1))
@@ -19,8 +32,11 @@ tally() {	# tally LOGFILE EXIT: add the "N passed, N failed" line of a suite
 	fi
 	p=$(echo "$line" | sed -E 's/^(# )?([0-9]+) passed.*/\2/')
 	f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+	s=0
+	case $line in *skipped) s=$(echo "$line" | sed -E 's/.* ([0-9]+) skipped$/\1/') ;; esac
 	passed=$((passed + p))
 	failed=$((failed + f))
+	skipped=$((skipped + s))
 	if [ "$2" != 0 ] && [ "$f" = 0 ]; then
 		echo "  (exit status $2 without a failure counted; counted as 1 failure)"
 		failed=$((failed + 1))
@@ -30,42 +46,62 @@ tally() {	# tally LOGFILE EXIT: add the "N passed, N failed" line of a suite
 suite() {	# suite NAME COMMAND...
 	local name=$1 log rc
 	shift
-	log=$(mktemp)
+	log=$(mktemp "${TMPDIR:-/tmp}/idpmake-suite.XXXXXX")
 	echo "== $name"
 	"$@" >"$log" 2>&1
 	rc=$?
 	if [ $rc != 0 ]; then
 		cat "$log"
 	else
-		grep -E '^(not ok|FAIL)' "$log"
+		grep -E '^(not ok|FAIL)|# SKIP' "$log"
 		tail -n 1 "$log"
 	fi
 	tally "$log" $rc
 	rm -f "$log"
 }
 
-unit() {	# unit DIR
+build() {	# build TARGET...: ninja; a failed build is one failure
+	echo "== build: $*"
+	# shellcheck disable=SC2086 # NINJA_FLAGS is a list of flags
+	if ! ${NINJA:-ninja} ${NINJA_FLAGS:-} "$@"; then
+		echo "  (the build failed; counted as 1 failure)"
+		failed=$((failed + 1))
+	fi
+}
+
+unit() {	# unit DIR [LABEL]: every unit test of tests/unit/t-*.c, built in DIR
 	local t
-	for t in "$1"/t-*; do
-		[ -x "$t" ] || continue
-		case $t in *.o|*.d) continue ;; esac
-		suite "unit $(basename "$t")${2:+ ($2)}" "$t"
+	for t in "${units[@]}"; do
+		if [ -x "$1/$t" ]; then
+			suite "unit $t${2:+ ($2)}" "$1/$t"
+		else
+			echo "== unit $t${2:+ ($2)}"
+			echo "  ($1/$t missing: not built; counted as 1 failure)"
+			failed=$((failed + 1))
+		fi
 	done
 }
 
 emulator_selftest() {
-	python3 tests/argocd-emu/test_emulator.py >/tmp/emu-test.$$ 2>&1
-	local rc=$?
-	cat /tmp/emu-test.$$
-	local n
-	n=$(grep -E '^Ran [0-9]+ test' /tmp/emu-test.$$ | sed -E 's/Ran ([0-9]+).*/\1/')
-	rm -f /tmp/emu-test.$$
+	local out rc n
+	out=$(mktemp "${TMPDIR:-/tmp}/idpmake-emu-test.XXXXXX")
+	python3 tests/argocd-emu/test_emulator.py >"$out" 2>&1
+	rc=$?
+	cat "$out"
+	n=$(grep -E '^Ran [0-9]+ test' "$out" | sed -E 's/Ran ([0-9]+).*/\1/')
+	rm -f "$out"
 	if [ $rc = 0 ]; then echo "${n:-0} passed, 0 failed"; else echo "0 passed, ${n:-1} failed"; fi
 	return $rc
 }
 
 if [ "$mode" = all ] || [ "$mode" = fast ]; then
-	unit build
+	build idpmake "${units[@]/#/$builddir/}"
+fi
+if [ "$mode" = all ] || [ "$mode" = asan ]; then
+	build "$builddir/asan/idpmake" "${units[@]/#/$builddir/asan/}"
+fi
+if [ "$mode" = all ] || [ "$mode" = fast ]; then
+	unit "$builddir"
 	suite "argocd emulator self-test" emulator_selftest
 	suite "e2e" env IDPMAKE="$PWD/idpmake" tests/e2e/run.sh
 fi
@@ -73,9 +109,9 @@ if [ "$mode" = all ] || [ "$mode" = asan ]; then
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=86:fast_unwind_on_malloc=0}
 	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=86}
 	export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp:print_suppressions=0}
-	unit build/asan asan
-	suite "e2e (asan)" env IDPMAKE="$PWD/build/asan/idpmake" tests/e2e/run.sh
+	unit "$builddir/asan" asan
+	suite "e2e (asan)" env IDPMAKE="$PWD/$builddir/asan/idpmake" tests/e2e/run.sh
 fi
 echo
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

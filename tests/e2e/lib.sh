@@ -20,9 +20,22 @@
 #	                           an expected failure
 #	t_exit N "desc" CMD...     CMD exits N
 #	t_grep "desc" RE FILE      FILE has a line matching the extended regex RE
-#	t_nogrep "desc" RE FILE    FILE has no such line
+#	t_nogrep "desc" RE FILE    FILE has no such line; FILE must be readable
+#	                           (a file or a <(...) pipe): a missing FILE or a
+#	                           grep error is a failure, not "no match"
+#	t_nostring "desc" STRING PATH...
+#	                           no file under the PATHs (searched recursively,
+#	                           binary files too) holds the fixed STRING; every
+#	                           PATH must exist
 #	t_eq "desc" EXPECTED ACTUAL
-#	t_done                     prints "# N passed, N failed"; exits 1 if any failed
+#	t_skip "reason"            counts a skip (what did not run, and why): shown
+#	                           as "ok N # SKIP reason", never as a pass
+#	t_skip_rest "reason"       one skip, then t_done: the rest of the script
+#	                           cannot run here
+#	t_wait_for SECS CMD...     waits (polling every 50 ms) until CMD exits 0;
+#	                           returns 1 when SECS seconds passed first
+#	t_done                     prints "# N passed, N failed, N skipped"; exits 1
+#	                           if any failed
 #
 # CMD runs in the script's shell (a function may be a CMD); its stdout and
 # stderr go to the files $STDOUT and $STDERR, and both, stdout first, to
@@ -39,7 +52,11 @@
 #	authurl URL                URL with GIT_USER:GIT_PASS in it
 #	start_argocd_emulator ARGS tests/argocd-emu/emulator.py; exports
 #	                           ARGOCD_SERVER, ARGOCD_OPTS (and ARGOCD_TEST_TOKEN);
-#	                           sets EMU_PID, EMU_LOG
+#	                           sets EMU_PID, EMU_LOG, emu (its /_emu URL)
+#	emu_post ENDPOINT JSON     POST to $emu/ENDPOINT (a fault, say); a refused
+#	                           or failed POST is a failed check, so a fault
+#	                           that did not take cannot pass unnoticed
+#	emu_reset                  emu_post reset '{}'
 #
 # Call the start_* functions directly, not in $(...): the server must be a child
 # of the script's own shell to be stopped on exit.
@@ -49,17 +66,34 @@
 #	mkdistro DIR <<'EOF' ... EOF   DIR/distro.yaml from stdin
 #	mkmanifest FILE KIND NAME [NAMESPACE]   a tiny Kubernetes object
 #
+# The CNOE corpus and the spec are read from $SHARED, by default ../shared
+# beside the checkout; SHARED is empty when that folder is absent, and the
+# scripts that need it skip (t_skip) what they cannot run.  require_shared
+# SUBPATH prints $SHARED/SUBPATH, or returns 1 when it is missing.
+#
 # Environment: IDPMAKE (the binary under test, default $top/idpmake; the ASan
-# build is tested with IDPMAKE=$top/build-asan/idpmake), KEEP=1, TMPDIR.
+# build is tested with IDPMAKE=$top/build/asan/idpmake), SHARED, KEEP=1, TMPDIR.
 
 # ---- where things are --------------------------------------------------
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd) || exit 1
 IDPMAKE=${IDPMAKE:-$top/idpmake}
 case $IDPMAKE in /*) ;; */*) IDPMAKE=$PWD/$IDPMAKE ;; esac
 export IDPMAKE
-SHARED=
-[ -d "$top/../shared" ] && SHARED=$(cd "$top/../shared" && pwd)
+# SHARED from the environment wins (set it to a missing folder to see the
+# skips of a fresh clone); a folder that does not exist is no SHARED.
+SHARED=${SHARED-$top/../shared}
+if [ -n "$SHARED" ] && [ -d "$SHARED" ]; then
+	SHARED=$(cd "$SHARED" && pwd)
+else
+	SHARED=
+fi
 export SHARED
+
+# require_shared SUBPATH: $SHARED/SUBPATH if it exists; else returns 1.
+require_shared() {
+	[ -n "$SHARED" ] && [ -e "$SHARED/$1" ] || return 1
+	echo "$SHARED/$1"
+}
 
 idpmake() { "$IDPMAKE" "$@"; }
 
@@ -101,6 +135,7 @@ cd "$T" || exit 1
 t_count=0
 t_passed=0
 t_failed=0
+t_skipped=0
 
 # t_report STATUS DESC [FILE...]: STATUS 0 is a pass; on a failure the FILEs
 # (or $T/.why) are shown.
@@ -182,11 +217,40 @@ t_grep() {
 }
 
 t_nogrep() {
-	local desc=$1 re=$2 file=$3 st=0
-	if [ -f "$file" ] && grep -E -q -e "$re" -- "$file"; then
-		st=1
-		{ echo "'$file' has lines matching /$re/:"; grep -E -n -e "$re" -- "$file"; } >"$T/.why"
+	local desc=$1 re=$2 file=$3 st
+	if [ ! -r "$file" ] || [ -d "$file" ]; then
+		echo "no readable file '$file'" >"$T/.why"
+		t_report 1 "$desc" "$T/.why"
+		return
 	fi
+	# Read once: a <(...) pipe cannot be read twice.
+	grep -E -n -e "$re" -- "$file" >"$T/.nogrep" 2>&1
+	st=$?
+	case $st in
+	1) st=0 ;;
+	0) { echo "'$file' has lines matching /$re/:"; cat "$T/.nogrep"; } >"$T/.why"; st=1 ;;
+	*) { echo "grep failed on '$file' (exit $st):"; cat "$T/.nogrep"; } >"$T/.why"; st=1 ;;
+	esac
+	t_report $st "$desc" "$T/.why"
+}
+
+t_nostring() {
+	local desc=$1 str=$2 p st
+	shift 2
+	for p in "$@"; do
+		if [ ! -e "$p" ]; then
+			echo "no file or folder '$p'" >"$T/.why"
+			t_report 1 "$desc" "$T/.why"
+			return
+		fi
+	done
+	grep -r -a -l -F -e "$str" -- "$@" >"$T/.nogrep" 2>&1
+	st=$?
+	case $st in
+	1) st=0 ;;
+	0) { echo "these files hold the string:"; cat "$T/.nogrep"; } >"$T/.why"; st=1 ;;
+	*) { echo "grep failed (exit $st):"; cat "$T/.nogrep"; } >"$T/.why"; st=1 ;;
+	esac
 	t_report $st "$desc" "$T/.why"
 }
 
@@ -197,6 +261,28 @@ t_eq() {
 	t_report $? "$desc" "$T/.why"
 }
 
+t_skip() {
+	t_count=$((t_count + 1))
+	t_skipped=$((t_skipped + 1))
+	echo "ok $t_count # SKIP $*"
+}
+
+t_skip_rest() {
+	t_skip "$@"
+	t_done
+}
+
+t_wait_for() {
+	local secs=$1 end
+	shift
+	end=$(($(date +%s%N) / 1000000 + secs * 1000))
+	until "$@"; do
+		[ "$(($(date +%s%N) / 1000000))" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+	return 0
+}
+
 # t_bail MESSAGE: a failure that stops the script (a missing server, say).
 t_bail() {
 	t_report 1 "$*"
@@ -205,7 +291,7 @@ t_bail() {
 }
 
 t_done() {
-	echo "# $t_passed passed, $t_failed failed"
+	echo "# $t_passed passed, $t_failed failed, $t_skipped skipped"
 	[ "$t_failed" = 0 ] || exit 1
 	exit 0
 }
@@ -364,8 +450,20 @@ start_argocd_emulator() {
 	fi
 	EMU_PID=$pid
 	EMU_LOG=$T/emu.log
+	emu=http://127.0.0.1:$port/_emu
 	export ARGOCD_SERVER=127.0.0.1:$port ARGOCD_OPTS=--plaintext
 }
+
+emu_post() {
+	if ! curl -fsS -m 10 -X POST -H 'Content-Type: application/json' -d "$2" \
+		"${emu:-http://$ARGOCD_SERVER/_emu}/$1" >"$T/.emu_post" 2>&1; then
+		{ echo "POST ${emu:-http://$ARGOCD_SERVER/_emu}/$1 $2 failed:"; cat "$T/.emu_post"; } >"$T/.why"
+		t_report 1 "the emulator takes POST $1" "$T/.why"
+		return 1
+	fi
+}
+
+emu_reset() { emu_post reset '{}'; }
 
 # ---- fixtures ----------------------------------------------------------
 # mkdistro DIR: DIR/distro.yaml from stdin.

@@ -19,7 +19,7 @@ t_nogrep "t_nogrep passes when nothing matches" '^nothing$' "$OUTPUT"
 (
 	# A fresh count for the inner checks.
 	# shellcheck disable=SC2034
-	t_count=0 t_passed=0 t_failed=0
+	t_count=0 t_passed=0 t_failed=0 t_skipped=0
 	t_ok "inner" sh -c 'echo inner-output; exit 1'
 	t_fail "inner crash" sh -c 'kill -SEGV $$' 2>/dev/null
 	t_exit 2 "inner exit" true
@@ -28,13 +28,35 @@ t_nogrep "t_nogrep passes when nothing matches" '^nothing$' "$OUTPUT"
 	echo x >"$T/x"
 	t_nogrep "inner nogrep" x "$T/x"
 	t_fail "inner fail" true
+	t_nogrep "inner nogrep, no such file" '^nothing$' "$T/no-such-file"
+	t_nogrep "inner nogrep, a match in a pipe" '^y$' <(echo y)
+	t_nogrep "inner nogrep, a bad regex" '(' "$T/x"
+	t_nostring "inner nostring, a match" 'x' "$T/x"
+	t_nostring "inner nostring, no such path" 'nothing' "$T/x" "$T/no-such-dir"
+	t_skip "inner skip"
+	emu=http://127.0.0.1:1/_emu
+	emu_post fault '{"app": "a"}'
 	t_done
 ) >"$T/inner.out" 2>&1
 t_eq "a subshell with failing checks exits 1" 1 $?
 t_grep "a failing t_ok says not ok" '^not ok 1 - inner$' "$T/inner.out"
 t_grep "and shows the command's output" '^# .*inner-output' "$T/inner.out"
 t_grep "t_fail refuses a crash" '^not ok 2 - inner crash$' "$T/inner.out"
-t_grep "t_done counts the failures" '^# 0 passed, 7 failed$' "$T/inner.out"
+t_grep "t_nogrep fails on a missing file" '^not ok 8 - inner nogrep, no such file$' "$T/inner.out"
+t_grep "t_nogrep reads a <(...) pipe and fails on its match" '^not ok 9 - inner nogrep, a match in a pipe$' "$T/inner.out"
+t_grep "t_nogrep fails when grep fails (exit 2)" '^not ok 10 - inner nogrep, a bad regex$' "$T/inner.out"
+t_grep "t_nostring fails on a match" '^not ok 11 - inner nostring, a match$' "$T/inner.out"
+t_grep "t_nostring fails on a missing path" '^not ok 12 - inner nostring, no such path$' "$T/inner.out"
+t_grep "t_skip is shown as a skip" '^ok 13 # SKIP inner skip$' "$T/inner.out"
+t_grep "an emu_post the emulator did not take is a failure" '^not ok 14 - the emulator takes POST fault$' "$T/inner.out"
+t_grep "t_done counts the failures and the skip" '^# 0 passed, 13 failed, 1 skipped$' "$T/inner.out"
+t_nogrep "t_nogrep passes on a pipe without a match" '^y$' <(echo x)
+t_nostring "t_nostring passes on a folder without the string" 'no-such-string' "$T/home"
+t_ok "t_wait_for returns once the condition holds" t_wait_for 5 test -e "$T/x"
+t_fail "t_wait_for gives up after its timeout" t_wait_for 1 test -e "$T/no-such-file"
+(sleep 0.3; touch "$T/later") &
+t_ok "t_wait_for waits for a condition that comes true later" t_wait_for 10 test -e "$T/later"
+wait
 t_eq "the scratch folder is the current directory" "$T" "$PWD"
 t_eq "HOME is inside the scratch folder" "$T/home" "$HOME"
 
@@ -50,6 +72,8 @@ t_grep "mkmanifest sets the name" '^  name: web$' d/packages/web/deploy.yaml
 t_grep "mkmanifest sets the namespace" '^  namespace: apps$' d/packages/web/deploy.yaml
 if command -v python3 >/dev/null && python3 -c 'import yaml' 2>/dev/null; then
 	t_ok "the manifest is YAML" python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); assert d["kind"] == "Deployment"' d/packages/web/deploy.yaml
+else
+	t_skip "PyYAML missing: the manifest is not parsed (python3-yaml)"
 fi
 
 # ---- the git server ----------------------------------------------------
@@ -84,8 +108,10 @@ if [ -f "$top/tests/argocd-emu/emulator.py" ]; then
 	t_ok "ARGOCD_SERVER is on loopback" grep -Eq '^127\.0\.0\.1:[0-9]+$' <<<"$ARGOCD_SERVER"
 	t_eq "ARGOCD_OPTS is --plaintext" --plaintext "$ARGOCD_OPTS"
 	t_ok "the emulator answers HTTP" test "$(http_code "http://$ARGOCD_SERVER/api/version")" != 000
+	emu_post reset '{}'
+	t_eq "emu_post reaches the emulator (returns 0)" 0 "$?"
 else
-	echo "# skip: tests/argocd-emu/emulator.py not there yet"
+	t_skip "tests/argocd-emu/emulator.py not there yet"
 fi
 
 t_done

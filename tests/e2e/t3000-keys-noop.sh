@@ -116,7 +116,7 @@ if command -v strace >/dev/null; then
 	t_nogrep "a no-op up opens nothing under .idpmake/gitops.git" . "$T/gitopens.log"
 	t_grep "the trace did record the state being opened" 'state\.db' "$T/strace.log"
 else
-	echo "# skip: strace missing"
+	t_skip "strace missing: no check that a no-op up opens no package file (run ./configure --install-deps)"
 fi
 t_eq "the no-op ups make no commit" "$before" "$(commits)"
 

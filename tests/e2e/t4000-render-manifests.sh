@@ -238,8 +238,13 @@ mkdir -p packages/other/more
 mkmanifest packages/other/more/cm.yaml ConfigMap other kube-system
 t_ok "two ConfigMaps 'other', one in kube-system, one without namespace" idpmake render -o out5
 t_ok "the namespaced one is kube-system.configmap.other.yaml" test -f out5/in-cluster/other/kube-system.configmap.other.yaml
-t_ok "the collision leaves no plain configmap.other.yaml for kube-system's" \
-	sh -c '! grep -q kube-system out5/in-cluster/other/configmap.other.yaml 2>/dev/null'
+t_eq "the folder holds two files, one per object" 2 "$(find out5/in-cluster/other -type f | wc -l)"
+t_grep "kube-system's file holds kube-system's object" '^  namespace: kube-system$' out5/in-cluster/other/kube-system.configmap.other.yaml
+# the other object's file, whatever its name (the engine calls it _.configmap.other.yaml)
+t_ok "the collision leaves no plain configmap.other.yaml for kube-system's" test ! -e out5/in-cluster/other/configmap.other.yaml
+other_file=$(find out5/in-cluster/other -type f ! -name 'kube-system.*' | head -n 1)
+t_ok "the object without namespace has a file of its own ($other_file)" test -n "$other_file"
+t_nogrep "which holds no kube-system object" kube-system "${other_file:-/nonexistent}"
 t_ok "m's unique names stay short" test -f out5/in-cluster/m/service.web.yaml
 rm -rf packages/other/more
 

@@ -59,10 +59,11 @@ t_grep "re-renders the chart" 'in-cluster/ingress:render' "$OUTPUT"
 t_nogrep "and not the other" 'in-cluster/plain:render' "$OUTPUT"
 
 # ---- argocd-app: the corpus, unmodified ----------------------------------
-corpus=${SHARED:-$top/../shared}/corpus/cnoe-stacks
-if [ ! -d "$corpus/ref-implementation" ]; then
-	t_bail "the corpus is missing: $corpus"
-fi
+# The corpus is read from ../shared (SHARED): where it is absent, as in a
+# fresh clone, the rest of the script is a skip, not a failure.
+corpus=$(require_shared corpus/cnoe-stacks/ref-implementation) ||
+	t_skip_rest "the CNOE corpus is absent (no ${SHARED:-../shared}/corpus/cnoe-stacks): the argocd-app corpus checks did not run"
+corpus=$(dirname "$corpus")
 mkdir -p "$T/c" && cp -R "$corpus" "$T/c/stacks" && cd "$T/c" || exit 1
 mkdistro . <<'EOF'
 idpmake: 1

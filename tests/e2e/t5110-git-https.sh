@@ -209,7 +209,7 @@ t_eq "and pushes" 4 "$(commits)"
 
 # ---- no secret in the state ---------------------------------------------------------------
 t_ok "the state exists" test -d d/.idpmake
-t_ok "no file under .idpmake holds the token" sh -c "! grep -r -a -F -q -e '$GIT_PASS' '$T/d/.idpmake'"
-t_ok "nor the wrong one" sh -c "! grep -r -a -F -q -e '$wrong' '$T/d/.idpmake'"
+t_nostring "no file under .idpmake holds the token" "$GIT_PASS" "$T/d/.idpmake"
+t_nostring "nor the wrong one" "$wrong" "$T/d/.idpmake"
 
 t_done

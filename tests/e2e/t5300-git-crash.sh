@@ -1,16 +1,22 @@
 #!/bin/bash
 # shellcheck disable=SC2317 # functions run through t_ok and friends
-# kill -9 at random points: runs of `idpmake up` on a distro of 30 packages
-# are killed after a random short delay, with changes in between; then one
-# more up converges, the next is a no-op, no commit repeats its parent's tree,
-# and the remote holds exactly what `idpmake render -o` renders.
-# SEED=N replays a sequence of delays and changes.
+# kill -9 at chosen points: runs of `idpmake up` on a distro of 30 packages
+# are killed, with changes in between, each at a point it is seen to reach (a
+# marker, not a delay): the k-th slow render started, j steps done, or all
+# steps but the push done; then one more up converges, the next is a no-op, no
+# commit repeats its parent's tree, and the remote holds exactly what
+# `idpmake render -o` renders. Each killed run is its own process group, killed
+# whole, so no render of it is left running.
+# The seed of the changes and kill points is fixed (5300) and printed;
+# KILL_SEED=N runs (or replays) another sequence.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-seed=${SEED:-$$}
+seed=${KILL_SEED:-5300}
+case $seed in ''|*[!0-9]*) t_bail "KILL_SEED must be a number: $seed" ;; esac
 RANDOM=$seed
-echo "# SEED=$seed"
+echo "# KILL_SEED=$seed (replay this sequence with KILL_SEED=$seed)"
+command -v setsid >/dev/null || t_bail "setsid missing (util-linux)"
 
 # Two thirds of the packages render with a slow rule (0.3 s each), so that the kills
 # land in renders, in the push, and between them.
@@ -18,9 +24,12 @@ mkdir -p d/rules
 cat >d/rules/slowcat.yaml <<'EOF'
 rule: slowcat
 description: plain manifests, slowly
-command: [sh, -c, 'sleep 0.3; for f in "$1"/*.yaml; do echo ---; cat "$f"; done', slowcat, "${src}"]
+command: [sh, -c, 'echo "$1" >>"$2"; sleep 0.3; for f in "$1"/*.yaml; do echo ---; cat "$f"; done', slowcat, "${src}", "MARKS"]
 inputs: ["**/*.yaml"]
 EOF
+# the slow rule appends its package's folder to $T/marks when it starts
+: >"$T/marks"
+sed -i "s#\"MARKS\"#\"$T/marks\"#" d/rules/slowcat.yaml
 {
 	echo 'idpmake: 1'
 	echo 'name: crash'
@@ -64,7 +73,22 @@ t_ok "first up" idpmake -C d up
 t_ok "it pushed a commit" git -C "$bare" rev-parse --verify -q main
 
 killed=0
-# Runs until 10 were killed in flight (a run may finish before its kill), at
+lines() { wc -l <"$1"; }
+# steps_done FILE: the run's "[k/N] ..." lines so far
+steps_done() { grep -c -E '^\[[0-9]+/[0-9]+\]' "$1"; }
+# steps_total FILE: N, once the first step line is out
+steps_total() { grep -m 1 -o -E '^\[[0-9]+/[0-9]+\]' "$1" | sed -E 's#^\[[0-9]+/([0-9]+)\]#\1#'; }
+# running: the run $pid has not exited (a zombie has)
+running() { local st; st=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) && [ "$st" != Z ]; }
+at_point() {
+	case $mode in
+	render) [ "$(lines "$T/marks")" -ge $((marks0 + k)) ] ;;
+	steps) [ "$(steps_done "$out")" -ge "$k" ] ;;
+	push) n=$(steps_total "$out"); [ -n "$n" ] && [ "$(steps_done "$out")" -ge $((n - 1)) ] ;;
+	esac
+}
+reached() { at_point || ! running; }
+# Runs until 10 were killed in flight (a run may finish before its point), at
 # most 30.
 r=0
 settled=0
@@ -77,20 +101,44 @@ while [ "$killed" -lt 10 ] && [ "$r" -lt 30 ]; do
 		t_ok "an up that is not killed, after run $((r - 1))" idpmake -C d up
 	fi
 	change_some
-	delay=$(printf '0.%02d' $((RANDOM % 46 + 5)))
-	"$IDPMAKE" -C "$T/d" up >"$T/run$r.out" 2>&1 &
+	case $((RANDOM % 3)) in
+	0) mode=render k=$((RANDOM % 2 + 1)) ;;
+	1) mode=steps k=$((RANDOM % 3 + 1)) ;;
+	2) mode=push k=0 ;;
+	esac
+	case $mode in
+	render) point="the start of slow render $k" ;;
+	steps) point="$k steps done" ;;
+	push) point="all steps but the push done" ;;
+	esac
+	marks0=$(lines "$T/marks")
+	out=$T/run$r.out
+	: >"$out"
+	# its own process group (setsid execs idpmake: $! is idpmake's pid and group)
+	setsid "$IDPMAKE" -C "$T/d" up >"$out" 2>&1 &
 	pid=$!
-	sleep "$delay"
-	kill -9 "$pid" 2>/dev/null
+	if ! t_wait_for 60 reached; then
+		kill -9 -- "-$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		t_bail "run $r reached neither $point nor its end in 60 s"
+	fi
+	if running; then
+		kill -9 -- "-$pid"
+	fi
 	wait "$pid" 2>/dev/null
 	st=$?
 	[ "$st" = 137 ] && killed=$((killed + 1))
-	echo "# run $r: kill -9 after ${delay}s, exit $st: $(tail -n 1 "$T/run$r.out")"
+	echo "# run $r: kill -9 at $point, exit $st: $(tail -n 1 "$out")"
 done
-# let the orphaned render commands of the killed runs finish
-sleep 0.5
 echo "# $killed of $r runs were killed in flight"
 t_ok "at least 5 runs were killed in flight ($killed of $r)" test "$killed" -ge 5
+# none_left: no process runs in the distro's folder (the killed runs' renders)
+none_left() { pgrep -f "$T/d/" >/dev/null; [ $? = 1 ]; }
+if command -v pgrep >/dev/null; then
+	t_ok "no process of a killed run is left" t_wait_for 10 none_left
+else
+	t_skip "pgrep missing (procps): no check that the killed runs left no process"
+fi
 
 change_some
 t_ok "the final up converges" idpmake -C d up
@@ -99,10 +147,17 @@ t_grep "and renders nothing" '^idpmake: 0 rendered' "$STDOUT"
 t_grep "and pushes nothing" 'nothing pushed' "$STDOUT"
 t_ok "plan --exit-code: nothing to do" idpmake -C d plan --exit-code
 
-git -C "$bare" log --format='%H %T %P' main >"$T/commits"
-python3 - "$bare" "$T/commits" >"$T/same-tree" <<'EOF'
+t_ok "the remote's history" git -C "$bare" log --format='%H %T %P' main
+cp "$STDOUT" "$T/commits"
+ncommits=$(lines "$T/commits")
+echo "# $ncommits commits in the remote"
+t_ok "more than one commit in the remote ($ncommits)" test "$ncommits" -gt 1
+# the checker prints one line per commit that repeats its parent's tree, then
+# "checked N commits": a crash is a failed check, and so is a short count
+t_ok "the tree checker runs" python3 - "$bare" "$T/commits" <<'EOF'
 import subprocess, sys
 bare = sys.argv[1]
+n = 0
 for line in open(sys.argv[2]):
     f = line.split()
     commit, tree, parents = f[0], f[1], f[2:]
@@ -110,16 +165,18 @@ for line in open(sys.argv[2]):
         pt = subprocess.check_output(["git", "-C", bare, "rev-parse", p + "^{tree}"], text=True).strip()
         if pt == tree:
             print("commit %s has its parent %s's tree %s" % (commit, p, tree))
+    n += 1
+print("checked %d commits" % n)
 EOF
-echo "# $(wc -l <"$T/commits") commits in the remote"
-t_nogrep "no commit repeats its parent's tree" . "$T/same-tree"
+cp "$STDOUT" "$T/same-tree"
+t_grep "it checked every commit" "^checked $ncommits commits\$" "$T/same-tree"
+t_nogrep "no commit repeats its parent's tree" 'has its parent' "$T/same-tree"
 t_ok "the remote repository is sound (git fsck)" git -C "$bare" fsck --no-progress
 
 t_ok "render -o" idpmake -C d render -o "$T/rendered"
 mkdir -p "$T/remote"
 git -C "$bare" archive main | tar -x -C "$T/remote"
-diff -r "$T/rendered" "$T/remote" >"$T/diff" 2>&1
-t_nogrep "the remote holds exactly the rendered output" . "$T/diff"
+t_ok "the remote holds exactly the rendered output" diff -r "$T/rendered" "$T/remote"
 t_ok "the state is a sound SQLite database" python3 -c '
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])

@@ -6,7 +6,13 @@
 # one more commit; an empty agent, a key the server does not accept, no
 # SSH_AUTH_SOCK or a dead one each fail (exit 1, never a hang) saying what to
 # fix, and push nothing; a URL without a user takes IDPMAKE_GIT_USERNAME; the
-# scp-like user@127.0.0.1:path (port 22 only) when 127.0.0.1:22 is free.
+# scp-like user@127.0.0.1:path (port 22 only), against an sshd on port 22 of a
+# network namespace of its own (unshare --net), so the test takes no port 22
+# of the host; skipped (t_skip) where namespaces are not allowed.
+#
+# Nothing is written under /run: sshd run as root wants its privilege
+# separation folder /run/sshd, and when that is absent sshd runs in a mount
+# namespace of its own with a tmpfs on /run.
 #
 # Host keys: libgit2 1.5.1 (libssh2) checks the server's key against
 # $HOME/.ssh/known_hosts (only that file: not /etc/ssh/ssh_known_hosts, no
@@ -23,7 +29,15 @@ for c in ssh-keygen ssh-agent ssh-add; do
 	command -v "$c" >/dev/null || t_bail "$c missing: run ./configure --install-deps (openssh-client)"
 done
 user=$(id -un)
-mkdir -p /run/sshd 2>/dev/null	# sshd's privilege separation folder
+
+# sshd_ns: the wrapper that runs sshd with /run/sshd (see above); empty when
+# sshd needs none.
+need_privsep=0
+if [ "$(id -u)" = 0 ] && [ ! -d /run/sshd ]; then
+	unshare --mount --propagation private true 2>/dev/null ||
+		t_skip_rest "sshd as root needs /run/sshd, which is absent, and unshare --mount is not allowed here"
+	need_privsep=1
+fi
 
 # ---- keys ----------------------------------------------------------------------
 mkdir -p "$T/sshd" "$HOME/.ssh"
@@ -35,10 +49,13 @@ cp "$T/user_ed25519.pub" "$T/sshd/authorized_keys"
 read -r hk_type hk_data _ <"$T/sshd/host_ed25519.pub"
 read -r imp_type imp_data _ <"$T/impostor_ed25519.pub"
 
-# start_sshd NAME PORT: sshd -D on 127.0.0.1:PORT (stopped on exit), logging to
-# $T/sshd/NAME.log. Returns 1, the log in $T/sshd/NAME.log, if it does not listen.
+# start_sshd NAME PORT [netns]: sshd -D on 127.0.0.1:PORT (stopped on exit),
+# logging to $T/sshd/NAME.log; with netns, in a network namespace of its own
+# (enter it with `nsenter -t $SSHD_PID -n`). Sets SSHD_PID. Returns 1, the log
+# in $T/sshd/NAME.log, if it does not listen.
 start_sshd() {
 	local name=$1 port=$2 conf=$T/sshd/$1.conf log=$T/sshd/$1.log pid
+	local wrap=() setup=:
 	cat >"$conf" <<EOF
 ListenAddress 127.0.0.1
 Port $port
@@ -53,10 +70,24 @@ StrictModes no
 PidFile "$T/sshd/$name.pid"
 SetEnv GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 EOF
+	if [ "$need_privsep" = 1 ]; then
+		wrap=(--mount --propagation private)
+		setup='mount -t tmpfs tmpfs /run && mkdir /run/sshd'
+	fi
+	if [ "${3:-}" = netns ]; then
+		wrap+=(--net)
+		setup="ip link set lo up && $setup"
+	fi
 	: >"$log"
-	"$sshd" -D -e -f "$conf" >>"$log" 2>&1 &
+	if [ ${#wrap[@]} = 0 ]; then
+		"$sshd" -D -e -f "$conf" >>"$log" 2>&1 &
+	else
+		# unshare and sh exec: $! is sshd's pid
+		unshare "${wrap[@]}" sh -c "$setup"' && exec "$@"' sh "$sshd" -D -e -f "$conf" >>"$log" 2>&1 &
+	fi
 	pid=$!
 	t_pids="$t_pids $pid"
+	SSHD_PID=$pid
 	for _ in $(seq 100); do
 		grep -q 'Server listening on' "$log" && return 0
 		kill -0 "$pid" 2>/dev/null || break
@@ -198,18 +229,15 @@ t_eq "the remote has the change" 4 "$(commits)"
 t_ok "the db object has it" db_has n3 3
 
 # ---- the scp-like form user@host:path: port 22 only --------------------------------------
-port22_free() {
-	python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 22))' 2>/dev/null
-}
-if ! port22_free; then
-	echo "# skip: the scp-like form $user@127.0.0.1:path needs a second sshd on 127.0.0.1:22," \
-		"which is in use (or not bindable by $(id -un))"
-elif ! start_sshd port22 22; then
+# Its sshd listens on port 22 of a network namespace of its own; idpmake joins
+# that namespace (nsenter) to reach it.
+if ! unshare --net true 2>/dev/null || ! command -v ip >/dev/null || ! command -v nsenter >/dev/null; then
+	t_skip "the scp-like form $user@127.0.0.1:path needs an sshd on port 22 of a network namespace (unshare --net, ip, nsenter), not available here"
+elif ! start_sshd port22 22 netns; then
 	sed 's/^/# /' "$T/sshd/port22.log"
-	echo "# skip: the scp-like form $user@127.0.0.1:path: sshd did not start on 127.0.0.1:22 (log above)"
+	t_skip "the scp-like form $user@127.0.0.1:path: sshd did not start on 127.0.0.1:22 of its namespace (log above)"
 else
+	ns22=$SSHD_PID
 	scp=$T/srv/scp.git
 	git init -q --bare -b main "$scp" || t_bail "git init --bare failed"
 	mkdistro d2 <<EOF
@@ -224,7 +252,7 @@ packages:
     namespace: apps
 EOF
 	mkmanifest d2/packages/web/cm.yaml ConfigMap web
-	up2() { env "$@" timeout 60 "$IDPMAKE" -C "$T/d2" up; }
+	up2() { nsenter -t "$ns22" -n env "$@" timeout 60 "$IDPMAKE" -C "$T/d2" up; }
 	t_exit 1 "scp-like: port 22 has no known_hosts entry yet: fails (exit 1)" up2
 	t_grep "the host key is unknown" 'invalid or unknown remote ssh hostkey' "$OUTPUT"
 	printf '127.0.0.1 %s %s\n' "$hk_type" "$hk_data" >>"$HOME/.ssh/known_hosts"

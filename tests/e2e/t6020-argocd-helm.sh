@@ -17,7 +17,6 @@ start_argocd_emulator --repo-map "$url=$bare" --op-ms 100 --health-ms 100 --reco
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 emu=http://$ARGOCD_SERVER/_emu
 
-emu_post() { curl -s -f -X POST -H 'Content-Type: application/json' -d "$2" "$emu/$1" >/dev/null; }
 # requests PYTHON-EXPR over the emulator's request log `log`
 requests() {
 	curl -s -f "$emu/requests" >"$T/requests.json"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # functions run through t_ok and friends
 # --refresh: drift reported by Argo CD (OutOfSync, a deleted Application) is
 # synced again though no key changed; without it, drift is not looked for.
 # --prune: the Application of a package removed from the distro is deleted;
@@ -16,7 +17,6 @@ ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
 start_argocd_emulator --repo-map "$url=$bare" --op-ms 100 --health-ms 100 --reconcile-ms 50
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 emu=http://$ARGOCD_SERVER/_emu
-emu_post() { curl -s -f -X POST -H 'Content-Type: application/json' -d "$2" "$emu/$1" >/dev/null; }
 # count METHOD PATH-REGEX: requests so far that match
 count() {
 	curl -s -f "$emu/requests" | python3 -c '
@@ -56,9 +56,15 @@ t_ok "up --refresh again" idpmake --refresh up
 t_grep "no drift left: nothing synced" ' 0 synced' "$OUTPUT"
 
 # a deleted Application is drift too
-curl -s -f -X DELETE -H 'Content-Type: application/json' -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" \
-	"http://$ARGOCD_SERVER/api/v1/applications/in-cluster-c?cascade=false" >/dev/null
-sleep 1
+t_ok "setup: c's Application is deleted behind idpmake's back" curl -fsS -X DELETE -H 'Content-Type: application/json' \
+	-H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/api/v1/applications/in-cluster-c?cascade=false"
+# app_gone: the emulator's list of Applications has no in-cluster-c
+app_gone() {
+	curl -fsS "$emu/apps" | python3 -c '
+import json, sys
+sys.exit(any(a["metadata"]["name"] == "in-cluster-c" for a in json.load(sys.stdin)))'
+}
+t_ok "setup: Argo CD no longer has it" t_wait_for 10 app_gone
 t_ok "up --refresh after an Application was deleted" idpmake -v --refresh up
 t_grep "it is named as missing" 'in-cluster/c:sync: drift: the Application is missing' "$OUTPUT"
 t_grep "and created and synced again" ' 1 synced' "$OUTPUT"
@@ -87,5 +93,19 @@ t_eq "no second DELETE" 1 "$(count DELETE /api/v1/applications/in-cluster-c)"
 t_ok "status no longer lists c" idpmake status
 t_nogrep "c's steps forgotten" 'in-cluster/c:' "$OUTPUT"
 
-t_exit 2 "--prune without argocd is a usage error" env -u ARGOCD_SERVER "$IDPMAKE" -f /dev/null --prune up
+# ---- --prune needs Argo CD -----------------------------------------------------
+# a valid distro that configures no argocd: --prune has nothing to delete
+# with, a usage error (exit 2) before anything runs or the state is made
+mkdistro "$T/noargo" <<'EOF'
+idpmake: 1
+name: noargo
+packages:
+  a: {type: manifests, path: packages/a}
+EOF
+mkmanifest "$T/noargo/packages/a/cm.yaml" ConfigMap a a
+t_ok "setup: plan works on the distro without argocd" env -u ARGOCD_SERVER "$IDPMAKE" -C "$T/noargo" plan
+t_exit 2 "--prune without argocd is a usage error (exit 2)" env -u ARGOCD_SERVER "$IDPMAKE" -C "$T/noargo" --prune up
+t_grep "saying --prune needs argocd" 'prune deletes Argo CD Applications, and no argocd is configured' "$STDERR"
+t_ok "exit 2: nothing ran, no state folder was made" test ! -e "$T/noargo/.idpmake"
+t_ok "the same distro without --prune runs" env -u ARGOCD_SERVER "$IDPMAKE" -C "$T/noargo" render
 t_done

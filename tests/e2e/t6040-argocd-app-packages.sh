@@ -9,8 +9,11 @@
 . "$(dirname "$0")/lib.sh"
 
 export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=20
-corpus=${SHARED:-$top/../shared}/corpus/cnoe-stacks
-[ -d "$corpus/basic/package1" ] || t_bail "the corpus is missing: $corpus"
+# The corpus is read from ../shared (SHARED): where it is absent, as in a
+# fresh clone, the script is a skip, not a failure.
+corpus=$(require_shared corpus/cnoe-stacks/basic/package1) ||
+	t_skip_rest "the CNOE corpus is absent (no ${SHARED:-../shared}/corpus/cnoe-stacks): argocd-app packages against the emulator did not run"
+corpus=${corpus%/basic/package1}
 
 start_git_server
 url=$(new_remote gitops) || t_bail "new_remote failed"
@@ -20,7 +23,6 @@ ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
 start_argocd_emulator --repo-map "$url=$bare" --op-ms 100 --health-ms 100 --reconcile-ms 50
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 emu=http://$ARGOCD_SERVER/_emu
-emu_post() { curl -s -f -X POST -H 'Content-Type: application/json' -d "$2" "$emu/$1" >/dev/null; }
 
 mkdir -p d/stacks && cp -R "$corpus/basic" d/stacks/basic
 mkdistro d <<EOF

@@ -66,8 +66,8 @@ for id in in-cluster/web:render in-cluster/db:render in-cluster/web:post:smoke; 
 	t_eq "one line for $id" 1 "$(grep -c -F "$id" "$T/up1.out")"
 done
 t_eq "one line for the push" 1 "$(grep -c -E '(^|[^a-z])push([^a-z]|$)' "$T/up1.out")"
-t_ok "no carriage return" sh -c "! grep -q \$(printf '\r') '$T/up1.out'"
-t_ok "no escape sequence (NO_COLOR)" sh -c "! grep -q \$(printf '\033') '$T/up1.out'"
+t_nostring "no carriage return" "$(printf '\r')" "$T/up1.out"
+t_nostring "no escape sequence (NO_COLOR)" "$(printf '\033')" "$T/up1.out"
 
 t_ok "a no-op up" im up
 t_grep "ends with the summary" "$summary_re" "$STDOUT"
@@ -106,7 +106,8 @@ assert "in-cluster/web:render" in started and "in-cluster/db:render" in started,
 for id in started:
     assert id in done, (id, done)
     assert isinstance(done[id].get("ms"), int), done[id]
-    assert [e["event"] for e in ev].index("start") >= 0
+    evs = [(e["event"], e.get("id")) for e in ev]
+    assert evs.index(("start", id)) < evs.index(("done", id)), (id, evs)
 EOF
 t_ok "nothing but JSON on stdout" python3 -c '
 import json, sys
@@ -204,9 +205,15 @@ t_grep "shows the usage" '^usage: idpmake' "$STDOUT"
 t_grep "lists up" '^ +up ' "$STDOUT"
 t_grep "lists plan" '^ +plan ' "$STDOUT"
 t_ok "help up" idpmake help up
-t_grep "describes up" 'up' "$STDOUT"
+t_grep "gives up's usage" '^usage: idpmake \[OPTIONS\] up \[TARGET\.\.\.\]$' "$STDOUT"
+t_grep "and what up does" '^render, push, sync and run hooks for what changed' "$STDOUT"
+t_nogrep "not another command's usage" '^usage: idpmake \[OPTIONS\] (plan|status|render)' "$STDOUT"
+cp "$STDOUT" "$T/help-up.out"
 t_ok "up --help" idpmake up --help
-t_grep "describes up" 'up' "$STDOUT"
+t_grep "gives up's usage" '^usage: idpmake \[OPTIONS\] up \[TARGET\.\.\.\]$' "$STDOUT"
+t_eq "the same text as help up" "$(cat "$T/help-up.out")" "$(cat "$STDOUT")"
+t_ok "help plan" idpmake help plan
+t_grep "gives plan's usage, not up's" '^usage: idpmake \[OPTIONS\] plan ' "$STDOUT"
 t_exit 2 "an unknown option exits 2" idpmake --no-such-option
 t_grep "naming it" 'no-such-option' "$OUTPUT"
 t_exit 2 "an unknown option of up exits 2" im up --no-such-option

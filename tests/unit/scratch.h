@@ -21,10 +21,11 @@ static const char *statedir;	/* tmp/state */
 static const char *errpath;	/* tmp/stderr.txt: what capture_start redirects to */
 static int saved_fd = -1;
 
-/* make the scratch folder /tmp/NAME.XXXXXX */
+/* make the scratch folder $TMPDIR/NAME.XXXXXX (/tmp without TMPDIR) */
 static void scratch_setup(const char *name)
 {
-	char *tmpl = aprintf("/tmp/%s.XXXXXX", name);
+	const char *dir = getenv("TMPDIR");
+	char *tmpl = aprintf("%s/%s.XXXXXX", dir && *dir ? dir : "/tmp", name);
 
 	if (!mkdtemp(tmpl)) {
 		perror("mkdtemp");

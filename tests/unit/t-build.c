@@ -93,12 +93,13 @@ static struct {
 	pthread_cond_t failed_cond;
 	FILE *out;		/* the result file */
 	const char *fail;	/* this step id fails */
-	const char *hold;	/* this step id waits until `fail` has failed, then 150 ms */
+	const char *hold;	/* this step id waits until the scheduler has recorded `fail`'s failure */
 	int sleep_ms;		/* every sync takes this long */
 	int failed;		/* `fail` has returned */
 	int bad;		/* in-steps not done at a start, missing marker, no commit */
 	const char *marker;	/* the file base's post hook touches */
-} fk = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, NULL, 0, 0, 0, NULL };
+	struct graph *g;	/* the child's graph, where `hold` looks `fail` up */
+} fk = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, NULL, 0, 0, 0, NULL, NULL };
 
 /* selected steps before s (transitively) that are not done */
 static int unfinished(const struct step *s)
@@ -127,14 +128,21 @@ static int fake_sync(void *ctx, struct step *s, const char *commit, const char *
 	pthread_mutex_unlock(&fk.lock);
 
 	if (fk.hold && !strcmp(s->id, fk.hold)) {
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += 10;
-		pthread_mutex_lock(&fk.lock);
-		while (!fk.failed && pthread_cond_timedwait(&fk.failed_cond, &fk.lock, &until) == 0)
-			;
-		pthread_mutex_unlock(&fk.lock);
-		usleep(150 * 1000);
+		/*
+		 * Not a time window: wait (at most 10 s) until the scheduler has
+		 * taken in `fail`'s failure (its state is S_FAILED, set by the main
+		 * loop, which counts the failure before it takes in this step's end),
+		 * so what becomes ready after this step is decided knowing it.
+		 */
+		const struct step *f = fk.fail ? graph_find(fk.g, fk.fail) : NULL;
+		for (int i = 0; f && i < 10000 && __atomic_load_n(&f->state, __ATOMIC_ACQUIRE) != S_FAILED; i++)
+			usleep(1000);
+		if (f && __atomic_load_n(&f->state, __ATOMIC_ACQUIRE) != S_FAILED) {
+			fprintf(stderr, "t-build: %s held 10 s and %s never failed\n", s->id, fk.fail);
+			pthread_mutex_lock(&fk.lock);
+			fk.bad++;
+			pthread_mutex_unlock(&fk.lock);
+		}
 	}
 	if (fk.sleep_ms)
 		usleep((useconds_t)fk.sleep_ms * 1000);
@@ -175,6 +183,7 @@ static int child(const char *dir, const char *result, int jobs, int keep_going)
 	fk.marker = path_join(dir, "base.done");
 	if (ctx_load(&c, 0))
 		return 4;
+	fk.g = c.g;
 	if (!c.pl.argocd_server)
 		return 5;
 	build_sync = (struct sync_ops){ .sync = fake_sync, .ctx = &fk };
@@ -493,7 +502,8 @@ static void test_record_fails(void)
 
 static void setup(void)
 {
-	char tmpl[] = "/tmp/t-build.XXXXXX";
+	const char *dir = getenv("TMPDIR");
+	char *tmpl = aprintf("%s/t-build.XXXXXX", dir && *dir ? dir : "/tmp");
 
 	if (!mkdtemp(tmpl)) {
 		perror("mkdtemp");

@@ -653,7 +653,7 @@ static void test_no_secret_shown(void)
 
 static void setup(void)
 {
-	char templ[] = "/tmp/t-gitops.XXXXXX";
+	char *templ = aprintf("%s/t-gitops.XXXXXX", test_tmpdir());
 
 	if (!mkdtemp(templ))
 		fatal("mkdtemp:");

@@ -593,7 +593,7 @@ static void test_tree_encode(void)
  */
 static void test_symlink_out(void)
 {
-	char outside[] = "/tmp/t-hash-outside.XXXXXX";
+	char *outside = aprintf("%s/t-hash-outside.XXXXXX", test_tmpdir());
 	int fd = mkstemp(outside), r;
 	struct tree t;
 

@@ -18,7 +18,7 @@
 
 /* ---- stderr capture: what the engine printed between start and end ---- */
 
-static char errfile[] = "/tmp/t-yaml-stderr.XXXXXX";
+static char errfile[4096];	/* $TMPDIR/t-yaml-stderr.XXXXXX */
 static int saved_fd = -1;
 
 static void capture_start(void)
@@ -27,6 +27,7 @@ static void capture_start(void)
 
 	fflush(stderr);
 	saved_fd = dup(2);
+	snprintf(errfile, sizeof(errfile), "%s/t-yaml-stderr.XXXXXX", test_tmpdir());
 	fd = mkstemp(errfile) >= 0 ? open(errfile, O_WRONLY | O_TRUNC) : -1;
 	if (fd < 0) {
 		perror("t-yaml: capture");
@@ -46,7 +47,6 @@ static char *capture_end(void)
 	close(saved_fd);
 	text = read_file(errfile, &len);
 	unlink(errfile);
-	memcpy(errfile + strlen(errfile) - 6, "XXXXXX", 6);
 	r = astrdup(text ? text : "");
 	free(text);
 	return r;

@@ -7,7 +7,15 @@
 #define IDPMAKE_TEST_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* where scratch files go: $TMPDIR, or /tmp without it */
+static inline const char *test_tmpdir(void)
+{
+	const char *d = getenv("TMPDIR");
+	return d && *d ? d : "/tmp";
+}
 
 static int t_passed, t_failed;
 
