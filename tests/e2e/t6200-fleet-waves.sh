@@ -20,10 +20,6 @@ start_argocd_emulator --repo-map "$bare=$bare" --op-ms 50 --health-ms 50 --recon
 	--cluster legacy=https://legacy.example:6443
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 emu=http://$ARGOCD_SERVER/_emu
-emu_post() {
-	curl -sS -f -X POST -H 'Content-Type: application/json' -d "$2" "$emu/$1" >/dev/null ||
-		t_bail "emulator control $1 failed"
-}
 # the request log, as "SEQ METHOD PATH" lines
 reqlog() { curl -sS -f "$emu/requests" | python3 -c '
 import json, sys
