@@ -128,11 +128,18 @@ json_t *argocd_app_spec(const struct distro *d, const struct step *s, const char
 		json_object_set_new(dst, "server", json_string(s->cluster->server ? s->cluster->server : IN_CLUSTER));
 	json_object_set_new(dst, "namespace", json_string(s->namespace));
 	json_object_set_new(spec, "destination", dst);
-	if (s->pkg->sync.options.n) {
-		json_t *opts = json_array();
-		for (size_t i = 0; i < s->pkg->sync.options.n; i++)
-			json_array_append_new(opts, json_string(s->pkg->sync.options.v[i]));
-		json_object_set_new(spec, "syncPolicy", json_pack("{s:o}", "syncOptions", opts));
+	if (s->pkg->sync.options.n || s->pkg->sync.automated) {
+		json_t *pol = json_object();
+		if (s->pkg->sync.options.n) {
+			json_t *opts = json_array();
+			for (size_t i = 0; i < s->pkg->sync.options.n; i++)
+				json_array_append_new(opts, json_string(s->pkg->sync.options.v[i]));
+			json_object_set_new(pol, "syncOptions", opts);
+		}
+		if (s->pkg->sync.automated)
+			json_object_set_new(pol, "automated", json_pack("{s:b, s:b}", "prune", s->pkg->sync.prune,
+									"selfHeal", s->pkg->sync.self_heal));
+		json_object_set_new(spec, "syncPolicy", pol);
 	}
 	json_object_set_new(app, "spec", spec);
 	return app;
@@ -569,6 +576,14 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	if (call_open(&c, a, name, s->log, timeout) < 0)
 		return *err = "cannot start a libcurl handle", -1;
 	app = argocd_app_spec(d, s, a->repo_url);
+	if (s->pkg->sync.automated && !helm && !cnoe && commit && *commit)
+		/*
+		 * Pinned (fleet.md "Waves"): an automated Application follows the
+		 * commit it is synced to, not the branch, so a push never moves it
+		 * before its wave starts; this sync moves the pin.
+		 */
+		json_object_set_new(json_object_get(json_object_get(app, "spec"), "source"), "targetRevision",
+				    json_string(commit));
 	if (helm && helm_source(a, s, app, err) < 0)
 		goto out;
 	if (cnoe && cnoe_app(a, s, app, &appset, err) < 0)

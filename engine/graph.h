@@ -143,6 +143,9 @@ struct package {
 		int timeout;		/* seconds, default 300 */
 		int prune;
 		struct strlist options;	/* syncOptions */
+		int automated;		/* Argo CD's automated sync, pinned to the synced commit */
+		int self_heal;		/* automated.selfHeal */
+		int appset;		/* fleet: applicationset for this package */
 	} sync;
 	struct hook *pre, *post;
 	size_t npre, npost;

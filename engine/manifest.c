@@ -448,7 +448,7 @@ static void conv_package(struct distro *d, struct package *p, const struct ynode
 	p->sync.timeout = 300;
 	if ((x = yget(n, "sync")) && !yisnull(x) && want(x, Y_MAP, "sync")) {
 		const struct ynode *w;
-		CHECK_KEYS(x, "sync", "wait", "timeout", "prune", "options");
+		CHECK_KEYS(x, "sync", "wait", "timeout", "prune", "options", "automated", "self-heal", "fleet");
 		if ((w = yget(x, "wait")) && str(w, "wait")) {
 			if (!strcmp(w->s, "synced"))
 				p->sync.wait_healthy = 0;
@@ -458,6 +458,16 @@ static void conv_package(struct distro *d, struct package *p, const struct ynode
 		p->sync.timeout = integer(yget(x, "timeout"), "sync timeout", 300);
 		p->sync.prune = boolean(yget(x, "prune"), "prune", 0);
 		p->sync.options = strs(yget(x, "options"), "sync options");
+		p->sync.automated = boolean(yget(x, "automated"), "automated", 0);
+		p->sync.self_heal = boolean(yget(x, "self-heal"), "self-heal", 0);
+		if (p->sync.self_heal && !p->sync.automated)
+			loc_error(yget(x, "self-heal")->loc, "self-heal needs automated: true");
+		if ((w = yget(x, "fleet")) && str(w, "fleet")) {
+			if (!strcmp(w->s, "applicationset"))
+				p->sync.appset = 1;
+			else if (strcmp(w->s, "applications"))
+				loc_error(w->loc, "fleet must be 'applications' or 'applicationset', not '%s'", w->s);
+		}
 	}
 	if ((x = yget(n, "hooks")) && !yisnull(x) && want(x, Y_MAP, "hooks")) {
 		CHECK_KEYS(x, "hooks", "pre", "post");

@@ -47,8 +47,10 @@ rollout:
     - {name: us, clusters: ["us-*"], check: {run: ./check.sh, timeout: 30}}
 packages:
   base: {type: manifests, path: packages/base}
+  auto: {type: manifests, path: packages/auto, sync: {automated: true, self-heal: true}}
 EOF
 mkmanifest d/packages/base/cm.yaml ConfigMap base
+mkmanifest d/packages/auto/cm.yaml ConfigMap auto
 cat >d/check.sh <<'EOF'
 #!/bin/sh
 echo "wave=$IDPMAKE_WAVE clusters=$IDPMAKE_WAVE_CLUSTERS commit=$IDPMAKE_COMMIT" >>check.log
@@ -58,7 +60,20 @@ EOF
 chmod +x d/check.sh
 cd d || exit 1
 bumps=0
-bump() { bumps=$((bumps + 1)); echo "  change$bumps: \"$bumps\"" >>packages/base/cm.yaml; }
+bump() {
+	bumps=$((bumps + 1))
+	echo "  change$bumps: \"$bumps\"" >>packages/base/cm.yaml
+	echo "  change$bumps: \"$bumps\"" >>packages/auto/cm.yaml
+}
+# APP FIELD: a field of an Application as Argo CD has it
+app_field() {
+	curl -sS -f -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/api/v1/applications/$1" |
+		python3 -c 'import json, sys
+o = json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    o = o.get(k, {}) if isinstance(o, dict) else {}
+print(o if o != {} else "")' "$2"
+}
 
 # ---- plan and graph show the waves --------------------------------------
 t_ok "plan" idpmake plan
@@ -90,7 +105,10 @@ t_grep "graph dot: the wave node" '"wave:eu" \[shape=hexagon' "$STDOUT"
 
 # ---- first up: in wave order --------------------------------------------
 t_ok "first up" idpmake up -j 8
-t_grep "five syncs" ' 5 synced' "$OUTPUT"
+t_grep "ten syncs" ' 10 synced' "$OUTPUT"
+commit1=$(git --git-dir="$bare" rev-parse main)
+t_eq "an automated Application is pinned to the commit" "$commit1" "$(app_field us-1-auto spec.source.targetRevision)"
+t_eq "its automated policy is set" "True" "$(app_field us-1-auto spec.syncPolicy.automated.selfHeal)"
 t_grep "the gates passed" 'wave:us.*gate passed' "$OUTPUT"
 reqlog
 read -r c0 c1 <<<"$(span canary-base)"; read -r a0 a1 <<<"$(span eu-1-base)"; read -r b0 b1 <<<"$(span eu-2-base)"
@@ -122,6 +140,13 @@ t_eq "canary was synced" 1 "$(synced canary-base)"
 t_eq "us-1 was not synced" 0 "$(synced us-1-base)"
 t_eq "legacy was not synced" 0 "$(synced legacy-base)"
 t_eq "us-1's Application was not touched at all" "" "$(span us-1-base)"
+commit2=$(git --git-dir="$bare" rev-parse main)
+[ "$commit1" != "$commit2" ]
+t_report $? "the halted run pushed a new commit"
+t_eq "a later wave's automated Application stays pinned" "$commit1" "$(app_field us-1-auto spec.source.targetRevision)"
+t_eq "... and Argo CD's automated sync did not move it" "$commit1" "$(app_field us-1-auto status.sync.revision)"
+t_eq "the rest wave's automated Application stays too" "$commit1" "$(app_field legacy-auto status.sync.revision)"
+t_eq "the canary's moved" "$commit2" "$(app_field canary-auto status.sync.revision)"
 n=$(wc -l <check.log)
 
 # ---- the next up resumes at the halted wave -----------------------------
@@ -133,6 +158,7 @@ t_eq "canary is not synced again" "" "$(span canary-base)"
 t_eq "eu-1 is synced" 1 "$(synced eu-1-base)"
 t_eq "us-1 is synced" 1 "$(synced us-1-base)"
 t_eq "legacy is synced" 1 "$(synced legacy-base)"
+t_eq "us-1's automated Application moves with its wave" "$commit2" "$(app_field us-1-auto status.sync.revision)"
 t_eq "the us check ran once more" $((n + 1)) "$(wc -l <check.log)"
 
 # ---- a failing check halts the rollout ----------------------------------
