@@ -90,7 +90,7 @@ static int parse_objects(struct objects *o, const char *what, const char *text, 
 {
 	struct ynode **docs;
 	size_t n;
-	int before = loc_errors;
+	int errs = 0;	/* this call's errors: workers share no count (issue 12 #3) */
 
 	if (yaml_parse(o->pool, what, text, len, &docs, &n) < 0) {
 		*err = aprintf("%s: malformed YAML (see above)", what);
@@ -100,6 +100,7 @@ static int parse_objects(struct objects *o, const char *what, const char *text, 
 		struct ynode *doc = docs[i], *kind = yget(doc, "kind"), *items = yget(doc, "items");
 		if (doc->type != Y_MAP) {
 			loc_error(doc->loc, "a Kubernetes object must be a map");
+			errs++;
 			continue;
 		}
 		if (kind && kind->type == Y_SCALAR && strlen(kind->s) > 4 &&
@@ -110,7 +111,7 @@ static int parse_objects(struct objects *o, const char *what, const char *text, 
 		}
 		add_obj(o, doc);
 	}
-	if (loc_errors > before) {
+	if (errs) {
 		*err = aprintf("%s: not a Kubernetes object (see above)", what);
 		return -1;
 	}
@@ -510,9 +511,7 @@ static int render_argocd_app(const struct render_ctx *rc, struct step *s, struct
 		{
 			struct ynode **docs;
 			size_t nd;
-			int before = loc_errors;
 			if (yaml_parse(o->pool, path, text, len, &docs, &nd) < 0 || !nd) {
-				loc_errors = before;
 				free(text);
 				continue;
 			}
@@ -562,7 +561,7 @@ static int entcmp(const void *a, const void *b)
 static int normalise(struct objects *o, struct bundle *b, const char **err)
 {
 	const char **base = xcalloc(o->n + 1, sizeof(*base)), **ns = xcalloc(o->n + 1, sizeof(*ns));
-	int before = loc_errors;
+	int errs = 0;	/* this call's errors, not the process-wide loc_errors */
 
 	b->v = xcalloc(o->n + o->nextra + 1, sizeof(*b->v));
 	for (size_t i = 0; i < o->n; i++) {
@@ -570,12 +569,13 @@ static int normalise(struct objects *o, struct bundle *b, const char **err)
 			     *name = ypath(obj, "metadata.name"), *nsn = ypath(obj, "metadata.namespace");
 		if (!api || !kind || !name || kind->type != Y_SCALAR || name->type != Y_SCALAR || !name->slen) {
 			loc_error(obj->loc, "a Kubernetes object needs apiVersion, kind and metadata.name");
+			errs++;
 			continue;
 		}
 		base[i] = o->single && o->n == 1 ? o->single : aprintf("%s.%s.yaml", lower(kind->s), lower(name->s));
 		ns[i] = nsn && nsn->type == Y_SCALAR ? lower(nsn->s) : "_";
 	}
-	if (loc_errors > before) {
+	if (errs) {
 		*err = "objects without apiVersion, kind or metadata.name (see above)";
 		free(base);
 		free(ns);
@@ -590,6 +590,7 @@ static int normalise(struct objects *o, struct bundle *b, const char **err)
 				if (!strcmp(ns[i], ns[j])) {
 					loc_error(o->v[i]->loc, "object %s is defined twice (also at %s:%d)", base[i],
 						  o->v[j]->loc.file, o->v[j]->loc.line);
+					errs++;
 				}
 			}
 		if (yaml_emit(o->v[i], &out) < 0) {
@@ -606,7 +607,7 @@ static int normalise(struct objects *o, struct bundle *b, const char **err)
 	}
 	free(base);
 	free(ns);
-	if (loc_errors > before) {
+	if (errs) {
 		*err = "duplicate objects (see above)";
 		return -1;
 	}

@@ -54,10 +54,15 @@ void fatal(const char *fmt, ...)
 	exit(1);
 }
 
+/*
+ * loc_errors is the manifest loader's count (one thread).  Render workers
+ * print through here too, so the count is kept with atomics, but they decide
+ * a render's failure by their own per-call counts, never by this one.
+ */
 void loc_verror(struct loc loc, const char *fmt, va_list ap)
 {
 	if (loc_quiet) {
-		loc_errors++;
+		__atomic_add_fetch(&loc_errors, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	if (loc.line)
@@ -66,7 +71,7 @@ void loc_verror(struct loc loc, const char *fmt, va_list ap)
 		fprintf(stderr, "%s: error: ", loc.file ? loc.file : argv0);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
-	loc_errors++;
+	__atomic_add_fetch(&loc_errors, 1, __ATOMIC_RELAXED);
 }
 
 void loc_error(struct loc loc, const char *fmt, ...)

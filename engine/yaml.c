@@ -193,9 +193,12 @@ int ystr_eq(const struct ynode *n, const char *s)
 	return n && n->type == Y_SCALAR && !strcmp(n->s, s);
 }
 
-/* convert libyaml's document node `id` to a tree; depth guards alias loops */
+/*
+ * convert libyaml's document node `id` to a tree; depth guards alias loops.
+ * NULL on failure; *errs counts the errors it printed (none for too deep).
+ */
 static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id,
-			     const char *file, int depth)
+			     const char *file, int depth, int *errs)
 {
 	yaml_node_t *yn = yaml_document_get_node(doc, id);
 	struct loc loc = { file, 0, 0 };
@@ -224,7 +227,7 @@ static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id,
 		n = ynew(p, Y_SEQ, loc);
 		for (yaml_node_item_t *it = yn->data.sequence.items.start;
 		     it < yn->data.sequence.items.top; it++) {
-			struct ynode *c = convert(p, doc, *it, file, depth + 1);
+			struct ynode *c = convert(p, doc, *it, file, depth + 1, errs);
 			if (!c)
 				return NULL;
 			ypush(p, n, c);
@@ -236,12 +239,13 @@ static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id,
 		n = ynew(p, Y_MAP, loc);
 		for (yaml_node_pair_t *pr = yn->data.mapping.pairs.start;
 		     pr < yn->data.mapping.pairs.top; pr++) {
-			struct ynode *k = convert(p, doc, pr->key, file, depth + 1);
-			struct ynode *v = convert(p, doc, pr->value, file, depth + 1);
+			struct ynode *k = convert(p, doc, pr->key, file, depth + 1, errs);
+			struct ynode *v = convert(p, doc, pr->value, file, depth + 1, errs);
 			if (!k || !v)
 				return NULL;
 			if (k->type != Y_SCALAR) {
 				loc_error(k->loc, "mapping keys must be scalars");
+				++*errs;
 				return NULL;
 			}
 			if (k->style == YS_PLAIN && !strcmp(k->s, "<<")) {
@@ -255,6 +259,7 @@ static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id,
 			}
 			if (yget(n, k->s)) {
 				loc_error(k->loc, "duplicate key '%s'", k->s);
+				++*errs;
 				return NULL;
 			}
 			yappend(p, n, k, v);
@@ -300,10 +305,11 @@ int yaml_parse(struct ypool *p, const char *file, const char *text, size_t len,
 			break;
 		}
 		if (!(root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0)) {
-			struct ynode *t = convert(p, &doc, 1, file, 0);
+			int errs = 0;
+			struct ynode *t = convert(p, &doc, 1, file, 0, &errs);
 			if (!t) {
 				struct loc loc = { file, (int)root->start_mark.line + 1, 1 };
-				if (!loc_errors)
+				if (!errs)
 					loc_error(loc, "YAML nested too deeply (recursive alias?)");
 				yaml_document_delete(&doc);
 				ret = -1;
