@@ -664,7 +664,8 @@ int render_step(const struct render_ctx *rc, struct step *s, struct hash *output
 	free(b.v);
 	*output = hash_bytes(out.s, out.len);
 	path = bundle_path(rc->statedir, *output);
-	if (stat(path, &st) < 0 || (size_t)st.st_size != out.len) {
+	/* identical outputs share a file; one already there is reused only when it hashes right */
+	if (stat(path, &st) < 0 || (size_t)st.st_size != out.len || bundle_check(rc->statedir, *output) < 0) {
 		if (mkdirs(path_dir(path)) < 0 || write_file_atomic(path, out.s, out.len) < 0) {
 			*err = aprintf("cannot write %s: %s", path, strerror(errno));
 			buf_release(&out);
