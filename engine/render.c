@@ -552,13 +552,98 @@ static int render_argocd_app(const struct render_ctx *rc, struct step *s, struct
 	return 0;
 }
 
+/*
+ * Object names become file names (KIND.NAME.yaml), so they are checked
+ * against Kubernetes' own rules before any file is named after them (issue
+ * 12 #5: a ConfigMap named x/../../../tmp/f was written outside `render -o`'s
+ * folder; a name with a space made a bundle its reader refused).  Most kinds
+ * take DNS-1123 subdomains; RBAC's four kinds take path segment names (no
+ * '/' or '%', not . or ..), to which the bundle adds: no control character.
+ * Kinds are DNS-1035 labels once lower-cased (CRD names.kind), namespaces
+ * DNS-1123 labels.
+ */
+static int path_segment_kind(const char *api, const char *kind)
+{
+	return !strncmp(api, "rbac.authorization.k8s.io/", 26) &&
+	       (!strcmp(kind, "Role") || !strcmp(kind, "ClusterRole") || !strcmp(kind, "RoleBinding") ||
+		!strcmp(kind, "ClusterRoleBinding"));
+}
+
+/* NULL when the name is fine, else the rule it breaks */
+static const char *bad_name(const char *api, const char *kind, const char *name)
+{
+	if (!path_segment_kind(api, kind))
+		return is_dns_subdomain(name) ? NULL :
+		       "a DNS-1123 subdomain: lower-case letters, digits, '-' and '.', starting and ending "
+		       "with a letter or digit, at most 253 characters";
+	if (!strcmp(name, ".") || !strcmp(name, "..") || strpbrk(name, "/%"))
+		return "a path segment name: no '/' or '%', not '.' or '..'";
+	for (const char *c = name; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return "without control characters";
+	return NULL;
+}
+
+static int bad_kind(const char *kind)
+{
+	size_t n = strlen(kind);
+	if (!n || n > 63 || !isalpha((unsigned char)kind[0]) || !isalnum((unsigned char)kind[n - 1]))
+		return 1;
+	for (const char *c = kind; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '-')
+			return 1;
+	return 0;
+}
+
+/* where to point an error about node n: its place in a file, else the package */
+static struct loc where(const struct step *s, const struct ynode *n, const struct ynode *obj)
+{
+	if (n && n->loc.file)
+		return n->loc;
+	if (obj && obj->loc.file)
+		return obj->loc;
+	return (struct loc){ aprintf("package '%s'", s->pkg->name), 0, 0 };
+}
+
+static int check_names(const struct step *s, const struct ynode *obj, const struct ynode *api,
+		       const struct ynode *kind, const struct ynode *name, const struct ynode *nsn)
+{
+	const char *why;
+	int errs = 0;
+
+	if (bad_kind(kind->s)) {
+		loc_error(where(s, kind, obj), "package '%s': kind '%s' is not a valid Kubernetes kind", s->pkg->name,
+			  kind->s);
+		errs++;
+	} else if ((why = bad_name(api->s, kind->s, name->s))) {
+		loc_error(where(s, name, obj), "package '%s': %s name '%s' is not valid in Kubernetes: it must be %s",
+			  s->pkg->name, kind->s, name->s, why);
+		errs++;
+	}
+	if (nsn && nsn->type == Y_SCALAR && !is_dns_label(nsn->s)) {
+		loc_error(where(s, nsn, obj), "package '%s': %s '%s' has namespace '%s', which is not a DNS-1123 label "
+			  "(lower-case letters, digits and '-', at most 63 characters)", s->pkg->name, kind->s, name->s, nsn->s);
+		errs++;
+	}
+	return errs;
+}
+
+/* a file of an argocd-app folder: its name goes into the bundle's header line */
+static int bad_extra_name(const char *name)
+{
+	for (const char *c = name; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return 1;
+	return 0;
+}
+
 static int entcmp(const void *a, const void *b)
 {
 	return strcmp(((const struct bundle_entry *)a)->name, ((const struct bundle_entry *)b)->name);
 }
 
 /* name and emit every object; fills b (entries point into arena strings) */
-static int normalise(struct objects *o, struct bundle *b, const char **err)
+static int normalise(const struct step *s, struct objects *o, struct bundle *b, const char **err)
 {
 	const char **base = xcalloc(o->n + 1, sizeof(*base)), **ns = xcalloc(o->n + 1, sizeof(*ns));
 	int errs = 0;	/* this call's errors, not the process-wide loc_errors */
@@ -567,16 +652,26 @@ static int normalise(struct objects *o, struct bundle *b, const char **err)
 	for (size_t i = 0; i < o->n; i++) {
 		struct ynode *obj = o->v[i], *api = yget(obj, "apiVersion"), *kind = yget(obj, "kind"),
 			     *name = ypath(obj, "metadata.name"), *nsn = ypath(obj, "metadata.namespace");
-		if (!api || !kind || !name || kind->type != Y_SCALAR || name->type != Y_SCALAR || !name->slen) {
+		if (!api || !kind || !name || api->type != Y_SCALAR || kind->type != Y_SCALAR || name->type != Y_SCALAR ||
+		    !name->slen) {
 			loc_error(obj->loc, "a Kubernetes object needs apiVersion, kind and metadata.name");
+			errs++;
+			continue;
+		}
+		if (check_names(s, obj, api, kind, name, nsn)) {
 			errs++;
 			continue;
 		}
 		base[i] = o->single && o->n == 1 ? o->single : aprintf("%s.%s.yaml", lower(kind->s), lower(name->s));
 		ns[i] = nsn && nsn->type == Y_SCALAR ? lower(nsn->s) : "_";
 	}
+	for (size_t i = 0; i < o->nextra; i++)
+		if (bad_extra_name(o->extra[i].name)) {
+			error("package '%s': file name '%s' holds a control character", s->pkg->name, o->extra[i].name);
+			errs++;
+		}
 	if (errs) {
-		*err = "objects without apiVersion, kind or metadata.name (see above)";
+		*err = "objects without a valid apiVersion, kind, metadata.name or namespace (see above)";
 		free(base);
 		free(ns);
 		return -1;
@@ -639,7 +734,7 @@ int render_to_bundle(const struct render_ctx *rc, struct step *s, struct bundle 
 		break;
 	}
 	if (!ret)
-		ret = normalise(&o, b, err);
+		ret = normalise(s, &o, b, err);
 	if (ret < 0) {
 		free(b->v);	/* callers free b->v only on success */
 		b->v = NULL;
