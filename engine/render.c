@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <ctype.h>
+#include <unistd.h>
 
 #include "exec.h"
 #include "hash.h"
@@ -338,13 +339,51 @@ static int render_helm_app(const struct render_ctx *rc, struct step *s, struct o
 	return 0;
 }
 
+/*
+ * The values (which may hold secrets) go to helm in a file of their own:
+ * created 0600 with O_EXCL under TMPDIR (mkstemps), and removed as soon as
+ * helm is done (issue 12 #8: the file was 0644, in the state folder, never
+ * removed).  NULL with errno.
+ */
+static const char *values_file(const struct buf *vb)
+{
+	const char *dir = getenv("TMPDIR");
+	char *path = aprintf("%s/idpmake-values-XXXXXX.yaml", dir && *dir ? dir : "/tmp");
+	int fd = mkstemps(path, 5), e;
+	size_t off = 0;
+
+	if (fd < 0)
+		return NULL;
+	fchmod(fd, 0600);
+	while (off < vb->len) {
+		ssize_t r = write(fd, vb->s + off, vb->len - off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto fail;
+		off += (size_t)r;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	return path;
+fail:
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	errno = e;
+	return NULL;
+}
+
 static int render_helm_local(const struct render_ctx *rc, struct step *s, struct objects *o, const char **err)
 {
 	struct ypool *p = o->pool;
 	struct ynode *values;
 	struct buf vb = BUF_INIT;
 	const char *vfile, **argv = amalloc(16 * sizeof(*argv));
-	int n = 0;
+	int n = 0, ret;
 	struct vars v;
 
 	if (!which("helm")) {
@@ -355,13 +394,13 @@ static int render_helm_local(const struct render_ctx *rc, struct step *s, struct
 	if (!(values = values_tree(rc, s, p, err)))
 		return -1;
 	yaml_emit(values, &vb);
-	vfile = aprintf("%s.values.yaml", s->log);
-	if (write_file_atomic(vfile, vb.s, vb.len) < 0) {
-		buf_release(&vb);
-		*err = aprintf("cannot write %s: %s", vfile, strerror(errno));
+	vfile = values_file(&vb);
+	buf_release(&vb);
+	if (!vfile) {
+		*err = aprintf("cannot write the values file in %s: %s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+			       strerror(errno));
 		return -1;
 	}
-	buf_release(&vb);
 	vars_init(&v, rc->d, s->cluster, s->pkg, s->namespace);
 	argv[n++] = "helm";
 	argv[n++] = "template";
@@ -382,7 +421,9 @@ static int render_helm_local(const struct render_ctx *rc, struct step *s, struct
 	argv[n++] = "-f";
 	argv[n++] = vfile;
 	argv[n] = NULL;
-	return run_rule(rc, s, argv, o, err);
+	ret = run_rule(rc, s, argv, o, err);
+	unlink(vfile);
+	return ret;
 }
 
 /*
