@@ -1,6 +1,8 @@
 /* bundle.c - rendered packages on disk (format in bundle.h) */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "bundle.h"
@@ -9,6 +11,11 @@
 
 #define MAGIC "idpmake-bundle 1\n"
 
+/*
+ * Every bound is checked as "what is left" so that nothing can wrap: a
+ * header on the last line, a length past the end (a truncated file) or a
+ * length that is not a plain decimal number make the bundle invalid.
+ */
 int bundle_parse(char *text, size_t len, struct bundle *b, const char *what)
 {
 	size_t off = strlen(MAGIC), cap = 0;
@@ -19,19 +26,30 @@ int bundle_parse(char *text, size_t len, struct bundle *b, const char *what)
 	if (len < off || memcmp(text, MAGIC, off))
 		goto bad;
 	while (off < len) {
-		char *nl = memchr(text + off, '\n', len - off), *sp, *end;
+		char *line = text + off, *nl = memchr(line, '\n', len - off), *sp = NULL, *end;
 		unsigned long long n;
-		if (!nl || !(sp = memchr(text + off, ' ', (size_t)(nl - (text + off)))))
+		size_t rest;
+		if (!nl)
 			goto bad;
+		/* the last space: the length has none, a name may (RBAC names) */
+		for (char *c = nl; c > line; c--)
+			if (c[-1] == ' ') {
+				sp = c - 1;
+				break;
+			}
+		if (!sp || sp == line || sp[1] < '0' || sp[1] > '9')
+			goto bad;
+		errno = 0;
 		n = strtoull(sp + 1, &end, 10);
-		if (end != nl || n > len - (size_t)(nl + 1 - text) - 1 || nl[1 + n] != '\n')
+		rest = len - (size_t)(nl + 1 - text);	/* bytes after the header line */
+		if (end != nl || errno || n >= rest || nl[1 + n] != '\n')
 			goto bad;
 		if (b->n == cap) {
 			cap = cap ? cap * 2 : 64;
 			b->v = xrealloc(b->v, cap * sizeof(*b->v));
 		}
 		*sp = 0;
-		b->v[b->n].name = text + off;
+		b->v[b->n].name = line;
 		b->v[b->n].data = nl + 1;
 		b->v[b->n++].len = (size_t)n;
 		off = (size_t)(nl + 1 - text) + (size_t)n + 1;
@@ -43,16 +61,55 @@ bad:
 	return -1;
 }
 
+/* the output hash a cache path names (bundle_path's inverse); 0 or -1 */
+static int path_hash(const char *path, struct hash *h)
+{
+	const char *base = path_base(path);
+	size_t blen = strlen(base), plen = (size_t)(base - path);
+	char hex[33];
+
+	/* ".../cache/rendered/XX/" + 30 hex digits */
+	if (blen != 30 || plen < 19 || path[plen - 1] != '/' || path[plen - 4] != '/' ||
+	    strncmp(path + plen - 19, "/cache/rendered/", 16))
+		return -1;
+	memcpy(hex, path + plen - 3, 2);
+	memcpy(hex + 2, base, 30);
+	hex[32] = 0;
+	return hash_parse(hex, h);
+}
+
 int bundle_read(const char *path, struct bundle *b)
 {
 	size_t len;
 	char *text = read_file(path, &len);
+	struct hash want;
 
 	if (!text) {
 		memset(b, 0, sizeof(*b));
 		return error("cannot read rendered output %s:", path);
 	}
+	if (!path_hash(path, &want) && !hash_eq(want, hash_bytes(text, len))) {
+		/* truncated or corrupt: never trusted; gone, so the next plan renders it again */
+		free(text);
+		memset(b, 0, sizeof(*b));
+		unlink(path);
+		return error("rendered output %s does not match its hash (a truncated or corrupt cache file): "
+			     "removed, the next run renders it again", path);
+	}
 	return bundle_parse(text, len, b, path);
+}
+
+int bundle_check(const char *statedir, struct hash h)
+{
+	const char *path = bundle_path(statedir, h);
+	size_t len;
+	char *text = read_file(path, &len);
+	int ok = text && hash_eq(h, hash_bytes(text, len));
+
+	free(text);
+	if (!ok && text)
+		unlink(path);
+	return ok ? 0 : -1;
 }
 
 void bundle_free(struct bundle *b)

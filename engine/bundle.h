@@ -10,9 +10,17 @@
  *     NAME SP LEN \n  CONTENT (LEN bytes) \n      one entry per object file,
  *     ...                                        sorted by NAME (byte order)
  *
- * NAME is a file name (KIND.NAME.yaml, no '/'); LEN decimal.  One file per
- * package instead of one per object keeps a 200,000-object distro at a few
- * thousand files in the cache.
+ * NAME is a file path in the package folder (KIND.NAME.yaml; folders only
+ * for argocd-app packages), no newline, checked at render time; it may hold
+ * spaces (RBAC names may): the length follows the line's last space.  LEN
+ * decimal.  One file per package instead of one per object keeps a
+ * 200,000-object distro at a few thousand files in the cache.
+ *
+ * The file's name is the hash of its bytes, so a reader can tell a
+ * truncated or corrupt file (a crash before the data reached the disk, a
+ * full disk) from a good one: bundle_read checks it for cache paths and
+ * removes a bad file, and the planner checks a cached bundle before a push
+ * reads it (bundle_check), so that it is rendered again, never pushed.
  */
 #ifndef IDPMAKE_BUNDLE_H
 #define IDPMAKE_BUNDLE_H
@@ -34,8 +42,13 @@ struct bundle {
 	size_t n;
 };
 
-/* read and check a bundle; -1 with a message printed */
+/*
+ * read and check a bundle; -1 with a message printed.  A cache path whose
+ * bytes do not hash to its name is removed and refused.
+ */
 int bundle_read(const char *path, struct bundle *b);
+/* does the cached bundle of output hash h hash to h?  0, or -1 (missing, or removed) */
+int bundle_check(const char *statedir, struct hash h);
 /* parse bundle text already in memory (takes ownership of text) */
 int bundle_parse(char *text, size_t len, struct bundle *b, const char *what);
 void bundle_free(struct bundle *b);

@@ -390,6 +390,17 @@ int plan_inputs(struct planner *pl, struct step *s, struct inputs *in)
 	return 0;
 }
 
+/*
+ * Has this remote and branch received output `h` for s's folder?  When it
+ * has, a run does not read the cached bundle (a no-op run reads no file's
+ * content); when not, the push will, and the planner checks it first.
+ */
+static int pushed_as(struct planner *pl, const struct step *s, struct hash h)
+{
+	struct pushed p;
+	return state_pushed(pl->st, pushed_key(pl, s->gitpath), &p) && hash_eq(p.output, h);
+}
+
 int plan_renders(struct planner *pl)
 {
 	int ret = 0;
@@ -423,6 +434,10 @@ int plan_renders(struct planner *pl)
 		} else if (stat(bundle_path(pl->statedir, rec.output), &st) < 0) {
 			s->reason = R_FORCED;
 			s->why = "rendered output missing from the cache";
+		} else if (!pushed_as(pl, s, rec.output) && bundle_check(pl->statedir, rec.output) < 0) {
+			/* the push will read it: a truncated or corrupt file is rendered again, never pushed */
+			s->reason = R_FORCED;
+			s->why = "rendered output in the cache is corrupt";
 		} else {
 			s->dirty = 0;
 			s->reason = R_UP_TO_DATE;

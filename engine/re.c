@@ -1,6 +1,7 @@
 /* re.c - PCRE2 wrappers */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,13 +73,31 @@ void re_free(struct re *re)
 	}
 }
 
+/*
+ * Kubernetes' name rules (k8s.io/apimachinery/pkg/util/validation), compiled
+ * once for every thread.  \A and \z, not ^ and $: re_compile is multi-line,
+ * and "ok\n../x" must not pass.
+ */
+static struct re *label, *subdomain;
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+static void names_init(void)
+{
+	const char *err;
+	label = re_compile("\\A[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\\z", &err);
+	subdomain = re_compile("\\A[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\z", &err);
+	if (!label || !subdomain)
+		fatal("internal regex: %s", err);
+}
+
 int is_dns_label(const char *s)
 {
-	static struct re *label;
-	/* compiled on first use, from the main thread (manifest checks) */
-	if (!label) {
-		const char *err;
-		label = re_compile("^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", &err);
-	}
+	pthread_once(&names_once, names_init);
 	return re_match(label, s, strlen(s));
+}
+
+int is_dns_subdomain(const char *s)
+{
+	pthread_once(&names_once, names_init);
+	return strlen(s) <= 253 && re_match(subdomain, s, strlen(s));
 }

@@ -14,5 +14,6 @@ int re_subst(const struct re *re, const char *s, size_t len, const char *repl, s
 void re_free(struct re *re);
 
 int is_dns_label(const char *s);	/* DNS-1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, <= 63 */
+int is_dns_subdomain(const char *s);	/* DNS-1123 subdomain: labels joined by '.', <= 253 */
 
 #endif

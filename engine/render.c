@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <ctype.h>
+#include <unistd.h>
 
 #include "exec.h"
 #include "hash.h"
@@ -91,7 +92,7 @@ static int parse_objects(struct objects *o, const char *what, const char *text, 
 {
 	struct ynode **docs;
 	size_t n;
-	int before = loc_errors;
+	int errs = 0;	/* this call's errors: workers share no count (issue 12 #3) */
 
 	if (yaml_parse(o->pool, what, text, len, &docs, &n) < 0) {
 		if (interrupted()) return *err = "interrupted", -1;
@@ -103,6 +104,7 @@ static int parse_objects(struct objects *o, const char *what, const char *text, 
 		struct ynode *doc = docs[i], *kind = yget(doc, "kind"), *items = yget(doc, "items");
 		if (doc->type != Y_MAP) {
 			loc_error(doc->loc, "a Kubernetes object must be a map");
+			errs++;
 			continue;
 		}
 		if (kind && kind->type == Y_SCALAR && strlen(kind->s) > 4 &&
@@ -113,7 +115,7 @@ static int parse_objects(struct objects *o, const char *what, const char *text, 
 		}
 		add_obj(o, doc);
 	}
-	if (loc_errors > before) {
+	if (errs) {
 		*err = aprintf("%s: not a Kubernetes object (see above)", what);
 		return -1;
 	}
@@ -341,13 +343,51 @@ static int render_helm_app(const struct render_ctx *rc, struct step *s, struct o
 	return 0;
 }
 
+/*
+ * The values (which may hold secrets) go to helm in a file of their own:
+ * created 0600 with O_EXCL under TMPDIR (mkstemps), and removed as soon as
+ * helm is done (issue 12 #8: the file was 0644, in the state folder, never
+ * removed).  NULL with errno.
+ */
+static const char *values_file(const struct buf *vb)
+{
+	const char *dir = getenv("TMPDIR");
+	char *path = aprintf("%s/idpmake-values-XXXXXX.yaml", dir && *dir ? dir : "/tmp");
+	int fd = mkstemps(path, 5), e;
+	size_t off = 0;
+
+	if (fd < 0)
+		return NULL;
+	fchmod(fd, 0600);
+	while (off < vb->len) {
+		ssize_t r = write(fd, vb->s + off, vb->len - off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto fail;
+		off += (size_t)r;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	return path;
+fail:
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	errno = e;
+	return NULL;
+}
+
 static int render_helm_local(const struct render_ctx *rc, struct step *s, struct objects *o, const char **err)
 {
 	struct ypool *p = o->pool;
 	struct ynode *values;
 	struct buf vb = BUF_INIT;
 	const char *vfile, **argv = amalloc(16 * sizeof(*argv));
-	int n = 0;
+	int n = 0, ret;
 	struct vars v;
 
 	if (!which("helm")) {
@@ -358,13 +398,13 @@ static int render_helm_local(const struct render_ctx *rc, struct step *s, struct
 	if (!(values = values_tree(rc, s, p, err)))
 		return -1;
 	yaml_emit(values, &vb);
-	vfile = aprintf("%s.values.yaml", s->log);
-	if (write_file_atomic(vfile, vb.s, vb.len) < 0) {
-		buf_release(&vb);
-		*err = aprintf("cannot write %s: %s", vfile, strerror(errno));
+	vfile = values_file(&vb);
+	buf_release(&vb);
+	if (!vfile) {
+		*err = aprintf("cannot write the values file in %s: %s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+			       strerror(errno));
 		return -1;
 	}
-	buf_release(&vb);
 	vars_init(&v, rc->d, s->cluster, s->pkg, s->namespace);
 	argv[n++] = "helm";
 	argv[n++] = "template";
@@ -385,7 +425,9 @@ static int render_helm_local(const struct render_ctx *rc, struct step *s, struct
 	argv[n++] = "-f";
 	argv[n++] = vfile;
 	argv[n] = NULL;
-	return run_rule(rc, s, argv, o, err);
+	ret = run_rule(rc, s, argv, o, err);
+	unlink(vfile);
+	return ret;
 }
 
 /*
@@ -514,9 +556,7 @@ static int render_argocd_app(const struct render_ctx *rc, struct step *s, struct
 		{
 			struct ynode **docs;
 			size_t nd;
-			int before = loc_errors;
 			if (yaml_parse(o->pool, path, text, len, &docs, &nd) < 0 || !nd) {
-				loc_errors = before;
 				free(text);
 				continue;
 			}
@@ -557,30 +597,126 @@ static int render_argocd_app(const struct render_ctx *rc, struct step *s, struct
 	return 0;
 }
 
+/*
+ * Object names become file names (KIND.NAME.yaml), so they are checked
+ * against Kubernetes' own rules before any file is named after them (issue
+ * 12 #5: a ConfigMap named x/../../../tmp/f was written outside `render -o`'s
+ * folder; a name with a space made a bundle its reader refused).  Most kinds
+ * take DNS-1123 subdomains; RBAC's four kinds take path segment names (no
+ * '/' or '%', not . or ..), to which the bundle adds: no control character.
+ * Kinds are DNS-1035 labels once lower-cased (CRD names.kind), namespaces
+ * DNS-1123 labels.
+ */
+static int path_segment_kind(const char *api, const char *kind)
+{
+	return !strncmp(api, "rbac.authorization.k8s.io/", 26) &&
+	       (!strcmp(kind, "Role") || !strcmp(kind, "ClusterRole") || !strcmp(kind, "RoleBinding") ||
+		!strcmp(kind, "ClusterRoleBinding"));
+}
+
+/* NULL when the name is fine, else the rule it breaks */
+static const char *bad_name(const char *api, const char *kind, const char *name)
+{
+	if (!path_segment_kind(api, kind))
+		return is_dns_subdomain(name) ? NULL :
+		       "a DNS-1123 subdomain: lower-case letters, digits, '-' and '.', starting and ending "
+		       "with a letter or digit, at most 253 characters";
+	if (!strcmp(name, ".") || !strcmp(name, "..") || strpbrk(name, "/%"))
+		return "a path segment name: no '/' or '%', not '.' or '..'";
+	for (const char *c = name; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return "without control characters";
+	return NULL;
+}
+
+static int bad_kind(const char *kind)
+{
+	size_t n = strlen(kind);
+	if (!n || n > 63 || !isalpha((unsigned char)kind[0]) || !isalnum((unsigned char)kind[n - 1]))
+		return 1;
+	for (const char *c = kind; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '-')
+			return 1;
+	return 0;
+}
+
+/* where to point an error about node n: its place in a file, else the package */
+static struct loc where(const struct step *s, const struct ynode *n, const struct ynode *obj)
+{
+	if (n && n->loc.file)
+		return n->loc;
+	if (obj && obj->loc.file)
+		return obj->loc;
+	return (struct loc){ aprintf("package '%s'", s->pkg->name), 0, 0 };
+}
+
+static int check_names(const struct step *s, const struct ynode *obj, const struct ynode *api,
+		       const struct ynode *kind, const struct ynode *name, const struct ynode *nsn)
+{
+	const char *why;
+	int errs = 0;
+
+	if (bad_kind(kind->s)) {
+		loc_error(where(s, kind, obj), "package '%s': kind '%s' is not a valid Kubernetes kind", s->pkg->name,
+			  kind->s);
+		errs++;
+	} else if ((why = bad_name(api->s, kind->s, name->s))) {
+		loc_error(where(s, name, obj), "package '%s': %s name '%s' is not valid in Kubernetes: it must be %s",
+			  s->pkg->name, kind->s, name->s, why);
+		errs++;
+	}
+	if (nsn && nsn->type == Y_SCALAR && !is_dns_label(nsn->s)) {
+		loc_error(where(s, nsn, obj), "package '%s': %s '%s' has namespace '%s', which is not a DNS-1123 label "
+			  "(lower-case letters, digits and '-', at most 63 characters)", s->pkg->name, kind->s, name->s, nsn->s);
+		errs++;
+	}
+	return errs;
+}
+
+/* a file of an argocd-app folder: its name goes into the bundle's header line */
+static int bad_extra_name(const char *name)
+{
+	for (const char *c = name; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return 1;
+	return 0;
+}
+
 static int entcmp(const void *a, const void *b)
 {
 	return strcmp(((const struct bundle_entry *)a)->name, ((const struct bundle_entry *)b)->name);
 }
 
 /* name and emit every object; fills b (entries point into arena strings) */
-static int normalise(struct objects *o, struct bundle *b, const char **err)
+static int normalise(const struct step *s, struct objects *o, struct bundle *b, const char **err)
 {
 	const char **base = xcalloc(o->n + 1, sizeof(*base)), **ns = xcalloc(o->n + 1, sizeof(*ns));
-	int before = loc_errors;
+	int errs = 0;	/* this call's errors, not the process-wide loc_errors */
 
 	b->v = xcalloc(o->n + o->nextra + 1, sizeof(*b->v));
 	for (size_t i = 0; i < o->n; i++) {
 		struct ynode *obj = o->v[i], *api = yget(obj, "apiVersion"), *kind = yget(obj, "kind"),
 			     *name = ypath(obj, "metadata.name"), *nsn = ypath(obj, "metadata.namespace");
-		if (!api || !kind || !name || kind->type != Y_SCALAR || name->type != Y_SCALAR || !name->slen) {
+		if (!api || !kind || !name || api->type != Y_SCALAR || kind->type != Y_SCALAR || name->type != Y_SCALAR ||
+		    !name->slen) {
 			loc_error(obj->loc, "a Kubernetes object needs apiVersion, kind and metadata.name");
+			errs++;
+			continue;
+		}
+		if (check_names(s, obj, api, kind, name, nsn)) {
+			errs++;
 			continue;
 		}
 		base[i] = o->single && o->n == 1 ? o->single : aprintf("%s.%s.yaml", lower(kind->s), lower(name->s));
 		ns[i] = nsn && nsn->type == Y_SCALAR ? lower(nsn->s) : "_";
 	}
-	if (loc_errors > before) {
-		*err = "objects without apiVersion, kind or metadata.name (see above)";
+	for (size_t i = 0; i < o->nextra; i++)
+		if (bad_extra_name(o->extra[i].name)) {
+			error("package '%s': file name '%s' holds a control character", s->pkg->name, o->extra[i].name);
+			errs++;
+		}
+	if (errs) {
+		*err = "objects without a valid apiVersion, kind, metadata.name or namespace (see above)";
 		free(base);
 		free(ns);
 		return -1;
@@ -594,6 +730,7 @@ static int normalise(struct objects *o, struct bundle *b, const char **err)
 				if (!strcmp(ns[i], ns[j])) {
 					loc_error(o->v[i]->loc, "object %s is defined twice (also at %s:%d)", base[i],
 						  o->v[j]->loc.file, o->v[j]->loc.line);
+					errs++;
 				}
 			}
 		if (yaml_emit(o->v[i], &out) < 0) {
@@ -610,7 +747,7 @@ static int normalise(struct objects *o, struct bundle *b, const char **err)
 	}
 	free(base);
 	free(ns);
-	if (loc_errors > before) {
+	if (errs) {
 		*err = "duplicate objects (see above)";
 		return -1;
 	}
@@ -642,7 +779,7 @@ int render_to_bundle(const struct render_ctx *rc, struct step *s, struct bundle 
 		break;
 	}
 	if (!ret)
-		ret = normalise(&o, b, err);
+		ret = normalise(s, &o, b, err);
 	if (ret < 0) {
 		free(b->v);	/* callers free b->v only on success */
 		b->v = NULL;
@@ -667,7 +804,8 @@ int render_step(const struct render_ctx *rc, struct step *s, struct hash *output
 	free(b.v);
 	*output = hash_bytes(out.s, out.len);
 	path = bundle_path(rc->statedir, *output);
-	if (stat(path, &st) < 0 || (size_t)st.st_size != out.len) {
+	/* identical outputs share a file; one already there is reused only when it hashes right */
+	if (stat(path, &st) < 0 || (size_t)st.st_size != out.len || bundle_check(rc->statedir, *output) < 0) {
 		if (mkdirs(path_dir(path)) < 0 || write_file_atomic(path, out.s, out.len) < 0) {
 			*err = aprintf("cannot write %s: %s", path, strerror(errno));
 			buf_release(&out);

