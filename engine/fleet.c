@@ -68,7 +68,7 @@ void conv_cluster(struct cluster *c, const struct ynode *key, const struct ynode
 				  "or 'kubeconfig' (with 'context'), not %s", c->reg.token_env ? "both" : "neither");
 		if (c->reg.context && !c->reg.kubeconfig)
 			loc_error(yget(x, "context")->loc, "'context' needs 'kubeconfig'");
-		if (c->reg.token_env && !c->server)
+		if (c->reg.token_env && !c->server && !c->argo_name)
 			loc_error(x->loc, "cluster '%s' registers with a token but has no 'server'", c->name);
 		if (c->argo_name && !c->server)
 			loc_error(x->loc, "cluster '%s' is named only by 'name' (already known to Argo CD), "

@@ -30,19 +30,19 @@ bad "mode" 4:41 "mode must be 'linked' or 'cloned', not 'copied'" <<'EOF'
 clusters:
   c1: {server: "https://c1:6443", mode: copied}
 EOF
-bad "register with both sources" 4:41 "register needs either 'token-env'.*not both" <<'EOF'
+bad "register with both sources" 4:45 "register needs either 'token-env'.*not both" <<'EOF'
 clusters:
   c1: {server: "https://c1:6443", register: {token-env: T, kubeconfig: k.yaml}}
 EOF
-bad "register with neither" 4:41 "not neither" <<'EOF'
+bad "register with neither" 4:45 "not neither" <<'EOF'
 clusters:
   c1: {server: "https://c1:6443", register: {insecure: true}}
 EOF
-bad "register on a name-only cluster" 4:22 "named only by 'name'" <<'EOF'
+bad "register on a name-only cluster" 4:32 "named only by 'name'" <<'EOF'
 clusters:
   c1: {name: legacy, register: {token-env: T}}
 EOF
-bad "unknown register key" 4:53 "unknown key 'token' in register; did you mean 'token-env'" <<'EOF'
+bad "unknown register key" 4:46 "unknown key 'token' in register" <<'EOF'
 clusters:
   c1: {server: "https://c1:6443", register: {token: T}}
 EOF
@@ -56,13 +56,13 @@ rollout:
   waves:
     - {name: eu, max-parallel: 2}
 EOF
-bad "max-failed" 6:53 "max-failed must be a count or a percentage such as 10%, not '10 percent'" <<'EOF'
+bad "max-failed" 6:47 "max-failed must be a count or a percentage such as 10%, not '10 percent'" <<'EOF'
 clusters: {c1: {server: "https://c1:6443"}}
 rollout:
   waves:
     - {name: eu, clusters: ["*"], max-failed: 10 percent}
 EOF
-bad "a percentage over 100" 6:53 "not '120%'" <<'EOF'
+bad "a percentage over 100" 6:47 "not '120%'" <<'EOF'
 clusters: {c1: {server: "https://c1:6443"}}
 rollout:
   waves:
@@ -81,13 +81,13 @@ rollout:
     - {name: eu, clusters: [c1]}
     - {name: eu, clusters: [c2]}
 EOF
-bad "a check without run" 6:46 "a check needs 'run'" <<'EOF'
+bad "a check without run" 6:42 "a check needs 'run'" <<'EOF'
 clusters: {c1: {server: "https://c1:6443"}}
 rollout:
   waves:
     - {name: eu, clusters: ["*"], check: {timeout: 5}}
 EOF
-bad "unknown rollout key" 4:3 "unknown key 'wave' in rollout; did you mean 'waves'" <<'EOF'
+bad "unknown rollout key" 5:3 "unknown key 'wave' in rollout; did you mean 'waves'" <<'EOF'
 clusters: {c1: {server: "https://c1:6443"}}
 rollout:
   wave: []
@@ -102,7 +102,7 @@ packages:
   a: {type: manifests, path: packages/a, sync: {self-heal: true}}
 EOF
 t_exit 2 "self-heal without automated" idpmake -C "$d" validate
-t_grep "self-heal without automated: located" '^distro\.yaml:4:59: error: self-heal needs automated: true' "$STDERR"
+t_grep "self-heal without automated: located" '^distro\.yaml:4:60: error: self-heal needs automated: true' "$STDERR"
 
 # a good fleet distro
 newdistro <<'EOF'
