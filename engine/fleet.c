@@ -19,6 +19,8 @@
 
 #include "conv.h"
 #include "fleet.h"
+#include "hash.h"
+#include "manifest.h"
 #include "util.h"
 
 void conv_cluster(struct cluster *c, const struct ynode *key, const struct ynode *n)
@@ -221,4 +223,47 @@ size_t fleet_unmatched(const struct distro *d)
 	const struct wave *w = d->nwaves ? &d->waves[d->nwaves - 1] : NULL;
 	/* without rollout, the one implicit wave holds every cluster and warns of nothing */
 	return w && w->implicit && d->nwaves > 1 ? w->nclusters : 0;
+}
+
+/*
+ * Linked clusters share a package's folder (fleet.md "Renders once, stored
+ * once"): with the default git.path, a package that goes to two or more
+ * linked clusters and renders alike on all of them (same variables used,
+ * same namespace, and a renderer whose output does not name the cluster)
+ * is written once, to _shared/PACKAGE, which every linked cluster's
+ * Application points at.  '_' starts no cluster name, so the folder cannot
+ * collide with CLUSTER/PACKAGE.  Cloned clusters keep their own copy.
+ */
+const char **fleet_linked_folders(const struct distro *d)
+{
+	const char **v = amalloc((d->npackages + 1) * sizeof(*v));
+
+	if (d->git.path_loc.line)
+		return v;	/* git.path as written: the user's layout */
+	for (size_t pi = 0; pi < d->npackages; pi++) {
+		const struct package *p = &d->packages[pi];
+		struct hash first = { 0, 0 };
+		size_t n = 0;
+		int same = 1;
+		if (p->rule->builtin == RENDER_HELM || p->rule->builtin == RENDER_ARGOCD_APP || p->values.n)
+			continue;
+		for (size_t ci = 0; ci < d->nclusters && same; ci++) {
+			const struct cluster *c = &d->clusters[ci];
+			const char *ns;
+			struct hasher *h;
+			struct hash k;
+			if (c->mode != MODE_LINKED || !cluster_has(d, c, p) || !(ns = package_namespace(d, c, p)))
+				continue;
+			h = hasher_new();
+			hasher_adds(h, ns);
+			hasher_addh(h, vars_hash(d, c, p, ns, 0));
+			k = hasher_end(h);
+			if (n++ && !hash_eq(k, first))
+				same = 0;
+			first = k;
+		}
+		if (same && n >= 2)
+			v[pi] = aprintf("_shared/%s", p->name);
+	}
+	return v;
 }

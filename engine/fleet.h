@@ -17,4 +17,7 @@ int unit_labels_match(const struct cluster *c, const struct package *p, const st
 /* does a cluster name match a target's cluster part, a name or a glob ('eu-*')? */
 int cluster_name_match(const char *pattern, const char *name);
 
+/* per package: the folder its linked clusters share (_shared/PACKAGE), or NULL */
+const char **fleet_linked_folders(const struct distro *d);
+
 #endif

@@ -115,6 +115,7 @@ struct graph *graph_build(struct distro *d)
 	int *indeg;
 	size_t *uof;		/* uof[cluster * npackages + package]: unit index + 1, or 0 */
 	struct step *repo = NULL;
+	const char **linked = fleet_linked_folders(d);
 
 	g->d = d;
 	uof = xcalloc(d->nclusters * d->npackages + 1, sizeof(*uof));
@@ -137,7 +138,8 @@ struct graph *graph_build(struct distro *d)
 			u.render->render = u.render;
 			u.render->namespace = package_namespace(d, c, p);
 			vars_init(&v, d, c, p, u.render->namespace);
-			u.render->gitpath = expand(d->git.path, d->git.path_loc, &v);
+			u.render->gitpath = linked[pi] && c->mode == MODE_LINKED ? linked[pi] :
+					    expand(d->git.path, d->git.path_loc, &v);
 			if (!u.render->namespace || !u.render->gitpath) {
 				free(uof);
 				return NULL;

@@ -25,6 +25,13 @@ void vars_init(struct vars *v, const struct distro *d, const struct cluster *c,
 const char *vars_get(const struct vars *v, const char *name);
 /* expand ${name}; NULL after a located error when a name is undefined */
 const char *expand(const char *s, struct loc loc, const struct vars *v);
+/*
+ * The variables a render of p on c depends on (vars.c), by name and value:
+ * those its fields and its rule use; with `all` (values files, which are
+ * expanded whole), every variable and the cluster's name.  Equal on two
+ * clusters: the same render (share.c) and, when linked, the same folder.
+ */
+struct hash vars_hash(const struct distro *d, const struct cluster *c, const struct package *p, const char *ns, int all);
 /* the namespace of a package on a cluster (expanded), or NULL after an error */
 const char *package_namespace(const struct distro *d, const struct cluster *c,
 			      const struct package *p);

@@ -216,49 +216,6 @@ static void scan_all(struct planner *pl)
 		pthread_join(th[i], NULL);
 }
 
-/*
- * The variables a render depends on.  Values files are expanded as a whole
- * (all: every variable and the cluster's name); otherwise only the
- * ${names} the package's fields and its rule use, by value, so that a
- * package whose output does not depend on the cluster keys alike on every
- * cluster (share.c renders it once).
- */
-static struct hash vars_key(const struct distro *d, const struct step *s, int all)
-{
-	struct hasher *h = hasher_new();
-	struct vars v;
-
-	if (all) {
-		for (size_t i = 0; i < s->cluster->vars.n; i++) {
-			hasher_adds(h, s->cluster->vars.v[i].key);
-			hasher_adds(h, s->cluster->vars.v[i].value);
-		}
-		hasher_adds(h, "");
-		for (size_t i = 0; i < d->vars.n; i++) {
-			hasher_adds(h, d->vars.v[i].key);
-			hasher_adds(h, d->vars.v[i].value);
-		}
-		hasher_adds(h, s->cluster->name);
-		return hasher_end(h);
-	}
-	vars_init(&v, d, s->cluster, s->pkg, s->namespace);
-	for (int t = 0; t < 2; t++) {
-		const char *text = t ? s->pkg->rule->definition : s->pkg->spec;
-		for (const char *q = text ? strstr(text, "${") : NULL; q; q = strstr(q, "${")) {
-			const char *e = strchr(q + 2, '}'), *val;
-			char *name;
-			if (!e)
-				break;
-			name = astrndup(q + 2, (size_t)(e - q - 2));
-			val = vars_get(&v, name);
-			hasher_adds(h, name);
-			hasher_adds(h, val ? val : "\001(undefined)");
-			q = e + 1;
-		}
-	}
-	return hasher_end(h);
-}
-
 /* the components of a render's key; files: the tree's per-file hashes too */
 static int render_components(struct planner *pl, struct step *s, struct inputs *in, int files)
 {
@@ -292,7 +249,7 @@ static int render_components(struct planner *pl, struct step *s, struct inputs *
 		inputs_add(in, "destination", hasher_end(h));
 	}
 	if (uses_vars)
-		inputs_add(in, "vars", vars_key(d, s, p->values.n > 0));
+		inputs_add(in, "vars", vars_hash(d, s->cluster, p, s->namespace, p->values.n > 0));
 	for (size_t i = 0; i < p->values.n; i++) {
 		struct hash h;
 		if (file_hash(pl, p->values.v[i], &h) < 0)
@@ -620,8 +577,37 @@ void plan_decide(struct planner *pl, struct step *s)
 	}
 }
 
+/* the folders a push already changes, sorted: a linked folder is changed once */
+struct folders {
+	const char **v;
+	size_t n;
+};
+
+/* is path in the set? If not, add it */
+static int linked_seen(struct folders *f, const char *path)
+{
+	size_t lo = 0, hi = f->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(f->v[mid], path);
+		if (!c)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	f->v = xrealloc(f->v, (f->n + 1) * sizeof(*f->v));
+	memmove(f->v + lo + 1, f->v + lo, (f->n - lo) * sizeof(*f->v));
+	f->v[lo] = path;
+	f->n++;
+	return 0;
+}
+
 int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, struct pushed **np)
 {
+	struct folders seen = { NULL, 0 };
 	struct graph *g = pl->g;
 	const struct pushed *all;
 	size_t nall, npaths = 0, plen = strlen(pushed_key(pl, ""));
@@ -642,11 +628,14 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 			continue;	/* not rendered (dry run) */
 		if (state_pushed(pl->st, pushed_key(pl, s->gitpath), &p) && hash_eq(p.output, s->output))
 			continue;
+		if (linked_seen(&seen, s->gitpath))
+			continue;	/* a linked folder: its clusters' renders are one (share.c) */
 		*v = agrow(*v, *n, sizeof(**v));
 		*np = agrow(*np, *n, sizeof(**np));
 		(*v)[*n] = (struct gitops_change){ s->gitpath, bundle_path(pl->statedir, s->output) };
 		(*np)[(*n)++] = (struct pushed){ pushed_key(pl, s->gitpath), s->output, NULL };
 	}
+	free(seen.v);
 	/* folders this remote and branch hold of packages no longer in the distro */
 	qsort(paths, npaths, sizeof(*paths), strptrcmp);
 	all = state_pushed_all(pl->st, &nall);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "hash.h"
 #include "manifest.h"
 #include "util.h"
 
@@ -74,4 +75,40 @@ const char *package_namespace(const struct distro *d, const struct cluster *c, c
 		return p->name;
 	vars_init(&v, d, c, p, NULL);
 	return expand(p->namespace, p->namespace_loc, &v);
+}
+
+struct hash vars_hash(const struct distro *d, const struct cluster *c, const struct package *p, const char *ns, int all)
+{
+	struct hasher *h = hasher_new();
+	struct vars v;
+
+	if (all) {
+		for (size_t i = 0; i < c->vars.n; i++) {
+			hasher_adds(h, c->vars.v[i].key);
+			hasher_adds(h, c->vars.v[i].value);
+		}
+		hasher_adds(h, "");
+		for (size_t i = 0; i < d->vars.n; i++) {
+			hasher_adds(h, d->vars.v[i].key);
+			hasher_adds(h, d->vars.v[i].value);
+		}
+		hasher_adds(h, c->name);
+		return hasher_end(h);
+	}
+	vars_init(&v, d, c, p, ns);
+	for (int t = 0; t < 2; t++) {
+		const char *text = t ? p->rule->definition : p->spec;
+		for (const char *q = text ? strstr(text, "${") : NULL; q; q = strstr(q, "${")) {
+			const char *e = strchr(q + 2, '}'), *val;
+			char *name;
+			if (!e)
+				break;
+			name = astrndup(q + 2, (size_t)(e - q - 2));
+			val = vars_get(&v, name);
+			hasher_adds(h, name);
+			hasher_adds(h, val ? val : "\001(undefined)");
+			q = e + 1;
+		}
+	}
+	return hasher_end(h);
 }
