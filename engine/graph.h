@@ -31,6 +31,8 @@
  *              clone, credentials, fetch and push (libgit2)
  *     sync     argocd.c: create or update the Application, sync, wait;
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl)
+ *     register argoreg.c: clusters and the repository upserted in Argo CD,
+ *              name-only clusters looked up, --prune's unregistering
  *     pre/post hook.c: /bin/sh -c with the package's environment
  *
  * exec.c starts every child (allowlisted environment, descriptors 0-2 only);
