@@ -92,7 +92,7 @@ static const char *mask(const struct secrets *sc, const char *s)
 /* a request body for the log and -v: secret fields shown as "***" */
 static void note_body(struct call *c, const char *what, json_t *body)
 {
-	static const char *const hide[] = { "bearerToken", "password", "keyData", "certData", "caData" };
+	static const char *const hide[] = { "bearerToken", "password", "keyData" };
 	json_t *copy = json_deep_copy(body), *tls;
 	char *text;
 
