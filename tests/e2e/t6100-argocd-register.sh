@@ -81,11 +81,37 @@ t_eq "no repository request was made" "" "$(requests 'lines(lambda e: "repositor
 t_nogrep "there is no repository:register step" "repository:register" "$OUTPUT"
 cd "$T" || exit 1
 
-# ---- the fleet --------------------------------------------------------------
 EAST_TOKEN="east-$(random_string)$(random_string)"
+export EAST_TOKEN
+
+# ---- server text that quotes a credential is masked -------------------------
+mkdistro d1 <<EOF
+idpmake: 1
+name: one
+git: {remote: "$url0"}
+argocd: {server: argocd.invalid}
+clusters:
+  south: {server: "https://south.k8s.example", register: {token-env: EAST_TOKEN}}
+packages:
+  base: {type: manifests, path: packages/base, namespace: base}
+EOF
+mkmanifest d1/packages/base/cm.yaml ConfigMap base base
+emu_reset
+emu_post fault "[{\"path_regex\": \"^/api/v1/repositories\$\", \"status\": 400, \"code\": 3, \"message\": \"bad credentials $GIT_USER:$GIT_PASS\"},
+	{\"path_regex\": \"^/api/v1/clusters\$\", \"status\": 400, \"code\": 3, \"message\": \"bad token $EAST_TOKEN\"}]" ||
+	t_bail "cannot set the faults"
+cd d1 || exit 1
+t_exit 1 "refused registrations fail" idpmake up -v
+t_grep "the repository's, with the server's text" "repository:register: registering repository $url0: Argo CD answered HTTP 400: bad credentials $GIT_USER:\*\*\*" "$OUTPUT"
+t_grep "the cluster's" "south:register: registering cluster 'south' \(https://south.k8s.example\): Argo CD answered HTTP 400: bad token \*\*\*" "$OUTPUT"
+t_nogrep "the password is masked everywhere" "$GIT_PASS" "$OUTPUT"
+t_nogrep "and the token" "$EAST_TOKEN" "$OUTPUT"
+t_eq "also in the state and the logs" "" "$(grep -r -a -l -F -e "$GIT_PASS" -e "$EAST_TOKEN" .idpmake)"
+cd "$T" || exit 1
+
+# ---- the fleet --------------------------------------------------------------
 WEST_TOKEN="west-$(random_string)$(random_string)"
 WEST_KEY="LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0t$(random_string)"
-export EAST_TOKEN
 mkdir -p d/kube d/certs
 printf -- '-----BEGIN CERTIFICATE-----\neast-ca\n-----END CERTIFICATE-----\n' >d/certs/east.pem
 printf -- '-----BEGIN CERTIFICATE-----\nwest-ca\n-----END CERTIFICATE-----\n' >d/kube/west-ca.pem
