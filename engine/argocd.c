@@ -576,6 +576,9 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	if (call_open(&c, a, name, s->log, timeout) < 0)
 		return *err = "cannot start a libcurl handle", -1;
 	app = argocd_app_spec(d, s, a->repo_url);
+	/* a cluster named only by name: does Argo CD know it? (asked once per run, argoreg.c) */
+	if (s->cluster->argo_name && !s->cluster->server && argocd_cluster_known(&c, s->cluster, err) < 0)
+		goto out;
 	if (s->pkg->sync.automated && !helm && !cnoe && commit && *commit)
 		/*
 		 * Pinned (fleet.md "Waves"): an automated Application follows the

@@ -89,6 +89,32 @@ const char *argocd_repo_url(const struct distro *d, const char *statedir);
  */
 json_t *argocd_app_spec(const struct distro *d, const struct step *s, const char *repo_url);
 
+/*
+ * Registration (argoreg.c, fleet.md "Clusters").  The register step
+ * (build.h's struct sync_ops .reg): CLUSTER:register upserts the cluster
+ * with its credential (register.token-env, or register.kubeconfig and
+ * context), then sets its labels and annotations with PUT updatedFields;
+ * repository:register upserts the GitOps repository with
+ * IDPMAKE_GIT_USERNAME / IDPMAKE_GIT_TOKEN (no token: nothing to do).  0, or
+ * -1 with *err (no credential in it).  Thread-safe.
+ */
+int argocd_register_step(void *ctx, struct step *s, const char **err);
+/*
+ * What a cluster's registration says besides its labels (server, name,
+ * where the credential comes from; never the credential): recorded as the
+ * CLUSTER:register step's output, so that a later run whose only change is
+ * the labels makes only the PUT (argocd_register_labels_only, before the run).
+ */
+struct hash argocd_cluster_connection(const struct distro *d, const struct cluster *cl);
+void argocd_register_labels_only(const struct cluster *cl);
+/*
+ * up --prune: delete the cluster idpmake registered under `name`.  0 deleted;
+ * 1 Argo CD no longer has it; 2 Argo CD has a cluster of that name that
+ * does not carry idpmake's mark (annotation idpmake.io/cluster), left alone;
+ * -1 with *err.
+ */
+int argocd_unregister_cluster(struct argocd *a, const char *name, const char **err);
+
 /* the server ARGOCD_OPTS names with --server (arena), or NULL */
 const char *argocd_opts_server(void);
 

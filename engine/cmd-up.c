@@ -212,6 +212,94 @@ static int prune_apps(struct ctx *c, struct argocd *a)
 	return failed ? 1 : 0;
 }
 
+/*
+ * Clusters idpmake registered (a CLUSTER:register step recorded in the
+ * state) that the distro no longer names: unregistered with --prune, else
+ * reported.  A cluster still named without `register:` stays in Argo CD
+ * (its Applications still point at it) and idpmake forgets it registered it.
+ */
+static int prune_clusters(struct ctx *c, struct argocd *a)
+{
+	size_t n;
+	const char **ids;
+	int failed = 0;
+
+	if (c->ntargets || c->labels.n)
+		return 0;	/* a selection says nothing of the rest */
+	ids = state_step_ids(c->st, &n);
+	for (size_t i = 0; i < n; i++) {
+		const char *id = ids[i], *colon = strrchr(id, ':'), *name, *err = NULL;
+		int r;
+		if (!colon || strcmp(colon, ":register") || strchr(id, '/') || !strcmp(id, "repository:register") ||
+		    graph_find(c->g, id))
+			continue;
+		name = astrndup(id, (size_t)(colon - id));
+		if (!state_step(c->st, id).ok && hash_zero(state_step(c->st, id).key))
+			continue;	/* never registered */
+		if (find_cluster(c->d, name)) {
+			status_info("idpmake: cluster %s no longer has register:; it stays in Argo CD, and idpmake no longer "
+				    "manages its registration", name);
+			state_forget(c->st, id);
+			continue;
+		}
+		if (!c->prune) {
+			status_info("idpmake: cluster %s is gone from the distro; idpmake registered it in Argo CD, where it "
+				    "remains (--prune unregisters it)", name);
+			continue;
+		}
+		r = argocd_unregister_cluster(a, name, &err);
+		if (r < 0) {
+			error("--prune: cannot unregister cluster '%s': %s", name, err);
+			failed++;
+			continue;
+		}
+		if (r == 0)
+			status_info("idpmake: unregistered cluster '%s' from Argo CD (gone from the distro)", name);
+		else if (r == 1)
+			status_info("idpmake: cluster '%s' is gone from the distro and already from Argo CD", name);
+		else
+			status_info("idpmake: cluster '%s' in Argo CD is not the one idpmake registered (no idpmake.io/cluster "
+				    "annotation): left alone", name);
+		state_forget(c->st, id);
+	}
+	return failed ? 1 : 0;
+}
+
+/* register.insecure: said on every run, once per cluster */
+static void warn_insecure(const struct distro *d)
+{
+	for (size_t i = 0; i < d->nclusters; i++)
+		if (d->clusters[i].reg.set && d->clusters[i].reg.insecure)
+			warn("cluster '%s' registers with insecure: true: Argo CD will not verify %s's TLS certificate",
+			     d->clusters[i].name, d->clusters[i].server ? d->clusters[i].server : "the cluster");
+}
+
+/*
+ * CLUSTER:register steps: before the run, a cluster registered before with
+ * the same server, name and credential source gets only its labels PUT;
+ * after it, that fingerprint is recorded as the step's output (never the
+ * credential, nor a hash of it).
+ */
+static void register_hints(struct ctx *c, int after)
+{
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		struct step *s = c->g->steps[i];
+		struct hash conn;
+		struct record rec;
+		if (s->kind != STEP_REGISTER || !s->cluster || !s->selected)
+			continue;
+		conn = argocd_cluster_connection(c->d, s->cluster);
+		if (after) {
+			if (s->dirty && s->state == S_DONE)
+				state_step_ok(c->st, s->id, s->key, conn, NULL, NULL, s->ms);
+			continue;
+		}
+		rec = state_step(c->st, s->id);
+		if (rec.have && !hash_zero(rec.key) && hash_eq(rec.output, conn))
+			argocd_register_labels_only(s->cluster);
+	}
+}
+
 int cmd_up(struct ctx *c)
 {
 	struct build_opts o = { c->jobs, c->keep_going, "up", 0 };
@@ -234,12 +322,17 @@ int cmd_up(struct ctx *c)
 		const char *err;
 		if (!(a = argocd_open(c->d, c->statedir, c->verbose, &err)))
 			return error("argocd: %s", err), 1;
-		build_sync = (struct sync_ops){ .sync = argocd_sync_step, .verify = argocd_verify_step, .ctx = a };
+		build_sync = (struct sync_ops){
+			.sync = argocd_sync_step, .verify = argocd_verify_step, .reg = argocd_register_step, .ctx = a
+		};
 	}	/* --prune without argocd: a usage error found by ctx_load, before the state is opened */
+	warn_insecure(c->d);
 	if (state_lock(c->st, c->wait) < 0)
 		return 1;
 	set_owners(c);
 	run = state_run_begin(c->st, "up");
+	if (a)
+		register_hints(c, 0);
 	o.run = run;
 	if (plan_renders(&c->pl) < 0) {
 		state_run_end(c->st, run, 2, interrupted() ? "interrupted while planning" : "planning failed", NULL);
@@ -248,7 +341,11 @@ int cmd_up(struct ctx *c)
 	if (c->refresh && a)
 		find_drift(c, a);
 	r = build_run(&c->pl, &o, &sum);
+	if (a)
+		register_hints(c, 1);
 	if (a && !build_interrupted && prune_apps(c, a) && !r)
+		r = 1;
+	if (a && !build_interrupted && prune_clusters(c, a) && !r)
 		r = 1;
 	status_summary(&sum);
 	{
@@ -276,6 +373,7 @@ int cmd_plan(struct ctx *c)
 	/* --refresh fetches into the clone, as up does: under the state lock */
 	if (c->refresh && (mkdirs(c->statedir) < 0 || state_lock(c->st, c->wait) < 0))
 		return 1;
+	warn_insecure(c->d);
 	if (plan_renders(&c->pl) < 0)
 		return 1;
 	if (!c->json)

@@ -33,6 +33,8 @@
  *     sync     argocd.c: create or update the Application, sync, wait;
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl)
  *     (URLs)   url.c: every URL split, masked and escaped by libcurl's curl_url
+ *     register argoreg.c: clusters and the repository upserted in Argo CD,
+ *              name-only clusters looked up, --prune's unregistering
  *     pre/post hook.c: /bin/sh -c with the package's environment
  *
  * exec.c starts every child (allowlisted environment, descriptors 0-2 only);
