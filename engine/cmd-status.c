@@ -45,8 +45,13 @@ int cmd_status(struct ctx *c)
 		struct step *s = c->g->steps[i];
 		struct record rec = state_step(c->st, s->id);
 		const char *result = !rec.have ? "never" : rec.ok ? "ok" : "failed";
+		struct pushed p;
 		if (!s->selected)
 			continue;
+		/* a render: the commit that holds its output in its folder (a clone's: what it was taken from) */
+		if (s->kind == STEP_RENDER && !rec.commit && rec.have &&
+		    state_pushed(c->st, pushed_key(&c->pl, s->gitpath), &p) && hash_eq(p.output, rec.output))
+			rec.commit = p.commit;
 		if (c->json) {
 			json_t *o = json_object();
 			json_object_set_new(o, "id", json_string(s->id));

@@ -363,6 +363,52 @@ int cmd_up(struct ctx *c)
 	return r;
 }
 
+/* plan: the cloned clusters that are behind, and by which packages */
+static void print_behind(const struct graph *g)
+{
+	for (size_t ci = 0; ci < g->d->nclusters; ci++) {
+		const struct cluster *cl = &g->d->clusters[ci];
+		int any = 0;
+		for (size_t i = 0; i < g->nsteps; i++) {
+			const struct step *s = g->steps[i];
+			if (s->kind != STEP_RENDER || !s->behind || s->cluster != cl)
+				continue;
+			if (any)
+				printf(", %s", s->pkg->name);
+			else
+				printf("behind cloned cluster %s: %s", cl->name, s->pkg->name);
+			any = 1;
+		}
+		if (any)
+			printf(" (idpmake promote %s)\n", cl->name);
+	}
+}
+
+/* promote CLUSTER [PACKAGE...]: up, with the cloned cluster's renders moving to the current distro */
+int cmd_promote(struct ctx *c)
+{
+	char **t;
+	const char *cl;
+
+	if (!c->ntargets || strchr(c->targets[0], '/')) {
+		fprintf(stderr, "usage: idpmake promote CLUSTER [PACKAGE...]\n");
+		return 2;
+	}
+	cl = c->targets[0];
+	t = amalloc((c->ntargets + 1) * sizeof(*t));
+	if (c->ntargets == 1) {
+		t[0] = aprintf("%s/", cl);
+		c->ntargets = 1;
+	} else {
+		for (size_t i = 1; i < c->ntargets; i++)
+			t[i - 1] = aprintf("%s/%s", cl, c->targets[i]);
+		c->ntargets--;
+	}
+	c->targets = t;
+	c->promote = 1;
+	return cmd_up(c);
+}
+
 int cmd_plan(struct ctx *c)
 {
 	int r, work = 0, uptodate = 0;
@@ -376,8 +422,10 @@ int cmd_plan(struct ctx *c)
 	warn_insecure(c->d);
 	if (plan_renders(&c->pl) < 0)
 		return 1;
-	if (!c->json)
+	if (!c->json) {
 		rollout_print(c->d, stdout);
+		print_behind(c->g);
+	}
 	if (c->json)
 		steps = json_array();
 	for (size_t i = 0; i < c->g->nsteps; i++) {

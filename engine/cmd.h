@@ -14,6 +14,7 @@ struct ctx {
 	const char *file;		/* -f, default distro.yaml */
 	const char *statedir;		/* --state / IDPMAKE_STATE, default .idpmake beside the distro */
 	int jobs, keep_going, dry_run, json, verbose, wait, refresh, prune, exit_code;
+	int promote;			/* promote: move cloned clusters to the current render */
 	int overwrite;			/* up --overwrite: replace the targets' folders' changes made outside idpmake */
 	enum color_mode color;
 	struct strlist labels;		/* -l */
@@ -41,6 +42,7 @@ struct json_t;
 int show_drift(struct ctx *c, int fetch, FILE *f, struct json_t *json);
 
 int cmd_up(struct ctx *c);
+int cmd_promote(struct ctx *c);
 int cmd_plan(struct ctx *c);
 int cmd_explain(struct ctx *c);
 int cmd_graph(struct ctx *c);

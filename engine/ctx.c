@@ -38,6 +38,7 @@ int ctx_load(struct ctx *c, int readonly)
 	c->pl.run_start = wall_ns();
 	c->pl.dry_run = readonly;
 	c->pl.refresh = c->refresh;
+	c->pl.promote = c->promote;
 	c->pl.jobs = c->jobs;
 	c->pl.argocd_server = argocd_server(c->d);
 	c->pl.rc.d = c->d;

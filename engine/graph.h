@@ -281,6 +281,7 @@ struct step {
 	struct hash output;		/* render: hash of the rendered objects */
 	struct hash old_output;		/* render: output recorded with old_key */
 	int dirty;			/* will run */
+	int behind;			/* render of a cloned cluster held at its last render (fleet.md) */
 	struct step *same;		/* render: first dirty render of equal key (share.c), or NULL */
 	struct share *share;		/* render: the group's state, on its first step */
 	const char *drift;		/* --refresh: how Argo CD differs (the step runs), or NULL */

@@ -22,6 +22,7 @@ static const struct command {
 	const char *help;
 } commands[] = {
 	{ "up", cmd_up, "up [TARGET...]", "render, push, sync and run hooks for what changed (the default)" },
+	{ "promote", cmd_promote, "promote CLUSTER [PACKAGE...]", "bring a cloned cluster (or some of its packages) to the current render" },
 	{ "plan", cmd_plan, "plan [--exit-code] [TARGET...]", "what up would run, and why; executes nothing (= up -n)" },
 	{ "explain", cmd_explain, "explain STEP...", "why a step would run: which inputs changed, old and new hash" },
 	{ "graph", cmd_graph, "graph [--format dot|json|mermaid] [TARGET...]", "the dependency graph" },

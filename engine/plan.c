@@ -358,6 +358,32 @@ static int pushed_as(struct planner *pl, const struct step *s, struct hash h)
 	return state_pushed(pl->st, pushed_key(pl, s->gitpath), &p) && hash_eq(p.output, h);
 }
 
+/*
+ * A cloned cluster keeps the render it was built or last promoted with
+ * (fleet.md "Linked and cloned"): a render of it that would run, and that
+ * succeeded before, is held at that output (so nothing is pushed or synced
+ * for it) and marked behind, unless this run promotes it.
+ */
+static void hold_clones(struct planner *pl)
+{
+	for (size_t i = 0; i < pl->g->nsteps; i++) {
+		struct step *s = pl->g->steps[i];
+		if (s->kind != STEP_RENDER || !s->selected || !s->dirty || s->cluster->mode != MODE_CLONED ||
+		    pl->promote || hash_zero(s->old_output))
+			continue;
+		s->dirty = 0;
+		s->behind = 1;
+		s->output = s->old_output;
+		s->reason = R_UP_TO_DATE;
+		s->why = aprintf("cloned: behind the distro (idpmake promote %s)", s->cluster->name);
+		if (s->tree) {
+			tree_free(s->tree);
+			free(s->tree);
+			s->tree = NULL;
+		}
+	}
+}
+
 int plan_renders(struct planner *pl)
 {
 	int ret = 0;
@@ -417,6 +443,7 @@ int plan_renders(struct planner *pl)
 			s->tree->known = 1;
 		}
 	}
+	hold_clones(pl);
 	share_group(pl->g);
 	return ret;
 }

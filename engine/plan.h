@@ -18,6 +18,7 @@ struct planner {
 	struct render_ctx rc;
 	const char *argocd_server;	/* resolved server, NULL: no Argo CD */
 	int jobs;			/* -j: threads for scanning */
+	int promote;			/* promote: cloned clusters' selected renders move to the current one */
 };
 
 /* scan and key every selected render step; -1 after an error */

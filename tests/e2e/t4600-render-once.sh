@@ -1,9 +1,11 @@
 #!/bin/bash
 # Renders once, stored once (fleet.md): a package that goes to several
 # clusters with the same inputs is rendered once a run (counted with a
-# kubectl wrapper that logs its calls), `plan` says "render PKG (for N
-# clusters)", and a package that uses a per-cluster variable renders once per
-# distinct value; changing one cluster's value re-renders only that cluster.
+# kubectl wrapper that logs its calls) and, on linked clusters, written once
+# to _shared/PACKAGE; `plan` says "render PKG (for N clusters)", and a package
+# that uses a per-cluster variable renders once per distinct value, in a
+# folder per cluster; changing one cluster's value re-renders only that
+# cluster. An Application of each cluster points at the shared folder.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -65,10 +67,14 @@ t_grep "summary counts 3 distinct renders" 'idpmake: 3 rendered' "$OUTPUT"
 t_eq "three steps took another's render" 5 "$(grep -c 'the same render as' "$OUTPUT")"
 
 git clone -q .idpmake/gitops.git "$T/co" || t_bail "clone of the GitOps repository failed"
+# linked clusters (the default) share one folder for web, which renders alike on all
+[ -f "$T/co/_shared/web/configmap.web.yaml" ]
+t_report $? "web is one folder, _shared/web"
 for c in eu-1 eu-2 us-1 us-2; do
-	[ -f "$T/co/$c/web/configmap.web.yaml" ]
-	t_report $? "$c/web holds the shared render" "$T/.why"
+	[ ! -e "$T/co/$c/web" ]
+	t_report $? "no copy of web under $c/"
 done
+t_eq "the push changed 5 folders, web once" 1 "$(git -C "$T/co" show --stat --format= HEAD | grep -c '_shared/web/')"
 t_ok "eu clusters: same objects" cmp "$T/co/eu-1/regional/configmap.regional.yaml" "$T/co/eu-2/regional/configmap.regional.yaml"
 t_grep "eu render has the eu value" 'region: eu' "$T/co/eu-1/regional/configmap.regional.yaml"
 t_grep "us render has the us value" 'region: us' "$T/co/us-2/regional/configmap.regional.yaml"
