@@ -1,0 +1,101 @@
+#!/bin/bash
+# kill -9 in the middle of a rollout, again and again (a fixed seed, printed;
+# FLEET_KILL_SEED=N replays another): each run is killed once the Argo CD
+# emulator has seen a random number of requests; after the loop an up
+# converges, every Application is at the last commit and Healthy, and over
+# the whole request log no Application was ever synced to a commit before
+# every Application of the earlier waves had been synced to it.
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+export IDPMAKE_ARGOCD_POLL_MS=20 IDPMAKE_ARGOCD_BACKOFF_MS=20
+seed=${FLEET_KILL_SEED:-6230}
+echo "# seed $seed (FLEET_KILL_SEED=$seed replays it)"
+RANDOM=$seed
+
+bare=$T/gitops.git
+git init -q --bare -b main "$bare" || t_bail "git init failed"
+ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
+start_argocd_emulator --repo-map "$bare=$bare" --op-ms 60 --health-ms 60 --reconcile-ms 10 \
+	--cluster a=https://a:6443 --cluster b1=https://b1:6443 --cluster b2=https://b2:6443 --cluster c=https://c:6443
+export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
+mkdistro d <<EOF
+idpmake: 1
+name: killed
+git: {remote: "$bare"}
+argocd: {server: argocd.invalid}
+clusters:
+  a: {server: "https://a:6443"}
+  b1: {server: "https://b1:6443", labels: {ring: b}}
+  b2: {server: "https://b2:6443", labels: {ring: b}}
+  c: {server: "https://c:6443"}
+rollout:
+  waves:
+    - {name: first, clusters: [a]}
+    - {name: second, selector: {ring: b}, max-parallel: 1}
+    - {name: third, clusters: [c]}
+packages:
+  base: {type: manifests, path: packages/base}
+  app: {type: manifests, path: packages/app, needs: [base], sync: {automated: true}}
+EOF
+mkmanifest d/packages/base/cm.yaml ConfigMap base
+mkmanifest d/packages/app/cm.yaml ConfigMap app
+cd d || exit 1
+nreq() { curl -sS -f "http://$ARGOCD_SERVER/_emu/requests" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+
+kills=0
+for round in $(seq 1 10); do
+	[ $((RANDOM % 3)) = 0 ] || echo "  r$round: \"$round\"" >>"packages/$([ $((RANDOM % 2)) = 0 ] && echo base || echo app)/cm.yaml"
+	at=$(( $(nreq) + 1 + RANDOM % 40 ))
+	setsid "$IDPMAKE" up -j 4 >"$T/run$round.log" 2>&1 &
+	pid=$!
+	t_wait_for 30 sh -c "[ \$(curl -sS -f http://$ARGOCD_SERVER/_emu/requests | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))') -ge $at ] || ! kill -0 $pid 2>/dev/null" >/dev/null 2>&1
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -9 -- "-$pid" 2>/dev/null
+		kills=$((kills + 1))
+	fi
+	wait "$pid" 2>/dev/null
+done
+echo "# $kills of 10 runs killed in flight"
+[ "$kills" -ge 3 ]
+t_report $? "at least 3 runs were killed in flight ($kills)"
+pgrep -f "$IDPMAKE up" >/dev/null && t_report 1 "no idpmake left running" || t_report 0 "no idpmake left running"
+
+t_ok "an up after the kills converges" idpmake up -j 4 --wait
+t_ok "then a no-op" idpmake up
+t_grep "nothing left to do" 'idpmake: 0 rendered, nothing pushed, 0 synced' "$OUTPUT"
+head=$(git --git-dir="$bare" rev-parse main)
+curl -sS -f -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/api/v1/applications" >"$T/apps.json" ||
+	t_bail "cannot list the Applications"
+t_ok "every Application is at the last commit and Healthy" python3 -c '
+import json, sys
+apps = json.load(open(sys.argv[1]))["items"]
+assert len(apps) == 8, len(apps)
+for a in apps:
+    st = a["status"]
+    assert st["sync"]["status"] == "Synced" and st["sync"]["revision"] == sys.argv[2], (a["metadata"]["name"], st["sync"])
+    assert st["health"]["status"] == "Healthy", (a["metadata"]["name"], st["health"])' "$T/apps.json" "$head"
+curl -sS -f "http://$ARGOCD_SERVER/_emu/requests" >"$T/req.json" || t_bail "no request log"
+t_ok "no Application was synced to a commit before the earlier waves were" python3 -c '
+import json, sys
+log = json.load(open(sys.argv[1]))
+wave = {"a": 0, "b1": 1, "b2": 1, "c": 2}
+synced = {}   # (app, revision) -> first seq of a sync to it
+bad = []
+for e in sorted(log, key=lambda e: e["seq"]):
+    if e["method"] != "POST" or not e["path"].endswith("/sync"):
+        continue
+    app = e["path"].split("/")[4]
+    rev = (e.get("body") or {}).get("revision")
+    if not rev:
+        continue
+    w = wave[app.split("-")[0]]
+    for other in wave:
+        if wave[other] < w:
+            for pkg in ("base", "app"):
+                if ("%s-%s" % (other, pkg), rev) not in synced:
+                    bad.append((e["seq"], app, rev[:7], "before %s-%s" % (other, pkg)))
+    synced.setdefault((app, rev), e["seq"])
+assert not bad, bad[:5]
+print(len(synced), "syncs checked")' "$T/req.json"
+t_done
