@@ -1,0 +1,1 @@
+/* livediff.c */
