@@ -136,11 +136,17 @@ static void note_keys(json_t *notes, const char *what, json_t *keys)
 	size_t i;
 	json_t *k;
 
+	const char **v;
+
 	if (!json_array_size(keys))
 		return;
-	buf_adds(&b, what);
+	v = amalloc(json_array_size(keys) * sizeof(*v));
 	json_array_foreach(keys, i, k)
-		buf_addf(&b, "%s%s", i ? ", " : " ", json_string_value(k));
+		v[i] = json_string_value(k);
+	qsort(v, json_array_size(keys), sizeof(*v), strptrcmp);
+	buf_adds(&b, what);
+	for (i = 0; i < json_array_size(keys); i++)
+		buf_addf(&b, "%s%s", i ? ", " : " ", v[i]);
 	json_array_append_new(notes, json_string(b.s));
 	buf_release(&b);
 }
