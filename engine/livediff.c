@@ -407,7 +407,7 @@ static int compare(struct obj *x, json_t *item, json_t *spec, int prune_on, json
 		json_object_foreach(lk, k, v) {
 			json_t *av = json_object_get(ak, k);
 			int drift = av && !json_equal(av, v);
-			json_object_set_new(ld, k, json_string(drift ? "(hidden: differs from Argo CD's target)" : HIDDEN));
+			json_object_set_new(ld, k, json_string(drift ? "(hidden, differs from Argo CD's target)" : HIDDEN));
 			if (target && !json_object_get(tk, k))
 				json_array_append_new(removed, json_string(k));
 			else if (target)
@@ -643,7 +643,7 @@ static struct step *pkg_render(struct ctx *c, const char *cl, const char *pkg)
 	return NULL;
 }
 
-/* a copy of o with a Secret's data values hidden; `other` says which values differ (NULL: none) */
+/* a copy of o with a Secret's data values hidden; values that differ from `other`'s are marked (other: NULL, none) */
 static json_t *masked(json_t *o, json_t *other)
 {
 	json_t *c = json_deep_copy(o), *keys, *okeys = NULL, *d, *v;
@@ -660,7 +660,7 @@ static json_t *masked(json_t *o, json_t *other)
 	d = json_object();
 	json_object_foreach(keys, k, v) {
 		json_t *ov = okeys ? json_object_get(okeys, k) : NULL;
-		json_object_set_new(d, k, json_string(ov && !json_equal(ov, v) ? "(hidden: differs)" : HIDDEN));
+		json_object_set_new(d, k, json_string(ov && !json_equal(ov, v) ? "(hidden, differs)" : HIDDEN));
 	}
 	if (json_object_size(d))
 		json_object_set_new(c, "data", d);
@@ -691,7 +691,7 @@ static int compare_package(struct ctx *c, const char *an, const char *bn, struct
 	/* both lists are in the bundles' (sorted) file order */
 	while (i < na || j < nb) {
 		int cmp = i >= na ? 1 : j >= nb ? -1 : strcmp(va[i].file, vb[j].file), n;
-		json_t *x = cmp <= 0 ? masked(va[i].v, cmp == 0 ? vb[j].v : NULL) : NULL;
+		json_t *x = cmp <= 0 ? masked(va[i].v, NULL) : NULL;	/* the b side marks the values that differ */
 		json_t *y = cmp >= 0 ? masked(vb[j].v, cmp == 0 ? va[i].v : NULL) : NULL, *lines = json_array();
 		const char *file = cmp <= 0 ? va[i].file : vb[j].file;
 		n = objdiff_lines(x, y, aprintf("%s/%s", an, file), aprintf("%s/%s", bn, file), lines);

@@ -65,6 +65,15 @@ emu_post live '{"app": "in-cluster-web", "kind": "Namespace", "name": "extra", "
 t_exit 0 "an extra label, a field only live and status do not count" idpmake diff --live --exit-code
 t_nogrep "no object listed as changed" '^change ' "$STDOUT"
 
+# ---- a Secret value changed live: Argo CD's masks differ, the value is never shown
+emu_post live '{"app": "in-cluster-web", "kind": "Secret", "name": "creds", "set": {"data.user": "b3RoZXItWnE3"}}'
+t_exit 1 "a Secret value changed live counts" idpmake diff --live --exit-code
+t_grep "the key is named" 'live values differ from Argo CD.s target: user$' "$STDOUT"
+t_grep "the line is marked, without the value" "^-  user: \\(hidden, differs from Argo CD's target\\)$" "$STDOUT"
+t_nostring "the live value is not shown" b3RoZXItWnE3 "$STDOUT"
+emu_post live "{\"app\": \"in-cluster-web\", \"kind\": \"Secret\", \"name\": \"creds\", \"set\": {\"data.user\": \"$(printf admin-Zq7 | base64)\"}}"
+t_exit 0 "the value set back: nothing differs" idpmake diff --live --exit-code
+
 # ---- drift that counts, then is ignored by ignoreDifferences ------------------
 emu_post live '{"app": "in-cluster-web", "kind": "ConfigMap", "name": "cfg", "set": {"data.name": "edited-live"}}'
 t_exit 1 "a field the render sets, changed live, counts" idpmake diff --live --exit-code
