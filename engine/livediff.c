@@ -237,7 +237,8 @@ static void print_lines(json_t *lines, int color)
 	}
 }
 
-static void print_object(json_t *o, const char *what, int color)
+/* one object: its status (shown as `word`, or as it is), notes and lines */
+static void print_object(json_t *o, const char *what, const char *word, int color)
 {
 	const char *st = str(o, "status");
 	const char *col = !strcmp(st, "create") || !strcmp(st, "only-b") ? "\x1b[32m"
@@ -247,7 +248,7 @@ static void print_object(json_t *o, const char *what, int color)
 	size_t i;
 	json_t *n;
 
-	printf("%s%-7s%s %s", color ? col : "", st, color && *col ? "\x1b[m" : "", what);
+	printf("%s%-7s%s %s", color ? col : "", word ? word : st, color && *col ? "\x1b[m" : "", what);
 	if (!strcmp(st, "prune"))
 		printf(json_is_true(json_object_get(o, "deleted")) ? " (would be deleted)" : " (kept: the package syncs without prune)");
 	printf("\n");
@@ -288,11 +289,9 @@ static int show(struct ctx *c, json_t *doc)
 			       color ? "\x1b[m" : "");
 			json_array_foreach(json_object_get(x, "objects"), j, o) {
 				const char *st = str(o, "status");
-				json_object_set_new(o, "status", json_string(!strcmp(st, "only-a")   ? aprintf("only-%s", a)
-									     : !strcmp(st, "only-b") ? aprintf("only-%s", b)
-												     : st));
-				print_object(o, str(o, "file"), color);
-				json_object_set_new(o, "status", json_string(st));
+				print_object(o, str(o, "file"), !strcmp(st, "only-a")   ? aprintf("only-%s", a)
+								: !strcmp(st, "only-b") ? aprintf("only-%s", b)
+											: NULL, color);
 			}
 		}
 	} else {
@@ -304,7 +303,8 @@ static int show(struct ctx *c, json_t *doc)
 			       str(x, "package"), *rev ? ", synced at " : "", 12, rev,
 			       json_is_true(json_object_get(x, "exists")) ? "" : ": does not exist yet", color ? "\x1b[m" : "");
 			json_array_foreach(json_object_get(x, "objects"), j, o)
-				print_object(o, label(str(o, "group"), str(o, "kind"), str(o, "namespace"), str(o, "name")), color);
+				print_object(o, label(str(o, "group"), str(o, "kind"), str(o, "namespace"), str(o, "name")), NULL,
+					     color);
 		}
 	}
 	if (!strcmp(str(doc, "mode"), "clusters"))
