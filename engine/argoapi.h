@@ -1,6 +1,7 @@
 /*
  * argoapi.h - what argocd.c (the Application, sync, waiting) and argoapi.c
- * (settings, HTTP, error shapes) share.  Private to those two files; the
+ * (settings, HTTP, error shapes) share.  Private to those two files (and
+ * livediff.c, which reads managed-resources through request()); the
  * interface is argocd.h.
  */
 #ifndef IDPMAKE_ARGOAPI_H

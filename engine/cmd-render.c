@@ -9,11 +9,12 @@
 #include "cmd.h"
 #include "gitops.h"
 #include "hash.h"
+#include "livediff.h"
 #include "render.h"
 #include "util.h"
 
 /* render one step into b; prints the failure */
-static int render_one(struct ctx *c, struct step *s, struct bundle *b)
+int render_one(struct ctx *c, struct step *s, struct bundle *b)
 {
 	const char *err = NULL, *tmp = getenv("TMPDIR");
 	char *tmpl = aprintf("%s/idpmake-render-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -23,7 +24,7 @@ static int render_one(struct ctx *c, struct step *s, struct bundle *b)
 	if (fd >= 0)
 		close(fd);
 	s->log = fd >= 0 ? tmpl : NULL;
-	if (s->pkg->src == SRC_PATH && s->pkg->path && s->pkg->rule->builtin == RENDER_MANIFESTS) {
+	if (s->pkg->src == SRC_PATH && s->pkg->path && s->pkg->rule->builtin == RENDER_MANIFESTS && !s->tree) {
 		s->tree = xcalloc(1, sizeof(*s->tree));
 		if (scan_tree(s->pkg->path, &s->pkg->rule->inputs, s->tree) < 0)
 			return -1;
@@ -128,6 +129,16 @@ int cmd_diff(struct ctx *c)
 	struct gitops_opts go;
 	int r, changed = 0, fetched = 0;
 
+	if (c->from)
+		return livediff_from(c);
+	if (c->live)
+		return livediff_live(c);
+	if (livediff_is_clusters(c))
+		return livediff_clusters(c);
+	if (c->outdir) {
+		fprintf(stderr, "idpmake: diff -o FILE saves a diff --live or a diff of two clusters\n");
+		return 2;
+	}
 	if ((r = ctx_load(c, 1)))
 		return r;
 	/*

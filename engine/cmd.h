@@ -19,7 +19,9 @@ struct ctx {
 	enum color_mode color;
 	struct strlist labels;		/* -l */
 	const char *format;		/* graph --format */
-	const char *outdir;		/* render -o */
+	const char *outdir;		/* render -o DIR; diff -o FILE */
+	int live;			/* diff --live */
+	const char *from;		/* diff --from FILE */
 	char **targets;			/* operands after the command */
 	size_t ntargets;
 	const char *command;		/* the command name */
@@ -40,6 +42,10 @@ struct gitops_opts ctx_gitops(const struct ctx *c);
 /* plan and diff: print the selected folders changed outside idpmake (into `json` when not NULL); their number, -1 */
 struct json_t;
 int show_drift(struct ctx *c, int fetch, FILE *f, struct json_t *json);
+
+/* render a step for render and diff (no state change): 0, or -1 after printing why */
+struct bundle;
+int render_one(struct ctx *c, struct step *s, struct bundle *b);
 
 int cmd_up(struct ctx *c);
 int cmd_promote(struct ctx *c);

@@ -37,6 +37,11 @@
  *              name-only clusters looked up, --prune's unregistering
  *     pre/post hook.c: /bin/sh -c with the package's environment
  *
+ * diff     livediff.c: diff --live (the render against Argo CD's
+ *          managed-resources, by Argo CD's rules, Secrets masked), -o/--from
+ *          (saved diffs), diff CLUSTER_A/ CLUSTER_B/; objdiff.c: a field-level
+ *          diff of two objects as YAML lines
+ *
  * exec.c starts every child (allowlisted environment, descriptors 0-2 only);
  * intr.c turns SIGINT and SIGTERM into a flag the long loops check.
  * status.c prints progress.  main.c holds the command table, ctx.c loads

@@ -27,7 +27,17 @@ static const struct command {
 	{ "explain", cmd_explain, "explain STEP...", "why a step would run: which inputs changed, old and new hash" },
 	{ "graph", cmd_graph, "graph [--format dot|json|mermaid] [TARGET...]", "the dependency graph" },
 	{ "render", cmd_render, "render [-o DIR] [TARGET...]", "render only, to stdout or DIR; no push, no sync, no state change" },
-	{ "diff", cmd_diff, "diff [TARGET...]", "rendered output against the GitOps repository, a unified diff per object" },
+	{ "diff", cmd_diff,
+	  "diff [--exit-code] [TARGET...]\n"
+	  "       idpmake [OPTIONS] diff --live [--json] [--exit-code] [-o FILE] [TARGET...]\n"
+	  "       idpmake [OPTIONS] diff --from FILE\n"
+	  "       idpmake [OPTIONS] diff [-o FILE] CLUSTER_A/ CLUSTER_B/ [PACKAGE...]",
+	  "rendered output against the GitOps repository, Argo CD's live state or another cluster\n\n"
+	  "A unified diff per object against the GitOps repository; --live: against what Argo CD reports live, each object create, change or prune\n"
+	  "(Argo CD's rules: fields only live, status and ignoreDifferences do not count;\n"
+	  "no Secret value is shown); -o FILE saves it with the commit and keys, --from FILE\n"
+	  "shows it again offline; CLUSTER_A/ CLUSTER_B/: the two clusters' renders,\n"
+	  "package by package, from the cache (rendering what is missing)" },
 	{ "validate", cmd_validate, "validate", "check the distro and everything it references; render nothing remotely" },
 	{ "status", cmd_status, "status [TARGET...]", "per step: last result, key, output hash, commit, when, how long" },
 	{ "log", cmd_log, "log", "past runs, newest first" },
@@ -46,7 +56,7 @@ static void usage(FILE *f)
 		   "the Argo CD applications whose output changed, and runs their hooks.\n\n"
 		   "commands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+		fprintf(f, "  %-10s %.*s\n", commands[i].name, (int)strcspn(commands[i].help, "\n"), commands[i].help);
 	fprintf(f, "\nTARGET is PACKAGE, CLUSTER/PACKAGE or CLUSTER/; none means everything.\n\n"
 		   "options:\n"
 		   "  -C DIR             change to DIR first\n"
@@ -64,8 +74,10 @@ static void usage(FILE *f)
 		   "  --prune            delete Applications of packages removed from the distro\n"
 		   "  --overwrite        up: replace changes made outside idpmake in the targets' folders\n"
 		   "  --format FMT       graph: dot (default), json or mermaid\n"
-		   "  -o DIR             render: write files under DIR\n"
-		   "  --exit-code        plan: exit 1 when there is work to do\n"
+		   "  -o DIR             render: write files under DIR; diff: save the diff in FILE\n"
+		   "  --live             diff: against what Argo CD reports live\n"
+		   "  --from FILE        diff: show a diff saved with -o, offline\n"
+		   "  --exit-code        plan: exit 1 when there is work to do; diff: 1 when anything differs\n"
 		   "  -h, --help         this help; 'idpmake help COMMAND' for one command\n"
 		   "  --version          the version\n\n"
 		   "exit status: 0 success, 1 a step failed, 2 a usage or manifest error.\n"
@@ -108,7 +120,7 @@ static int parse_int(const char *s, const char *what, int *out)
 
 int main(int argc, char **argv)
 {
-	enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION, O_OVERWRITE };
+	enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION, O_OVERWRITE, O_LIVE, O_FROM };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "color", required_argument, NULL, O_COLOR },
@@ -120,6 +132,8 @@ int main(int argc, char **argv)
 		{ "overwrite", no_argument, NULL, O_OVERWRITE },
 		{ "format", required_argument, NULL, O_FORMAT },
 		{ "exit-code", no_argument, NULL, O_EXITCODE },
+		{ "live", no_argument, NULL, O_LIVE },
+		{ "from", required_argument, NULL, O_FROM },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -233,6 +247,12 @@ int main(int argc, char **argv)
 			break;
 		case O_EXITCODE:
 			c.exit_code = 1;
+			break;
+		case O_LIVE:
+			c.live = 1;
+			break;
+		case O_FROM:
+			c.from = optarg;
 			break;
 		case O_VERSION:
 			return cmd_version(&c);

@@ -1,0 +1,277 @@
+/*
+ * objdiff.c - a field-level diff of two objects (objdiff.h): jansson trees
+ * written as YAML by libyaml's emitter, compared by libgit2's line diff.
+ */
+#include <errno.h>
+#include <git2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "objdiff.h"
+#include "util.h"
+#include "yaml.h"
+
+/* a plain scalar as Kubernetes reads it; quoted and block scalars are strings */
+static json_t *scalar(const struct ynode *n)
+{
+	int truth = 0;
+	enum ykind k = yresolve(n, &truth);
+	json_t *v = NULL;
+
+	if (k == YK_NULL)
+		return json_null();
+	if (k == YK_BOOL)
+		return json_boolean(truth);
+	if (k == YK_INT || k == YK_FLOAT) {
+		char *digits = xmalloc(n->slen + 1), *d = digits, *end;
+		const char *s = digits;
+		int base = 0;
+		for (size_t i = 0; i < n->slen; i++)	/* YAML allows '_' between digits */
+			if (n->s[i] != '_')
+				*d++ = n->s[i];
+		*d = 0;
+		errno = 0;
+		if (k == YK_INT) {
+			long long i;
+			if (!strncmp(s, "0o", 2) || !strncmp(s, "0b", 2)) {
+				base = s[1] == 'o' ? 8 : 2;
+				s += 2;
+			}
+			i = strtoll(s, &end, base);
+			if (!*end && !errno)
+				v = json_integer(i);
+		} else {
+			double f = strtod(s, &end);
+			if (!*end && !errno)
+				v = json_real(f);
+		}
+		free(digits);
+	}
+	return v ? v : json_stringn(n->s, n->slen);
+}
+
+json_t *objdiff_from_yaml(const struct ynode *n)
+{
+	json_t *o;
+
+	if (!n)
+		return json_null();
+	switch (n->type) {
+	case Y_SCALAR:
+		return scalar(n);
+	case Y_SEQ:
+		o = json_array();
+		for (size_t i = 0; i < n->n; i++)
+			json_array_append_new(o, objdiff_from_yaml(n->v[i]));
+		return o;
+	default:
+		o = json_object();
+		for (size_t i = 0; i < n->n; i++)
+			json_object_set_new(o, n->k[i]->s, objdiff_from_yaml(n->v[i]));
+		return o;
+	}
+}
+
+json_t *objdiff_parse(const char *name, const char *text, size_t len)
+{
+	struct ypool *p = ypool_new();
+	struct ynode **docs = NULL;
+	size_t ndocs = 0;
+	json_t *o = NULL;
+
+	if (yaml_parse(p, name, text, len, &docs, &ndocs) == 0) {
+		if (ndocs && docs[0]->type == Y_MAP)
+			o = objdiff_from_yaml(docs[0]);
+		else
+			error("%s: not a Kubernetes object", name);
+	}
+	ypool_free(p);	/* docs too */
+	return o;
+}
+
+static struct ynode *toyaml(struct ypool *p, json_t *v)
+{
+	static const struct loc none = { 0 };
+	struct ynode *n;
+	const char *key;
+	json_t *item;
+	size_t i;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		n = ynew(p, Y_MAP, none);
+		json_object_foreach(v, key, item)
+			yset(p, n, yscalar(p, key, YS_QUOTED, none), toyaml(p, item));
+		return n;
+	case JSON_ARRAY:
+		n = ynew(p, Y_SEQ, none);
+		json_array_foreach(v, i, item)
+			ypush(p, n, toyaml(p, item));
+		return n;
+	case JSON_STRING:
+		/* quoted only where plain text would read as another type (yaml.c's emitter decides) */
+		return yscalar(p, json_string_value(v), strchr(json_string_value(v), '\n') ? YS_BLOCK : YS_QUOTED, none);
+	case JSON_INTEGER:
+		return yscalar(p, aprintf("%" JSON_INTEGER_FORMAT, json_integer_value(v)), YS_PLAIN, none);
+	case JSON_REAL: {
+		char *s = json_dumps(v, JSON_ENCODE_ANY);
+		n = yscalar(p, s ? s : "0", YS_PLAIN, none);
+		free(s);
+		return n;
+	}
+	case JSON_TRUE:
+		return yscalar(p, "true", YS_PLAIN, none);
+	case JSON_FALSE:
+		return yscalar(p, "false", YS_PLAIN, none);
+	default:
+		return yscalar(p, "null", YS_PLAIN, none);
+	}
+}
+
+int objdiff_yaml(json_t *v, struct buf *out)
+{
+	struct ypool *p = ypool_new();
+	int r = yaml_emit(toyaml(p, v), out);
+
+	ypool_free(p);
+	return r;
+}
+
+json_t *objdiff_project(json_t *live, json_t *target)
+{
+	const char *key;
+	json_t *v, *out;
+	size_t i;
+
+	if (!live)
+		return NULL;
+	if (json_is_object(live) && json_is_object(target)) {
+		out = json_object();
+		json_object_foreach(target, key, v) {
+			json_t *lv = json_object_get(live, key);
+			if (lv)
+				json_object_set_new(out, key, objdiff_project(lv, v));
+		}
+		return out;
+	}
+	if (json_is_array(live) && json_is_array(target)) {
+		out = json_array();
+		json_array_foreach(live, i, v)
+			json_array_append_new(out, i < json_array_size(target) ? objdiff_project(v, json_array_get(target, i))
+									  : json_incref(v));
+		return out;
+	}
+	return json_incref(live);
+}
+
+void objdiff_drop(json_t *obj, const char *pointer)
+{
+	char *path, *part, *save = NULL, *last = NULL;
+	json_t *cur = obj;
+
+	if (!obj || !pointer || *pointer != '/')
+		return;
+	path = xstrdup(pointer + 1);
+	/* RFC 6901: ~1 is '/', ~0 is '~', decoded in that order */
+	for (part = strtok_r(path, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+		char *r = part, *w = part;
+		for (; *r; r++) {
+			if (*r == '~' && (r[1] == '0' || r[1] == '1')) {
+				*w++ = r[1] == '1' ? '/' : '~';
+				r++;
+			} else {
+				*w++ = *r;
+			}
+		}
+		*w = 0;
+		if (last) {
+			if (json_is_object(cur)) {
+				cur = json_object_get(cur, last);
+			} else if (json_is_array(cur)) {
+				char *end;
+				long idx = strtol(last, &end, 10);
+				cur = *last && !*end && idx >= 0 ? json_array_get(cur, (size_t)idx) : NULL;
+			} else {
+				cur = NULL;
+			}
+			if (!cur)
+				break;
+		}
+		last = part;
+	}
+	if (cur && last) {
+		if (json_is_object(cur))
+			json_object_del(cur, last);
+		else if (json_is_array(cur)) {
+			char *end;
+			long idx = strtol(last, &end, 10);
+			if (*last && !*end && idx >= 0)
+				json_array_remove(cur, (size_t)idx);
+		}
+	}
+	free(path);
+}
+
+static void add_line(json_t *lines, char origin, const char *s, size_t n)
+{
+	char *t;
+
+	while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+		n--;
+	t = xmalloc(n + 2);
+	t[0] = origin;
+	memcpy(t + 1, s, n);
+	t[n + 1] = 0;
+	json_array_append_new(lines, json_string(t));
+	free(t);
+}
+
+int objdiff_lines(json_t *a, json_t *b, const char *la, const char *lb, json_t *lines)
+{
+	struct buf ta = BUF_INIT, tb = BUF_INIT;
+	git_patch *patch = NULL;
+	git_diff_options opts;
+	int changed = -1;
+
+	if ((a && objdiff_yaml(a, &ta) < 0) || (b && objdiff_yaml(b, &tb) < 0)) {
+		error("cannot write %s as YAML", a ? la : lb);
+		goto out;
+	}
+	git_libgit2_init();
+	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
+	opts.context_lines = 3;
+	if (git_patch_from_buffers(&patch, a ? ta.s : NULL, ta.len, la, b ? tb.s : NULL, tb.len, lb, &opts) < 0) {
+		error("diff of %s: %s", lb, git_error_last() ? git_error_last()->message : "failed");
+		git_libgit2_shutdown();
+		goto out;
+	}
+	changed = 0;
+	for (size_t h = 0; h < git_patch_num_hunks(patch); h++) {
+		const git_diff_hunk *hunk;
+		size_t n;
+		if (git_patch_get_hunk(&hunk, &n, patch, h) < 0)
+			break;
+		if (h == 0) {
+			add_line(lines, '-', aprintf("-- %s", a ? la : "/dev/null"), strlen(a ? la : "/dev/null") + 3);
+			add_line(lines, '+', aprintf("++ %s", b ? lb : "/dev/null"), strlen(b ? lb : "/dev/null") + 3);
+		}
+		add_line(lines, '@', hunk->header + 1, hunk->header_len - 1);
+		for (size_t l = 0; l < n; l++) {
+			const git_diff_line *line;
+			if (git_patch_get_line_in_hunk(&line, patch, h, l) < 0)
+				break;
+			if (line->origin != GIT_DIFF_LINE_CONTEXT && line->origin != GIT_DIFF_LINE_ADDITION &&
+			    line->origin != GIT_DIFF_LINE_DELETION)
+				continue;	/* "\ No newline at end of file": YAML text always ends with one */
+			add_line(lines, line->origin, line->content, line->content_len);
+			changed += line->origin != GIT_DIFF_LINE_CONTEXT;
+		}
+	}
+	git_patch_free(patch);
+	git_libgit2_shutdown();
+out:
+	buf_release(&ta);
+	buf_release(&tb);
+	return changed;
+}

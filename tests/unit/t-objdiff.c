@@ -1,0 +1,151 @@
+/*
+ * t-objdiff.c - the field-level object diff (engine/objdiff.c): YAML typed
+ * as Kubernetes reads it, JSON written back as YAML with sorted keys,
+ * projection of a live object onto the fields the target sets (fields only
+ * live do not count), JSON pointers (RFC 6901 escapes), and the unified
+ * lines of a change, a creation and a removal.
+ */
+#include <jansson.h>
+#include <string.h>
+
+#include "buf.h"
+#include "objdiff.h"
+#include "util.h"
+#include "test.h"
+
+static json_t *parse(const char *text)
+{
+	return objdiff_parse("test.yaml", text, strlen(text));
+}
+
+/* the lines joined with '\n' (arena) */
+static const char *joined(json_t *lines)
+{
+	struct buf b = BUF_INIT;
+	size_t i;
+	json_t *l;
+	const char *r;
+
+	json_array_foreach(lines, i, l) {
+		buf_adds(&b, json_string_value(l));
+		buf_addc(&b, '\n');
+	}
+	r = astrdup(b.s);
+	buf_release(&b);
+	return r;
+}
+
+static void test_types(void)
+{
+	json_t *o = parse("a: 1\nb: \"1\"\nc: yes\nd: ~\ne: 0o17\nf: 1.5\ng: text\nh: [x, 2]\n");
+	CHECK(o != NULL);
+	CHECK(json_is_integer(json_object_get(o, "a")) && json_integer_value(json_object_get(o, "a")) == 1);
+	CHECK_STR(json_string_value(json_object_get(o, "b")), "1");
+	CHECK(json_is_true(json_object_get(o, "c")));
+	CHECK(json_is_null(json_object_get(o, "d")));
+	CHECK(json_integer_value(json_object_get(o, "e")) == 15);
+	CHECK(json_is_real(json_object_get(o, "f")));
+	CHECK_STR(json_string_value(json_object_get(o, "g")), "text");
+	CHECK(json_array_size(json_object_get(o, "h")) == 2);
+	json_decref(o);
+	/* not an object: refused */
+	CHECK(parse("- a\n- b\n") == NULL);
+}
+
+static void test_yaml(void)
+{
+	json_t *o = json_pack("{s:s, s:s, s:i, s:b, s:s, s:n}", "z", "true", "a", "plain", "num", 3, "t", 1, "m",
+			      "line1\nline2\n", "x");
+	struct buf b = BUF_INIT;
+	json_t *back;
+
+	CHECK(objdiff_yaml(o, &b) == 0);
+	/* keys sorted; a string that reads as a boolean stays quoted; a number does not */
+	CHECK(strstr(b.s, "a: plain\n") == b.s);
+	CHECK(strstr(b.s, "z: 'true'\n") != NULL || strstr(b.s, "z: \"true\"\n") != NULL);
+	CHECK(strstr(b.s, "num: 3\n") != NULL);
+	CHECK(strstr(b.s, "m: |\n") != NULL);
+	/* and it reads back as the same JSON */
+	back = parse(b.s);
+	CHECK(back && json_equal(back, o));
+	json_decref(back);
+	json_decref(o);
+	buf_release(&b);
+}
+
+static void test_project(void)
+{
+	json_t *target = parse("metadata: {name: a, labels: {x: '1'}}\nspec: {ports: [{port: 80}]}\n");
+	json_t *live = parse("metadata: {name: a, uid: u-1, labels: {x: '1', extra: y}}\n"
+			     "spec: {ports: [{port: 80, protocol: TCP}]}\nstatus: {ok: true}\n");
+	json_t *p = objdiff_project(live, target);
+
+	/* everything only live is gone: uid, the extra label, protocol, status */
+	CHECK(p && json_equal(p, target));
+	json_decref(p);
+	/* a changed value stays */
+	json_object_set_new(json_object_get(json_object_get(live, "metadata"), "labels"), "x", json_string("2"));
+	p = objdiff_project(live, target);
+	CHECK(p && !json_equal(p, target));
+	json_decref(p);
+	/* a list longer live keeps its extra items (a different length is a difference) */
+	json_array_append_new(json_object_get(json_object_get(live, "spec"), "ports"), json_pack("{s:i}", "port", 81));
+	p = objdiff_project(live, target);
+	CHECK(json_array_size(json_object_get(json_object_get(p, "spec"), "ports")) == 2);
+	json_decref(p);
+	CHECK(objdiff_project(NULL, target) == NULL);
+	json_decref(live);
+	json_decref(target);
+}
+
+static void test_drop(void)
+{
+	json_t *o = parse("spec: {replicas: 3, a/b: 1, t~x: 2, list: [{n: 1}, {n: 2}]}\n");
+
+	objdiff_drop(o, "/spec/replicas");
+	CHECK(!json_object_get(json_object_get(o, "spec"), "replicas"));
+	objdiff_drop(o, "/spec/a~1b");
+	CHECK(!json_object_get(json_object_get(o, "spec"), "a/b"));
+	objdiff_drop(o, "/spec/t~0x");
+	CHECK(!json_object_get(json_object_get(o, "spec"), "t~x"));
+	objdiff_drop(o, "/spec/list/0/n");
+	CHECK(json_object_size(json_array_get(json_object_get(json_object_get(o, "spec"), "list"), 0)) == 0);
+	/* paths that name nothing change nothing */
+	objdiff_drop(o, "/nope/x");
+	objdiff_drop(o, "/spec/list/9/n");
+	objdiff_drop(o, "spec");
+	CHECK(json_array_size(json_object_get(json_object_get(o, "spec"), "list")) == 2);
+	json_decref(o);
+}
+
+static void test_lines(void)
+{
+	json_t *a = parse("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k1: a, k2: b}\n");
+	json_t *b = parse("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k1: a, k2: c}\n");
+	json_t *lines = json_array();
+	const char *t;
+
+	CHECK(objdiff_lines(a, a, "live", "render", lines) == 0);
+	CHECK(json_array_size(lines) == 0);
+	CHECK(objdiff_lines(a, b, "live", "render", lines) == 2);
+	t = joined(lines);
+	CHECK(strstr(t, "--- live\n+++ render\n@@ ") == t);
+	CHECK(strstr(t, "\n-  k2: b\n+  k2: c\n") != NULL);
+	CHECK(strstr(t, "\n   k1: a\n") != NULL);	/* context */
+	json_array_clear(lines);
+	/* created: every line added, from /dev/null */
+	CHECK(objdiff_lines(NULL, b, "live", "render", lines) == 7);
+	t = joined(lines);
+	CHECK(strstr(t, "--- /dev/null\n+++ render\n@@ -0,0 +1,7 @@\n+apiVersion: v1\n") == t);
+	json_array_clear(lines);
+	/* removed */
+	CHECK(objdiff_lines(a, NULL, "live", "render", lines) == 7);
+	t = joined(lines);
+	CHECK(strstr(t, "--- live\n+++ /dev/null\n") == t);
+	CHECK(strstr(t, "\n-kind: ConfigMap\n") != NULL);
+	json_decref(lines);
+	json_decref(a);
+	json_decref(b);
+}
+
+TEST_MAIN(test_types, test_yaml, test_project, test_drop, test_lines)
