@@ -15,6 +15,7 @@ struct ctx {
 	const char *statedir;		/* --state / IDPMAKE_STATE, default .idpmake beside the distro */
 	int jobs, keep_going, dry_run, json, verbose, wait, refresh, prune, exit_code;
 	int overwrite;			/* up --overwrite: replace the targets' folders' changes made outside idpmake */
+	int all;			/* forget --all: remove the whole state database */
 	enum color_mode color;
 	struct strlist labels;		/* -l */
 	const char *format;		/* graph --format */
