@@ -36,7 +36,13 @@
  *      remote's acceptance and that transaction, the next run's push finds
  *      the remote already holds the content and makes no commit (gitops.c).
  *   4. Migrations run forward only, each in a transaction that also sets
- *      user_version; a database newer than this idpmake is refused.
+ *      user_version; a database newer than this idpmake is refused, naming
+ *      both versions.  A read-only open (status, plan) never migrates.
+ *
+ * Schema history: 1 since 0.1.0.  tests/fixtures/state-v<N>/ holds a state
+ * written by the last release with schema N (SQL text, and its GitOps
+ * remote); t3620 opens it and checks the migration to SCHEMA_VERSION.  A
+ * change to the schema adds a migration below and keeps the old fixture.
  *
  * The step and tree rows are preloaded at open into hash tables (a no-op
  * run then makes one query per table); blobs are read on demand.
@@ -199,7 +205,8 @@ static int migrate(struct state *s)
 	version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
 	if (version > SCHEMA_VERSION)
-		return error("state %s/state.db has schema version %d; this idpmake knows up to %d (upgrade idpmake)",
+		return error("state %s/state.db has schema version %d; this idpmake knows up to %d: a newer idpmake"
+			     " wrote it (upgrade idpmake, or 'idpmake forget --all' to start the state afresh)",
 			     s->dir, version, SCHEMA_VERSION);
 	if (version < SCHEMA_VERSION && s->readonly)
 		return 1;	/* nothing recorded that we could read */
