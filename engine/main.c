@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -130,6 +131,8 @@ int main(int argc, char **argv)
 	int opt, ret, help = 0;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
+	/* the state, cache and logs are private (util.h); init and render -o use the user's umask */
+	user_umask = umask(077);
 	c.file = "distro.yaml";
 	c.jobs = (int)(ncpu > 0 ? ncpu : 1) + 2;
 	if (c.jobs > JOBS_MAX)

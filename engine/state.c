@@ -54,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -312,6 +313,11 @@ struct state *state_open(const char *dir, int readonly)
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
 		db_error(s, "opening");
 		goto fail;
+	}
+	if (!readonly) {
+		/* private, also when an older idpmake made them under a wider umask */
+		chmod(dir, 0700);
+		chmod(path, 0600);
 	}
 	sqlite3_busy_timeout(s->db, 10000);
 	if (!readonly && sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
