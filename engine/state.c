@@ -107,9 +107,14 @@ struct state {
 static int db_error(struct state *s, const char *what)
 {
 	int code = s->db ? sqlite3_extended_errcode(s->db) : SQLITE_CANTOPEN;
+	int sys = s->db ? sqlite3_system_errno(s->db) : 0;
 	const char *msg = s->db ? sqlite3_errmsg(s->db) : "out of memory";
 	const char *hint = "";
 
+	if ((code & 0xff) == SQLITE_IOERR && sys)	/* "disk I/O error": say which */
+		msg = aprintf("%s (%s)", msg, strerror(sys));
+	if (sys == ENOSPC || sys == EDQUOT)
+		code = SQLITE_FULL;
 	switch (code & 0xff) {
 	case SQLITE_ERROR:	/* a table or column missing: not a state idpmake wrote */
 		if (!strstr(msg, "no such table") && !strstr(msg, "no such column"))
