@@ -381,6 +381,10 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	a->headers = o.headers;
 	a->nheaders = o.nheaders;
 	a->insecure = o.insecure || d->argocd.insecure;
+	if (a->insecure && !strncmp(base, "https:", 6))	/* on every run that talks to Argo CD */
+		warn("argocd: TLS verification is off (%s): idpmake does not check that %s is the Argo CD"
+		     " server, and sends the token to whoever answers; for a private CA set argocd.ca-file instead",
+		     o.insecure ? "--insecure in ARGOCD_OPTS" : "argocd.insecure in the distro", url_masked(base, "***"));
 	a->cainfo = o.cacert ? o.cacert : d->argocd.ca_file;
 	a->repo_url = argocd_repo_url(d, statedir);
 	a->verbose = verbose;

@@ -121,7 +121,7 @@ int cmd_init(struct ctx *c)
 		fprintf(stderr, "idpmake: %s exists already; init writes a new distro only\n", file);
 		return 2;
 	}
-	if (mkdirs(path_join(dir, "packages/namespaces")) < 0 || mkdirs(path_join(dir, "packages/hello")) < 0)
+	if (mkdirs_user(path_join(dir, "packages/namespaces")) < 0 || mkdirs_user(path_join(dir, "packages/hello")) < 0)
 		return error("cannot create %s:", dir), 1;
 	name = realpath(dir, real) ? path_base(real) : "platform";
 	n = astrdup(name);
@@ -134,9 +134,9 @@ int cmd_init(struct ctx *c)
 		n = "platform";
 	{
 		char *text = aprintf(init_distro, n);
-		if (write_file_atomic(file, text, strlen(text)) < 0 ||
-		    write_file_atomic(path_join(dir, "packages/namespaces/namespace.yaml"), init_ns, strlen(init_ns)) < 0 ||
-		    write_file_atomic(path_join(dir, "packages/hello/configmap.yaml"), init_cm, strlen(init_cm)) < 0)
+		if (write_file_user(file, text, strlen(text)) < 0 ||
+		    write_file_user(path_join(dir, "packages/namespaces/namespace.yaml"), init_ns, strlen(init_ns)) < 0 ||
+		    write_file_user(path_join(dir, "packages/hello/configmap.yaml"), init_cm, strlen(init_cm)) < 0)
 			return error("cannot write the new distro in %s:", dir), 1;
 	}
 	printf("idpmake: wrote %s with 2 packages; try 'idpmake -C %s plan', then 'idpmake -C %s up'\n", file, dir, dir);

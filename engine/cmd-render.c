@@ -67,7 +67,7 @@ int cmd_render(struct ctx *c)
 		for (size_t k = 0; k < b.n; k++) {
 			if (c->outdir) {
 				const char *p = aprintf("%s/%s/%s", c->outdir, s->gitpath, b.v[k].name);
-				if (mkdirs(path_dir(p)) < 0 || write_file_atomic(p, b.v[k].data, b.v[k].len) < 0) {
+				if (mkdirs_user(path_dir(p)) < 0 || write_file_user(p, b.v[k].data, b.v[k].len) < 0) {
 					error("cannot write %s:", p);
 					free(b.v);
 					return 1;

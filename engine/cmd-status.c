@@ -115,10 +115,37 @@ int cmd_log(struct ctx *c)
 	return 0;
 }
 
+/*
+ * forget --all removes state.db without reading the distro or the database:
+ * the way out when the state is damaged or from a newer idpmake.  The next
+ * up redoes every step; its push finds the remote already holding what was
+ * pushed, and makes no commit for it.
+ */
+static int forget_all(struct ctx *c)
+{
+	int r;
+
+	if (c->ntargets || c->labels.n) {
+		fprintf(stderr, "idpmake: forget --all takes no targets or -l: it removes the whole state\n");
+		return 2;
+	}
+	if (!c->statedir)
+		c->statedir = path_join(path_dir(c->file), ".idpmake");
+	if ((r = state_remove(c->statedir, c->wait)) < 0)
+		return 1;
+	if (r)
+		printf("idpmake: removed %s/state.db; the next up redoes every step\n", c->statedir);
+	else
+		printf("idpmake: no state in %s; nothing to forget\n", c->statedir);
+	return 0;
+}
+
 int cmd_forget(struct ctx *c)
 {
 	int r, n = 0;
 
+	if (c->all)
+		return forget_all(c);
 	if ((r = ctx_load(c, 0)))
 		return r;
 	if (state_lock(c->st, c->wait) < 0)

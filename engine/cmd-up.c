@@ -330,7 +330,11 @@ int cmd_up(struct ctx *c)
 	if (state_lock(c->st, c->wait) < 0)
 		return 1;
 	set_owners(c);
-	run = state_run_begin(c->st, "up");
+	if ((run = state_run_begin(c->st, "up")) < 0) {	/* the state cannot record: do nothing */
+		if (a)
+			argocd_close(a);
+		return 1;
+	}
 	if (a)
 		register_hints(c, 0);
 	o.run = run;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -41,7 +42,7 @@ static const struct command {
 	{ "validate", cmd_validate, "validate", "check the distro and everything it references; render nothing remotely" },
 	{ "status", cmd_status, "status [TARGET...]", "per step: last result, key, output hash, commit, when, how long" },
 	{ "log", cmd_log, "log", "past runs, newest first" },
-	{ "forget", cmd_forget, "forget [TARGET...]", "drop recorded state so the next up redoes those steps" },
+	{ "forget", cmd_forget, "forget [--all | TARGET...]", "drop recorded state so the next up redoes those steps" },
 	{ "init", cmd_init, "init [DIR]", "a new distro from a template that validates and runs as is" },
 	{ "version", cmd_version, "version", "the version, and the versions of the libraries it was built with" },
 };
@@ -78,6 +79,7 @@ static void usage(FILE *f)
 		   "  --live             diff: against what Argo CD reports live\n"
 		   "  --from FILE        diff: show a diff saved with -o, offline\n"
 		   "  --exit-code        plan: exit 1 when there is work to do; diff: 1 when anything differs\n"
+		   "  --all              forget: remove state.db itself (a damaged or newer state)\n"
 		   "  -h, --help         this help; 'idpmake help COMMAND' for one command\n"
 		   "  --version          the version\n\n"
 		   "exit status: 0 success, 1 a step failed, 2 a usage or manifest error.\n"
@@ -120,7 +122,7 @@ static int parse_int(const char *s, const char *what, int *out)
 
 int main(int argc, char **argv)
 {
-	enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION, O_OVERWRITE, O_LIVE, O_FROM };
+	enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION, O_OVERWRITE, O_LIVE, O_FROM, O_ALL };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "color", required_argument, NULL, O_COLOR },
@@ -130,6 +132,7 @@ int main(int argc, char **argv)
 		{ "refresh", no_argument, NULL, O_REFRESH },
 		{ "prune", no_argument, NULL, O_PRUNE },
 		{ "overwrite", no_argument, NULL, O_OVERWRITE },
+		{ "all", no_argument, NULL, O_ALL },
 		{ "format", required_argument, NULL, O_FORMAT },
 		{ "exit-code", no_argument, NULL, O_EXITCODE },
 		{ "live", no_argument, NULL, O_LIVE },
@@ -143,6 +146,8 @@ int main(int argc, char **argv)
 	int opt, ret, help = 0;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
+	/* the state, cache and logs are private (util.h); init and render -o use the user's umask */
+	user_umask = umask(077);
 	c.file = "distro.yaml";
 	c.jobs = (int)(ncpu > 0 ? ncpu : 1) + 2;
 	if (c.jobs > JOBS_MAX)
@@ -242,6 +247,9 @@ int main(int argc, char **argv)
 		case O_OVERWRITE:
 			c.overwrite = 1;
 			break;
+		case O_ALL:
+			c.all = 1;
+			break;
 		case O_FORMAT:
 			c.format = optarg;
 			break;
@@ -279,6 +287,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "idpmake: options go before the targets: '%s'\n", c.targets[i]);
 			return 2;
 		}
+	if (c.all && cmd->fn != cmd_forget) {
+		fprintf(stderr, "idpmake: --all is an option of forget, not of %s\n", cmd->name);
+		return 2;
+	}
 	if (c.dry_run && cmd->fn == cmd_up)
 		cmd = find_command("plan");
 	status_init(c.json, c.color, c.verbose);

@@ -36,7 +36,13 @@
  *      remote's acceptance and that transaction, the next run's push finds
  *      the remote already holds the content and makes no commit (gitops.c).
  *   4. Migrations run forward only, each in a transaction that also sets
- *      user_version; a database newer than this idpmake is refused.
+ *      user_version; a database newer than this idpmake is refused, naming
+ *      both versions.  A read-only open (status, plan) never migrates.
+ *
+ * Schema history: 1 since 0.1.0.  tests/fixtures/state-v<N>/ holds a state
+ * written by the last release with schema N (SQL text, and its GitOps
+ * remote); t3620 opens it and checks the migration to SCHEMA_VERSION.  A
+ * change to the schema adds a migration below and keeps the old fixture.
  *
  * The step and tree rows are preloaded at open into hash tables (a no-op
  * run then makes one query per table); blobs are read on demand.
@@ -48,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,9 +97,55 @@ struct state {
 	sqlite3_stmt *put_step, *fail_step, *get_inputs, *put_tree, *get_files, *get_tool, *put_tool;
 };
 
+/*
+ * The one place SQLite errors are shown: the file, what was being done,
+ * SQLite's message, and the way out where one is known.  state.db holds only
+ * what idpmake remembers (the GitOps remote and Argo CD hold what was done),
+ * so a damaged one is removed with `forget --all` and the next up redoes
+ * every step; a push then finds the remote already holding its content.
+ */
 static int db_error(struct state *s, const char *what)
 {
-	return error("state %s/state.db: %s: %s", s->dir, what, sqlite3_errmsg(s->db));
+	int code = s->db ? sqlite3_extended_errcode(s->db) : SQLITE_CANTOPEN;
+	int sys = s->db ? sqlite3_system_errno(s->db) : 0;
+	const char *msg = s->db ? sqlite3_errmsg(s->db) : "out of memory";
+	const char *hint = "";
+
+	if ((code & 0xff) == SQLITE_IOERR && sys)	/* "disk I/O error": say which */
+		msg = aprintf("%s (%s)", msg, strerror(sys));
+	if (sys == ENOSPC || sys == EDQUOT)
+		code = SQLITE_FULL;
+	switch (code & 0xff) {
+	case SQLITE_ERROR:	/* a table or column missing: not a state idpmake wrote */
+		if (!strstr(msg, "no such table") && !strstr(msg, "no such column"))
+			break;
+		/* fall through */
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		hint = "; the state is damaged: 'idpmake forget --all' (with the same -C, -f or --state) removes it,"
+		       " and the next up redoes every step";
+		break;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		hint = "; another process (not an idpmake run: those take the lock file first) holds a lock on it;"
+		       " end that process (a sqlite3 shell, a backup) and run again";
+		break;
+	case SQLITE_FULL:
+		hint = "; the disk is full: free space and run again (nothing was recorded as done)";
+		break;
+	case SQLITE_READONLY:
+	case SQLITE_CANTOPEN:
+	case SQLITE_PERM:
+		hint = "; check that the state folder and state.db are yours and writable";
+		break;
+	}
+	return error("state %s/state.db: %s: %s%s", s->dir, what, msg, hint);
+}
+
+/* sqlite3_step over a whole result: SQLITE_DONE at the end, or the error */
+static int step_done(int rc)
+{
+	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 /* ---- a string-keyed hash table over arena strings ---- */
@@ -151,11 +204,15 @@ static int migrate(struct state *s)
 
 	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
 		return db_error(s, "reading the schema version");
-	if (sqlite3_step(st) == SQLITE_ROW)
-		version = sqlite3_column_int(st, 0);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return db_error(s, "reading the schema version");
+	}
+	version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
 	if (version > SCHEMA_VERSION)
-		return error("state %s/state.db has schema version %d; this idpmake knows up to %d (upgrade idpmake)",
+		return error("state %s/state.db has schema version %d; this idpmake knows up to %d: a newer idpmake"
+			     " wrote it (upgrade idpmake, or 'idpmake forget --all' to start the state afresh)",
 			     s->dir, version, SCHEMA_VERSION);
 	if (version < SCHEMA_VERSION && s->readonly)
 		return 1;	/* nothing recorded that we could read */
@@ -175,30 +232,37 @@ static int migrate(struct state *s)
 static int load_pushed(struct state *s)
 {
 	sqlite3_stmt *st;
+	int rc;
 
 	s->pushed = NULL;
 	s->npushed = 0;
 	if (sqlite3_prepare_v2(s->db, "SELECT path, output, commit_id FROM pushed ORDER BY path", -1, &st, NULL) != SQLITE_OK)
 		return db_error(s, "reading pushed folders");
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_type(st, 0) != SQLITE_TEXT)
+			continue;	/* names no folder: ignored */
 		s->pushed = agrow(s->pushed, s->npushed, sizeof(*s->pushed));
 		s->pushed[s->npushed].path = col_str(st, 0);
 		s->pushed[s->npushed].output = col_hash(st, 1);
 		s->pushed[s->npushed++].commit = col_str(st, 2);
 	}
 	sqlite3_finalize(st);
-	return 0;
+	return step_done(rc) < 0 ? db_error(s, "reading pushed folders") : 0;
 }
 
 static int preload(struct state *s)
 {
 	sqlite3_stmt *st;
+	int rc;
 
 	if (sqlite3_prepare_v2(s->db, "SELECT id, key, output, commit_id, ok, at, ms, error FROM step",
 			       -1, &st, NULL) != SQLITE_OK)
 		return db_error(s, "reading steps");
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct slot *sl = table_find(&s->steps, (const char *)sqlite3_column_text(st, 0), 1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct slot *sl;
+		if (sqlite3_column_type(st, 0) != SQLITE_TEXT)
+			continue;	/* a row without an id names no step: ignored */
+		sl = table_find(&s->steps, (const char *)sqlite3_column_text(st, 0), 1);
 		sl->r.have = 1;
 		sl->r.key = col_hash(st, 1);
 		sl->r.output = col_hash(st, 2);
@@ -209,15 +273,22 @@ static int preload(struct state *s)
 		sl->r.error = col_str(st, 7);
 	}
 	sqlite3_finalize(st);
+	if (step_done(rc) < 0)
+		return db_error(s, "reading steps");
 	if (sqlite3_prepare_v2(s->db, "SELECT name, fingerprint, racy, content FROM tree", -1, &st, NULL) != SQLITE_OK)
 		return db_error(s, "reading the stat cache");
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct slot *sl = table_find(&s->trees, (const char *)sqlite3_column_text(st, 0), 1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct slot *sl;
+		if (sqlite3_column_type(st, 0) != SQLITE_TEXT)
+			continue;	/* a stat cache row without a name: the folder is scanned again */
+		sl = table_find(&s->trees, (const char *)sqlite3_column_text(st, 0), 1);
 		sl->fingerprint = col_hash(st, 1);
 		sl->racy = sqlite3_column_int(st, 2);
 		sl->content = col_hash(st, 3);
 	}
 	sqlite3_finalize(st);
+	if (step_done(rc) < 0)
+		return db_error(s, "reading the stat cache");
 	return load_pushed(s);
 }
 
@@ -246,24 +317,28 @@ struct state *state_open(const char *dir, int readonly)
 	if (sqlite3_open_v2(path, &s->db, readonly ? SQLITE_OPEN_READONLY :
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
 		db_error(s, "opening");
-		sqlite3_close(s->db);
-		return NULL;
+		goto fail;
+	}
+	if (!readonly) {
+		/* private, also when an older idpmake made them under a wider umask */
+		chmod(dir, 0700);
+		chmod(path, 0600);
 	}
 	sqlite3_busy_timeout(s->db, 10000);
 	if (!readonly && sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
 				      NULL, NULL, NULL) != SQLITE_OK) {
 		db_error(s, "setting WAL mode");
-		return NULL;
+		goto fail;
 	}
 	if ((r = migrate(s)) < 0)
-		return NULL;
+		goto fail;
 	if (r > 0) {	/* read-only and not migrated yet: empty */
 		sqlite3_close(s->db);
 		s->db = NULL;
 		return s;
 	}
 	if (preload(s) < 0)
-		return NULL;
+		goto fail;
 	if (readonly)
 		return s;
 	if (prepare(s, &s->put_step, "INSERT OR REPLACE INTO step(id, key, output, inputs, commit_id, ok, at, ms, error)"
@@ -273,8 +348,39 @@ struct state *state_open(const char *dir, int readonly)
 	    prepare(s, &s->put_tree, "INSERT OR REPLACE INTO tree(name, fingerprint, racy, content, files)"
 		    " VALUES (?1, ?2, ?3, ?4, ?5)") < 0 ||
 	    prepare(s, &s->put_tool, "INSERT OR REPLACE INTO tool(path, stat, version) VALUES (?1, ?2, ?3)") < 0)
-		return NULL;
+		goto fail;
 	return s;
+fail:
+	state_close(s);
+	return NULL;
+}
+
+/*
+ * forget --all: remove state.db and its WAL files under the run lock,
+ * without opening the database (it may be damaged, or newer than this idpmake).
+ */
+int state_remove(const char *dir, int wait)
+{
+	static const char *const files[] = { "state.db", "state.db-wal", "state.db-shm", "state.db-journal" };
+	struct state s = { .dir = dir, .lockfd = -1 };
+	int n = 0;
+
+	if (access(dir, F_OK) < 0)
+		return 0;	/* nothing to forget */
+	if (state_lock(&s, wait) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		const char *path = aprintf("%s/%s", dir, files[i]);
+		if (unlink(path) == 0)
+			n += !i;
+		else if (errno != ENOENT) {
+			error("cannot remove %s:", path);
+			close(s.lockfd);
+			return -1;
+		}
+	}
+	close(s.lockfd);
+	return n;
 }
 
 void state_close(struct state *s)

@@ -25,6 +25,8 @@ struct record {
  */
 struct state *state_open(const char *dir, int readonly);
 void state_close(struct state *s);
+/* remove DIR/state.db (forget --all) under the run lock, without opening it: 1 removed, 0 none, -1 */
+int state_remove(const char *dir, int wait);
 const char *state_dir(const struct state *s);
 
 /* the run lock: 0, or -1 after naming the holder (pid, start) unless wait */

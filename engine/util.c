@@ -197,7 +197,10 @@ void *agrow(void *p, size_t n, size_t sz)
 	return p;
 }
 
-int mkdirs(const char *path)
+mode_t user_umask = (mode_t)-1;
+
+/* mode: what a new folder gets, (mode_t)-1 for 0777 under the process's umask */
+static int mkdirs_mode(const char *path, mode_t mode)
 {
 	char *p = xstrdup(path), *s;
 	int r = 0;
@@ -206,7 +209,12 @@ int mkdirs(const char *path)
 		if (*s == '/' || !*s) {
 			char c = *s;
 			*s = 0;
-			if (mkdir(p, 0777) < 0 && errno != EEXIST) {
+			if (mkdir(p, 0777) == 0) {
+				if (mode != (mode_t)-1 && chmod(p, mode) < 0) {
+					r = -1;
+					break;
+				}
+			} else if (errno != EEXIST) {
 				r = -1;
 				break;
 			}
@@ -217,6 +225,16 @@ int mkdirs(const char *path)
 	}
 	free(p);
 	return r;
+}
+
+int mkdirs(const char *path)
+{
+	return mkdirs_mode(path, (mode_t)-1);
+}
+
+int mkdirs_user(const char *path)
+{
+	return mkdirs_mode(path, user_umask == (mode_t)-1 ? (mode_t)-1 : 0777 & ~user_umask);
 }
 
 int rmtree(const char *path)
@@ -312,7 +330,7 @@ static int sync_dir(const char *path)
  * crash the name never points at data that did not reach the disk (a
  * truncated cache bundle, issue 12 #6).
  */
-int write_file_atomic(const char *path, const void *data, size_t len)
+static int write_file_mode(const char *path, const void *data, size_t len, mode_t mode)
 {
 	static unsigned long counter;	/* threads write too: a name per call */
 	char *tmp = xmalloc(strlen(path) + 48);
@@ -325,6 +343,10 @@ int write_file_atomic(const char *path, const void *data, size_t len)
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0)
 		goto fail;
+	if (mode != (mode_t)-1 && fchmod(fd, mode) < 0) {
+		close(fd);
+		goto fail;
+	}
 	while (off < len) {
 		ssize_t r = write(fd, (const char *)data + off, len - off);
 		if (r < 0) {
@@ -350,6 +372,16 @@ fail:
 	free(tmp);
 	errno = e;
 	return -1;
+}
+
+int write_file_atomic(const char *path, const void *data, size_t len)
+{
+	return write_file_mode(path, data, len, (mode_t)-1);
+}
+
+int write_file_user(const char *path, const void *data, size_t len)
+{
+	return write_file_mode(path, data, len, user_umask == (mode_t)-1 ? (mode_t)-1 : 0666 & ~user_umask);
 }
 
 char *path_join(const char *a, const char *b)

@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "graph.h"
 
@@ -43,10 +44,19 @@ void afree_all(void);
 /* grow a dynamic array: `p` has `*n` elements of size `sz`, room for one more */
 void *agrow(void *p, size_t n, size_t sz);
 
+/*
+ * Modes: main sets umask 077, so what idpmake creates for itself (the state
+ * folder, its database, cache, logs, clone; what children create) is 0600,
+ * folders 0700.  What it writes for the user (init, render -o) goes through
+ * the *_user functions, which give the modes of the user's own umask.
+ */
+extern mode_t user_umask;		/* the umask idpmake started with; (mode_t)-1: not changed */
 int mkdirs(const char *path);		/* mkdir -p; -1 with errno */
+int mkdirs_user(const char *path);	/* mkdir -p, new folders 0777 & ~user_umask */
 int rmtree(const char *path);		/* rm -rf */
 char *read_file(const char *path, size_t *len);	/* malloc'd, NUL-terminated; NULL with errno */
 int write_file_atomic(const char *path, const void *data, size_t len);
+int write_file_user(const char *path, const void *data, size_t len);	/* mode 0666 & ~user_umask */
 char *path_join(const char *a, const char *b);	/* arena */
 const char *path_base(const char *p);
 char *path_dir(const char *p);			/* arena */

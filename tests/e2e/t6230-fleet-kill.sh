@@ -67,21 +67,37 @@ t_grep "nothing left to do" 'idpmake: 0 rendered, nothing pushed, 0 synced' "$OU
 head=$(git --git-dir="$bare" rev-parse main)
 curl -sS -f -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/api/v1/applications" >"$T/apps.json" ||
 	t_bail "cannot list the Applications"
-t_ok "every Application is at the last commit and Healthy" python3 -c '
+# the content of a package's folder at a commit (the tree's id)
+cat >"$T/tree.py" <<'PY'
+import subprocess, functools
+@functools.lru_cache(maxsize=None)
+def tree(git_dir, rev, path):
+    r = subprocess.run(["git", "--git-dir", git_dir, "rev-parse", "%s:%s" % (rev, path)],
+                       capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else None
+PY
+t_ok "every Application holds the last commit's content and is Healthy" python3 -c '
 import json, sys
+sys.path.insert(0, sys.argv[3])
+from tree import tree
 apps = json.load(open(sys.argv[1]))["items"]
 assert len(apps) == 8, len(apps)
 for a in apps:
-    st = a["status"]
-    assert st["sync"]["status"] == "Synced" and st["sync"]["revision"] == sys.argv[2], (a["metadata"]["name"], st["sync"])
-    assert st["health"]["status"] == "Healthy", (a["metadata"]["name"], st["health"])' "$T/apps.json" "$head"
+    st, path = a["status"], a["spec"]["source"]["path"]
+    assert st["sync"]["status"] == "Synced", (a["metadata"]["name"], st["sync"])
+    assert tree(sys.argv[4], st["sync"]["revision"], path) == tree(sys.argv[4], sys.argv[2], path), \
+        (a["metadata"]["name"], "synced at", st["sync"]["revision"], "whose", path, "differs from the head")
+    assert st["health"]["status"] == "Healthy", (a["metadata"]["name"], st["health"])' \
+	"$T/apps.json" "$head" "$T" "$bare"
 curl -sS -f "http://$ARGOCD_SERVER/_emu/requests" >"$T/req.json" || t_bail "no request log"
-t_ok "no Application was synced to a commit before the earlier waves were" python3 -c '
+t_ok "no Application got content before every Application of the earlier waves had it" python3 -c '
 import json, sys
+sys.path.insert(0, sys.argv[2])
+from tree import tree
 log = json.load(open(sys.argv[1]))
 wave = {"a": 0, "b1": 1, "b2": 1, "c": 2}
-synced = {}   # (app, revision) -> first seq of a sync to it
-bad = []
+had = set()   # (app, tree) an app was synced to
+bad, n = [], 0
 for e in sorted(log, key=lambda e: e["seq"]):
     if e["method"] != "POST" or not e["path"].endswith("/sync"):
         continue
@@ -89,13 +105,13 @@ for e in sorted(log, key=lambda e: e["seq"]):
     rev = (e.get("body") or {}).get("revision")
     if not rev:
         continue
-    w = wave[app.split("-")[0]]
-    for other in wave:
-        if wave[other] < w:
-            for pkg in ("base", "app"):
-                if ("%s-%s" % (other, pkg), rev) not in synced:
-                    bad.append((e["seq"], app, rev[:7], "before %s-%s" % (other, pkg)))
-    synced.setdefault((app, rev), e["seq"])
+    cluster, pkg = app.split("-", 1)
+    t = tree(sys.argv[3], rev, "_shared/" + pkg)
+    n += 1
+    for other, w in wave.items():
+        if w < wave[cluster] and ("%s-%s" % (other, pkg), t) not in had:
+            bad.append((e["seq"], app, rev[:7], "before %s-%s had it" % (other, pkg)))
+    had.add((app, t))
 assert not bad, bad[:5]
-print(len(synced), "syncs checked")' "$T/req.json"
+print(n, "syncs checked")' "$T/req.json" "$T" "$bare"
 t_done
