@@ -579,14 +579,16 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	/* a cluster named only by name: does Argo CD know it? (asked once per run, argoreg.c) */
 	if (s->cluster->argo_name && !s->cluster->server && argocd_cluster_known(&c, s->cluster, err) < 0)
 		goto out;
-	if (s->pkg->sync.automated && !helm && !cnoe && commit && *commit)
+	if (s->pkg->sync.automated && !helm && !cnoe && (s->folder_commit || (commit && *commit)))
 		/*
 		 * Pinned (fleet.md "Waves"): an automated Application follows the
 		 * commit it is synced to, not the branch, so a push never moves it
-		 * before its wave starts; this sync moves the pin.
+		 * before its wave starts; this sync moves the pin, to the commit
+		 * that holds its folder as rendered (not the run's newest commit
+		 * seen, which may predate it: a run that pushed nothing).
 		 */
 		json_object_set_new(json_object_get(json_object_get(app, "spec"), "source"), "targetRevision",
-				    json_string(commit));
+				    json_string(s->folder_commit ? s->folder_commit : commit));
 	if (helm && helm_source(a, s, app, err) < 0)
 		goto out;
 	if (cnoe && cnoe_app(a, s, app, &appset, err) < 0)

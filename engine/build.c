@@ -359,11 +359,11 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			rollout_started(s);
 			s->log = log_path(pl->statedir, s);
 			unlink(s->log);
-			if (s->kind == STEP_PRE || s->kind == STEP_POST) {
+			if (s->kind == STEP_PRE || s->kind == STEP_POST || s->kind == STEP_SYNC) {
 				/* the commit that holds this package: this run's push, or an earlier one */
 				struct pushed p;
 				if (state_pushed(pl->st, pushed_key(pl, s->gitpath), &p))
-					j->commit = p.commit;
+					j->commit = s->folder_commit = p.commit;
 			}
 			if (s->kind == STEP_PUSH) {
 				plan_push_changes(pl, &j->changes, &j->nchanges, &j->np);

@@ -301,6 +301,7 @@ struct step {
 	const char *error;		/* what failed, for the summary and the log */
 	const char *log;		/* log file of this run, or NULL */
 	const char *shared_from;	/* render: the step whose equal render it took, or NULL */
+	const char *folder_commit;	/* sync: the commit that holds its folder's content (state), or NULL */
 };
 
 struct graph {
