@@ -10,6 +10,7 @@
 #include "gitops.h"
 #include "hash.h"
 #include "render.h"
+#include "revdiff.h"
 #include "util.h"
 
 /* render one step into b; prints the failure */
@@ -128,6 +129,8 @@ int cmd_diff(struct ctx *c)
 	struct gitops_opts go;
 	int r, changed = 0, fetched = 0;
 
+	if (c->rev)
+		return cmd_diff_rev(c);	/* revdiff.c: two revisions of the distro's repository */
 	if ((r = ctx_load(c, 1)))
 		return r;
 	/*

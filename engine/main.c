@@ -21,12 +21,13 @@ static const struct command {
 	const char *usage;
 	const char *help;
 } commands[] = {
-	{ "up", cmd_up, "up [TARGET...]", "render, push, sync and run hooks for what changed (the default)" },
-	{ "plan", cmd_plan, "plan [--exit-code] [TARGET...]", "what up would run, and why; executes nothing (= up -n)" },
+	{ "up", cmd_up, "up [--plan FILE] [TARGET...]", "render, push, sync and run hooks for what changed (the default)" },
+	{ "plan", cmd_plan, "plan [--exit-code] [-o FILE] [TARGET...]", "what up would run, and why; executes nothing (= up -n)" },
 	{ "explain", cmd_explain, "explain STEP...", "why a step would run: which inputs changed, old and new hash" },
 	{ "graph", cmd_graph, "graph [--format dot|json|mermaid] [TARGET...]", "the dependency graph" },
 	{ "render", cmd_render, "render [-o DIR] [TARGET...]", "render only, to stdout or DIR; no push, no sync, no state change" },
-	{ "diff", cmd_diff, "diff [TARGET...]", "rendered output against the GitOps repository, a unified diff per object" },
+	{ "diff", cmd_diff, "diff [--rev A..B [--format markdown]] [TARGET...]",
+	  "rendered output against the GitOps repository (or between two revisions: --rev), a unified diff per object" },
 	{ "validate", cmd_validate, "validate", "check the distro and everything it references; render nothing remotely" },
 	{ "status", cmd_status, "status [TARGET...]", "per step: last result, key, output hash, commit, when, how long" },
 	{ "log", cmd_log, "log", "past runs, newest first" },
@@ -62,8 +63,10 @@ static void usage(FILE *f)
 		   "  --refresh          compare with the remotes first and redo what drifted\n"
 		   "  --prune            delete Applications of packages removed from the distro\n"
 		   "  --overwrite        up: replace changes made outside idpmake in the targets' folders\n"
-		   "  --format FMT       graph: dot (default), json or mermaid\n"
-		   "  -o DIR             render: write files under DIR\n"
+		   "  --format FMT       graph: dot (default), json or mermaid; diff --rev: text or markdown\n"
+		   "  -o DIR             render: write files under DIR; plan -o FILE: save the plan\n"
+		   "  --plan FILE        up: run exactly the saved plan, or refuse (exit 2) if anything changed\n"
+		   "  --rev A[..B]       diff: the renders of revision A against B (default: the work tree)\n"
 		   "  --exit-code        plan: exit 1 when there is work to do\n"
 		   "  -h, --help         this help; 'idpmake help COMMAND' for one command\n"
 		   "  --version          the version\n\n"
@@ -107,7 +110,7 @@ static int parse_int(const char *s, const char *what, int *out)
 
 int main(int argc, char **argv)
 {
-	enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION, O_OVERWRITE };
+	enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION, O_OVERWRITE, O_REV, O_PLAN };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "color", required_argument, NULL, O_COLOR },
@@ -119,6 +122,8 @@ int main(int argc, char **argv)
 		{ "overwrite", no_argument, NULL, O_OVERWRITE },
 		{ "format", required_argument, NULL, O_FORMAT },
 		{ "exit-code", no_argument, NULL, O_EXITCODE },
+		{ "rev", required_argument, NULL, O_REV },
+		{ "plan", required_argument, NULL, O_PLAN },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -232,6 +237,12 @@ int main(int argc, char **argv)
 			break;
 		case O_EXITCODE:
 			c.exit_code = 1;
+			break;
+		case O_REV:
+			c.rev = optarg;
+			break;
+		case O_PLAN:
+			c.plan_file = optarg;
 			break;
 		case O_VERSION:
 			return cmd_version(&c);
