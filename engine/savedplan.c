@@ -29,11 +29,11 @@
  *   1. the idpmake version;            5. the renders' outputs (rendered
  *   2. the variables, by name;            again where the cache does not
  *   3. the set of selected steps;         hold them) against the plan's;
- *   4. the renders' keys, naming the   6. the other steps' keys, and none
- *      changed part;                      runs that the plan does not run;
+ *   4. the renders' keys, naming the   6. every other step that would run:
+ *      changed part;                      the plan runs it, with that key;
  *                                      7. the manifest's bytes.
  * A step the plan runs that is now up to date (the plan was applied) does
- * not run again.  The renders are then recorded as done, bound to the
+ * not run again: applying a plan twice does nothing the second time.  The renders are then recorded as done, bound to the
  * plan's outputs, and build.c runs the rest as up does.
  */
 #include <jansson.h>
@@ -372,11 +372,11 @@ static const char *differs(struct ctx *c, json_t *doc, char *run, int *failed)
 			why = aprintf("%s: the render's output is %.12s, the plan's is %.12s (the renderer's output is not"
 				      " reproducible, or the plan was made from other files)",
 				      s->id, hex_of(s->output), planned ? planned : "none");
-		/* 6. the other steps */
-		else if (s->kind != STEP_RENDER && strcmp(hex_of(s->key), planned ? planned : ""))
-			why = aprintf("%s: its key differs from the plan's: %s", s->id, key_hint(s));
+		/* 6. the other steps: each that runs, the plan runs, with the same key (one that does not run changes nothing) */
 		else if (s->kind != STEP_RENDER && run[i] && !json_is_true(json_object_get(p, "run")))
 			why = aprintf("%s would run (%s), and the plan does not run it", s->id, reason_text(s));
+		else if (s->kind != STEP_RENDER && run[i] && strcmp(hex_of(s->key), planned ? planned : ""))
+			why = aprintf("%s: its key differs from the plan's: %s", s->id, key_hint(s));
 	}
 	/* 7. the manifest itself (a comment, a package not selected) */
 	if (!why && strcmp(distro_hash(c), json_string_value(json_object_get(json_object_get(doc, "distro"), "hash")) ?: ""))
