@@ -21,7 +21,7 @@ static const struct command {
 	const char *usage;
 	const char *help;
 } commands[] = {
-	{ "up", cmd_up, "up [--plan FILE] [TARGET...]", "render, push, sync and run hooks for what changed (the default)" },
+	{ "up", cmd_up, "up [TARGET...]", "render, push, sync and run hooks for what changed (the default)" },
 	{ "plan", cmd_plan, "plan [--exit-code] [-o FILE] [TARGET...]", "what up would run, and why; executes nothing (= up -n)" },
 	{ "explain", cmd_explain, "explain STEP...", "why a step would run: which inputs changed, old and new hash" },
 	{ "graph", cmd_graph, "graph [--format dot|json|mermaid] [TARGET...]", "the dependency graph" },
