@@ -132,11 +132,15 @@ int savedplan_write(struct ctx *c)
 {
 	struct graph *g = c->g;
 	char *run = amalloc(g->nsteps + 1), *text;
-	json_t *doc, *steps = json_array(), *vars, *clusters = json_object(), *targets = json_array(), *labels = json_array();
+	json_t *doc, *steps, *vars, *clusters, *targets, *labels;
 	int work = 0, uptodate = 0;
 
 	if (predict(&c->pl, run) < 0)
 		return 1;
+	steps = json_array();
+	clusters = json_object();
+	targets = json_array();
+	labels = json_array();
 	for (size_t i = 0; i < g->nsteps; i++) {
 		struct step *s = g->steps[i];
 		json_t *o;
@@ -310,8 +314,10 @@ static const char *differs(struct ctx *c, json_t *doc, char *run, int *failed)
 	const char *why = NULL, *version = json_string_value(json_object_get(doc, "idpmake"));
 	size_t i;
 
-	if (!version || strcmp(version, IDPMAKE_VERSION))
-		return aprintf("the plan was made by idpmake %s, this is idpmake %s", version ? version : "?", IDPMAKE_VERSION);
+	if (!version || strcmp(version, IDPMAKE_VERSION)) {
+		why = aprintf("the plan was made by idpmake %s, this is idpmake %s", version ? version : "?", IDPMAKE_VERSION);
+		goto out;
+	}
 	/* 2. variables */
 	why = vars_differ(&c->d->vars, json_object_get(vars, "distro"), "");
 	for (i = 0; !why && i < c->d->nclusters; i++) {
