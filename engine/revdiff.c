@@ -375,6 +375,8 @@ static void print_text(const struct ctx *c, const struct rdiff *rd)
 		if (!color) {
 			fputs(o->head, stdout);
 			fputs(o->patch, stdout);
+			if (*o->patch && o->patch[strlen(o->patch) - 1] != '\n')
+				putchar('\n');	/* an object without a final newline */
 			continue;
 		}
 		printf("\033[1m%.*s\033[m", (int)(strlen(o->head) ? strlen(o->head) - 1 : 0), o->head);
@@ -689,8 +691,8 @@ int cmd_diff_rev(struct ctx *c)
 		print_markdown(&rd);
 	else
 		print_text(c, &rd);
-	fprintf(stderr, "idpmake: %s (%.7s..%.7s): %d object%s created, %d changed, %d deleted in %zu package%s on %zu cluster%s\n",
-		range_text(&rd), rd.a.oid, rd.b.oid[0] ? rd.b.oid : "work tree", rd.count[OBJ_CREATED],
+	fprintf(stderr, "idpmake: %s (%.7s..%.*s): %d object%s created, %d changed, %d deleted in %zu package%s on %zu cluster%s\n",
+		range_text(&rd), rd.a.oid, rd.b.oid[0] ? 7 : 9, rd.b.oid[0] ? rd.b.oid : "work tree", rd.count[OBJ_CREATED],
 		rd.count[OBJ_CREATED] == 1 ? "" : "s", rd.count[OBJ_CHANGED], rd.count[OBJ_DELETED], rd.npkgs,
 		rd.npkgs == 1 ? "" : "s", rd.nclusters, rd.nclusters == 1 ? "" : "s");
 	r = c->exit_code && rd.n ? 1 : 0;
