@@ -11,6 +11,7 @@
 #include "hash.h"
 #include "livediff.h"
 #include "render.h"
+#include "revdiff.h"
 #include "util.h"
 
 /* render one step into b; prints the failure */
@@ -129,6 +130,8 @@ int cmd_diff(struct ctx *c)
 	struct gitops_opts go;
 	int r, changed = 0, fetched = 0;
 
+	if (c->rev)
+		return cmd_diff_rev(c);	/* revdiff.c: two revisions of the distro's repository */
 	if (c->from)
 		return livediff_from(c);
 	if (c->live)

@@ -12,6 +12,7 @@
 #include "gitops.h"
 #include "manifest.h"
 #include "rollout.h"
+#include "savedplan.h"
 #include "share.h"
 #include "util.h"
 
@@ -309,6 +310,8 @@ int cmd_up(struct ctx *c)
 
 	/* from here on SIGINT and SIGTERM stop the run cleanly (intr.h) */
 	intr_install();
+	if (c->plan_file && (r = savedplan_targets(c)))
+		return r;
 	if ((r = ctx_load(c, 0)))
 		return r;
 	struct argocd *a = NULL;
@@ -341,6 +344,13 @@ int cmd_up(struct ctx *c)
 	if (plan_renders(&c->pl) < 0) {
 		state_run_end(c->st, run, 2, interrupted() ? "interrupted while planning" : "planning failed", NULL);
 		return interrupted() ? intr_exit_status() : 1;
+	}
+	/* up --plan: this run is the plan, or nothing is pushed or synced (savedplan.c) */
+	if (c->plan_file && (r = savedplan_check(c))) {
+		state_run_end(c->st, run, r, r == 2 ? "refused: not the saved plan" : "rendering the plan failed", NULL);
+		if (a)
+			argocd_close(a);
+		return r;
 	}
 	if (c->refresh && a)
 		find_drift(c, a);
@@ -426,6 +436,8 @@ int cmd_plan(struct ctx *c)
 	warn_insecure(c->d);
 	if (plan_renders(&c->pl) < 0)
 		return 1;
+	if (c->outdir)
+		return savedplan_write(c);	/* plan -o FILE: a saved plan (savedplan.c) */
 	if (!c->json) {
 		rollout_print(c->d, stdout);
 		print_behind(c->g);

@@ -20,9 +20,11 @@ struct ctx {
 	enum color_mode color;
 	struct strlist labels;		/* -l */
 	const char *format;		/* graph --format */
-	const char *outdir;		/* render -o DIR; diff -o FILE */
+	const char *outdir;		/* render -o DIR; diff -o FILE; plan -o FILE (a saved plan) */
 	int live;			/* diff --live */
 	const char *from;		/* diff --from FILE */
+	const char *rev;		/* diff --rev A..B (revdiff.c) */
+	const char *plan_file;		/* up --plan FILE (savedplan.c) */
 	char **targets;			/* operands after the command */
 	size_t ntargets;
 	const char *command;		/* the command name */

@@ -46,6 +46,9 @@
  * intr.c turns SIGINT and SIGTERM into a flag the long loops check.
  * status.c prints progress.  main.c holds the command table, ctx.c loads
  * what a command needs, cmd-*.c hold the commands.
+ * revdiff.c renders two revisions of the distro's git repository and
+ * compares them (diff --rev); savedplan.c saves a plan and holds a run to
+ * it (plan -o, up --plan).
  *
  * Everything that lives as long as the run is allocated from one arena
  * (util.h) and never freed individually.

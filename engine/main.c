@@ -24,21 +24,24 @@ static const struct command {
 } commands[] = {
 	{ "up", cmd_up, "up [TARGET...]", "render, push, sync and run hooks for what changed (the default)" },
 	{ "promote", cmd_promote, "promote CLUSTER [PACKAGE...]", "bring a cloned cluster (or some of its packages) to the current render" },
-	{ "plan", cmd_plan, "plan [--exit-code] [TARGET...]", "what up would run, and why; executes nothing (= up -n)" },
+	{ "plan", cmd_plan, "plan [--exit-code] [-o FILE] [TARGET...]", "what up would run, and why; executes nothing (= up -n)" },
 	{ "explain", cmd_explain, "explain STEP...", "why a step would run: which inputs changed, old and new hash" },
 	{ "graph", cmd_graph, "graph [--format dot|json|mermaid] [TARGET...]", "the dependency graph" },
 	{ "render", cmd_render, "render [-o DIR] [TARGET...]", "render only, to stdout or DIR; no push, no sync, no state change" },
 	{ "diff", cmd_diff,
 	  "diff [--exit-code] [TARGET...]\n"
+	  "       idpmake [OPTIONS] diff --rev A[..B] [--format markdown] [TARGET...]\n"
 	  "       idpmake [OPTIONS] diff --live [--json] [--exit-code] [-o FILE] [TARGET...]\n"
 	  "       idpmake [OPTIONS] diff --from FILE\n"
 	  "       idpmake [OPTIONS] diff [-o FILE] CLUSTER_A/ CLUSTER_B/ [PACKAGE...]",
-	  "rendered output against the GitOps repository, Argo CD's live state or another cluster\n\n"
+	  "rendered output against the GitOps repository, Argo CD's live state, another cluster or revision\n\n"
 	  "A unified diff per object against the GitOps repository; --live: against what Argo CD reports live, each object create, change or prune\n"
 	  "(Argo CD's rules: fields only live, status and ignoreDifferences do not count;\n"
 	  "no Secret value is shown); -o FILE saves it with the commit and keys, --from FILE\n"
 	  "shows it again offline; CLUSTER_A/ CLUSTER_B/: the two clusters' renders,\n"
-	  "package by package, from the cache (rendering what is missing)" },
+	  "package by package, from the cache (rendering what is missing); --rev A..B: the renders of\n"
+	  "two revisions of the distro's git repository (A: against the work tree), --format markdown\n"
+	  "for a pull-request comment" },
 	{ "validate", cmd_validate, "validate", "check the distro and everything it references; render nothing remotely" },
 	{ "status", cmd_status, "status [TARGET...]", "per step: last result, key, output hash, commit, when, how long" },
 	{ "log", cmd_log, "log", "past runs, newest first" },
@@ -74,10 +77,12 @@ static void usage(FILE *f)
 		   "  --refresh          compare with the remotes first and redo what drifted\n"
 		   "  --prune            delete Applications of packages removed from the distro\n"
 		   "  --overwrite        up: replace changes made outside idpmake in the targets' folders\n"
-		   "  --format FMT       graph: dot (default), json or mermaid\n"
-		   "  -o DIR             render: write files under DIR; diff: save the diff in FILE\n"
+		   "  --format FMT       graph: dot (default), json or mermaid; diff --rev: text or markdown\n"
+		   "  -o DIR             render: write files under DIR; diff: save the diff in FILE; plan: save the plan\n"
 		   "  --live             diff: against what Argo CD reports live\n"
 		   "  --from FILE        diff: show a diff saved with -o, offline\n"
+		   "  --plan FILE        up: run exactly the saved plan, or refuse (exit 2) if anything changed\n"
+		   "  --rev A[..B]       diff: the renders of revision A against B (default: the work tree)\n"
 		   "  --exit-code        plan: exit 1 when there is work to do; diff: 1 when anything differs\n"
 		   "  --all              forget: remove state.db itself (a damaged or newer state)\n"
 		   "  -h, --help         this help; 'idpmake help COMMAND' for one command\n"
@@ -122,7 +127,7 @@ static int parse_int(const char *s, const char *what, int *out)
 
 int main(int argc, char **argv)
 {
-	enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION, O_OVERWRITE, O_LIVE, O_FROM, O_ALL };
+	enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION, O_OVERWRITE, O_LIVE, O_FROM, O_ALL, O_REV, O_PLAN };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "color", required_argument, NULL, O_COLOR },
@@ -137,6 +142,8 @@ int main(int argc, char **argv)
 		{ "exit-code", no_argument, NULL, O_EXITCODE },
 		{ "live", no_argument, NULL, O_LIVE },
 		{ "from", required_argument, NULL, O_FROM },
+		{ "rev", required_argument, NULL, O_REV },
+		{ "plan", required_argument, NULL, O_PLAN },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -261,6 +268,12 @@ int main(int argc, char **argv)
 			break;
 		case O_FROM:
 			c.from = optarg;
+			break;
+		case O_REV:
+			c.rev = optarg;
+			break;
+		case O_PLAN:
+			c.plan_file = optarg;
 			break;
 		case O_VERSION:
 			return cmd_version(&c);
