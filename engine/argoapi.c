@@ -15,6 +15,7 @@
 
 #include "argoapi.h"
 #include "argocd.h"
+#include "context.h"
 #include "buf.h"
 #include "build.h"
 #include "url.h"
@@ -329,7 +330,16 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 		token = xstrdup(o.token);
 	else if ((env = getenv("ARGOCD_AUTH_TOKEN")) && *env)
 		token = xstrdup(env);
-	else if (d->argocd.token_file) {
+	else if (context_active() && context_active()->token_env && !context_active()->token_file) {
+		/* the context names the variable that holds the token (context.h) */
+		const struct context *x = context_active();
+		if (!(env = getenv(x->token_env)) || !*env) {
+			*err = aprintf("the context '%s' takes the Argo CD token from $%s, which is not set", x->name,
+				       x->token_env);
+			return NULL;
+		}
+		token = xstrdup(env);
+	} else if (d->argocd.token_file) {
 		if (!(file = read_file(d->argocd.token_file, NULL))) {
 			*err = aprintf("cannot read argocd.token-file '%s': %s", d->argocd.token_file, strerror(errno));
 			return NULL;

@@ -500,6 +500,13 @@ static int wait_done(struct call *c, struct step *s, const char *want_rev, int t
 		if (!last || strcmp(last, state))
 			note(c, 0, "application '%s': %s", c->app, state);
 		last = state;
+		/* what it waits for, for the status line (status.h; the main thread prints it) */
+		if (!op_done(app))
+			status_progress(s, "sync %s", *phase ? phase : "pending");
+		else if (strcmp(sync, "Synced") || (want_rev && strcmp(rev, want_rev)))
+			status_progress(s, "%s", *sync ? sync : "OutOfSync");
+		else
+			status_progress(s, "%s", *health ? health : "health unknown");
 		if (op_done(app)) {
 			if (strcmp(phase, "Succeeded")) {
 				*err = failure(c, app, "sync");

@@ -405,8 +405,17 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 		}
 		/* wait for one job */
 		pthread_mutex_lock(&q.lock);
-		while (!q.finished)
-			pthread_cond_wait(&q.done, &q.lock);
+		while (!q.finished) {
+			/* every second: the status line names what runs and what it waits for */
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += 1;
+			if (pthread_cond_timedwait(&q.done, &q.lock, &ts) == ETIMEDOUT && !q.finished) {
+				pthread_mutex_unlock(&q.lock);
+				status_tick();
+				pthread_mutex_lock(&q.lock);
+			}
+		}
 		struct job *j = q.finished;
 		q.finished = j->next;
 		pthread_mutex_unlock(&q.lock);

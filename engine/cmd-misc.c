@@ -15,6 +15,7 @@
 
 #include "bundle.h"
 #include "cmd.h"
+#include "context.h"
 #include "exec.h"
 #include "render.h"
 #include "util.h"
@@ -149,7 +150,6 @@ int cmd_version(struct ctx *c)
 	int maj, min, rev;
 	char pcre[64];
 
-	(void)c;
 	git_libgit2_version(&maj, &min, &rev);
 	pcre2_config(PCRE2_CONFIG_VERSION, pcre);
 	printf("idpmake %s\n", IDPMAKE_VERSION);
@@ -161,5 +161,15 @@ int cmd_version(struct ctx *c)
 	printf("  libcurl  %s\n", cv->version);
 	printf("  PCRE2    %s\n", pcre);
 	printf("  jansson  %s\n", jansson_version_str());
+	{
+		const char *from, *err;
+		const struct context *x = context_select(c->context, &from, &err);
+		if (err)
+			printf("context: %s\n", err);
+		else if (x)
+			printf("context: %s (from %s, %s)\n", x->name, from, context_file());
+		else
+			printf("context: none (%s)\n", context_file());
+	}
 	return 0;
 }

@@ -9,6 +9,17 @@
 #include "state.h"
 #include "status.h"
 
+struct ctx;
+struct option;
+
+/* the command table (main.c): a NULL help hides a command */
+struct command {
+	const char *name;
+	int (*fn)(struct ctx *c);
+	const char *usage;
+	const char *help;
+};
+
 struct ctx {
 	/* options */
 	const char *file;		/* -f, default distro.yaml */
@@ -28,6 +39,11 @@ struct ctx {
 	char **targets;			/* operands after the command */
 	size_t ntargets;
 	const char *command;		/* the command name */
+	const char *context;		/* --context NAME (context.h) */
+	const struct command *commands;	/* main.c's tables, for completion */
+	size_t ncommands;
+	const struct option *options;
+	const char *shortopts;
 	/* loaded by ctx_load */
 	struct distro *d;
 	struct graph *g;
@@ -63,5 +79,8 @@ int cmd_log(struct ctx *c);
 int cmd_forget(struct ctx *c);
 int cmd_init(struct ctx *c);
 int cmd_version(struct ctx *c);
+int cmd_context(struct ctx *c);
+int cmd_completion(struct ctx *c);
+int cmd_complete(struct ctx *c);		/* __complete: names for the completion scripts */
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "argocd.h"
 #include "cmd.h"
+#include "context.h"
 #include "manifest.h"
 #include "util.h"
 
@@ -20,6 +21,18 @@ int ctx_load(struct ctx *c, int readonly)
 		c->statedir = path_join(path_dir(c->file), ".idpmake");
 	if (!(c->d = manifest_load(c->file, c->statedir)))
 		return 2;
+	{
+		/* the context's settings over the distro's; environment and flags still win (context.h) */
+		const char *from, *err;
+		const struct context *x = context_select(c->context, &from, &err);
+		if (err) {
+			fprintf(stderr, "idpmake: %s\n", err);
+			return 2;
+		}
+		context_apply(c->d);
+		if (x && c->verbose)
+			fprintf(stderr, "idpmake: context '%s' (from %s, %s)\n", x->name, from, context_file());
+	}
 	if (!(c->g = graph_build(c->d)))
 		return 2;
 	if (graph_select(c->g, c->targets, c->ntargets, &c->labels) < 0)

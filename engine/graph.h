@@ -45,7 +45,10 @@
  * exec.c starts every child (allowlisted environment, descriptors 0-2 only);
  * intr.c turns SIGINT and SIGTERM into a flag the long loops check.
  * status.c prints progress.  main.c holds the command table, ctx.c loads
- * what a command needs, cmd-*.c hold the commands.
+ * what a command needs, cmd-*.c hold the commands.  context.c keeps the
+ * user's named Argo CD servers and GitOps remotes (~/.config/idpmake), laid
+ * over the distro's settings by ctx.c; cmd-complete.c writes the shell
+ * completion scripts from main.c's tables.
  * revdiff.c renders two revisions of the distro's git repository and
  * compares them (diff --rev); savedplan.c saves a plan and holds a run to
  * it (plan -o, up --plan).

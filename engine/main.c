@@ -16,12 +16,7 @@
 #include "manifest.h"
 #include "util.h"
 
-static const struct command {
-	const char *name;
-	int (*fn)(struct ctx *c);
-	const char *usage;
-	const char *help;
-} commands[] = {
+static const struct command commands[] = {
 	{ "up", cmd_up, "up [TARGET...]", "render, push, sync and run hooks for what changed (the default)" },
 	{ "promote", cmd_promote, "promote CLUSTER [PACKAGE...]", "bring a cloned cluster (or some of its packages) to the current render" },
 	{ "plan", cmd_plan, "plan [--exit-code] [-o FILE] [TARGET...]", "what up would run, and why; executes nothing (= up -n)" },
@@ -48,6 +43,10 @@ static const struct command {
 	{ "forget", cmd_forget, "forget [--all | TARGET...]", "drop recorded state so the next up redoes those steps" },
 	{ "init", cmd_init, "init [DIR]", "a new distro from a template that validates and runs as is" },
 	{ "version", cmd_version, "version", "the version, and the versions of the libraries it was built with" },
+	{ "context", cmd_context, "context add|use|list|rm [NAME] [--argocd-server URL] [--git-remote URL] [--token-file F|--token-env VAR]",
+	  "named Argo CD and GitOps targets: add, use, list, rm (~/.config/idpmake/contexts.yaml)" },
+	{ "completion", cmd_completion, "completion bash|zsh|fish", "the shell completion script, on stdout" },
+	{ "__complete", cmd_complete, "__complete commands|options|targets|steps|packages|clusters|contexts", NULL },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -60,7 +59,8 @@ static void usage(FILE *f)
 		   "the Argo CD applications whose output changed, and runs their hooks.\n\n"
 		   "commands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-10s %.*s\n", commands[i].name, (int)strcspn(commands[i].help, "\n"), commands[i].help);
+		if (commands[i].help)
+			fprintf(f, "  %-10s %.*s\n", commands[i].name, (int)strcspn(commands[i].help, "\n"), commands[i].help);
 	fprintf(f, "\nTARGET is PACKAGE, CLUSTER/PACKAGE or CLUSTER/; none means everything.\n\n"
 		   "options:\n"
 		   "  -C DIR             change to DIR first\n"
@@ -69,7 +69,8 @@ static void usage(FILE *f)
 		   "  -k N               keep going until N steps failed (0: never stop; default 1)\n"
 		   "  -n                 dry run: up -n is plan\n"
 		   "  -l KEY=VALUE       select packages by label (repeatable; all must match)\n"
-		   "  -v                 print commands and requests as they run\n"
+		   "  -v                 print commands and requests as they run, and the context in use\n"
+		   "  --context NAME     the context to use (IDPMAKE_CONTEXT; default: 'context use')\n"
 		   "  --json             machine-readable output\n"
 		   "  --color=WHEN       auto, always or never (NO_COLOR is honoured)\n"
 		   "  --state DIR        the state folder (default .idpmake beside the distro; IDPMAKE_STATE)\n"
@@ -106,7 +107,8 @@ static int command_help(const char *name)
 		fprintf(stderr, "idpmake: no command '%s'; see 'idpmake --help'\n", name);
 		return 2;
 	}
-	printf("usage: idpmake [OPTIONS] %s\n\n%s\n\nSee idpmake(1) for the options.\n", cmd->usage, cmd->help);
+	printf("usage: idpmake [OPTIONS] %s\n\n%s\n\nSee idpmake(1) for the options.\n", cmd->usage,
+	       cmd->help ? cmd->help : "used by the completion scripts");
 	return 0;
 }
 
@@ -125,29 +127,33 @@ static int parse_int(const char *s, const char *what, int *out)
 	return 0;
 }
 
+enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION, O_OVERWRITE, O_CONTEXT,
+       O_LIVE, O_FROM, O_ALL, O_REV, O_PLAN };
+static const struct option longopts[] = {
+	{ "json", no_argument, NULL, O_JSON },
+	{ "color", required_argument, NULL, O_COLOR },
+	{ "colour", required_argument, NULL, O_COLOR },
+	{ "state", required_argument, NULL, O_STATE },
+	{ "wait", no_argument, NULL, O_WAIT },
+	{ "refresh", no_argument, NULL, O_REFRESH },
+	{ "prune", no_argument, NULL, O_PRUNE },
+	{ "overwrite", no_argument, NULL, O_OVERWRITE },
+	{ "format", required_argument, NULL, O_FORMAT },
+	{ "exit-code", no_argument, NULL, O_EXITCODE },
+	{ "context", required_argument, NULL, O_CONTEXT },
+	{ "all", no_argument, NULL, O_ALL },
+	{ "live", no_argument, NULL, O_LIVE },
+	{ "from", required_argument, NULL, O_FROM },
+	{ "rev", required_argument, NULL, O_REV },
+	{ "plan", required_argument, NULL, O_PLAN },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, O_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+static const char shortopts[] = "+C:f:j:k:nl:vho:";
+
 int main(int argc, char **argv)
 {
-	enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION, O_OVERWRITE, O_LIVE, O_FROM, O_ALL, O_REV, O_PLAN };
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, O_JSON },
-		{ "color", required_argument, NULL, O_COLOR },
-		{ "colour", required_argument, NULL, O_COLOR },
-		{ "state", required_argument, NULL, O_STATE },
-		{ "wait", no_argument, NULL, O_WAIT },
-		{ "refresh", no_argument, NULL, O_REFRESH },
-		{ "prune", no_argument, NULL, O_PRUNE },
-		{ "overwrite", no_argument, NULL, O_OVERWRITE },
-		{ "all", no_argument, NULL, O_ALL },
-		{ "format", required_argument, NULL, O_FORMAT },
-		{ "exit-code", no_argument, NULL, O_EXITCODE },
-		{ "live", no_argument, NULL, O_LIVE },
-		{ "from", required_argument, NULL, O_FROM },
-		{ "rev", required_argument, NULL, O_REV },
-		{ "plan", required_argument, NULL, O_PLAN },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, O_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct ctx c = { 0 };
 	const struct command *cmd = &commands[0];
 	int opt, ret, help = 0;
@@ -162,7 +168,7 @@ int main(int argc, char **argv)
 	c.keep_going = 1;
 	c.color = COLOR_AUTO;
 	c.statedir = getenv("IDPMAKE_STATE");
-	while ((opt = getopt_long(argc, argv, "+C:f:j:k:nl:vho:", longopts, NULL)) != -1 ||
+	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1 ||
 	       (optind < argc && !c.command)) {
 		if (opt == -1) {
 			/* the command word; options may follow it */
@@ -275,6 +281,9 @@ int main(int argc, char **argv)
 		case O_PLAN:
 			c.plan_file = optarg;
 			break;
+		case O_CONTEXT:
+			c.context = optarg;
+			break;
 		case O_VERSION:
 			return cmd_version(&c);
 		default:
@@ -295,7 +304,12 @@ int main(int argc, char **argv)
 		c.command = cmd->name;
 	c.targets = argv + optind;
 	c.ntargets = (size_t)(argc - optind);
-	for (size_t i = 0; i < c.ntargets; i++)
+	c.commands = commands;
+	c.ncommands = NCOMMANDS;
+	c.options = longopts;
+	c.shortopts = shortopts;
+	/* context, completion and __complete read their own options */
+	for (size_t i = 0; cmd->fn != cmd_context && cmd->fn != cmd_complete && cmd->fn != cmd_completion && i < c.ntargets; i++)
 		if (c.targets[i][0] == '-') {
 			fprintf(stderr, "idpmake: options go before the targets: '%s'\n", c.targets[i]);
 			return 2;

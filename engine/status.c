@@ -5,18 +5,42 @@
  * in-cluster/backstage".  Elsewhere one line per finished step.  With --json
  * one object per line (cli.md).  Failures print the step's log.  Output is
  * only ever written from the scheduler's (main) thread.
+ *
+ * The running steps: status_start adds a step, status_done and
+ * status_failed remove it.  A worker may publish what its step waits for
+ * (status_progress, "Progressing"), under `plock`; the main thread, woken
+ * every second by the scheduler (status_tick), redraws the line on a
+ * terminal, "[3/12] waiting for prod-eu/backstage: Progressing (42 s), sync
+ * prod-eu/keycloak", or, elsewhere, prints a plain "waiting for ..." line
+ * every STATUS_PLAIN_EVERY seconds of a wait.
  */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "status.h"
 #include "util.h"
 
 static int json, tty, color, verbose, total, finished, dirty_line;
+
+#define STATUS_PLAIN_EVERY 10	/* seconds between the plain "waiting for" lines of one wait */
+
+/* the running steps, oldest first; `note` and `since` are written by workers too */
+static struct running {
+	const struct step *s;
+	double started;		/* now_s() at status_start */
+	char note[160];		/* what it waits for, "" when nothing was published */
+	double since;		/* when it began to wait (its first note) */
+	double printed;		/* plain output: the last "waiting for" line */
+} *run;
+static size_t nrun;
+static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
 
 void status_init(int j, enum color_mode c, int v)
 {
@@ -86,22 +110,135 @@ static const char *what(const struct step *s)
 	return s->kind == STEP_PUSH ? "push" : s->id;
 }
 
+/* CLUSTER/PACKAGE for a package's step, else its id */
+static const char *unit_name(const struct step *s)
+{
+	return s->cluster && s->pkg ? aprintf("%s/%s", s->cluster->name, s->pkg->name) : s->id;
+}
+
+static void run_add(const struct step *s)
+{
+	pthread_mutex_lock(&plock);
+	run = agrow(run, nrun, sizeof(*run));
+	run[nrun++] = (struct running){ s, now_s(), "", 0, 0 };
+	pthread_mutex_unlock(&plock);
+}
+
+static void run_remove(const struct step *s)
+{
+	pthread_mutex_lock(&plock);
+	for (size_t i = 0; i < nrun; i++)
+		if (run[i].s == s) {
+			memmove(&run[i], &run[i + 1], (nrun - i - 1) * sizeof(*run));
+			nrun--;
+			break;
+		}
+	pthread_mutex_unlock(&plock);
+}
+
+void status_progress(const struct step *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&plock);
+	for (size_t i = 0; i < nrun; i++)
+		if (run[i].s == s) {
+			if (!run[i].note[0])
+				run[i].since = now_s();
+			va_start(ap, fmt);
+			vsnprintf(run[i].note, sizeof(run[i].note), fmt, ap);
+			va_end(ap);
+			break;
+		}
+	pthread_mutex_unlock(&plock);
+}
+
+static int columns(void)
+{
+	struct winsize w;
+
+	return ioctl(1, TIOCGWINSZ, &w) == 0 && w.ws_col > 20 ? w.ws_col : 80;
+}
+
+/*
+ * The terminal's line: "[done/total] " and the running steps, those that
+ * wait first, cut to the terminal's width.  Main thread; takes plock.
+ */
+static void redraw(void)
+{
+	struct buf line = BUF_INIT;
+	double now = now_s();
+	size_t shown = 0, width = (size_t)columns() - 1;
+
+	buf_addf(&line, "[%d/%d] ", finished, total);
+	pthread_mutex_lock(&plock);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < nrun; i++) {
+			const struct running *r = &run[i];
+			int secs = (int)(now - (r->note[0] ? r->since : r->started));
+			if ((pass == 0) != (r->note[0] != 0))
+				continue;
+			if (shown++)
+				buf_adds(&line, ", ");
+			if (r->note[0])
+				buf_addf(&line, "waiting for %s: %s (%d s)", unit_name(r->s), r->note, secs);
+			else if (r->s->kind == STEP_PUSH)
+				buf_adds(&line, "push");
+			else
+				buf_addf(&line, "%s %s", step_kind_name(r->s->kind), r->s->id);
+			if (!r->note[0] && secs >= 2)
+				buf_addf(&line, " (%d s)", secs);
+		}
+	pthread_mutex_unlock(&plock);
+	if (line.len > width) {
+		line.len = width > 3 ? width - 3 : 0;
+		line.s[line.len] = 0;
+		buf_adds(&line, "...");
+	}
+	printf("\r%s\x1b[K", line.s);
+	fflush(stdout);
+	dirty_line = 1;
+	buf_release(&line);
+}
+
+void status_tick(void)
+{
+	double now = now_s();
+
+	if (json)
+		return;
+	if (tty) {
+		if (nrun)
+			redraw();
+		return;
+	}
+	pthread_mutex_lock(&plock);
+	for (size_t i = 0; i < nrun; i++) {
+		struct running *r = &run[i];
+		if (r->note[0] && now - r->since >= STATUS_PLAIN_EVERY && now - r->printed >= STATUS_PLAIN_EVERY) {
+			printf("waiting for %s: %s (%d s)\n", unit_name(r->s), r->note, (int)(now - r->since));
+			r->printed = now;
+		}
+	}
+	pthread_mutex_unlock(&plock);
+	fflush(stdout);
+}
+
 void status_start(const struct step *s)
 {
+	run_add(s);
 	if (json) {
 		event("start", s, NULL, -1);
 		return;
 	}
-	if (tty) {
-		printf("\r[%d/%d] %s %s\x1b[K", finished, total, step_kind_name(s->kind), what(s));
-		fflush(stdout);
-		dirty_line = 1;
-	}
+	if (tty)
+		redraw();
 }
 
 void status_done(const struct step *s, const char *note)
 {
 	finished++;
+	run_remove(s);
 	if (json) {
 		event("done", s, note, s->ms);
 		return;
@@ -115,6 +252,8 @@ void status_done(const struct step *s, const char *note)
 		} else {
 			dirty_line = 1;
 		}
+		if (nrun)
+			redraw();	/* what still runs */
 		fflush(stdout);
 		return;
 	}
@@ -142,6 +281,7 @@ static void print_log(const char *log)
 void status_failed(const struct step *s, const char *log)
 {
 	finished++;
+	run_remove(s);
 	if (json) {
 		event("failed", s, s->error, s->ms);
 		return;
@@ -151,6 +291,8 @@ void status_failed(const struct step *s, const char *log)
 	fprintf(stderr, "%sFAILED%s: %s: %s\n", color ? "\x1b[31;1m" : "", color ? "\x1b[0m" : "", s->id,
 		s->error ? s->error : "failed");
 	print_log(log);
+	if (tty && nrun)
+		redraw();	/* the line again, below the failure */
 }
 
 void status_skipped(const struct step *s, const char *why)

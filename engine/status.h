@@ -22,6 +22,14 @@ void status_skipped(const struct step *s, const char *why);
 void status_not_run(const struct step *s, const char *cause);
 void status_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void status_summary(const struct summary *sum);
+/*
+ * What a running step waits for ("Progressing"), from any thread: shown as
+ * "waiting for CLUSTER/PACKAGE: Progressing (42 s)" on the status line, or
+ * as a plain line now and then when output is not a terminal.
+ */
+void status_progress(const struct step *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* the main thread, every second or so while steps run: redraw the line, print what waits */
+void status_tick(void);
 void status_end_line(void);			/* finish an overprinted line */
 const char *step_kind_name(enum step_kind k);
 /* print a JSON document on stdout (pretty: indented) and release it */

@@ -120,7 +120,7 @@ git config --global init.defaultBranch main 2>/dev/null
 git config --global protocol.file.allow always 2>/dev/null
 unset ARGOCD_SERVER ARGOCD_AUTH_TOKEN ARGOCD_OPTS IDPMAKE_STATE IDPMAKE_DISTRO_PATH \
 	IDPMAKE_GIT_TOKEN IDPMAKE_GIT_USERNAME IDPMAKE_SOURCE_TOKEN IDPMAKE_SOURCE_USERNAME \
-	IDPMAKE_GIT_ALLOW_HTTP
+	IDPMAKE_GIT_ALLOW_HTTP IDPMAKE_CONTEXT
 export NO_COLOR=1
 
 # Sanitizer reports exit with 86, so t_fail does not take them for an
