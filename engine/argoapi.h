@@ -67,13 +67,21 @@ const char *clean(const struct argocd *a, const char *s, size_t n);
 json_t *jget(json_t *o, const char *path);
 const char *jstr(json_t *o, const char *path);
 int nap(long ms);
-void note(struct call *c, int show, const char *fmt, ...) __attribute__((format(printf, 3, 4))); void note(struct call *c, int show, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void note(struct call *c, int show, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /*
  * argoreg.c: is the cluster named only by `name` known to Argo CD?  Asked
  * once per run and cluster (the first sync asks, the others wait for its
  * answer): 0, or -1 with *err naming the cluster.
  */
 int argocd_cluster_known(struct call *c, const struct cluster *cl, const char **err);
+/*
+ * argoappset.c: a package synced through one ApplicationSet (fleet.md
+ * "ApplicationSets"): set this cluster's element of the package's list
+ * generator to the folder and commit, so the generated Application `name`
+ * moves, and wait until Argo CD has generated it.  0, or -1 with *err.
+ */
+int argocd_appset_element(struct call *c, const struct step *s, const char *name, json_t *app, const char *commit,
+			  const char **err);
 int request(struct call *c, const char *method, const char *path, json_t *body, struct resp *r, const char **err);
 void resp_reset(struct resp *r);
 long long rfc3339(const char *s);

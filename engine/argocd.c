@@ -612,6 +612,16 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 		ret = 0;
 		goto out;
 	}
+	if ((d->argocd.fleet_appset || s->pkg->sync.appset) && !helm && !cnoe) {
+		/* the package's ApplicationSet generates the Application (argoappset.c): its element moves it */
+		const char *rev = s->folder_commit ? s->folder_commit : commit && *commit ? commit : NULL;
+		if (argocd_appset_element(&c, s, name, app, rev, err) == 0)
+			ret = wait_done(&c, s, rev, timeout, err);
+		if (ret == 0)
+			note(&c, 0, "application '%s' (of ApplicationSet '%s') is Synced%s", name, s->pkg->name,
+			     s->pkg->sync.wait_healthy ? " and Healthy" : "");
+		goto out;
+	}
 	note(&c, 0, "application '%s' in namespace '%s' (project '%s'), %s %s", name, d->argocd.namespace,
 	     d->argocd.project, helm ? "chart" : "commit", helm ? jstr(app, "spec.source.chart") : commit ? commit : d->git.branch);
 

@@ -33,6 +33,8 @@
  *     sync     argocd.c: create or update the Application, sync, wait;
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl)
  *     (URLs)   url.c: every URL split, masked and escaped by libcurl's curl_url
+ *              argoappset.c: a package's Applications as one ApplicationSet
+ *              (argocd.fleet: applicationset), a list element per cluster
  *     register argoreg.c: clusters and the repository upserted in Argo CD,
  *              name-only clusters looked up, --prune's unregistering
  *     pre/post hook.c: /bin/sh -c with the package's environment
