@@ -435,13 +435,13 @@ authurl() {
 
 # ---- the Argo CD emulator -----------------------------------------------
 start_argocd_emulator() {
-	local emu=$top/tests/argocd-emu/emulator.py pid port=
-	[ -f "$emu" ] || t_bail "argocd emulator missing: $emu"
+	local script=$top/tests/argocd-emu/emulator.py pid port=
+	[ -f "$script" ] || t_bail "argocd emulator missing: $script"
 	command -v python3 >/dev/null || t_bail "python3 missing: run ./configure --install-deps"
 	: "${ARGOCD_TEST_TOKEN:=$(random_string)}"
 	export ARGOCD_TEST_TOKEN
 	rm -f "$T/emu.port"
-	python3 "$emu" --port 0 --port-file "$T/emu.port" --token "$ARGOCD_TEST_TOKEN" "$@" \
+	python3 "$script" --port 0 --port-file "$T/emu.port" --token "$ARGOCD_TEST_TOKEN" "$@" \
 		>"$T/emu.log" 2>&1 &
 	pid=$!
 	t_pids="$t_pids $pid"
