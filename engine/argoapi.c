@@ -384,6 +384,9 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	a->headers = o.headers;
 	a->nheaders = o.nheaders;
 	a->insecure = o.insecure || d->argocd.insecure;
+	if (a->insecure && !strncmp(base, "https:", 6))
+		warn("Argo CD at %s: TLS verification is off (%s): anyone on the way can pose as Argo CD and take the token",
+		     base, o.insecure ? "--insecure in ARGOCD_OPTS" : "argocd.insecure");
 	a->cainfo = o.cacert ? o.cacert : d->argocd.ca_file;
 	a->repo_url = argocd_repo_url(d, statedir);
 	a->verbose = verbose;
