@@ -9,7 +9,8 @@
 # Applications staging-vcluster and production-vcluster).  Go template
 # placeholders ({{.name}}) reach Argo CD untouched.  The same stack with the
 # ApplicationSet's file sorting before the rendered one ("00-...yaml") must
-# send the rewritten ApplicationSet, not the file as written.
+# send the rewritten ApplicationSet, not the file as written.  A package
+# with a cluster generator makes one Application per cluster Argo CD knows.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -20,7 +21,8 @@ export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=20
 bare=$T/gitops.git
 git init -q --bare -b main "$bare" || t_bail "git init failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20
+start_argocd_emulator --repo-map "$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
+	--cluster edge=https://edge.example:6443
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 
 # api PATH: GET from Argo CD into $T/api.json
@@ -101,6 +103,25 @@ check_stack "after the change" in-cluster/vm-vclusters
 # ---- the file as written sorts before the rendered one --------------------
 mkdir -p "$T/e/stacks" && cp -r "$stack" "$T/e/stacks/vm2" &&
 	mv "$T/e/stacks/vm2/vclusters.yaml" "$T/e/stacks/vm2/00-vclusters.yaml" || t_bail "cannot copy the stack"
+# and an ApplicationSet with a cluster generator (one Application per
+# cluster Argo CD knows: in-cluster and the emulator's --cluster edge)
+mkdir -p "$T/e/stacks/fleet/guestbook"
+mkmanifest "$T/e/stacks/fleet/guestbook/cm.yaml" ConfigMap guestbook
+cat >"$T/e/stacks/fleet/guestbook.yaml" <<'EOF'
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: guestbook, namespace: argocd}
+spec:
+  goTemplate: true
+  generators:
+    - clusters: {}
+  template:
+    metadata: {name: '{{.name}}-guestbook'}
+    spec:
+      project: default
+      source: {repoURL: "cnoe://guestbook", targetRevision: HEAD, path: "."}
+      destination: {server: '{{.server}}', namespace: guestbook}
+EOF
 mkdistro "$T/e" <<EOF
 idpmake: 1
 name: appsets2
@@ -108,12 +129,13 @@ git: {remote: "$bare", path: "other/\${package}"}
 argocd: {server: argocd.invalid}
 packages:
   vm2: {type: argocd-app, path: stacks/vm2}
+  fleet: {type: argocd-app, path: stacks/fleet}
 EOF
 curl -sS -f -X POST -d '{"apps": true}' "$emu/reset" >/dev/null || t_bail "cannot reset the emulator"
 curl -sS -f "$emu/apps" >/dev/null || t_bail "the emulator does not answer"
 cd "$T/e" || exit 1
 t_ok "up with the ApplicationSet file named 00-vclusters.yaml" idpmake up
-t_grep "00-: synced" ' 1 synced' "$STDOUT"
+t_grep "00-: synced (both ApplicationSets)" ' 2 synced' "$STDOUT"
 t_ok "00-: the ApplicationSets" api applicationsets
 t_ok "00-: Argo CD got the rewritten template, not cnoe://" python3 -c '
 import json, sys
@@ -122,8 +144,13 @@ assert items, "no ApplicationSet in-cluster-vm2-vclusters"
 src = items[0]["spec"]["template"]["spec"]["source"]
 assert src["repoURL"] == sys.argv[2] and src["path"] == "other/vm2-vclusters/vcluster", src' "$T/api.json" "$bare"
 t_ok "00-: the Applications" api applications
-t_ok "00-: both Applications made" python3 -c '
+t_ok "00-: both Applications made, and one per cluster by the cluster generator" python3 -c '
 import json, sys
-names = sorted(a["metadata"]["name"] for a in json.load(open(sys.argv[1]))["items"])
-assert names == ["production-vcluster", "staging-vcluster"], names' "$T/api.json"
+apps = {a["metadata"]["name"]: a for a in json.load(open(sys.argv[1]))["items"]}
+assert sorted(apps) == ["edge-guestbook", "in-cluster-guestbook", "production-vcluster", "staging-vcluster"], sorted(apps)
+assert apps["edge-guestbook"]["spec"]["destination"]["server"] == "https://edge.example:6443", apps["edge-guestbook"]["spec"]
+src = apps["edge-guestbook"]["spec"]["source"]
+assert src["repoURL"] == sys.argv[2] and src["path"].startswith("other/fleet-guestbook"), src' "$T/api.json" "$bare"
+git --git-dir="$bare" ls-tree -r --name-only main >"$T/tree2.txt"
+t_grep "the cluster generator's cnoe:// folder is pushed" '^other/fleet-guestbook/.*cm\.yaml$' "$T/tree2.txt"
 t_done
