@@ -126,7 +126,7 @@ t_eq "-k 2: exactly 2 hooks failed" 2 "$(count failed pre)"
 t_eq "-k 2: summary says 2 failed" 2 "$(summary failed)"
 t_eq "-k 2: the third hook did not start (3 starts would be one too many)" 2 "$(count start pre)"
 t_grep "-k 2: the third is not run, stopped after failures" '"event":"not-run","id":"in-cluster/[abc]:pre:boom","kind":"pre","reason":"stopped after failures \(-k\)"' "$STDOUT"
-t_eq "-k 2: the healthy package's hook ran" 1 "$(count done post)"
+t_eq "-k 2: the healthy package's hook ran" 1 "$(count "done" post)"
 t_exit 1 "-k 2 again: the failed hooks are retried" idpmake -j1 -k 2 --json up
 t_eq "-k 2 again: exactly 2 failed" 2 "$(count failed pre)"
 t_exit 1 "-k 0 never stops" idpmake -j1 -k 0 --json up

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # functions run through t_ok and friends
 # `git:` source packages (distro.md "Sources", engine.md "Keys"): the ref is
 # resolved to a commit that is part of the render's key (explain names the
 # commit's cache folder and the "git commit" input); the source is cached (a
@@ -18,8 +19,8 @@ export IDPMAKE_SOURCE_USERNAME=$GIT_USER IDPMAKE_SOURCE_TOKEN=$GIT_PASS
 git init -q -b main "$T/work"
 mkmanifest "$T/work/pkg/cm.yaml" ConfigMap from-git apps
 mkmanifest "$T/work/other/cm.yaml" ConfigMap other apps
-git -C "$T/work" add -A && git -C "$T/work" commit -q -m one &&
-	git -C "$T/work" push -q "$(authurl "$src")" main 2>/dev/null || t_bail "cannot push the source"
+{ git -C "$T/work" add -A && git -C "$T/work" commit -q -m one &&
+	git -C "$T/work" push -q "$(authurl "$src")" main 2>/dev/null; } || t_bail "cannot push the source"
 c1=$(git -C "$T/work" rev-parse HEAD)
 
 mkdistro d <<EOF
@@ -33,7 +34,6 @@ EOF
 cd d || exit 1
 requests() { [ -f "$alog" ] && wc -l <"$alog" | tr -d ' ' || echo 0; }
 # the files of the GitOps repository at its head
-gitops_ls() { git --git-dir=.idpmake/gitops.git ls-tree -r --name-only main; }
 gitops_cat() { git --git-dir=.idpmake/gitops.git show "main:$1"; }
 
 # ---- first run: fetched, resolved, rendered ------------------------------
@@ -72,8 +72,8 @@ t_eq "no-op: no request to the source's server" "$before" "$(requests)"
 
 # ---- the branch moves: seen only with --refresh --------------------------
 echo '  moved: "yes"' >>"$T/work/pkg/cm.yaml"
-git -C "$T/work" commit -q -am two &&
-	git -C "$T/work" push -q "$(authurl "$src")" main 2>/dev/null || t_bail "cannot push the second commit"
+{ git -C "$T/work" commit -q -am two &&
+	git -C "$T/work" push -q "$(authurl "$src")" main 2>/dev/null; } || t_bail "cannot push the second commit"
 c2=$(git -C "$T/work" rev-parse HEAD)
 before=$(requests)
 t_ok "up without --refresh after the branch moved" idpmake up

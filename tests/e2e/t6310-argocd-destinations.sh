@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # functions run through t_ok and friends
 # Destinations (distro.md "clusters", "argocd"): a cluster given by `name`
 # (a cluster registered in Argo CD) becomes destination.name, never
 # destination.server; a cluster given by `server` becomes destination.server;

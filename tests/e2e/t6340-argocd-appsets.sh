@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # functions run through t_ok and friends
 # ApplicationSets inside argocd-app packages (distro.md "Package types"):
 # the CNOE corpus's vcluster-multi-env stack (an ApplicationSet with a list
 # generator whose template's source is cnoe://, path vcluster).  idpmake
@@ -67,7 +68,7 @@ for env in ("staging", "production"):
     assert hosts and env + "-vcluster.cnoe.localtest.me" in hosts[0], hosts' "$T/api.json" "$bare" "$dir"
 }
 
-mkdir -p d/stacks && cp -r "$stack" d/stacks/vm || t_bail "cannot copy the stack"
+{ mkdir -p d/stacks && cp -r "$stack" d/stacks/vm; } || t_bail "cannot copy the stack"
 mkdistro d <<EOF
 idpmake: 1
 name: appsets
@@ -101,8 +102,8 @@ t_eq "the ApplicationSet upserted again" 1 "$(posts '^/api/v1/applicationsets$')
 check_stack "after the change" in-cluster/vm-vclusters
 
 # ---- the file as written sorts before the rendered one --------------------
-mkdir -p "$T/e/stacks" && cp -r "$stack" "$T/e/stacks/vm2" &&
-	mv "$T/e/stacks/vm2/vclusters.yaml" "$T/e/stacks/vm2/00-vclusters.yaml" || t_bail "cannot copy the stack"
+{ mkdir -p "$T/e/stacks" && cp -r "$stack" "$T/e/stacks/vm2" &&
+	mv "$T/e/stacks/vm2/vclusters.yaml" "$T/e/stacks/vm2/00-vclusters.yaml"; } || t_bail "cannot copy the stack"
 # and an ApplicationSet with a cluster generator (one Application per
 # cluster Argo CD knows: in-cluster and the emulator's --cluster edge)
 mkdir -p "$T/e/stacks/fleet/guestbook"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # functions run through t_ok and friends
 # `up --json` (cli.md "JSON shapes"): stdout is one JSON object per line and
 # nothing else; start and done events for what ran (done with "ms"); a sync
 # step without argocd is a `skipped` event with its reason; a failed step is

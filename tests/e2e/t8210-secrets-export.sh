@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # functions run through t_ok and friends
 # Secrets never reach the graph export (engine.md "State"): with tokens in
 # the environment (ARGOCD_AUTH_TOKEN, IDPMAKE_GIT_TOKEN, IDPMAKE_SOURCE_TOKEN),
 # in argocd.token-file, and passwords in the GitOps remote's and a git
