@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "argoapi.h"
@@ -18,6 +20,7 @@
 #include "context.h"
 #include "buf.h"
 #include "build.h"
+#include "re.h"
 #include "url.h"
 #include "util.h"
 
@@ -512,7 +515,47 @@ static CURLcode exchange(struct call *c, const char *method, const char *url, co
 }
 
 /* fill code/message/json from the body */
-static void decode(struct argocd *a, struct resp *r)
+/*
+ * An HTML error page (a proxy or load balancer in front of Argo CD answers
+ * 502 or 503 with one): its <title>, else its text without the markup, on
+ * one line, at most 200 bytes.
+ */
+static struct re *html_title, *html_tags, *html_space;
+
+static void html_compile(void)
+{
+	const char *err;
+	html_title = re_compile("(?is)\\A.*?<title[^>]*>(.*?)</title>.*\\z", &err);
+	html_tags = re_compile("(?is)<(script|style)\\b.*?</\\1\\s*>|<!--.*?-->|<[^>]*>", &err);
+	html_space = re_compile("\\s+", &err);
+}
+
+static const char *html_text(const char *html)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	struct buf a = BUF_INIT, b = BUF_INIT;
+	const char *t = "";
+	size_t n;
+
+	pthread_once(&once, html_compile);
+	if (!html_title || !html_tags || !html_space)
+		return t;
+	if (re_match(html_title, html, strlen(html)) == 1 && re_subst(html_title, html, strlen(html), "$1", &a) >= 0)
+		html = a.s;
+	if (re_subst(html_tags, html, strlen(html), " ", &b) >= 0 &&
+	    re_subst(html_space, b.s, b.len, " ", &a) >= 0) {
+		t = a.s + (a.s[0] == ' ');
+		n = strlen(t) > 200 ? 200 : strlen(t);
+		while (n && t[n - 1] == ' ')
+			n--;
+		t = astrndup(t, n);
+	}
+	buf_release(&a);
+	buf_release(&b);
+	return t;
+}
+
+static void decode(struct argocd *a, struct resp *r, const char *ctype)
 {
 	json_error_t je;
 
@@ -520,9 +563,13 @@ static void decode(struct argocd *a, struct resp *r)
 	if (r->status != 200) {
 		json_t *code = r->json ? json_object_get(r->json, "code") : NULL;
 		const char *m = r->json ? jstr(r->json, "message") : "";
+		const char *lead = r->body.s ? r->body.s + strspn(r->body.s, " \t\r\n") : "";
 		if (!*m && r->json)
 			m = jstr(r->json, "error");
-		if (!*m && !r->json)
+		if (!*m && !r->json && ((ctype && !strncasecmp(ctype, "text/html", 9)) || *lead == '<'))
+			m = aprintf("an HTML page, not Argo CD's JSON (a proxy in front of Argo CD?): %s",
+				    *html_text(lead) ? html_text(lead) : "(no text)");
+		else if (!*m && !r->json)
 			m = r->body.s;
 		r->code = json_is_integer(code) ? (int)json_integer_value(code) : -1;
 		r->message = clean(a, m, strlen(m));
@@ -551,7 +598,9 @@ int request(struct call *c, const char *method, const char *path, json_t *body, 
 		resp_reset(r);
 		rc = exchange(c, method, url, text, r, ebuf);
 		if (rc == CURLE_OK) {
-			decode(a, r);
+			char *ctype = NULL;
+			curl_easy_getinfo(c->curl, CURLINFO_CONTENT_TYPE, &ctype);
+			decode(a, r, ctype);
 			note(c, 1, "%s %s (Authorization: Bearer ***) -> %ld (%d ms)", method, url, r->status,
 			     (int)((now_s() - t0) * 1000));
 			retry = (r->status >= 500 && r->status != 501) || r->status == 429;

@@ -229,6 +229,29 @@ static json_t *ytojson_typed(const struct ynode *n)
  * its bundle: the top-level file whose object is one.  The tree lives in
  * pool p.  NULL after *err.
  */
+static int yaml_name(const char *name)
+{
+	size_t n = strlen(name);
+	return (n > 5 && !strcmp(name + n - 5, ".yaml")) || (n > 4 && !strcmp(name + n - 4, ".yml")) ||
+	       (n > 5 && !strcmp(name + n - 5, ".json"));
+}
+
+/* an Application (or ApplicationSet) as written, a source still at cnoe:// */
+static int cnoe_source(const struct ynode *app)
+{
+	const struct ynode *spec = ystr_eq(yget(app, "kind"), "ApplicationSet") ? ypath(app, "spec.template.spec")
+										 : yget(app, "spec");
+	const struct ynode *src = spec ? yget(spec, "source") : NULL, *srcs = spec ? yget(spec, "sources") : NULL;
+	const struct ynode *u = src ? yget(src, "repoURL") : NULL;
+
+	if (u && u->type == Y_SCALAR && !strncmp(u->s, "cnoe://", 7))
+		return 1;
+	for (size_t j = 0; srcs && srcs->type == Y_SEQ && j < srcs->n; j++)
+		if ((u = yget(srcs->v[j], "repoURL")) && u->type == Y_SCALAR && !strncmp(u->s, "cnoe://", 7))
+			return 1;
+	return 0;
+}
+
 static struct ynode *rendered_app(struct argocd *a, struct step *s, struct ypool *p, const char **err)
 {
 	struct step *r = render_of(s);
@@ -244,9 +267,15 @@ static struct ynode *rendered_app(struct argocd *a, struct step *s, struct ypool
 		size_t nd;
 		if (strchr(b.v[i].name, '/'))
 			continue;	/* an argocd-app's cnoe:// folders */
+		/* a cnoe:// folder that is the package's own folder puts its files
+		   at the top too: its README (not YAML: not parsed, so no error is
+		   printed) and the Application file as written, with its cnoe://
+		   URLs (skipped: the rewritten one is what Argo CD must get) */
+		if (!yaml_name(b.v[i].name))
+			continue;
 		if (yaml_parse(p, b.v[i].name, b.v[i].data, b.v[i].len, &docs, &nd) == 0 && nd &&
 		    (kind = yget(docs[0], "kind")) && (ystr_eq(kind, "Application") || ystr_eq(kind, "ApplicationSet")) &&
-		    yget(docs[0], "spec") && yget(docs[0], "spec")->type == Y_MAP)
+		    yget(docs[0], "spec") && yget(docs[0], "spec")->type == Y_MAP && !cnoe_source(docs[0]))
 			found = docs[0];
 	}
 	bundle_free(&b);

@@ -92,14 +92,16 @@ int cmd_graph(struct ctx *c)
 		return 0;
 	}
 	if (!strcmp(fmt, "dot")) {
-		static const char *const shapes[] = { "box", "cylinder", "cds", "ellipse", "cds", "hexagon" };
+		static const char *const shapes[] = { "box", "cylinder", "cds", "ellipse", "cds", "hexagon", "component" };
 		printf("digraph %s {\n\trankdir=LR;\n\tnode [fontname=\"Helvetica\", fontsize=10];\n", dot_quote(c->d->name));
 		for (size_t ci = 0; ci < c->d->nclusters; ci++) {
 			const struct cluster *cl = &c->d->clusters[ci];
 			printf("\tsubgraph %s {\n\t\tlabel=%s;\n", dot_quote(aprintf("cluster_%s", cl->name)), dot_quote(cl->name));
 			for (size_t i = 0; i < g->nsteps; i++) {
 				struct step *s = g->steps[i];
-				if (s->selected && s->cluster == cl)
+				if (s->selected && s->cluster == cl && !s->pkg)	/* CLUSTER:register */
+					printf("\t\t%s [shape=%s, label=\"register\"];\n", dot_quote(s->id), shapes[s->kind]);
+				else if (s->selected && s->cluster == cl)
 					printf("\t\t%s [shape=%s, label=%s];\n", dot_quote(s->id), shapes[s->kind],
 					       dot_quote(aprintf("%s\\n%s", s->pkg->name, s->hook ?
 								 aprintf("%s:%s", step_kind_name(s->kind), s->hook->name) :
@@ -109,6 +111,10 @@ int cmd_graph(struct ctx *c)
 		}
 		if (g->push->selected)
 			printf("\t\"push\" [shape=%s, label=\"push\\n(one commit)\"];\n", shapes[STEP_PUSH]);
+		for (size_t i = 0; i < g->nsteps; i++)
+			if (g->steps[i]->selected && g->steps[i]->kind == STEP_REGISTER && !g->steps[i]->cluster)
+				printf("\t%s [shape=%s, label=\"register\\nrepository\"];\n", dot_quote(g->steps[i]->id),
+				       shapes[STEP_REGISTER]);
 		for (size_t i = 0; i < g->nsteps; i++)
 			if (g->steps[i]->selected && g->steps[i]->wave)
 				printf("\t%s [shape=%s, label=%s];\n", dot_quote(g->steps[i]->id), shapes[STEP_WAVE],
@@ -131,7 +137,9 @@ int cmd_graph(struct ctx *c)
 		printf("  subgraph %s [\"%s\"]\n", aprintf("c%zu", ci), cl->name);
 		for (size_t i = 0; i < g->nsteps; i++) {
 			struct step *s = g->steps[i];
-			if (s->selected && s->cluster == cl)
+			if (s->selected && s->cluster == cl && !s->pkg)	/* CLUSTER:register */
+				printf("    %s[[\"register\"]]\n", mermaid_id(s));
+			else if (s->selected && s->cluster == cl)
 				printf("    %s[\"%s %s\"]\n", mermaid_id(s), s->pkg->name,
 				       s->hook ? aprintf("%s:%s", step_kind_name(s->kind), s->hook->name) : step_kind_name(s->kind));
 		}
@@ -139,6 +147,9 @@ int cmd_graph(struct ctx *c)
 	}
 	if (g->push->selected)
 		printf("  %s[(\"push\")]\n", mermaid_id(g->push));
+	for (size_t i = 0; i < g->nsteps; i++)
+		if (g->steps[i]->selected && g->steps[i]->kind == STEP_REGISTER && !g->steps[i]->cluster)
+			printf("  %s[[\"register repository\"]]\n", mermaid_id(g->steps[i]));
 	for (size_t i = 0; i < g->nsteps; i++)
 		if (g->steps[i]->selected && g->steps[i]->wave)
 			printf("  %s{{\"wave %s\"}}\n", mermaid_id(g->steps[i]), g->steps[i]->wave->name);

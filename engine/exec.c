@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "exec.h"
 #include "intr.h"
 #include "util.h"
@@ -353,6 +354,29 @@ int proc_run(struct proc *p)
 		return -1;
 	p->status = WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst);
 	return p->status == 0 && !p->timed_out ? 0 : -1;
+}
+
+const char *proc_command(const char *const *argv)
+{
+	struct buf b = BUF_INIT;
+	const char *cmd;
+
+	for (size_t i = 0; argv[i]; i++) {
+		const char *a = argv[i];
+		if (i)
+			buf_addf(&b, " ");
+		if (*a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == strlen(a)) {
+			buf_addf(&b, "%s", a);
+			continue;
+		}
+		buf_addf(&b, "'");
+		for (; *a; a++)
+			buf_addf(&b, *a == '\'' ? "'\\''" : "%c", *a);
+		buf_addf(&b, "'");
+	}
+	cmd = astrdup(b.s ? b.s : "");
+	buf_release(&b);
+	return cmd;
 }
 
 const char *proc_failure(const struct proc *p)

@@ -38,6 +38,8 @@ struct proc {
 int proc_run(struct proc *p);
 /* a one-line description of a failed proc_run, arena */
 const char *proc_failure(const struct proc *p);
+/* argv as a shell would read it back (words with odd characters in '...'), arena */
+const char *proc_command(const char *const *argv);
 /* find a program on PATH; arena path or NULL */
 const char *which(const char *prog);
 /* signal every running child's process group; safe in a signal handler */

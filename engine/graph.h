@@ -308,6 +308,8 @@ struct step {
 	int ms;				/* how long it took */
 	const char *error;		/* what failed, for the summary and the log */
 	const char *log;		/* log file of this run, or NULL */
+	const char *command;		/* the command it ran (render rule, hook), for -v
+					   and its failure; NULL when it ran none */
 	const char *shared_from;	/* render: the step whose equal render it took, or NULL */
 	const char *folder_commit;	/* sync: the commit that holds its folder's content (state), or NULL */
 };

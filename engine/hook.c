@@ -9,6 +9,7 @@
  * locale, ...): no credential reaches a hook unless its `env` names it.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@
 #include "exec.h"
 #include "hook.h"
 #include "manifest.h"
+#include "status.h"
 #include "util.h"
 
 static const char *env_name(const char *var)
@@ -65,6 +67,9 @@ int hook_run(const struct distro *d, struct step *s, const char *commit, const c
 			strvec_pushf(&env, "%s=%s", name, val);
 	}
 	p.argv = argv;
+	s->command = s->hook->run;
+	if (status_verbose())
+		fprintf(stderr, "idpmake: %s: %s\n", s->id, s->command);
 	p.cwd = s->hook->dir;
 	p.env = env.v;
 	p.log = s->log;

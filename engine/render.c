@@ -173,6 +173,9 @@ static int run_rule(const struct render_ctx *rc, struct step *s, const char *con
 	p.out = &out;
 	p.out_cap = (size_t)512 << 20;
 	p.timeout = 600;
+	s->command = proc_command(argv);
+	if (rc->verbose)
+		fprintf(stderr, "idpmake: %s: %s\n", s->id, s->command);
 	if (proc_run(&p) < 0) {
 		*err = proc_failure(&p);
 		buf_release(&out);

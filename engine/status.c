@@ -79,6 +79,8 @@ static void event(const char *ev, const struct step *s, const char *reason, int 
 		json_object_set_new(o, "reason", json_string(reason));
 	if (ms >= 0)
 		json_object_set_new(o, "ms", json_integer(ms));
+	if (!strcmp(ev, "failed") && s->command)
+		json_object_set_new(o, "command", json_string(s->command));
 	text = json_dumps(o, JSON_COMPACT);
 	puts(text);
 	fflush(stdout);
@@ -290,6 +292,8 @@ void status_failed(const struct step *s, const char *log)
 	fflush(stdout);
 	fprintf(stderr, "%sFAILED%s: %s: %s\n", color ? "\x1b[31;1m" : "", color ? "\x1b[0m" : "", s->id,
 		s->error ? s->error : "failed");
+	if (s->command)
+		fprintf(stderr, "command: %s\n", s->command);
 	print_log(log);
 	if (tty && nrun)
 		redraw();	/* the line again, below the failure */

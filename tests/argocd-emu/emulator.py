@@ -19,6 +19,7 @@ synced by the emulated controller whenever a comparison finds it OutOfSync at a 
 Control API (never under --rootpath, not recorded in /_emu/requests, never faulted):
     POST /_emu/fault     JSON object (or list of objects):
         {"path_regex": RE, "method": M, "status": 503, "count": N, "code": C, "message": S}
+        {"path_regex": RE, "status": 502, "body": "<html>...</html>", "content_type": "text/html"}
         {"delay_ms": MS, "path_regex": RE, "method": M, "count": N}
         {"drop": true, "path_regex": RE, "method": M, "count": N}
         {"app": NAME, "health": "Degraded", "message": S}  {"app": NAME, "sync_fail": S}
@@ -26,7 +27,9 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
       Request faults match the raw request path (before --rootpath stripping, query excluded) with re.search
       and the method (any if absent); they act before everything else (415, router, auth).  count defaults
       to 1 for status/drop and to unlimited (-1) for a pure delay.  status faults answer the Argo error
-      JSON {"error","code","message"}; code defaults to the gRPC code of that HTTP status.  App faults
+      JSON {"error","code","message"}; code defaults to the gRPC code of that HTTP status; with "body"
+      they answer that text as is instead, as Content-Type content_type (default text/html), as a
+      proxy in front of Argo CD does (nginx's 502 page).  App faults
       (health, sync_fail) persist until reset/clear and apply to every later sync of that app name;
       busy_for_ms starts an automated operation now; out_of_sync marks live drift and reconciles now.
     GET  /_emu/faults    active faults          GET /_emu/requests   request log
@@ -1009,6 +1012,8 @@ class Emu(ResourcesMixin, FleetMixin):
             raise ValueError("fault needs one of status, delay_ms, drop or app")
         if "status" in f and int(f["status"]) not in range(100, 600):
             raise ValueError("bad status")
+        if ("body" in f or "content_type" in f) and ("status" not in f or not isinstance(f.get("body"), str)):
+            raise ValueError("body (a string) and content_type go with a status")
         re.compile(f.get("path_regex") or "")
         self.fault_id += 1
         count = f.get("count", -1 if ("delay_ms" in f and "status" not in f and not f.get("drop")) else 1)
@@ -1185,7 +1190,10 @@ class Handler(BaseHTTPRequestHandler):
             st = int(fault["status"])
             code = int(fault.get("code", HTTP_TO_GRPC.get(st, 2)))
             msg = fault.get("message") or "emulated fault: HTTP %d" % st
-            status, ctype, data, extra = st, "application/json", gojson({"error": msg, "code": code, "message": msg}), []
+            if "body" in fault:
+                status, ctype, data, extra = st, fault.get("content_type") or "text/html", fault["body"].encode(), []
+            else:
+                status, ctype, data, extra = st, "application/json", gojson({"error": msg, "code": code, "message": msg}), []
         else:
             status, ctype, data, extra = self.dispatch(emu, method, path, rawq, body)
         entry["status"] = status

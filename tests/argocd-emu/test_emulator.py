@@ -438,6 +438,21 @@ class EmulatorTest(unittest.TestCase):
         st, _, lst = self.c.req("GET", "/_emu/faults", token=None)
         self.assertEqual(lst["requests"], [])
 
+    def test_html_fault(self):
+        page = "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
+        self.fault({"path_regex": "^/api/version$", "status": 502, "body": page})
+        st, hdrs, body = self.c.req("GET", "/api/version")
+        self.assertEqual(st, 502)
+        self.assertEqual(hdrs.get("Content-Type"), "text/html")
+        self.assertEqual(body, page)
+        self.assertEqual(self.c.req("GET", "/api/version")[0], 200)
+        self.fault({"status": 503, "body": "down", "content_type": "text/plain; charset=utf-8", "count": 1})
+        st, hdrs, body = self.c.req("GET", "/api/version")
+        self.assertEqual((st, hdrs.get("Content-Type"), body), (503, "text/plain; charset=utf-8", "down"))
+        for bad in ({"body": "x"}, {"status": 502, "body": 3}, {"content_type": "text/html", "delay_ms": 1}):
+            st, _, _ = self.c.req("POST", "/_emu/fault", bad, token=None)
+            self.assertEqual(st, 400, bad)
+
     def test_app_faults(self):
         self.create("deg")
         self.fault({"app": "deg", "health": "Degraded", "message": "Back-off pulling image"})

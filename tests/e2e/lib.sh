@@ -47,7 +47,10 @@
 #	                           exports GIT_HTTP_BASE, GIT_USER, GIT_PASS; sets
 #	                           GIT_SRV_PID; repositories in $T/git-srv/repos;
 #	                           plain http on loopback, so it exports
-#	                           IDPMAKE_GIT_ALLOW_HTTP=1 (credentials over http)
+#	                           IDPMAKE_GIT_ALLOW_HTTP=1 (credentials over http);
+#	                           $T/git-srv/access.log: one line per request
+#	                           that passed auth ("METHOD PATH?QUERY USER"),
+#	                           written before the request is answered
 #	new_remote NAME            a new bare repository; prints its URL
 #	authurl URL                URL with GIT_USER:GIT_PASS in it
 #	start_argocd_emulator ARGS tests/argocd-emu/emulator.py; exports
@@ -364,6 +367,12 @@ start_git_server() {
 	backend=$(git --exec-path)/git-http-backend
 	[ -x "$backend" ] || t_bail "git http-backend missing ($backend): run ./configure --install-deps"
 	mkdir -p "$srv/repos"
+	# the backend through a wrapper that logs each request before it is
+	# answered (lighttpd's own access log is flushed every few seconds)
+	printf '#!/bin/sh\necho "$REQUEST_METHOD $PATH_INFO?$QUERY_STRING ${REMOTE_USER:--}" >>"%s/access.log"\nexec "%s" "$@"\n' \
+		"$srv" "$backend" >"$srv/git-http-backend"
+	chmod +x "$srv/git-http-backend"
+	: >"$srv/access.log"
 	GIT_USER=idp
 	GIT_PASS=$(random_string)
 	printf '%s:%s\n' "$GIT_USER" "$GIT_PASS" >"$srv/users"
@@ -379,7 +388,7 @@ server.errorlog = "$srv/error.log"
 auth.backend = "plain"
 auth.backend.plain.userfile = "$srv/users"
 auth.require = ( "/git/" => ( "method" => "basic", "realm" => "git", "require" => "valid-user" ) )
-alias.url = ( "/git/" => "$backend/" )
+alias.url = ( "/git/" => "$srv/git-http-backend/" )
 setenv.set-environment = ( "GIT_PROJECT_ROOT" => "$srv/repos", "GIT_HTTP_EXPORT_ALL" => "1" )
 cgi.assign = ( "" => "" )
 EOF
@@ -426,13 +435,13 @@ authurl() {
 
 # ---- the Argo CD emulator -----------------------------------------------
 start_argocd_emulator() {
-	local emu=$top/tests/argocd-emu/emulator.py pid port=
-	[ -f "$emu" ] || t_bail "argocd emulator missing: $emu"
+	local script=$top/tests/argocd-emu/emulator.py pid port=
+	[ -f "$script" ] || t_bail "argocd emulator missing: $script"
 	command -v python3 >/dev/null || t_bail "python3 missing: run ./configure --install-deps"
 	: "${ARGOCD_TEST_TOKEN:=$(random_string)}"
 	export ARGOCD_TEST_TOKEN
 	rm -f "$T/emu.port"
-	python3 "$emu" --port 0 --port-file "$T/emu.port" --token "$ARGOCD_TEST_TOKEN" "$@" \
+	python3 "$script" --port 0 --port-file "$T/emu.port" --token "$ARGOCD_TEST_TOKEN" "$@" \
 		>"$T/emu.log" 2>&1 &
 	pid=$!
 	t_pids="$t_pids $pid"
