@@ -140,8 +140,8 @@ static void find_drift(struct ctx *c, struct argocd *a)
 		char *sync = NULL, *health = NULL;
 		const char *err = NULL;
 		int r;
-		if (s->kind != STEP_SYNC || !s->selected)
-			continue;
+		if (s->kind != STEP_SYNC || !s->selected || s->pkg->deploy_kubectl)
+			continue;	/* deploy: kubectl has no Application */
 		rec = state_step(c->st, s->id);
 		if (!rec.have || !rec.ok)
 			continue;	/* it runs anyway */
@@ -289,7 +289,7 @@ int cmd_plan(struct ctx *c)
 		if (s->kind != STEP_RENDER)
 			plan_decide(&c->pl, s);
 		if (!s->dirty) {
-			if (!(s->kind == STEP_SYNC && !c->pl.argocd_server))
+			if (!(s->kind == STEP_SYNC && !s->pkg->deploy_kubectl && !c->pl.argocd_server))
 				uptodate++;
 			continue;
 		}

@@ -34,6 +34,9 @@
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl)
  *     (URLs)   url.c: every URL split, masked and escaped by libcurl's curl_url
  *     pre/post hook.c: /bin/sh -c with the package's environment
+ *     (deploy) kubectl.c: a `deploy: kubectl` package's sync step is
+ *              `kubectl apply --server-side` of its render, before the
+ *              push (bootstrap: Argo CD itself, the Gitea remote)
  *
  * exec.c starts every child (allowlisted environment, descriptors 0-2 only);
  * intr.c turns SIGINT and SIGTERM into a flag the long loops check.
@@ -130,6 +133,7 @@ struct package {
 		const char *repo, *name, *version;
 	} chart;			/* SRC_CHART */
 	int render_local;		/* helm: `render: local` */
+	int deploy_kubectl;		/* `deploy: kubectl`: its sync step is kubectl apply --server-side (kubectl.c) */
 	struct strlist values;		/* values files, merged in order */
 	struct kvlist set;		/* dotted keys set after values */
 	const char *namespace;		/* default: the package name */

@@ -31,6 +31,7 @@
 #include "buf.h"
 #include "bundle.h"
 #include "exec.h"
+#include "kubectl.h"
 #include "manifest.h"
 #include "plan.h"
 #include "register.h"
@@ -610,7 +611,10 @@ void plan_decide(struct planner *pl, struct step *s)
 		s->why = aprintf("if %s changes its output", r->id);
 		return;
 	}
-	if (s->kind == STEP_SYNC) {
+	if (s->kind == STEP_SYNC && s->pkg->deploy_kubectl) {
+		/* kubectl apply, no Argo CD needed (kubectl.c) */
+		s->key = kubectl_key(s, r ? r->output : (struct hash){ 0, 0 });
+	} else if (s->kind == STEP_SYNC) {
 		s->key = sync_key(pl, s, r ? r->output : (struct hash){ 0, 0 });
 		if (!pl->argocd_server) {
 			s->dirty = 0;
@@ -638,7 +642,8 @@ void plan_decide(struct planner *pl, struct step *s)
 						next = sync->in[i];
 			sync = next;
 		}
-		s->key = hook_key(pl, s, sync_key(pl, sync ? sync : s, r ? r->output : (struct hash){ 0, 0 }), &err);
+		s->key = hook_key(pl, s, sync && sync->pkg->deploy_kubectl ? kubectl_key(sync, r ? r->output : (struct hash){ 0, 0 }) :
+				  sync_key(pl, sync ? sync : s, r ? r->output : (struct hash){ 0, 0 }), &err);
 		if (err) {
 			s->dirty = 1;
 			s->reason = R_KEY_CHANGED;
@@ -658,7 +663,8 @@ void plan_decide(struct planner *pl, struct step *s)
 		s->dirty = 1;
 		s->reason = R_KEY_CHANGED;
 		if (s->kind == STEP_SYNC)
-			s->why = r && !hash_eq(r->output, rec.output) ? "rendered output changed" : "Application spec changed";
+			s->why = r && !hash_eq(r->output, rec.output) ? "rendered output changed" :
+				 s->pkg->deploy_kubectl ? "how it is applied changed" : "Application spec changed";
 		else
 			s->why = s->hook->when == WHEN_ONCE ? "hook command or inputs changed" : "hook or package changed";
 	} else if (!rec.ok) {

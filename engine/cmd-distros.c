@@ -1,0 +1,1 @@
+int cmd_distros_placeholder;
