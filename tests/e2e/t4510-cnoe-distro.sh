@@ -176,6 +176,22 @@ t_exit 2 "deploy: kubectl on argocd-app is refused" idpmake -C bad validate
 t_grep "with the place and the reason" "distro.yaml:4:.*'deploy: kubectl' applies manifests" "$OUTPUT"
 t_grep "an unknown deploy is refused" "distro.yaml:5:.*deploy must be 'argocd' or 'kubectl', not 'helm'" "$OUTPUT"
 
+# a git source whose folder has subfolders (as cnoe's), with the state
+# folder relative to -C: libgit2 was given a relative checkout folder and
+# failed on the first nested file
+mkdir -p nested/a/b && git -C nested init -q -b main
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\n' >nested/a/b/deep.yaml
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: top}\n' >nested/a/top.yaml
+git -C nested add -A && git -C nested commit -q -m nested
+mkdistro g <<EOF2
+idpmake: 1
+name: g
+packages:
+  p: {type: manifests, git: {url: "file://$T/nested", ref: main, path: a}}
+EOF2
+t_ok "a git source with nested folders renders with a relative state folder" idpmake -C g plan
+t_grep "its render would run" 'in-cluster/p:render' "$OUTPUT"
+
 # ---- the reference implementation, from a local cnoe-io/stacks ---------------
 if stacks=$(require_shared corpus/cnoe-stacks); then
 	mkdir -p stacks && cp -R "$stacks/." stacks/ && git -C stacks init -q -b main &&
