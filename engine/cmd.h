@@ -52,5 +52,6 @@ int cmd_log(struct ctx *c);
 int cmd_forget(struct ctx *c);
 int cmd_init(struct ctx *c);
 int cmd_version(struct ctx *c);
+int cmd_distros(struct ctx *c);	/* cmd-distros.c */
 
 #endif

@@ -41,7 +41,8 @@
  * exec.c starts every child (allowlisted environment, descriptors 0-2 only);
  * intr.c turns SIGINT and SIGTERM into a flag the long loops check.
  * status.c prints progress.  main.c holds the command table, ctx.c loads
- * what a command needs, cmd-*.c hold the commands.
+ * what a command needs, cmd-*.c hold the commands (cmd-distros.c: the
+ * distros `extends` can name: IDPMAKE_DISTRO_PATH, installed, built in).
  *
  * Everything that lives as long as the run is allocated from one arena
  * (util.h) and never freed individually.

@@ -32,6 +32,7 @@ static const struct command {
 	{ "log", cmd_log, "log", "past runs, newest first" },
 	{ "forget", cmd_forget, "forget [TARGET...]", "drop recorded state so the next up redoes those steps" },
 	{ "init", cmd_init, "init [DIR]", "a new distro from a template that validates and runs as is" },
+	{ "distros", cmd_distros, "distros", "the distros extends can name: IDPMAKE_DISTRO_PATH, installed, built in" },
 	{ "version", cmd_version, "version", "the version, and the versions of the libraries it was built with" },
 };
 
