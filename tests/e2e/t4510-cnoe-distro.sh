@@ -163,6 +163,22 @@ t_grep "argocd's kubectl sync would run" 'in-cluster/argocd:sync' "$OUTPUT"
 t_ok "up after the change" idpmake -C d -l tier=core up
 t_grep "argocd is applied again" 'rendered/in-cluster/argocd/' kubectl.log
 
+# cnoe's Argo CD server kept, no token yet: the kubectl core still goes in
+# (it is what brings Argo CD up); the rest asks for the token
+git init -q --bare gitops2.git
+mkdistro d2 <<EOF2
+idpmake: 1
+name: bootstrap
+extends: cnoe
+vars: {argo-helm: "$REPO", ingress-nginx-charts: "$REPO", gitea-charts: "$REPO"}
+git: {remote: "$T/gitops2.git"}
+EOF2
+: >kubectl.log
+t_ok "up argocd with an Argo CD server and no token" env -u ARGOCD_AUTH_TOKEN "$IDPMAKE" -C d2 up argocd
+t_grep "argocd was applied" 'rendered/in-cluster/argocd/' kubectl.log
+t_exit 1 "up of everything needs the token" env -u ARGOCD_AUTH_TOKEN "$IDPMAKE" -C d2 up
+t_grep "and says so" 'ARGOCD_AUTH_TOKEN' "$OUTPUT"
+
 # deploy: kubectl on an argocd-app package is refused
 mkdistro bad <<'EOF2'
 idpmake: 1
