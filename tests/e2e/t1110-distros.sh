@@ -54,6 +54,24 @@ EOF2
 t_ok "extends: cnoe takes the one on IDPMAKE_DISTRO_PATH" idpmake -C d validate
 t_grep "the patched cnoe has no packages" '0 packages' "$OUTPUT"
 
+# the built-in minimal: Argo CD alone, applied with kubectl
+unset IDPMAKE_DISTRO_PATH
+mkdistro m <<'EOF2'
+idpmake: 1
+name: m
+extends: minimal
+EOF2
+t_ok "a distro extending minimal validates" idpmake -C m validate
+t_grep "with minimal's one package" ': 1 package, ' "$OUTPUT"
+t_ok "its graph" idpmake -C m graph --format json
+cp "$STDOUT" m.json
+t_ok "argocd is applied before the push (deploy: kubectl)" python3 -c '
+import json, sys
+g = json.load(open(sys.argv[1]))
+assert {"from": "in-cluster/argocd:sync", "to": "push"} in g["edges"]
+assert {"from": "in-cluster/argocd:render", "to": "push"} not in g["edges"]
+' m.json
+
 # installed distros: listed when PREFIX/share/idpmake/distros exists
 prefix=$(sed -n 's/^prefix = //p' "$top/build.ninja" 2>/dev/null)
 if [ -n "$prefix" ] && [ -d "$prefix/share/idpmake/distros" ]; then
