@@ -41,6 +41,7 @@
 #include "share.h"
 #include "build.h"
 #include "intr.h"
+#include "kubectl.h"
 #include "util.h"
 
 struct sync_ops build_sync;
@@ -144,7 +145,11 @@ static void run_job(struct job *j)
 		}
 		break;
 	case STEP_SYNC:
-		if (!build_sync.sync) {
+		if (s->pkg->deploy_kubectl) {
+			/* deploy: kubectl (kubectl.c) */
+			struct step *r = render_of(s);
+			j->rc = kubectl_apply(s, unpack(pl->statedir, s, r ? r->output : (struct hash){ 0, 0 }), &j->err);
+		} else if (!build_sync.sync) {
 			j->rc = -1;
 			j->err = "this idpmake cannot talk to Argo CD";
 		} else {
@@ -153,6 +158,10 @@ static void run_job(struct job *j)
 		break;
 	}
 }
+
+/* a step that talks to Argo CD (skipped without one); a deploy: kubectl sync does not */
+#define ARGO_STEP(s) (((s)->kind == STEP_SYNC && !(s)->pkg->deploy_kubectl) || (s)->kind == STEP_WAVE || \
+		      (s)->kind == STEP_REGISTER)
 
 static void *worker(void *arg)
 {
@@ -298,7 +307,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 		if (!s->pending)
 			ready[nready++] = s;
 		left++;
-		if (s->kind == STEP_RENDER ? s->dirty : !((s->kind == STEP_SYNC || s->kind == STEP_WAVE || s->kind == STEP_REGISTER) && !pl->argocd_server))
+		if (s->kind == STEP_RENDER ? s->dirty : !(ARGO_STEP(s) && !pl->argocd_server))
 			total++;
 	}
 	status_total(total);
@@ -341,7 +350,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			if (!s->dirty) {
 				s->state = S_DONE;
 				rollout_finished(s, 0);
-				if ((s->kind == STEP_SYNC || s->kind == STEP_WAVE || s->kind == STEP_REGISTER) && !pl->argocd_server) {
+				if (ARGO_STEP(s) && !pl->argocd_server) {
 					sum->skipped++;
 					status_skipped(s, s->why);
 				} else {

@@ -133,6 +133,23 @@ static void set_owners(struct ctx *c)
  * that is OutOfSync, missing or Degraded is synced again even though its
  * key did not change.
  */
+/*
+ * Does the selection talk to Argo CD?  Not when it is only deploy: kubectl
+ * packages (kubectl.c), which bootstrap Argo CD itself: no token is needed yet.
+ */
+static int needs_argocd(const struct ctx *c)
+{
+	if (c->prune || c->refresh)
+		return 1;
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		const struct step *s = c->g->steps[i];
+		if (s->selected && ((s->kind == STEP_SYNC && !s->pkg->deploy_kubectl) || s->kind == STEP_WAVE ||
+				    s->kind == STEP_REGISTER))
+			return 1;
+	}
+	return 0;
+}
+
 static void find_drift(struct ctx *c, struct argocd *a)
 {
 	for (size_t i = 0; i < c->g->nsteps; i++) {
@@ -141,8 +158,8 @@ static void find_drift(struct ctx *c, struct argocd *a)
 		char *sync = NULL, *health = NULL;
 		const char *err = NULL;
 		int r;
-		if (s->kind != STEP_SYNC || !s->selected)
-			continue;
+		if (s->kind != STEP_SYNC || !s->selected || s->pkg->deploy_kubectl)
+			continue;	/* deploy: kubectl has no Application */
 		rec = state_step(c->st, s->id);
 		if (!rec.have || !rec.ok)
 			continue;	/* it runs anyway */
@@ -321,7 +338,7 @@ int cmd_up(struct ctx *c)
 		return 2;
 	}
 
-	if (c->pl.argocd_server) {
+	if (c->pl.argocd_server && needs_argocd(c)) {
 		const char *err;
 		if (!(a = argocd_open(c->d, c->statedir, c->verbose, &err)))
 			return error("argocd: %s", err), 1;
@@ -451,7 +468,7 @@ int cmd_plan(struct ctx *c)
 		if (s->kind != STEP_RENDER)
 			plan_decide(&c->pl, s);
 		if (!s->dirty) {
-			if (!(s->kind == STEP_SYNC && !c->pl.argocd_server))
+			if (!(s->kind == STEP_SYNC && !s->pkg->deploy_kubectl && !c->pl.argocd_server))
 				uptodate++;
 			continue;
 		}

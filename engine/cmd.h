@@ -82,5 +82,6 @@ int cmd_version(struct ctx *c);
 int cmd_context(struct ctx *c);
 int cmd_completion(struct ctx *c);
 int cmd_complete(struct ctx *c);		/* __complete: names for the completion scripts */
+int cmd_distros(struct ctx *c);	/* cmd-distros.c */
 
 #endif

@@ -144,8 +144,10 @@ struct graph *graph_build(struct distro *d)
 				free(uof);
 				return NULL;
 			}
-			edge(u.render, g->push);
-			prev = g->push;
+			/* deploy: kubectl (kubectl.c): applied from the render, before the push and every registration */
+			if (!p->deploy_kubectl)
+				edge(u.render, g->push);
+			prev = p->deploy_kubectl ? u.render : g->push;
 			for (size_t h = 0; h < p->npre; h++) {
 				struct step *s = new_step(g, STEP_PRE, c, p, &p->pre[h],
 							  aprintf("%s/%s:pre:%s", c->name, p->name, p->pre[h].name));
@@ -159,9 +161,9 @@ struct graph *graph_build(struct distro *d)
 				s->gitpath = u.render->gitpath;
 				s->namespace = u.render->namespace;
 				edge(prev, s);
-				if (reg)
+				if (reg && !p->deploy_kubectl)
 					edge(reg, s);
-				if (repo)
+				if (repo && !p->deploy_kubectl)
 					edge(repo, s);
 				if (!u.first)
 					u.first = s;
@@ -174,6 +176,13 @@ struct graph *graph_build(struct distro *d)
 				prev = s;
 			}
 			u.last = prev;
+			if (p->deploy_kubectl) {
+				edge(prev, g->push);
+				if (reg)
+					edge(prev, reg);
+				if (repo)
+					edge(prev, repo);
+			}
 			for (size_t i = first; i < g->nsteps; i++)
 				if (g->steps[i]->pkg == p && g->steps[i]->cluster == c) {
 					g->steps[i]->render = u.render;
@@ -386,6 +395,10 @@ int graph_select(struct graph *g, char **targets, size_t ntargets, struct strlis
 		}
 	}
 	(void)any;
+	/* deploy: kubectl packages push after they are applied: their folders are pushed too */
+	for (size_t i = 0; i < g->nsteps; i++)
+		if (g->steps[i]->selected && g->steps[i]->kind == STEP_RENDER && g->steps[i]->pkg->deploy_kubectl)
+			g->push->selected = 1;
 	return 0;
 }
 

@@ -38,6 +38,9 @@
  *     register argoreg.c: clusters and the repository upserted in Argo CD,
  *              name-only clusters looked up, --prune's unregistering
  *     pre/post hook.c: /bin/sh -c with the package's environment
+ *     (deploy) kubectl.c: a `deploy: kubectl` package's sync step is
+ *              `kubectl apply --server-side` of its render, before the
+ *              push (bootstrap: Argo CD itself, the Gitea remote)
  *
  * diff     livediff.c: diff --live (the render against Argo CD's
  *          managed-resources, by Argo CD's rules, Secrets masked), -o/--from
@@ -47,7 +50,9 @@
  * exec.c starts every child (allowlisted environment, descriptors 0-2 only);
  * intr.c turns SIGINT and SIGTERM into a flag the long loops check.
  * status.c prints progress.  main.c holds the command table, ctx.c loads
- * what a command needs, cmd-*.c hold the commands.  context.c keeps the
+ * what a command needs, cmd-*.c hold the commands (cmd-distros.c: the
+ * distros `extends` can name: IDPMAKE_DISTRO_PATH, installed, built in).
+ * context.c keeps the
  * user's named Argo CD servers and GitOps remotes (~/.config/idpmake), laid
  * over the distro's settings by ctx.c; cmd-complete.c writes the shell
  * completion scripts from main.c's tables.
@@ -145,6 +150,7 @@ struct package {
 		const char *repo, *name, *version;
 	} chart;			/* SRC_CHART */
 	int render_local;		/* helm: `render: local` */
+	int deploy_kubectl;		/* `deploy: kubectl`: its sync step is kubectl apply --server-side (kubectl.c) */
 	struct strlist values;		/* values files, merged in order */
 	struct kvlist set;		/* dotted keys set after values */
 	const char *namespace;		/* default: the package name */

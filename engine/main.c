@@ -42,6 +42,7 @@ static const struct command commands[] = {
 	{ "log", cmd_log, "log", "past runs, newest first" },
 	{ "forget", cmd_forget, "forget [--all | TARGET...]", "drop recorded state so the next up redoes those steps" },
 	{ "init", cmd_init, "init [DIR]", "a new distro from a template that validates and runs as is" },
+	{ "distros", cmd_distros, "distros", "the distros extends can name: IDPMAKE_DISTRO_PATH, installed, built in" },
 	{ "version", cmd_version, "version", "the version, and the versions of the libraries it was built with" },
 	{ "context", cmd_context, "context add|use|list|rm [NAME] [--argocd-server URL] [--git-remote URL] [--token-file F|--token-env VAR]",
 	  "named Argo CD and GitOps targets: add, use, list, rm (~/.config/idpmake/contexts.yaml)" },

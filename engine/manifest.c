@@ -335,7 +335,7 @@ static void conv_package(struct distro *d, struct package *p, const struct ynode
 	if (!want(n, Y_MAP, "a package"))
 		return;
 	CHECK_KEYS(n, "a package", "type", "description", "path", "git", "chart", "render", "values", "set",
-		   "namespace", "needs", "labels", "rewrite", "sync", "hooks");
+		   "namespace", "needs", "labels", "rewrite", "sync", "hooks", "deploy");
 	{
 		struct buf b = BUF_INIT;
 		ycanon(n, &b);
@@ -409,6 +409,17 @@ static void conv_package(struct distro *d, struct package *p, const struct ynode
 	}
 	if (p->rule && p->rule->builtin == RENDER_HELM && p->src != SRC_CHART)
 		p->render_local = 1;
+	if ((x = yget(n, "deploy")) && str(x, "deploy")) {
+		/* kubectl: applied by kubectl.c as a step of the graph, before the push (bootstrap) */
+		if (!strcmp(x->s, "kubectl"))
+			p->deploy_kubectl = 1;
+		else if (strcmp(x->s, "argocd"))
+			loc_error(x->loc, "deploy must be 'argocd' or 'kubectl', not '%s'", x->s);
+		if (p->deploy_kubectl && p->rule && p->rule->builtin == RENDER_ARGOCD_APP)
+			loc_error(x->loc, "'deploy: kubectl' applies manifests; an argocd-app package is Applications for Argo CD");
+		if (p->deploy_kubectl && p->rule && p->rule->builtin == RENDER_HELM)
+			p->render_local = 1;	/* kubectl applies the chart's objects, not an Application */
+	}
 	p->values = strs(yget(n, "values"), "values");
 	for (size_t i = 0; i < p->values.n; i++) {
 		const char *path = inside(yget(n, "values")->v[i], "values file", 1);

@@ -31,6 +31,7 @@
 #include "buf.h"
 #include "bundle.h"
 #include "exec.h"
+#include "kubectl.h"
 #include "manifest.h"
 #include "plan.h"
 #include "register.h"
@@ -38,6 +39,7 @@
 #include "share.h"
 #include "source.h"
 #include "util.h"
+#include "yaml.h"
 
 struct step *render_of(struct step *s)
 {
@@ -216,6 +218,51 @@ static void scan_all(struct planner *pl)
 		pthread_join(th[i], NULL);
 }
 
+/*
+ * helm: the chart's name and version as a key input, named so that explain
+ * and plan say which version changed: the pinned version of a repository
+ * chart ("(latest)" when none is pinned), or the name and version in a
+ * chart folder's Chart.yaml.  The name never holds a '/', which key_of
+ * would take for a per-file entry.
+ */
+static const char *chart_version_input(const struct distro *d, const struct step *s)
+{
+	const struct package *p = s->pkg;
+	const char *name = NULL, *version = NULL;
+
+	if (p->src == SRC_CHART) {
+		struct vars v;
+		vars_init(&v, d, s->cluster, p, s->namespace);
+		name = expand(p->chart.name, p->loc, &v);
+		version = p->chart.version ? expand(p->chart.version, p->loc, &v) : "(latest)";
+	} else if (p->path) {
+		const char *file = path_join(p->path, "Chart.yaml");
+		size_t len, n;
+		char *text = read_file(file, &len);
+		struct ypool *yp;
+		struct ynode **docs;
+		if (!text)
+			return "chart (no Chart.yaml)";
+		yp = ypool_new();
+		if (yaml_parse(yp, file, text, len, &docs, &n) == 0 && n && docs[0]->type == Y_MAP) {
+			const struct ynode *x;
+			if ((x = yget(docs[0], "name")) && x->type == Y_SCALAR)
+				name = astrdup(x->s);
+			if ((x = yget(docs[0], "version")) && x->type == Y_SCALAR)
+				version = astrdup(x->s);
+		}
+		ypool_free(yp);
+		free(text);
+	}
+	{
+		char *in = aprintf("chart %s version %s", name ? name : "(unnamed)", version ? version : "(none)");
+		for (char *c = in; *c; c++)
+			if (*c == '/')
+				*c = '_';
+		return in;
+	}
+}
+
 /* the components of a render's key; files: the tree's per-file hashes too */
 static int render_components(struct planner *pl, struct step *s, struct inputs *in, int files)
 {
@@ -250,6 +297,8 @@ static int render_components(struct planner *pl, struct step *s, struct inputs *
 	}
 	if (uses_vars)
 		inputs_add(in, "vars", vars_hash(d, s->cluster, p, s->namespace, p->values.n > 0));
+	if (r->builtin == RENDER_HELM && p->src == SRC_CHART)
+		inputs_add(in, chart_version_input(d, s), hs("chart version"));
 	for (size_t i = 0; i < p->values.n; i++) {
 		struct hash h;
 		if (file_hash(pl, p->values.v[i], &h) < 0)
@@ -265,6 +314,8 @@ static int render_components(struct planner *pl, struct step *s, struct inputs *
 		p->path = dir;
 		inputs_add(in, "git commit", hs(commit));
 	}
+	if (r->builtin == RENDER_HELM && p->src != SRC_CHART && p->path)
+		inputs_add(in, chart_version_input(d, s), hs("chart version"));
 	if (p->path) {
 		struct tree *t = s->tree;
 		const char *name = tree_name(p);
@@ -544,7 +595,10 @@ void plan_decide(struct planner *pl, struct step *s)
 		s->why = aprintf("if %s changes its output", r->id);
 		return;
 	}
-	if (s->kind == STEP_SYNC) {
+	if (s->kind == STEP_SYNC && s->pkg->deploy_kubectl) {
+		/* kubectl apply, no Argo CD needed (kubectl.c) */
+		s->key = kubectl_key(s, r ? r->output : (struct hash){ 0, 0 });
+	} else if (s->kind == STEP_SYNC) {
 		s->key = sync_key(pl, s, r ? r->output : (struct hash){ 0, 0 });
 		if (!pl->argocd_server) {
 			s->dirty = 0;
@@ -572,7 +626,8 @@ void plan_decide(struct planner *pl, struct step *s)
 						next = sync->in[i];
 			sync = next;
 		}
-		s->key = hook_key(pl, s, sync_key(pl, sync ? sync : s, r ? r->output : (struct hash){ 0, 0 }), &err);
+		s->key = hook_key(pl, s, sync && sync->pkg->deploy_kubectl ? kubectl_key(sync, r ? r->output : (struct hash){ 0, 0 }) :
+				  sync_key(pl, sync ? sync : s, r ? r->output : (struct hash){ 0, 0 }), &err);
 		if (err) {
 			s->dirty = 1;
 			s->reason = R_KEY_CHANGED;
@@ -592,7 +647,8 @@ void plan_decide(struct planner *pl, struct step *s)
 		s->dirty = 1;
 		s->reason = R_KEY_CHANGED;
 		if (s->kind == STEP_SYNC)
-			s->why = r && !hash_eq(r->output, rec.output) ? "rendered output changed" : "Application spec changed";
+			s->why = r && !hash_eq(r->output, rec.output) ? "rendered output changed" :
+				 s->pkg->deploy_kubectl ? "how it is applied changed" : "Application spec changed";
 		else
 			s->why = s->hook->when == WHEN_ONCE ? "hook command or inputs changed" : "hook or package changed";
 	} else if (!rec.ok) {

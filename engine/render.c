@@ -430,6 +430,12 @@ static int render_helm_local(const struct render_ctx *rc, struct step *s, struct
 	argv[n] = NULL;
 	ret = run_rule(rc, s, argv, o, err);
 	unlink(vfile);
+	/* name the chart and its version: "not found" is the usual failure of a bad pin */
+	if (ret < 0 && s->pkg->src == SRC_CHART)
+		*err = aprintf("helm template of chart '%s' version '%s' from %s: %s", argv[3],
+			       s->pkg->chart.version ? argv[7] : "(latest)", argv[5], *err);
+	else if (ret < 0)
+		*err = aprintf("helm template of the chart in %s: %s", s->pkg->path, *err);
 	return ret;
 }
 

@@ -244,7 +244,15 @@ static int extract(git_repository *repo, git_tree *t, const char *dir, const cha
 	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
 	co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_DONT_UPDATE_INDEX |
 			       GIT_CHECKOUT_DISABLE_PATHSPEC_MATCH;
-	co.target_directory = dir;
+	/* absolute: libgit2 makes a relative target's subfolders elsewhere, and a nested file then fails */
+	if (!(l.real = realpath(dir, NULL))) {
+		*err = aprintf("cannot resolve %s: %s", dir, strerror(errno));
+		rmtree(dir);
+		return -1;
+	}
+	co.target_directory = astrdup(l.real);
+	free(l.real);
+	l.real = NULL;
 	if (git_checkout_tree(repo, (const git_object *)t, &co) < 0) {
 		*err = gitmsg(aprintf("git source %s: cannot check it out", shown), NULL);
 		rmtree(dir);

@@ -1,0 +1,10 @@
+#!/bin/sh
+# ingress-nginx post hook: Argo CD trusts the self-signed certificate for
+# ${host} (argocd-tls-certs-cm), so it can fetch from Gitea through the
+# ingress, as idpbuilder sets it up.
+set -eu
+host=$IDPMAKE_VAR_HOST
+crt=$(kubectl -n "$IDPMAKE_NAMESPACE" get secret idpmake-tls -o jsonpath='{.data.tls\.crt}' | base64 -d)
+kubectl -n argocd create configmap argocd-tls-certs-cm --from-literal="$host=$crt" --dry-run=client -o yaml |
+	kubectl apply --server-side --force-conflicts --field-manager=idpmake -f -
+echo "argocd-tls: Argo CD trusts the certificate of $host"
