@@ -69,6 +69,8 @@ int nap(long ms);
 void note(struct call *c, int show, const char *fmt, ...) __attribute__((format(printf, 3, 4))); void note(struct call *c, int show, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int request(struct call *c, const char *method, const char *path, json_t *body, struct resp *r, const char **err);
 void resp_reset(struct resp *r);
+/* r->json, and code and message for a status that is not 200, from r->body */
+void resp_decode(struct argocd *a, struct resp *r);
 long long rfc3339(const char *s);
 
 #endif

@@ -91,5 +91,7 @@ json_t *argocd_app_spec(const struct distro *d, const struct step *s, const char
 
 /* the server ARGOCD_OPTS names with --server (arena), or NULL */
 const char *argocd_opts_server(void);
+/* the client's reading of an answer (status, body) to a GET of `app` (arena); for the fuzz target */
+const char *argocd_answer(struct argocd *a, const char *app, long status, const char *body, size_t len);
 
 #endif
