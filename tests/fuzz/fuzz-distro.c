@@ -24,6 +24,11 @@
 static char root[256], statedir[300];
 static struct amark base;
 
+static void cleanup(void)
+{
+	rmtree(root);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -31,6 +36,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!mkdtemp(root))
 		abort();
 	snprintf(statedir, sizeof(statedir), "%s/state", root);
+	atexit(cleanup);
 	unsetenv("IDPMAKE_DISTRO_PATH");
 	loc_quiet = 1;
 	/* what stays for the whole run (built-in rules), before the mark */
