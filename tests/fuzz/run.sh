@@ -3,7 +3,8 @@
 # one after the other, each for FUZZ_SECONDS (default 10) seconds of fuzzing,
 # under ASan and UBSan (the targets are built with them; `ninja test-fuzz`).
 #
-# Each starts from its seed corpus tests/fuzz/corpus/NAME/ (never written to)
+# Each starts from its seed corpus tests/fuzz/corpus/NAME/ (never written to),
+# with the dictionary tests/fuzz/NAME.dict when there is one,
 # and a working corpus BUILDDIR/corpus/NAME/ (kept between runs, so a later
 # run starts where the last one ended).  A crash, a leak, a UBSan report or a
 # timeout stops that target; its input is saved as
@@ -39,12 +40,14 @@ for name in "$@"; do
 		failed=1
 		continue
 	fi
+	dict=
+	[ -f "tests/fuzz/$name.dict" ] && dict=-dict=tests/fuzz/$name.dict
 	echo "fuzz-$name: fuzzing for $secs s (log: $log)"
 	# -timeout: one input taking 10 s is a hang; -rss_limit_mb: one using 2 GiB
 	# is a blow-up; -max_len: room for a distro with its extends and rules
 	# shellcheck disable=SC2086
 	"$bin" -max_total_time="$secs" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
-		-max_len=65536 -artifact_prefix="$build/crashes/$name-" ${FUZZ_ARGS:-} \
+		-max_len=65536 -artifact_prefix="$build/crashes/$name-" $dict ${FUZZ_ARGS:-} \
 		"$work" "$seeds" >"$log" 2>&1
 	st=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
