@@ -435,6 +435,7 @@ void resp_reset(struct resp *r)
 	buf_release(&r->body);
 	json_decref(r->json);
 	memset(r, 0, sizeof(*r));
+	r->body = (struct buf)BUF_INIT;	/* "" until a byte comes: decode reads an empty answer as text */
 	r->code = -1;
 }
 
@@ -574,6 +575,11 @@ static void decode(struct argocd *a, struct resp *r, const char *ctype)
 		r->code = json_is_integer(code) ? (int)json_integer_value(code) : -1;
 		r->message = clean(a, m, strlen(m));
 	}
+}
+
+void resp_decode(struct argocd *a, struct resp *r)
+{
+	decode(a, r);
 }
 
 /*

@@ -573,6 +573,45 @@ static int wait_done(struct call *c, struct step *s, const char *want_rev, int t
 }
 
 /*
+ * What the client makes of one answer to a GET of application `app`, as
+ * get_app, wait_done, argocd_verify_step and argocd_app_status read it: the
+ * error for a refusal, else the state line, whether the operation is done,
+ * and the sync, health and timeout messages (arena).  The body goes through
+ * the same decoding as a real answer.  For tests/fuzz/fuzz-argocd.c.
+ */
+const char *argocd_answer(struct argocd *a, const char *app, long status, const char *body, size_t len)
+{
+	struct call c = { .a = a, .app = app };
+	struct resp r = { .code = -1 };
+	struct buf b = BUF_INIT;
+	const char *out;
+
+	resp_reset(&r);
+	if (len)
+		buf_add(&r.body, body, len);
+	r.status = status;
+	resp_decode(a, &r);
+	if (r.status != 200 || !json_is_object(r.json)) {
+		buf_adds(&b, api_error(&c, aprintf("reading application '%s'", app), &r));
+		if (r.status == 400 && r.code == 9 && strstr(r.message, "another operation is already in progress"))
+			buf_adds(&b, " (waited out)");
+	} else {
+		json_t *j = r.json;
+		const char *sync = jstr(j, "status.sync.status"), *health = jstr(j, "status.health.status");
+		const char *phase = jstr(j, "status.operationState.phase");
+		buf_addf(&b, "operation %s, sync %s, health %s, revision %s, done %d",
+			 json_object_get(j, "operation") ? (*phase ? phase : "pending") : (*phase ? phase : "none"),
+			 *sync ? sync : "-", *health ? health : "-", jstr(j, "status.sync.revision"), op_done(j));
+		buf_addf(&b, "\n%s\n%s\n%s", failure(&c, j, "sync"), failure(&c, j, "health"),
+			 timed_out(&c, j, 300, "Synced and Healthy"));
+	}
+	out = clean(a, b.s, b.len);
+	buf_release(&b);
+	resp_reset(&r);
+	return out;
+}
+
+/*
  * The revision to sync: the commit this run pushed.  When this run pushed
  * nothing (a retry of a failed sync), NULL: Argo CD syncs the branch head,
  * which holds the folder as last pushed.

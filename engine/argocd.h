@@ -117,5 +117,7 @@ int argocd_unregister_cluster(struct argocd *a, const char *name, const char **e
 
 /* the server ARGOCD_OPTS names with --server (arena), or NULL */
 const char *argocd_opts_server(void);
+/* the client's reading of an answer (status, body) to a GET of `app` (arena); for the fuzz target */
+const char *argocd_answer(struct argocd *a, const char *app, long status, const char *body, size_t len);
 
 #endif

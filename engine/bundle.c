@@ -14,7 +14,8 @@
 /*
  * Every bound is checked as "what is left" so that nothing can wrap: a
  * header on the last line, a length past the end (a truncated file) or a
- * length that is not a plain decimal number make the bundle invalid.
+ * length that is not a plain decimal number make the bundle invalid, and
+ * so does a NUL in a header line (a name cut short names another file).
  */
 int bundle_parse(char *text, size_t len, struct bundle *b, const char *what)
 {
@@ -29,16 +30,16 @@ int bundle_parse(char *text, size_t len, struct bundle *b, const char *what)
 		char *line = text + off, *nl = memchr(line, '\n', len - off), *sp = NULL, *end;
 		unsigned long long n;
 		size_t rest;
-		if (!nl)
-			goto bad;
+		if (!nl || memchr(line, 0, (size_t)(nl - line)))
+			goto bad;	/* no end, or a NUL that would cut the name short */
 		/* the last space: the length has none, a name may (RBAC names) */
 		for (char *c = nl; c > line; c--)
 			if (c[-1] == ' ') {
 				sp = c - 1;
 				break;
 			}
-		if (!sp || sp == line || sp[1] < '0' || sp[1] > '9')
-			goto bad;
+		if (!sp || sp == line || sp[1] < '0' || sp[1] > '9' || (sp[1] == '0' && sp + 2 != nl))
+			goto bad;	/* no length, no name, or a length with a leading zero (one bundle, one text) */
 		errno = 0;
 		n = strtoull(sp + 1, &end, 10);
 		rest = len - (size_t)(nl + 1 - text);	/* bytes after the header line */

@@ -62,6 +62,11 @@
  *
  * Everything that lives as long as the run is allocated from one arena
  * (util.h) and never freed individually.
+ *
+ * tests/fuzz/ holds libFuzzer targets over the parsers hostile input
+ * reaches (the distro loader, Argo CD's answers through argocd_answer, the
+ * bundle reader, rewrites through render_rewrite); yaml.c's limits keep a
+ * document's cost within bounds.
  */
 #ifndef IDPMAKE_GRAPH_H
 #define IDPMAKE_GRAPH_H

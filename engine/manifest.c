@@ -882,6 +882,12 @@ struct distro *manifest_load(const char *file, const char *statedir)
 	return loc_errors ? NULL : d;
 }
 
+void manifest_unload(void)
+{
+	ypool_free(pool);
+	pool = NULL;
+}
+
 /* ---- queries ---- */
 
 struct package *find_package(const struct distro *d, const char *name)

@@ -11,6 +11,8 @@
  * `statedir` is where built-in distros are unpacked when extended.
  */
 struct distro *manifest_load(const char *file, const char *statedir);
+/* free the trees of every distro file loaded (their distros point into them) */
+void manifest_unload(void);
 
 /* the variables a package sees on a cluster: builtins, cluster, distro */
 struct vars {

@@ -87,6 +87,12 @@ static char *rewrite(const struct package *p, const struct step *s, const struct
 	return text;
 }
 
+char *render_rewrite(const struct package *p, const struct step *s, const struct distro *d,
+		     char *text, size_t *len, const char **err)
+{
+	return rewrite(p, s, d, text, len, err);
+}
+
 /* parse YAML text into objects; List kinds are expanded */
 static int parse_objects(struct objects *o, const char *what, const char *text, size_t len, const char **err)
 {

@@ -26,6 +26,14 @@ int render_step(const struct render_ctx *rc, struct step *s, struct hash *output
 /* render into memory only (for `render` and `diff`): entries point into b */
 int render_to_bundle(const struct render_ctx *rc, struct step *s, struct bundle *b, const char **err);
 
+/*
+ * The package's rewrites, ${var} expanded in each replacement, applied to
+ * text (malloc'd, taken); the new text (malloc'd, *len set) or NULL with
+ * *err.  What render_step does to a renderer's output before parsing it.
+ */
+char *render_rewrite(const struct package *p, const struct step *s, const struct distro *d,
+		     char *text, size_t *len, const char **err);
+
 /* the tool version line(s) a rule's `version` prints, for keys */
 const char *rule_tool_version(const struct rule *r, const char **err);
 

@@ -184,6 +184,30 @@ void afree_all(void)
 	}
 }
 
+struct amark amark(void)
+{
+	struct amark m;
+
+	pthread_mutex_lock(&arena_lock);
+	m.block = arena;
+	m.used = arena ? arena->used : 0;
+	pthread_mutex_unlock(&arena_lock);
+	return m;
+}
+
+void arelease(struct amark m)
+{
+	pthread_mutex_lock(&arena_lock);
+	while (arena && arena != m.block) {
+		struct block *b = arena;
+		arena = b->next;
+		free(b);
+	}
+	if (arena)
+		arena->used = m.used;
+	pthread_mutex_unlock(&arena_lock);
+}
+
 void *agrow(void *p, size_t n, size_t sz)
 {
 	/* capacity is the next power of two >= n+1; grows when n is one */

@@ -40,6 +40,13 @@ char *astrdup(const char *s);
 char *astrndup(const char *s, size_t n);
 char *aprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void afree_all(void);
+/* the arena's top, and freeing what was allocated since (one thread; the fuzz targets) */
+struct amark {
+	void *block;
+	size_t used;
+};
+struct amark amark(void);
+void arelease(struct amark m);
 
 /* grow a dynamic array: `p` has `*n` elements of size `sz`, room for one more */
 void *agrow(void *p, size_t n, size_t sz);

@@ -292,21 +292,61 @@ static void apply_merges(struct ypool *p, struct ynode *n, struct ynode **merges
 }
 
 /*
- * convert libyaml's document node `id` to a tree; depth guards alias loops.
- * NULL on failure; *errs counts the errors it printed (none for too deep).
+ * The limits on one document (idpmake-distro(5) DIAGNOSTICS), so that
+ * hostile input ends as an error at its file:line, not as a run out of
+ * memory or time:
+ *   YAML_MAX_DEPTH   collections nested in each other;
+ *   YAML_MAX_SCALAR  bytes of one scalar (the Kubernetes API takes no
+ *                    object above about 1.5 MiB);
+ *   YAML_MAX_ALIASED nodes that aliases may add to a document beyond the
+ *                    nodes written in it: libyaml shares an anchored node,
+ *                    the tree copies it at each alias, so ten levels of ten
+ *                    aliases ("billion laughs") would make 10^10 nodes.
  */
-static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id,
-			     const char *file, int depth, int *errs)
+#define YAML_MAX_DEPTH 200
+#define YAML_MAX_SCALAR (4u << 20)
+#define YAML_MAX_ALIASED 100000
+
+struct cctx {
+	const char *file;
+	int errs;		/* errors printed */
+	size_t left;		/* nodes this document may still make */
+};
+
+/*
+ * convert libyaml's document node `id` to a tree; NULL after a located
+ * error (a limit above, a key that is not a scalar, a duplicate key).
+ */
+static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id, int depth, struct cctx *cx)
 {
 	yaml_node_t *yn = yaml_document_get_node(doc, id);
-	struct loc loc = { file, 0, 0 };
+	struct loc loc = { cx->file, 0, 0 };
 	struct ynode *n;
 
-	if (!yn || depth > 200)
+	if (!yn)
 		return NULL;
 	if (interrupted()) return NULL;
 	loc.line = (int)yn->start_mark.line + 1;
 	loc.col = (int)yn->start_mark.column + 1;
+	if (depth > YAML_MAX_DEPTH) {
+		loc_error(loc, "YAML nested more than %d levels deep%s", YAML_MAX_DEPTH,
+			  yn->type == YAML_SCALAR_NODE ? "" : " (or an alias that contains itself)");
+		cx->errs++;
+		return NULL;
+	}
+	if (!cx->left) {
+		loc_error(loc, "YAML aliases expand to more than %d nodes beyond the document's own "
+			  "(an alias bomb?)", YAML_MAX_ALIASED);
+		cx->errs++;
+		return NULL;
+	}
+	cx->left--;
+	if (yn->type == YAML_SCALAR_NODE && yn->data.scalar.length > YAML_MAX_SCALAR) {
+		loc_error(loc, "YAML scalar of %zu bytes is larger than the limit of %u bytes (4 MiB)",
+			  yn->data.scalar.length, YAML_MAX_SCALAR);
+		cx->errs++;
+		return NULL;
+	}
 	switch (yn->type) {
 	case YAML_SCALAR_NODE: {
 		enum ystyle st = YS_PLAIN;
@@ -326,7 +366,7 @@ static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id,
 		n = ynew(p, Y_SEQ, loc);
 		for (yaml_node_item_t *it = yn->data.sequence.items.start;
 		     it < yn->data.sequence.items.top; it++) {
-			struct ynode *c = convert(p, doc, *it, file, depth + 1, errs);
+			struct ynode *c = convert(p, doc, *it, depth + 1, cx);
 			if (!c)
 				return NULL;
 			ypush(p, n, c);
@@ -338,13 +378,13 @@ static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id,
 		n = ynew(p, Y_MAP, loc);
 		for (yaml_node_pair_t *pr = yn->data.mapping.pairs.start;
 		     pr < yn->data.mapping.pairs.top; pr++) {
-			struct ynode *k = convert(p, doc, pr->key, file, depth + 1, errs);
-			struct ynode *v = convert(p, doc, pr->value, file, depth + 1, errs);
+			struct ynode *k = convert(p, doc, pr->key, depth + 1, cx);
+			struct ynode *v = k ? convert(p, doc, pr->value, depth + 1, cx) : NULL;
 			if (!k || !v)
 				return NULL;
 			if (k->type != Y_SCALAR) {
 				loc_error(k->loc, "mapping keys must be scalars");
-				++*errs;
+				cx->errs++;
 				return NULL;
 			}
 			if (k->style == YS_PLAIN && !strcmp(k->s, "<<")) {
@@ -358,7 +398,7 @@ static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id,
 			}
 			if ((size_t)(pr - yn->data.mapping.pairs.start) == dup) {
 				loc_error(k->loc, "duplicate key '%s'", k->s);
-				++*errs;
+				cx->errs++;
 				return NULL;
 			}
 			yappend(p, n, k, v);
@@ -401,13 +441,13 @@ int yaml_parse(struct ypool *p, const char *file, const char *text, size_t len,
 			break;
 		}
 		if (!(root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0)) {
-			int errs = 0;
-			struct ynode *t = convert(p, &doc, 1, file, 0, &errs);
+			struct cctx cx = { file, 0, (size_t)(doc.nodes.top - doc.nodes.start) + YAML_MAX_ALIASED };
+			struct ynode *t = convert(p, &doc, 1, 0, &cx);
 			if (!t) {
 				if (interrupted()) { yaml_document_delete(&doc); ret = -1; break; }
 				struct loc loc = { file, (int)root->start_mark.line + 1, 1 };
-				if (!errs)
-					loc_error(loc, "YAML nested too deeply (recursive alias?)");
+				if (!cx.errs)
+					loc_error(loc, "malformed YAML document");
 				yaml_document_delete(&doc);
 				ret = -1;
 				break;

@@ -155,7 +155,8 @@ t_ok "up two/b" idpmake up two/b
 t_ok "the GitOps repository has a commit" git --git-dir=.idpmake/gitops.git rev-parse --verify -q main
 git --git-dir=.idpmake/gitops.git ls-tree -r --name-only main >tree.txt 2>&1
 t_grep "it holds two/b" '^two/b/' tree.txt
-t_grep "and two/a (b needs a)" '^two/a/' tree.txt
+# a renders alike on both linked clusters: one folder, _shared/a (fleet.md)
+t_grep "and a (b needs a), in the folder the linked clusters share" '^_shared/a/' tree.txt
 t_nogrep "not two/c (not selected)" '^two/c/' tree.txt
 t_nogrep "not two/e (not selected)" '^two/e/' tree.txt
 t_nogrep "not one/a (not selected)" '^one/a/' tree.txt

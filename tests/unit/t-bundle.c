@@ -44,6 +44,8 @@ static void test_bad_inputs(void)
 		"idpmake-bundle 1\nconfigmap.a.yaml -1\nx\n",
 		"idpmake-bundle 1\nconfigmap.a.yaml +1\nx\n",
 		"idpmake-bundle 1\nconfigmap.a.yaml 1x\nx\n",
+		"idpmake-bundle 1\nconfigmap.a.yaml 01\nx\n",	/* a leading zero: bundle_write writes 1 */
+		"idpmake-bundle 1\nconfigmap.a.yaml 00\n\n",
 		"idpmake-bundle 1\nconfigmap.a.yaml \nx\n",
 		"idpmake-bundle 1\n 1\nx\n",			/* no name */
 		"idpmake-bundle 1\nnospace\n",
@@ -60,6 +62,13 @@ static void test_bad_inputs(void)
 		CHECK(r == -1 && b.n == 0 && b.v == NULL && b.text == NULL);
 		if (r != -1)
 			fprintf(stderr, "  bad input %zu was accepted\n", i);
+	}
+	{
+		/* a NUL in a name cuts it short: another file (found by tests/fuzz/fuzz-bundle) */
+		static const char nul[] = "idpmake-bundle 1\nRoleBinding.my bind\0ing.yaml 5\nab cd\n";
+		struct bundle b;
+		int r = parse_exact(nul, sizeof(nul) - 1, &b);
+		CHECK(r == -1 && b.n == 0 && b.v == NULL);
 	}
 }
 

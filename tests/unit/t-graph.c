@@ -361,7 +361,7 @@ static void test_select(void)
 	capture_start();
 	CHECK(graph_select(g, t, 1, NULL) == -1);
 	err = capture_end();
-	CHECK(printed("unknown target 'nowhere/a'") && printed("no cluster 'nowhere'"));
+	CHECK(printed("unknown target 'nowhere/a'") && printed("no cluster named 'nowhere'"));
 	t[0] = "c";
 	lv[0] = "tier=core";
 	capture_start();
