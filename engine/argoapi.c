@@ -577,9 +577,9 @@ static void decode(struct argocd *a, struct resp *r, const char *ctype)
 	}
 }
 
-void resp_decode(struct argocd *a, struct resp *r)
+void resp_decode(struct argocd *a, struct resp *r, const char *ctype)
 {
-	decode(a, r);
+	decode(a, r, ctype);
 }
 
 /*

@@ -85,7 +85,7 @@ int argocd_appset_element(struct call *c, const struct step *s, const char *name
 int request(struct call *c, const char *method, const char *path, json_t *body, struct resp *r, const char **err);
 void resp_reset(struct resp *r);
 /* r->json, and code and message for a status that is not 200, from r->body */
-void resp_decode(struct argocd *a, struct resp *r);
+void resp_decode(struct argocd *a, struct resp *r, const char *ctype);	/* ctype: the Content-Type, or NULL */
 long long rfc3339(const char *s);
 
 #endif

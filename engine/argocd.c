@@ -590,7 +590,8 @@ const char *argocd_answer(struct argocd *a, const char *app, long status, const 
 	if (len)
 		buf_add(&r.body, body, len);
 	r.status = status;
-	resp_decode(a, &r);
+	/* an HTML error page when the body says so, as a proxy sends it */
+	resp_decode(a, &r, len && body[0] == '<' ? "text/html" : "application/json");
 	if (r.status != 200 || !json_is_object(r.json)) {
 		buf_adds(&b, api_error(&c, aprintf("reading application '%s'", app), &r));
 		if (r.status == 400 && r.code == 9 && strstr(r.message, "another operation is already in progress"))
