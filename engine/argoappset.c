@@ -5,8 +5,7 @@
  * The ApplicationSet is named after the package.  Its list generator has
  * an element per cluster that idpmake has synced the package to:
  *
- *     {name: APPLICATION, cluster, server, clusterName, namespace, path: FOLDER,
- *      revision: COMMIT}
+ *     {name: APPLICATION, cluster, server, namespace, path: FOLDER, revision: COMMIT}
  *
  * and its template (goTemplate) makes the Application that the package's
  * sync step would have made, pinned to the element's revision, with
@@ -46,7 +45,6 @@ static json_t *template_of(const json_t *app)
 	json_object_set_new(src, "path", json_string("{{.path}}"));
 	json_object_set_new(src, "targetRevision", json_string("{{.revision}}"));
 	json_object_set_new(dst, "server", json_string("{{.server}}"));
-	json_object_set_new(dst, "name", json_string("{{.clusterName}}"));
 	json_object_set_new(dst, "namespace", json_string("{{.namespace}}"));
 	json_object_set_new(spec, "destination", dst);
 	if (!pol) {
@@ -67,9 +65,8 @@ int argocd_appset_element(struct call *c, const struct step *s, const char *name
 	struct resp r = { .code = -1 };
 	int ret = -1;
 
-	el = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "name", name, "cluster", s->cluster->name,
-		       "server", s->cluster->argo_name ? "" : s->cluster->server ? s->cluster->server : "https://kubernetes.default.svc",
-		       "clusterName", s->cluster->argo_name ? s->cluster->argo_name : "",
+	el = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "name", name, "cluster", s->cluster->name,
+		       "server", s->cluster->server ? s->cluster->server : "https://kubernetes.default.svc",
 		       "namespace", s->namespace, "path", s->gitpath,
 		       "revision", commit ? commit : jstr(spec, "source.targetRevision"));
 	pthread_mutex_lock(&lock);

@@ -640,7 +640,7 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	struct argocd *a = ctx;
 	const struct distro *d = a->d;
 	int timeout = s->pkg->sync.timeout > 0 ? s->pkg->sync.timeout : DEFAULT_TIMEOUT, helm = helm_app(s), ret = -1;
-	int cnoe = s->pkg->app_file != NULL, appset = 0;
+	int cnoe = s->pkg->app_file != NULL, appset = 0, generated = 0;
 	/* Applications whose sources idpmake does not own whole sync at their own revisions */
 	const char *name = argocd_app_name(d, s), *want_rev = helm || cnoe ? NULL : pushed_commit(s, commit);
 	struct resp r = { .code = -1 };
@@ -681,23 +681,24 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 		ret = 0;
 		goto out;
 	}
-	if ((d->argocd.fleet_appset || s->pkg->sync.appset) && !helm && !cnoe) {
-		/* the package's ApplicationSet generates the Application (argoappset.c): its element moves it */
-		const char *rev = s->folder_commit ? s->folder_commit : commit && *commit ? commit : NULL;
-		if (argocd_appset_element(&c, s, name, app, rev, err) == 0)
-			ret = wait_done(&c, s, rev, timeout, err);
-		if (ret == 0)
-			note(&c, 0, "application '%s' (of ApplicationSet '%s') is Synced%s", name, s->pkg->name,
-			     s->pkg->sync.wait_healthy ? " and Healthy" : "");
-		goto out;
+	if ((d->argocd.fleet_appset || s->pkg->sync.appset) && !helm && !cnoe && !s->cluster->argo_name) {
+		/*
+		 * The package's ApplicationSet generates the Application
+		 * (argoappset.c): its element moves it; then it is synced to that
+		 * revision like any other (a sync that failed before is retried).
+		 */
+		if (!(want_rev = s->folder_commit ? s->folder_commit : commit && *commit ? commit : NULL) ||
+		    argocd_appset_element(&c, s, name, app, want_rev, err) < 0)
+			goto out;
+		generated = 1;
 	}
 	note(&c, 0, "application '%s' in namespace '%s' (project '%s'), %s %s", name, d->argocd.namespace,
 	     d->argocd.project, helm ? "chart" : "commit", helm ? jstr(app, "spec.source.chart") : commit ? commit : d->git.branch);
 
-	/* create or update (API.md 5.3) */
-	if (request(&c, "POST", "/api/v1/applications?upsert=true", app, &r, err) < 0)
+	/* create or update (API.md 5.3), unless an ApplicationSet made it */
+	if (!generated && request(&c, "POST", "/api/v1/applications?upsert=true", app, &r, err) < 0)
 		goto out;
-	if (r.status != 200) {
+	if (!generated && r.status != 200) {
 		*err = api_error(&c, aprintf("creating or updating application '%s'", name), &r);
 		goto out;
 	}
