@@ -12,6 +12,8 @@ mkdir -p repo && git -C repo init -q -b main || t_bail "git init"
 mkdistro repo/platform <<'EOF'
 idpmake: 1
 name: revs
+# a folder per cluster, as written (linked clusters would share _shared/PKG)
+git: {path: "${cluster}/${package}"}
 clusters:
   dev: {}
   prod: {vars: {replicas: "3"}}

@@ -69,7 +69,7 @@ IN=d check "explain: a step" "idpmake explain pu" push
 t_ok "completion zsh" idpmake completion zsh
 cp "$STDOUT" _idpmake
 t_grep "zsh: a #compdef file" '^#compdef idpmake' _idpmake
-t_grep "zsh: the commands" "names=\\(up plan .*context completion help" _idpmake
+t_grep "zsh: the commands" "names=\\(up promote plan .*context completion help" _idpmake
 if command -v zsh >/dev/null; then t_ok "it is zsh" zsh -n _idpmake; else t_skip "zsh is not installed: its syntax is unchecked"; fi
 t_ok "completion fish" idpmake completion fish
 cp "$STDOUT" idpmake.fish
