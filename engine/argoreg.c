@@ -34,6 +34,7 @@
 #include "argoapi.h"
 #include "argocd.h"
 #include "hash.h"
+#include "url.h"
 #include "util.h"
 #include "yaml.h"
 
@@ -541,6 +542,13 @@ static int register_repo(struct call *c, const char **err)
 	if (!token || !*token) {
 		note(c, 1, "no IDPMAKE_GIT_TOKEN: the repository %s is left to Argo CD's own settings", a->repo_url);
 		return 0;
+	}
+	{
+		/* the password goes in the body: to an Argo CD over plain http only when allowed, as git's */
+		struct url u;
+		if (url_parse(a->base, &u) == 0 && !url_may_send_credentials(&u, "IDPMAKE_GIT_TOKEN (repository:register)"))
+			return *err = aprintf("repository:register would send IDPMAKE_GIT_TOKEN to Argo CD at %s over plain "
+					      "http: use https, or set IDPMAKE_GIT_ALLOW_HTTP=1", a->base), -1;
 	}
 	if (!user || !*user)
 		user = "git";

@@ -234,6 +234,27 @@ size_t fleet_unmatched(const struct distro *d)
  * Application points at.  '_' starts no cluster name, so the folder cannot
  * collide with CLUSTER/PACKAGE.  Cloned clusters keep their own copy.
  */
+/* what a package's render depends on, on a cluster (zero: it names the cluster, as helm and argocd-app do) */
+static struct hash variant(const struct distro *d, const struct cluster *c, const struct package *p)
+{
+	struct hasher *h;
+	const char *ns;
+
+	if (p->rule->builtin == RENDER_HELM || p->rule->builtin == RENDER_ARGOCD_APP || p->values.n ||
+	    !(ns = package_namespace(d, c, p)))
+		return (struct hash){ 0, 0 };
+	h = hasher_new();
+	hasher_adds(h, ns);
+	hasher_addh(h, vars_hash(d, c, p, ns, 0));
+	return hasher_end(h);
+}
+
+int fleet_renders_alike(const struct distro *d, const struct cluster *a, const struct cluster *b, const struct package *p)
+{
+	struct hash x = variant(d, a, p);
+	return !hash_zero(x) && hash_eq(x, variant(d, b, p));
+}
+
 const char **fleet_linked_folders(const struct distro *d)
 {
 	const char **v = amalloc((d->npackages + 1) * sizeof(*v));
@@ -245,20 +266,13 @@ const char **fleet_linked_folders(const struct distro *d)
 		struct hash first = { 0, 0 };
 		size_t n = 0;
 		int same = 1;
-		if (p->rule->builtin == RENDER_HELM || p->rule->builtin == RENDER_ARGOCD_APP || p->values.n)
-			continue;
 		for (size_t ci = 0; ci < d->nclusters && same; ci++) {
 			const struct cluster *c = &d->clusters[ci];
-			const char *ns;
-			struct hasher *h;
 			struct hash k;
-			if (c->mode != MODE_LINKED || !cluster_has(d, c, p) || !(ns = package_namespace(d, c, p)))
+			if (c->mode != MODE_LINKED || !cluster_has(d, c, p))
 				continue;
-			h = hasher_new();
-			hasher_adds(h, ns);
-			hasher_addh(h, vars_hash(d, c, p, ns, 0));
-			k = hasher_end(h);
-			if (n++ && !hash_eq(k, first))
+			k = variant(d, c, p);
+			if (hash_zero(k) || (n++ && !hash_eq(k, first)))
 				same = 0;
 			first = k;
 		}

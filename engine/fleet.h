@@ -17,6 +17,8 @@ int unit_labels_match(const struct cluster *c, const struct package *p, const st
 /* does a cluster name match a target's cluster part, a name or a glob ('eu-*')? */
 int cluster_name_match(const char *pattern, const char *name);
 
+/* does p render alike on clusters a and b (same variables used, namespace; a renderer that names no cluster)? */
+int fleet_renders_alike(const struct distro *d, const struct cluster *a, const struct cluster *b, const struct package *p);
 /* per package: the folder its linked clusters share (_shared/PACKAGE), or NULL */
 const char **fleet_linked_folders(const struct distro *d);
 

@@ -99,6 +99,40 @@ static int is_local_remote(const char *url)
 	return strncmp(url, "https://", 8) && strncmp(url, "http://", 7);
 }
 
+static int unit_folder_cmp(const void *a, const void *b)
+{
+	const struct unit *x = *(const struct unit *const *)a, *y = *(const struct unit *const *)b;
+	return strcmp(x->render->gitpath, y->render->gitpath);
+}
+
+/*
+ * Two renders never share a folder unless they are one render: a package
+ * that renders alike on linked clusters (fleet.c's _shared/PACKAGE, or a
+ * git.path without ${cluster}).  Otherwise a git.path that does not tell
+ * two clusters (or packages) apart would make one push drop the other's
+ * render, and every later run flip between them.
+ */
+static void check_folders(const struct distro *d, struct unit *units, size_t nunits)
+{
+	const struct unit **v = xcalloc(nunits + 1, sizeof(*v));
+
+	for (size_t i = 0; i < nunits; i++)
+		v[i] = &units[i];
+	qsort(v, nunits, sizeof(*v), unit_folder_cmp);
+	for (size_t i = 1; i < nunits; i++) {
+		const struct unit *a = v[i - 1], *b = v[i];
+		if (strcmp(a->render->gitpath, b->render->gitpath) ||
+		    (a->p == b->p && a->c->mode == MODE_LINKED && b->c->mode == MODE_LINKED &&
+		     fleet_renders_alike(d, a->c, b->c, a->p)))
+			continue;
+		loc_error(d->git.path_loc, "git.path gives %s/%s and %s/%s the same folder '%s'; make it tell them "
+			  "apart (${cluster}/${package} does)", a->c->name, a->p->name, b->c->name, b->p->name,
+			  a->render->gitpath);
+		break;
+	}
+	free(v);
+}
+
 /* CLUSTER/PKG of a step, or its id (push, wave:NAME), for the cycle message */
 static const char *unit_name(const struct step *s)
 {
@@ -194,6 +228,7 @@ struct graph *graph_build(struct distro *d)
 			uof[ci * d->npackages + pi] = nunits;
 		}
 	}
+	check_folders(d, units, nunits);
 	{
 		struct named *pk = xcalloc(2 * d->npackages + 1, sizeof(*pk)), *cl = xcalloc(d->nclusters + 1, sizeof(*cl));
 		size_t npk = 0;
