@@ -1,0 +1,40 @@
+#!/bin/bash
+# Review finding: a distro whose argocd.server is http://HOST sends
+# ARGOCD_AUTH_TOKEN (and, for repository:register, IDPMAKE_GIT_TOKEN) in
+# clear text, with no opt-in and no warning, while git refuses credentials
+# over http without IDPMAKE_GIT_ALLOW_HTTP=1 (issue 12 #2) and an insecure
+# TLS setting is warned about on every run.  Expected: no bearer over plain
+# http unless ARGOCD_OPTS holds --plaintext (the argocd CLI's opt-in).
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+port=$(free_port)
+python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8)
+while True:
+    c, _ = s.accept(); d = c.recv(65536)
+    open(sys.argv[2], "ab").write(d)
+    c.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"); c.close()' "$port" "$T/got.txt" &
+t_pids="$t_pids $!"
+t_wait_for 10 sh -c "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", $port))' 2>/dev/null" || t_bail "the listener did not start"
+bare=$T/gitops.git
+git init -q --bare -b main "$bare" || t_bail "git init failed"
+mkdistro d <<EOF2
+idpmake: 1
+name: plainhttp
+git: {remote: "$bare"}
+argocd: {server: "http://127.0.0.1:$port"}
+clusters:
+  a: {server: "https://a.example:6443"}
+packages:
+  web: {type: manifests, path: packages/web}
+EOF2
+mkmanifest d/packages/web/cm.yaml ConfigMap web
+unset ARGOCD_OPTS
+export ARGOCD_AUTH_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
+"$IDPMAKE" -C d up >"$T/up.txt" 2>&1
+touch "$T/got.txt"
+t_nostring "the token was not sent over plain http without --plaintext" "$ARGOCD_AUTH_TOKEN" "$T/got.txt"
+t_done
