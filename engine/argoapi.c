@@ -377,6 +377,13 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 		}
 		curl_ready = 1;
 	}
+	if (!strncmp(base, "http:", 5) && !o.plaintext) {
+		/* an http:// URL as the server: the token would go readable on the way; --plaintext says so knowingly */
+		free(token);
+		*err = aprintf("%s is plain http, and the Argo CD token would go readable on the way: use https, "
+			       "or say --plaintext in ARGOCD_OPTS to mean it", url_masked(base, "***"));
+		return NULL;
+	}
 	a = xcalloc(1, sizeof(*a));
 	a->d = d;
 	a->statedir = statedir;
@@ -398,10 +405,6 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 		warn("argocd: TLS verification is off (%s): idpmake does not check that %s is the Argo CD"
 		     " server, and sends the token to whoever answers; for a private CA set argocd.ca-file instead",
 		     o.insecure ? "--insecure in ARGOCD_OPTS" : "argocd.insecure in the distro", url_masked(base, "***"));
-	if (!strncmp(base, "http:", 5) && !o.plaintext)
-		/* an http:// URL written as the server: the token goes readable on the way; --plaintext says so knowingly */
-		warn("argocd: %s is plain http: the Argo CD token goes readable on the way (use https, or say "
-		     "--plaintext in ARGOCD_OPTS to mean it)", url_masked(base, "***"));
 	a->cainfo = o.cacert ? o.cacert : d->argocd.ca_file;
 	a->repo_url = argocd_repo_url(d, statedir);
 	a->verbose = verbose;

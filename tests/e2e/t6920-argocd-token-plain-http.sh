@@ -34,7 +34,12 @@ EOF2
 mkmanifest d/packages/web/cm.yaml ConfigMap web
 unset ARGOCD_OPTS
 export ARGOCD_AUTH_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-"$IDPMAKE" -C d up >"$T/up.txt" 2>&1
+t_exit 1 "up refuses an http:// Argo CD without --plaintext" "$IDPMAKE" -C d up
+t_grep "the refusal says why and the way out" 'plain http, and the Argo CD token would go readable on the way: use https, or say --plaintext' "$OUTPUT"
+t_nostring "the token is not in the message" "$ARGOCD_AUTH_TOKEN" "$OUTPUT"
 touch "$T/got.txt"
 t_nostring "the token was not sent over plain http without --plaintext" "$ARGOCD_AUTH_TOKEN" "$T/got.txt"
+export ARGOCD_OPTS=--plaintext
+"$IDPMAKE" -C d up >"$T/up2.txt" 2>&1
+t_grep "with --plaintext, said knowingly, it is sent" 'Authorization: Bearer' "$T/got.txt"
 t_done
