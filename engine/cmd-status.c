@@ -144,13 +144,37 @@ int cmd_forget(struct ctx *c)
 {
 	int r, n = 0;
 
+	char **ids = NULL;
+	size_t nids = 0, nt = 0;
+
 	if (c->all)
 		return forget_all(c);
+	/* STEP ids (CLUSTER:register, c/web:sync, ...) name one step; the rest are targets */
+	for (size_t t = 0; t < c->ntargets; t++) {
+		if (strchr(c->targets[t], ':')) {
+			ids = agrow(ids, nids, sizeof(*ids));
+			ids[nids++] = c->targets[t];
+		} else {
+			c->targets[nt++] = c->targets[t];
+		}
+	}
+	c->ntargets = nt;
 	if ((r = ctx_load(c, 0)))
 		return r;
+	for (size_t i = 0; i < nids; i++)
+		if (!graph_find(c->g, ids[i]))
+			return fprintf(stderr, "idpmake: forget: no step '%s' (see idpmake graph --format json)\n", ids[i]), 2;
 	if (state_lock(c->st, c->wait) < 0)
 		return 1;
-	if (!c->ntargets && !c->labels.n) {
+	for (size_t i = 0; i < nids; i++) {
+		int m = state_forget(c->st, ids[i]);
+		if (m < 0)
+			return 1;
+		n += m;
+	}
+	if (nids && !nt && !c->labels.n) {
+		/* only steps were named */
+	} else if (!c->ntargets && !c->labels.n) {
 		n = state_forget(c->st, NULL);
 	} else if (!c->ntargets) {
 		/* -l: the labelled packages' steps, not what they need */

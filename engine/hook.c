@@ -31,8 +31,6 @@ static const char *env_name(const char *var)
 int hook_run(const struct distro *d, struct step *s, const char *commit, const char *rendered, const char **err)
 {
 	struct strvec env = STRVEC_INIT;
-	const char *argv[] = { "/bin/sh", "-c", s->hook->run, NULL };
-	struct proc p = { 0 };
 	struct vars v;
 	int r;
 
@@ -66,18 +64,28 @@ int hook_run(const struct distro *d, struct step *s, const char *commit, const c
 		if (val && !have)
 			strvec_pushf(&env, "%s=%s", name, val);
 	}
+	r = hook_spawn(s, &env, "hook", err);
+	strvec_clear(&env);
+	return r;
+}
+
+int hook_spawn(struct step *s, const struct strvec *env, const char *what, const char **err)
+{
+	const char *argv[] = { "/bin/sh", "-c", s->hook->run, NULL };
+	struct proc p = { 0 };
+	int r;
+
 	p.argv = argv;
 	s->command = s->hook->run;
 	if (status_verbose())
 		fprintf(stderr, "idpmake: %s: %s\n", s->id, s->command);
 	p.cwd = s->hook->dir;
-	p.env = env.v;
+	p.env = (const char *const *)env->v;
 	p.log = s->log;
 	p.timeout = s->hook->timeout;
 	r = proc_run(&p);
 	if (r < 0)
-		*err = p.timed_out ? aprintf("hook timed out after %d s", s->hook->timeout) :
-		       p.spawn_errno ? proc_failure(&p) : aprintf("hook exited with status %d", p.status);
-	strvec_clear(&env);
+		*err = p.timed_out ? aprintf("%s timed out after %d s", what, s->hook->timeout) :
+		       p.spawn_errno ? proc_failure(&p) : aprintf("%s exited with status %d", what, p.status);
 	return r;
 }

@@ -11,4 +11,12 @@
  */
 int hook_run(const struct distro *d, struct step *s, const char *commit, const char *rendered, const char **err);
 
+/*
+ * Run s->hook->run (/bin/sh -c, in the hook's folder, with its timeout)
+ * with the environment env, into s->log; `what` names it in *err ("hook",
+ * "check").  Shared by hooks and wave checks (rollout.c).
+ */
+struct strvec;
+int hook_spawn(struct step *s, const struct strvec *env, const char *what, const char **err);
+
 #endif

@@ -24,6 +24,7 @@
 
 #include "buf.h"
 #include "exec.h"
+#include "hook.h"
 #include "fleet.h"
 #include "rollout.h"
 #include "util.h"
@@ -111,23 +112,13 @@ static int bake(const struct step *s, const char **err)
 static int run_check(struct planner *pl, struct step *s, const char *commit, const char **err)
 {
 	struct strvec env = STRVEC_INIT;
-	const char *argv[] = { "/bin/sh", "-c", s->hook->run, NULL };
-	struct proc p = { 0 };
 	int r;
 
 	proc_env_base(&env);	/* the allowlist: no credential reaches a check */
 	strvec_pushf(&env, "IDPMAKE_WAVE=%s", s->wave->name);
 	strvec_pushf(&env, "IDPMAKE_WAVE_CLUSTERS=%s", wave_clusters(pl->g->d, s->wave, " "));
 	strvec_pushf(&env, "IDPMAKE_COMMIT=%s", commit ? commit : "");
-	p.argv = argv;
-	p.cwd = s->hook->dir;
-	p.env = env.v;
-	p.log = s->log;
-	p.timeout = s->hook->timeout;
-	r = proc_run(&p);
-	if (r < 0)
-		*err = p.timed_out ? aprintf("check timed out after %d s", s->hook->timeout) :
-		       p.spawn_errno ? proc_failure(&p) : aprintf("check exited with status %d", p.status);
+	r = hook_spawn(s, &env, "check", err);
 	strvec_clear(&env);
 	return r;
 }

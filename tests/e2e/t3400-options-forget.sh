@@ -153,4 +153,12 @@ t_exit 1 "up without -v" idpmake -j1 -k 0 up
 t_nogrep "without -v: no command lines as they run" '^idpmake: in-cluster/' "$STDERR"
 t_grep "without -v: a failed step still prints its command" '^command: echo boom-c; exit 3$' "$STDERR"
 t_grep "without -v: and its log" '^boom-c$' "$STDERR"
+# forget STEP: one step by its id, and an unknown id refused
+t_exit 1 "up again (the failing hooks fail again)" idpmake -j1 -k 0 up
+t_ok "forget in-cluster/r:render" idpmake forget in-cluster/r:render
+t_grep "one step forgotten" 'forgot 1 step' "$OUTPUT"
+t_ok "plan after forgetting a step" idpmake plan
+t_grep "that render runs again" '^render +in-cluster/r:render: never rendered' "$STDOUT"
+t_exit 2 "forget an unknown step id" idpmake forget in-cluster/nope:render
+t_grep "the error names it" "no step 'in-cluster/nope:render'" "$STDERR"
 t_done

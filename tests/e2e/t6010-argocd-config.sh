@@ -49,6 +49,7 @@ cd d || exit 1
 
 # ---- no token: fails before anything runs --------------------------------
 export ARGOCD_SERVER=$server ARGOCD_OPTS=--plaintext
+emu=http://$server/_emu	# back to the first emulator (start_argocd_emulator set emu to the rooted one)
 t_exit 1 "up without a token fails" idpmake up
 t_grep "saying which variable to set" "set ARGOCD_AUTH_TOKEN \(or argocd.token-file\)" "$OUTPUT"
 t_fail "before anything is pushed" git -C "$bare" rev-parse --verify -q main
@@ -94,6 +95,7 @@ t_ok "--grpc-web-root-path puts the prefix before every path" \
 t_eq "the rooted emulator saw every request under /argocd" True \
 	"$(curl -s "http://$rooted/_emu/requests" | python3 -c 'import json,sys; l=json.load(sys.stdin); print(bool(l) and all(e["path"].startswith("/argocd/api/") and e["status"] == 200 for e in l))')"
 export ARGOCD_SERVER=$server ARGOCD_OPTS=--plaintext
+emu=http://$server/_emu	# back to the first emulator (start_argocd_emulator set emu to the rooted one)
 
 # ---- an Application namespace of its own, a custom app name ---------------
 emu_reset

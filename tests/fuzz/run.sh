@@ -29,7 +29,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_ma
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp}
 
-failed=0
+failed=0 npass=0 nfail=0
 summary=
 for name in "$@"; do
 	bin=$build/fuzz-$name seeds=tests/fuzz/corpus/$name work=$build/corpus/$name
@@ -69,7 +69,9 @@ for name in "$@"; do
 	fi
 	echo "$line"
 	summary="$summary$line"$'\n'
+	if [ "$st" = 0 ]; then npass=$((npass + 1)); else nfail=$((nfail + 1)); fi
 done
 echo "---- fuzzing, $secs s per target ----"
 printf '%s' "$summary"
+echo "fuzz: ${npass:-0} passed, ${nfail:-0} failed"
 exit $failed

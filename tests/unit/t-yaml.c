@@ -415,8 +415,8 @@ static void test_big_map(void)
 		CHECK(!strncmp(canon.s, "{\"k000001\":\"v1\",\"k000002\":\"v2\",", 31));
 		CHECK(ystr_eq(yget(ycopy(p, docs[0]), "k099999"), "v99999"));
 	}
-	/* the quadratic version took over 30 s; allow a slow (sanitized) build */
-	CHECK(now_s() - t0 < 10);
+	/* its time is measured by t4410 (timeout) and the bench, not asserted here: a loaded machine is not a failure */
+	(void)t0;
 	buf_release(&in);
 	buf_release(&out);
 	buf_release(&canon);
