@@ -3,62 +3,59 @@
  *
  * A distro (distro.yaml; manifest.c over yaml.c, with extends and the
  * built-in distros of embed.h; conv.c turns YAML nodes into typed fields
- * with located errors; vars.c expands ${name}) is read into a `struct distro`: its
- * clusters, packages, hooks and rules (rule.c).  graph.c turns it into a
- * `struct graph` of steps, one node per thing that can run:
+ * with located errors; vars.c expands ${name}; fleet.c reads clusters,
+ * their labels, modes and registration, and rollout.waves) is read into a
+ * `struct distro`: its clusters, packages, hooks and rules (rule.c).
+ * graph.c turns it into a `struct graph` of steps, one node per thing that
+ * can run:
  *
  *     CLUSTER/PKG:render -> push -> CLUSTER/PKG:pre:NAME ... -> CLUSTER/PKG:sync
  *                                   -> CLUSTER/PKG:post:NAME ...
  *
  * CLUSTER:register (a cluster with `register`) and repository:register
- * (the GitOps repository's credentials, argocd.c) come before every sync
- * they serve (register.c decides them).
- *
- * With rollout.waves (fleet.c), a step wave:NAME per wave gates the next:
- * every package of the wave's clusters -> wave:NAME -> the first step of
- * every package of the next wave's clusters.
+ * (the GitOps repository's credentials) come before every sync they serve.
+ * With rollout.waves, a step wave:NAME per wave gates the next: every
+ * package of the wave's clusters -> wave:NAME -> the first step of every
+ * package of the next wave's clusters.
  *
  * plan.c computes every step's key (hash.c: XXH3 over file contents through
- * the stat cache; source.c: git sources) and compares it with the key
- * recorded for the step's last success (state.c, SQLite).  build.c runs the
- * dirty steps in dependency order on -j workers:
+ * the stat cache; source.c: git sources; register.c: register steps;
+ * rollout.c: wave gates) and compares it with the key recorded for the
+ * step's last success (state.c, SQLite).  build.c runs the dirty steps in
+ * dependency order on -j workers:
  *
  *     render   render.c: renderers from rule.c, run by exec.c; the output,
  *              normalised, is a bundle (bundle.h) in the state's cache;
  *              share.c: renders of equal keys (one package on many
  *              clusters) run once, the others take that output
  *     push     gitops.c: one commit of the changed folders; gitremote.c: the
- *              clone, credentials, fetch and push (libgit2)
- *              gitdrift.c: changes made outside idpmake (plan, diff, --overwrite)
+ *              clone, credentials, fetch and push (libgit2); gitdrift.c:
+ *              changes made outside idpmake (plan, diff, --overwrite)
  *     sync     argocd.c: create or update the Application, sync, wait;
- *              argoapi.c: settings, HTTP requests, error shapes (libcurl)
- *     (URLs)   url.c: every URL split, masked and escaped by libcurl's curl_url
+ *              argoapi.c: settings, HTTP requests, error shapes (libcurl);
  *              argoappset.c: a package's Applications as one ApplicationSet
- *              (argocd.fleet: applicationset), a list element per cluster
+ *              (argocd.fleet: applicationset), a list element per cluster;
+ *              kubectl.c: a `deploy: kubectl` package is applied with
+ *              `kubectl apply --server-side`, before the push (bootstrap)
  *     register argoreg.c: clusters and the repository upserted in Argo CD,
  *              name-only clusters looked up, --prune's unregistering
  *     pre/post hook.c: /bin/sh -c with the package's environment
- *     (deploy) kubectl.c: a `deploy: kubectl` package's sync step is
- *              `kubectl apply --server-side` of its render, before the
- *              push (bootstrap: Argo CD itself, the Gitea remote)
+ *     wave     rollout.c: bake, the Applications checked again, the check;
+ *              the run's max-parallel and max-failed bookkeeping
  *
- * diff     livediff.c: diff --live (the render against Argo CD's
- *          managed-resources, by Argo CD's rules, Secrets masked), -o/--from
- *          (saved diffs), diff CLUSTER_A/ CLUSTER_B/; objdiff.c: a field-level
- *          diff of two objects as YAML lines
- *
+ * url.c splits, masks and escapes every URL with libcurl's curl_url.
  * exec.c starts every child (allowlisted environment, descriptors 0-2 only);
  * intr.c turns SIGINT and SIGTERM into a flag the long loops check.
  * status.c prints progress.  main.c holds the command table, ctx.c loads
- * what a command needs, cmd-*.c hold the commands (cmd-distros.c: the
- * distros `extends` can name: IDPMAKE_DISTRO_PATH, installed, built in).
- * context.c keeps the
- * user's named Argo CD servers and GitOps remotes (~/.config/idpmake), laid
- * over the distro's settings by ctx.c; cmd-complete.c writes the shell
- * completion scripts from main.c's tables.
- * revdiff.c renders two revisions of the distro's git repository and
- * compares them (diff --rev); savedplan.c saves a plan and holds a run to
- * it (plan -o, up --plan).
+ * what a command needs (context.c lays the user's named Argo CD servers and
+ * GitOps remotes, ~/.config/idpmake, over the distro's settings), cmd-*.c
+ * hold the commands: cmd-distros.c the distros `extends` can name,
+ * cmd-complete.c the shell completion scripts from main.c's tables.
+ * Review: livediff.c (diff --live: the render against Argo CD's
+ * managed-resources, by Argo CD's rules, Secrets masked; -o/--from; diff
+ * CLUSTER_A/ CLUSTER_B/) over objdiff.c (a field-level diff of two objects
+ * as YAML lines); revdiff.c (diff --rev: two revisions of the distro's git
+ * repository); savedplan.c (plan -o, up --plan).
  *
  * Everything that lives as long as the run is allocated from one arena
  * (util.h) and never freed individually.
