@@ -1,10 +1,8 @@
 #!/bin/bash
-# Review finding: a distro whose argocd.server is http://HOST sends
-# ARGOCD_AUTH_TOKEN (and, for repository:register, IDPMAKE_GIT_TOKEN) in
-# clear text, with no opt-in and no warning, while git refuses credentials
-# over http without IDPMAKE_GIT_ALLOW_HTTP=1 (issue 12 #2) and an insecure
-# TLS setting is warned about on every run.  Expected: no bearer over plain
-# http unless ARGOCD_OPTS holds --plaintext (the argocd CLI's opt-in).
+# An Argo CD at a plain http:// URL: without --plaintext in ARGOCD_OPTS
+# (the argocd CLI's opt-in) up refuses, naming why, and no request carries
+# the token; with it, said knowingly, the token is sent.  (Found in review:
+# the token went in clear text with no opt-in and no warning.)
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
