@@ -475,6 +475,27 @@ emu_post() {
 emu_reset() { emu_post reset '{}'; }
 
 # ---- fixtures ----------------------------------------------------------
+# make_tls [SAN]: a private CA ($tls/ca.pem, .key), a second CA that signed
+# nothing here ($tls/stranger.pem), and a server certificate the CA signed
+# ($tls/server.pem, .key) for SAN (default DNS:localhost); sets tls=$T/tls.
+make_tls() {
+	local san=${1:-DNS:localhost} ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes) name
+	tls=$T/tls
+	mkdir -p "$tls"
+	for name in ca stranger; do
+		openssl req -x509 "${ec[@]}" -days 2 -subj "/CN=idpmake test $name" \
+			-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
+			-keyout "$tls/$name.key" -out "$tls/$name.pem" 2>"$tls/openssl.log" ||
+			{ cat "$tls/openssl.log" >&2; t_bail "openssl req -x509 (the $name CA) failed"; }
+	done
+	printf '%s\n' 'basicConstraints=CA:FALSE' 'keyUsage=critical,digitalSignature' \
+		'extendedKeyUsage=serverAuth' "subjectAltName=$san" >"$tls/server.ext"
+	{ openssl req -new "${ec[@]}" -subj /CN=localhost -keyout "$tls/server.key" -out "$tls/server.csr" &&
+		openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" -set_serial 2 \
+			-days 2 -extfile "$tls/server.ext" -out "$tls/server.pem"; } 2>"$tls/openssl.log" ||
+		{ cat "$tls/openssl.log" >&2; t_bail "openssl (the server's certificate) failed"; }
+}
+
 # mkdistro DIR: DIR/distro.yaml from stdin.
 mkdistro() {
 	mkdir -p "$1" && cat >"$1/distro.yaml"

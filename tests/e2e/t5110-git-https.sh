@@ -27,22 +27,7 @@ backend=$(git --exec-path)/git-http-backend
 [ -x "$backend" ] || t_bail "git http-backend missing ($backend): run ./configure --install-deps"
 
 # ---- a CA, a certificate for localhost, and a CA that signed nothing here ------------
-tls=$T/tls
-mkdir -p "$tls"
-ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-mkca() {	# mkca NAME: $tls/NAME.pem and $tls/NAME.key, self-signed, CA:TRUE
-	openssl req -x509 "${ec[@]}" -days 2 -subj "/CN=idpmake test $1" \
-		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
-		-keyout "$tls/$1.key" -out "$tls/$1.pem" 2>"$tls/openssl.log"
-}
-mkca ca || { cat "$tls/openssl.log" >&2; t_bail "openssl req -x509 (the CA) failed"; }
-mkca stranger || { cat "$tls/openssl.log" >&2; t_bail "openssl req -x509 (a second CA) failed"; }
-printf '%s\n' 'basicConstraints=CA:FALSE' 'keyUsage=critical,digitalSignature' \
-	'extendedKeyUsage=serverAuth' 'subjectAltName=DNS:localhost' >"$tls/server.ext"
-{ openssl req -new "${ec[@]}" -subj /CN=localhost -keyout "$tls/server.key" -out "$tls/server.csr" &&
-	openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" -set_serial 2 \
-		-days 2 -extfile "$tls/server.ext" -out "$tls/server.pem"; } 2>"$tls/openssl.log" ||
-	{ cat "$tls/openssl.log" >&2; t_bail "openssl (the server's certificate) failed"; }
+make_tls
 
 # ---- lighttpd with TLS: the lib's layout ($T/git-srv/repos), stopped on exit ------------
 srvdir=$T/git-srv

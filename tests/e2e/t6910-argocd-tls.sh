@@ -12,18 +12,7 @@ command -v openssl >/dev/null || t_skip_rest "openssl missing: run ./configure -
 export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=20
 
 # ---- a CA and a certificate for localhost signed by it -----------------------
-tls=$T/tls
-mkdir -p "$tls"
-ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-printf '%s\n' 'basicConstraints=CA:FALSE' 'keyUsage=critical,digitalSignature' \
-	'extendedKeyUsage=serverAuth' 'subjectAltName=DNS:localhost' >"$tls/server.ext"
-{ openssl req -x509 "${ec[@]}" -days 2 -subj "/CN=idpmake test ca" \
-	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
-	-keyout "$tls/ca.key" -out "$tls/ca.pem" &&
-	openssl req -new "${ec[@]}" -subj /CN=localhost -keyout "$tls/server.key" -out "$tls/server.csr" &&
-	openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" -set_serial 2 \
-		-days 2 -extfile "$tls/server.ext" -out "$tls/server.pem"; } 2>"$tls/openssl.log" ||
-	{ cat "$tls/openssl.log" >&2; t_bail "openssl failed"; }
+make_tls
 
 bare=$T/gitops.git
 git init -q --bare -b main "$bare" || t_bail "git init failed"
