@@ -640,18 +640,22 @@ void plan_decide(struct planner *pl, struct step *s)
 			return;
 		}
 	}
-	if (!rec.have || hash_zero(rec.key)) {
+	plan_compare(s, &rec, s->kind == STEP_SYNC ?
+			 (r && !hash_eq(r->output, rec.output) ? "rendered output changed" :
+			  s->pkg->deploy_kubectl ? "how it is applied changed" : "Application spec changed") :
+			 s->hook->when == WHEN_ONCE ? "hook command or inputs changed" : "hook or package changed");
+}
+
+void plan_compare(struct step *s, const struct record *rec, const char *why_changed)
+{
+	if (!rec->have || hash_zero(rec->key)) {
 		s->dirty = 1;
 		s->reason = R_NEVER;
-	} else if (!hash_eq(rec.key, s->key)) {
+	} else if (!hash_eq(rec->key, s->key)) {
 		s->dirty = 1;
 		s->reason = R_KEY_CHANGED;
-		if (s->kind == STEP_SYNC)
-			s->why = r && !hash_eq(r->output, rec.output) ? "rendered output changed" :
-				 s->pkg->deploy_kubectl ? "how it is applied changed" : "Application spec changed";
-		else
-			s->why = s->hook->when == WHEN_ONCE ? "hook command or inputs changed" : "hook or package changed";
-	} else if (!rec.ok) {
+		s->why = why_changed;
+	} else if (!rec->ok) {
 		s->dirty = 1;
 		s->reason = R_FAILED_BEFORE;
 	} else {

@@ -28,6 +28,11 @@ int plan_renders(struct planner *pl);
  * dry run, predicted): compute its key and set dirty/reason/why.
  */
 void plan_decide(struct planner *pl, struct step *s);
+/*
+ * The last step of a decision: s->key against the last success's record:
+ * never run, key changed (s->why = why_changed), failed before, or up to date.
+ */
+void plan_compare(struct step *s, const struct record *rec, const char *why_changed);
 /* the push's changes: package folders whose rendered output differs from the repository */
 int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, struct pushed **np);
 /* the full named inputs of a step now, for explain and the state */

@@ -61,19 +61,6 @@ void register_decide(struct planner *pl, struct step *s, const struct record *re
 		return;
 	}
 	s->key = s->cluster ? cluster_key(pl, s->cluster) : repo_key(pl);
-	if (!rec->have || hash_zero(rec->key)) {
-		s->dirty = 1;
-		s->reason = R_NEVER;
-	} else if (!hash_eq(rec->key, s->key)) {
-		s->dirty = 1;
-		s->reason = R_KEY_CHANGED;
-		s->why = s->cluster ? "the cluster's server, name, labels or credential source changed"
-				    : "the repository or the Argo CD server changed";
-	} else if (!rec->ok) {
-		s->dirty = 1;
-		s->reason = R_FAILED_BEFORE;
-	} else {
-		s->dirty = 0;
-		s->reason = R_UP_TO_DATE;
-	}
+	plan_compare(s, rec, s->cluster ? "the cluster's server, name, labels or credential source changed"
+				       : "the repository or the Argo CD server changed");
 }

@@ -81,19 +81,8 @@ void wave_decide(struct planner *pl, struct step *s, const struct record *rec, i
 		s->dirty = 1;
 		s->reason = R_UPSTREAM;
 		s->why = aprintf("if the syncs of its clusters (%s) run", wave_clusters(pl->g->d, w, ", "));
-	} else if (!rec->have || hash_zero(rec->key)) {
-		s->dirty = 1;
-		s->reason = R_NEVER;
-	} else if (!hash_eq(rec->key, s->key)) {
-		s->dirty = 1;
-		s->reason = R_KEY_CHANGED;
-		s->why = "its clusters' steps or its definition changed";
-	} else if (!rec->ok) {
-		s->dirty = 1;
-		s->reason = R_FAILED_BEFORE;
 	} else {
-		s->dirty = 0;
-		s->reason = R_UP_TO_DATE;
+		plan_compare(s, rec, "its clusters' steps or its definition changed");
 	}
 }
 
