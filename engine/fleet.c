@@ -142,13 +142,12 @@ static void conv_wave(struct wave *w, const struct ynode *n, size_t i)
 	const struct ynode *x;
 
 	w->loc = n->loc;
+	w->name = aprintf("wave-%zu", i + 1);	/* named even when the wave is not a map */
 	if (!want(n, Y_MAP, "a wave"))
 		return;
 	CHECK_KEYS(n, "a wave", "name", "clusters", "selector", "max-parallel", "bake", "max-failed", "check");
 	if ((x = yget(n, "name")) && str(x, "wave name"))
 		w->name = label(x, "wave name");
-	else
-		w->name = aprintf("wave-%zu", i + 1);
 	w->clusters = strs(yget(n, "clusters"), "clusters");
 	w->selector = kvs(yget(n, "selector"), "selector");
 	if (!w->clusters.n && !w->selector.n)
@@ -187,7 +186,7 @@ void conv_rollout(struct distro *d, const struct ynode *n)
 	for (size_t i = 0; i < nw; i++) {
 		conv_wave(&d->waves[i], waves->v[i], i);
 		for (size_t j = 0; j < i; j++)
-			if (d->waves[i].name && d->waves[j].name && !strcmp(d->waves[i].name, d->waves[j].name))
+			if (!strcmp(d->waves[i].name, d->waves[j].name))
 				loc_error(waves->v[i]->loc, "wave '%s' is defined twice", d->waves[i].name);
 	}
 	d->nwaves = nw;

@@ -81,6 +81,15 @@ rollout:
     - {name: eu, clusters: [c1]}
     - {name: eu, clusters: [c2]}
 EOF
+# found by fuzz-distro: a wave that is not a map had no name, and the
+# unmatched clusters' wave compared against it (a NULL strcmp under UBSan)
+bad "a wave that is not a map, with an unmatched cluster" 6:7 "a wave must be a map" <<'EOF'
+clusters: {c1: {server: "https://c1:6443"}, c2: {server: "https://c2:6443"}}
+rollout:
+  waves:
+    - 5
+    - {name: eu, clusters: [c1]}
+EOF
 bad "a check without run" 6:42 "a check needs 'run'" <<'EOF'
 clusters: {c1: {server: "https://c1:6443"}}
 rollout:

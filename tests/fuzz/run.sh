@@ -15,7 +15,9 @@
 # One closing line per target, from libFuzzer's final stats:
 #   fuzz-NAME: ok, 123456 execs (12345/s), cov: 1234 ft: 5678, corpus 321 inputs, peak RSS 99 MB
 #
-# Environment: FUZZ_SECONDS (per target), FUZZ_ARGS (more libFuzzer options).
+# Environment: FUZZ_SECONDS (per target), FUZZ_SEED (libFuzzer's -seed; 1 by
+# default, so that CI's verdict on a tree is the same on every run; 0 draws a
+# random seed, for exploring), FUZZ_ARGS (more libFuzzer options).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 
@@ -24,6 +26,8 @@ build=$1
 shift
 secs=${FUZZ_SECONDS:-10}
 case $secs in '' | *[!0-9]*) echo "FUZZ_SECONDS must be a number of seconds, not '$secs'" >&2; exit 2 ;; esac
+seed=${FUZZ_SEED:-1}
+case $seed in '' | *[!0-9]*) echo "FUZZ_SEED must be a number, not '$seed'" >&2; exit 2 ;; esac
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -42,12 +46,12 @@ for name in "$@"; do
 	fi
 	dict=
 	[ -f "tests/fuzz/$name.dict" ] && dict=-dict=tests/fuzz/$name.dict
-	echo "fuzz-$name: fuzzing for $secs s (log: $log)"
+	echo "fuzz-$name: fuzzing for $secs s, seed $seed (log: $log)"
 	# -timeout: one input taking 10 s is a hang; -rss_limit_mb: one using 2 GiB
 	# is a blow-up; -max_len: room for a distro with its extends and rules
 	# shellcheck disable=SC2086
 	"$bin" -max_total_time="$secs" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
-		-max_len=65536 -artifact_prefix="$build/crashes/$name-" $dict ${FUZZ_ARGS:-} \
+		-max_len=65536 -seed="$seed" -artifact_prefix="$build/crashes/$name-" $dict ${FUZZ_ARGS:-} \
 		"$work" "$seeds" >"$log" 2>&1
 	st=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
