@@ -9,7 +9,9 @@
 # never left out.  A skip (a check that could not run here, with its reason)
 # is counted apart, never as a pass.
 #
-# Environment: NINJA (default ninja), NINJA_FLAGS (say -j2), TMPDIR.
+# Environment: NINJA (default ninja), NINJA_FLAGS (say -j2), TMPDIR, TEST_SEED
+# (the order of the unit tests in the asan pass; 1 by default, the plain pass
+# runs them in the order listed).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 mode=${1:-all}
@@ -69,11 +71,12 @@ build() {	# build TARGET...: ninja; a failed build is one failure
 	fi
 }
 
-unit() {	# unit DIR [LABEL]: every unit test of tests/unit/t-*.c, built in DIR
+unit() {	# unit DIR [LABEL [SEED]]: every unit test of tests/unit/t-*.c, built in DIR;
+	# with SEED, in an order shuffled from it (test.h: no test depends on another's run)
 	local t
 	for t in "${units[@]}"; do
 		if [ -x "$1/$t" ]; then
-			suite "unit $t${2:+ ($2)}" "$1/$t"
+			suite "unit $t${2:+ ($2)}" env TEST_SEED="${3:-0}" "$1/$t"
 		else
 			echo "== unit $t${2:+ ($2)}"
 			echo "  ($1/$t missing: not built; counted as 1 failure)"
@@ -109,7 +112,8 @@ if [ "$mode" = all ] || [ "$mode" = asan ]; then
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=86:fast_unwind_on_malloc=0}
 	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=86}
 	export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp:print_suppressions=0}
-	unit "$builddir/asan" asan
+	# the sanitizer pass runs the unit tests in another order than the plain one
+	unit "$builddir/asan" "asan, TEST_SEED=${TEST_SEED:-1}" "${TEST_SEED:-1}"
 	suite "e2e (asan)" env IDPMAKE="$PWD/$builddir/asan/idpmake" tests/e2e/run.sh
 fi
 echo

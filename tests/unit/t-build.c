@@ -526,4 +526,5 @@ static void test_end(void)
 	afree_all();
 }
 
-TEST_MAIN(setup, test_order_noop_edit, test_jobs, test_fail_keep_going_0, test_fail_keep_going_1, test_record_fails, test_end)
+TEST_MAIN_SHUFFLE(setup, test_end,
+	  test_order_noop_edit, test_jobs, test_fail_keep_going_0, test_fail_keep_going_1, test_record_fails)

@@ -24,6 +24,7 @@
 extern void (*gitops_test_after_fetch)(int attempt);
 
 static char *tmp;		/* scratch folder, removed at the end */
+static char *dir;		/* the running test's own folder in it */
 static int nbundle;
 
 static char *vfmt(const char *fmt, va_list ap)
@@ -129,7 +130,7 @@ static struct gitops_opts opts(const char *name, const char *remote, int create)
 {
 	struct gitops_opts o = { 0 };
 
-	o.statedir = aprintf("%s/%s", tmp, name);
+	o.statedir = aprintf("%s/%s", dir, name);
 	o.remote = remote;
 	o.create_remote = create;
 	o.branch = "main";
@@ -156,11 +157,11 @@ static int other_n;
 
 static void other_push(const char *file, const char *content)
 {
-	const char *dir = aprintf("%s/other%d", tmp, other_n++);
+	const char *w = aprintf("%s/other%d", tmp, other_n++);
 
 	if (run("git clone -q %s %s && mkdir -p \"$(dirname %s/%s)\" && printf '%%s' '%s' >%s/%s &&"
 		" git -C %s add -A && git -C %s commit -q -m 'other operator' && git -C %s push -q origin HEAD:main",
-		other_remote, dir, dir, file, content, dir, file, dir, dir, dir))
+		other_remote, w, w, file, content, w, file, w, w, w))
 		fatal("the other operator's push failed");
 }
 
@@ -189,25 +190,51 @@ static void hook_always(int attempt)
 
 /* ---- tests -------------------------------------------------------------- */
 
-static const char *remote;	/* the created remote of the first tests */
-static struct gitops_result first;
+/*
+ * Each test starts in a folder of its own (begin), most from a remote of their
+ * own holding the base commit (base): no test depends on another having run.
+ */
+static const char *remote;	/* the running test's remote */
+static struct gitops_result first;	/* its base commit */
 
-static void test_first_push(void)
+static void begin(const char *name)
 {
-	struct gitops_opts o;
-	struct gitops_result r;
+	dir = aprintf("%s/%s", tmp, name);
+	mkdirs(dir);
+	remote = aprintf("%s/state/gitops.git", dir);
+	other_remote = remote;
+	gitops_test_after_fetch = NULL;
+	gitops_set_owners(NULL, 0);
+}
+
+/* the first push to a created remote: in-cluster/a (x, y), in-cluster/b, prod/z */
+static int push_base(struct gitops_result *r)
+{
+	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_change c[3];
 
-	remote = aprintf("%s/state/gitops.git", tmp);
-	o = opts("state", remote, 1);
 	c[0].path = "in-cluster/a";
 	c[0].bundle = mkbundle("x.yaml", "x: 1\n", "y.yaml", "y: 1\n", NULL);
 	c[1].path = "in-cluster/b/";
 	c[1].bundle = mkbundle("deployment.app.yaml", "kind: Deployment\n", NULL);
 	c[2].path = "prod/z";
 	c[2].bundle = mkbundle("z.yaml", "z: 1\n", NULL);
+	return gitops_push(&o, c, 3, "idpmake: in-cluster/a, in-cluster/b, prod/z\n\nIdpmake-Run: 1", r);
+}
 
-	CHECK(gitops_push(&o, c, 3, "idpmake: in-cluster/a, in-cluster/b, prod/z\n\nIdpmake-Run: 1", &r) == 0);
+static void base(const char *name)
+{
+	begin(name);
+	if (push_base(&first) || !first.made_commit)
+		fatal("%s: the base push failed", name);
+}
+
+static void test_first_push(void)
+{
+	struct gitops_result r;
+
+	begin("first-push");
+	CHECK(push_base(&r) == 0);
 	CHECK(r.made_commit == 1);
 	CHECK(r.retries == 0);
 	CHECK_STR(r.parent, "");
@@ -225,16 +252,15 @@ static void test_first_push(void)
 	CHECK(count_commits(remote) == 1);
 	CHECK(run("git -C %s fsck --no-progress >/dev/null 2>&1", remote) == 0);
 	/* the clone: bare, origin is the remote, the tracking ref is the tip */
-	CHECK_STR(out("git -C %s/state/repo rev-parse --is-bare-repository", tmp), "true");
-	CHECK_STR(out("git -C %s/state/repo remote get-url origin", tmp), remote);
-	CHECK_STR(out("git -C %s/state/repo rev-parse refs/remotes/origin/main", tmp), r.commit);
-	CHECK_STR(out("git -C %s/state/repo for-each-ref --format='%%(refname)' refs/idpmake refs/heads", tmp),
+	CHECK_STR(out("git -C %s/state/repo rev-parse --is-bare-repository", dir), "true");
+	CHECK_STR(out("git -C %s/state/repo remote get-url origin", dir), remote);
+	CHECK_STR(out("git -C %s/state/repo rev-parse refs/remotes/origin/main", dir), r.commit);
+	CHECK_STR(out("git -C %s/state/repo for-each-ref --format='%%(refname)' refs/idpmake refs/heads", dir),
 		  "refs/idpmake/known/main");
-	CHECK_STR(out("git -C %s/state/repo rev-parse refs/idpmake/known/main^", tmp), r.commit);
-	first = r;
+	CHECK_STR(out("git -C %s/state/repo rev-parse refs/idpmake/known/main^", dir), r.commit);
 }
 
-static void test_one_folder_changes(void)
+static void in_one_folder_changes(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
@@ -261,35 +287,35 @@ static void test_one_folder_changes(void)
 	CHECK(clone_objects(o.statedir) - before >= 5 && clone_objects(o.statedir) - before <= 8);
 }
 
-static void test_same_content_no_commit(void)
+static void in_same_content_no_commit(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
-	struct gitops_change c = { "in-cluster/a", mkbundle("x.yaml", "x: 2\n", "y.yaml", "y: 1\n", NULL) };
+	struct gitops_change c = { "in-cluster/a", mkbundle("x.yaml", "x: 1\n", "y.yaml", "y: 1\n", NULL) };
 	const char *tip = out("git -C %s rev-parse main", remote);
 
 	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == 0);
 	CHECK(r.made_commit == 0);
 	CHECK_STR(r.commit, tip);
-	CHECK(count_commits(remote) == 2);
+	CHECK(count_commits(remote) == 1);
 	/* a previous run's push landed, its record did not: a fresh clone finds no change */
-	CHECK(run("rm -rf %s/state/repo", tmp) == 0);
+	CHECK(run("rm -rf %s/state/repo", dir) == 0);
 	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == 0);
 	CHECK(r.made_commit == 0);
 	CHECK_STR(r.commit, tip);
-	CHECK(count_commits(remote) == 2);
+	CHECK(count_commits(remote) == 1);
 	/* the local remote lends its objects: the new clone copied none (it wrote 3: the
 	 * commit of the known folders, its trees for in-cluster/ and the root), and is whole */
 	CHECK(clone_objects(o.statedir) == 3);
-	CHECK_STR(out("git -C %s/state/repo rev-parse origin/main", tmp), tip);
-	CHECK(run("git -C %s/state/repo fsck --no-progress >/dev/null 2>&1", tmp) == 0);
+	CHECK_STR(out("git -C %s/state/repo rev-parse origin/main", dir), tip);
+	CHECK(run("git -C %s/state/repo fsck --no-progress >/dev/null 2>&1", dir) == 0);
 	/* no change at all */
 	CHECK(gitops_push(&o, NULL, 0, "idpmake", &r) == 0);
 	CHECK(r.made_commit == 0);
 	CHECK_STR(r.commit, tip);
 }
 
-static void test_remove(void)
+static void in_remove(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
@@ -299,7 +325,7 @@ static void test_remove(void)
 	CHECK(r.made_commit == 1);
 	CHECK_STR(out("git -C %s ls-tree -r --name-only main | paste -sd' '", remote),
 		  "in-cluster/a/x.yaml in-cluster/a/y.yaml prod/z/z.yaml");
-	CHECK(count_commits(remote) == 3);
+	CHECK(count_commits(remote) == 2);
 	/* an empty bundle removes too; removing the last folder of prod/ removes prod/ */
 	c[0].path = "prod/z";
 	c[0].bundle = mkbundle(NULL);
@@ -309,14 +335,14 @@ static void test_remove(void)
 	/* removing what is not there makes no commit */
 	CHECK(gitops_push(&o, c, 2, "idpmake: remove", &r) == 0);
 	CHECK(r.made_commit == 0);
-	CHECK(count_commits(remote) == 4);
+	CHECK(count_commits(remote) == 3);
 	/* put prod/z back for the tests below */
 	c[0].bundle = mkbundle("z.yaml", "z: 1\n", NULL);
 	CHECK(gitops_push(&o, c, 1, "idpmake: prod/z", &r) == 0);
 	CHECK(r.made_commit == 1);
 }
 
-static void test_race_other_folder(void)
+static void in_race_other_folder(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
@@ -338,7 +364,7 @@ static void test_race_other_folder(void)
 	CHECK_STR(out("git -C %s diff-tree -r --name-only --no-commit-id main", remote), "in-cluster/a/x.yaml");
 }
 
-static void test_race_our_folder(void)
+static void in_race_our_folder(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
@@ -369,7 +395,7 @@ static void test_race_our_folder(void)
 }
 
 /* up --overwrite: the push writes over the other hand's change and names its commit */
-static void test_overwrite(void)
+static void in_overwrite(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
@@ -402,7 +428,7 @@ static void test_overwrite(void)
 	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == 0 && r.made_commit == 1);
 }
 
-static void test_retries_bounded(void)
+static void in_retries_bounded(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
@@ -424,7 +450,7 @@ static void test_retries_bounded(void)
 }
 
 /* someone edits one of idpmake's folders by hand: refused until reconciled, nothing lost */
-static void test_hand_edit(void)
+static void in_hand_edit(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
@@ -461,12 +487,12 @@ static void test_hand_edit(void)
 }
 
 /* a run died after the remote took its push, before it noted so: the next run carries on */
-static void test_push_landed_then_died(void)
+static void in_push_landed_then_died(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
 	struct gitops_change c = { "prod/z", mkbundle("z.yaml", "z: 7\n", NULL) };
-	const char *clone = aprintf("%s/state/repo", tmp), *known = out("git -C %s rev-parse refs/idpmake/known/main", clone);
+	const char *clone = aprintf("%s/state/repo", dir), *known = out("git -C %s rev-parse refs/idpmake/known/main", clone);
 
 	CHECK(gitops_push(&o, &c, 1, "idpmake: prod/z", &r) == 0);
 	CHECK(r.made_commit == 1);
@@ -489,7 +515,7 @@ static void test_push_landed_then_died(void)
 }
 
 /* a fresh state (no memory of the folders) still catches a push racing its own */
-static void test_race_fresh_state(void)
+static void in_race_fresh_state(void)
 {
 	struct gitops_opts o = opts("state-fresh", remote, 1);
 	struct gitops_result r;
@@ -505,7 +531,7 @@ static void test_race_fresh_state(void)
 	theirs = out("git -C %s rev-parse main", remote);
 	CHECK_STR(out("git -C %s log -1 --format=%%s main", remote), "other operator");
 	/* without a race it writes over what it finds */
-	CHECK(run("rm -rf %s/state-fresh", tmp) == 0);
+	CHECK(run("rm -rf %s/state-fresh", dir) == 0);
 	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == 0);
 	CHECK(r.made_commit == 1);
 	CHECK_STR(r.parent, theirs);
@@ -518,7 +544,7 @@ static int collect(void *ctx, const char *name, const char *data, size_t len)
 	return 0;
 }
 
-static void test_read(void)
+static void in_read(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_opts fresh = opts("fresh", remote, 1);
@@ -526,12 +552,12 @@ static void test_read(void)
 	char tip[41];
 
 	CHECK(gitops_read(&o, 1, "in-cluster/a", collect, &b, tip) == 0);
-	CHECK_STR(b.s, "x.yaml=x: fresh\n|");
+	CHECK_STR(b.s, "x.yaml=x: 1\n|y.yaml=y: 1\n|");
 	CHECK_STR(tip, out("git -C %s rev-parse main", remote));
 	buf_reset(&b);
 	/* the files of subfolders too, named by their path in the folder (issue 12 #9) */
 	CHECK(gitops_read(&o, 0, "in-cluster", collect, &b, tip) == 0);
-	CHECK_STR(b.s, "a/x.yaml=x: fresh\n|b/b.yaml=b: 1\n|");
+	CHECK_STR(b.s, "a/x.yaml=x: 1\n|a/y.yaml=y: 1\n|b/deployment.app.yaml=kind: Deployment\n|");
 	buf_reset(&b);
 	CHECK(gitops_read(&o, 0, "no/such", collect, &b, tip) == 0);
 	CHECK_STR(b.s, "");
@@ -540,17 +566,17 @@ static void test_read(void)
 	CHECK(gitops_read(&fresh, 0, "in-cluster/a", collect, &b, tip) == 0);
 	CHECK_STR(tip, "");
 	CHECK_STR(b.s, "");
-	CHECK(access(aprintf("%s/fresh/repo", tmp), F_OK) != 0);
+	CHECK(access(aprintf("%s/fresh/repo", dir), F_OK) != 0);
 	/* the embedded default remote not created yet: empty */
-	fresh.remote = aprintf("%s/fresh/gitops.git", tmp);
+	fresh.remote = aprintf("%s/fresh/gitops.git", dir);
 	CHECK(gitops_read(&fresh, 1, "in-cluster/a", collect, &b, tip) == 0);
 	CHECK_STR(tip, "");
 	buf_release(&b);
 }
 
-static void test_file_url(void)
+static void in_file_url(void)
 {
-	const char *bare = aprintf("%s/srv/file.git", tmp);
+	const char *bare = aprintf("%s/srv/file.git", dir);
 	const char *url = aprintf("file://%s", bare);
 	struct gitops_opts o = opts("state-file", url, 0);
 	struct gitops_result r;
@@ -567,26 +593,26 @@ static void test_file_url(void)
 	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == 0);
 	CHECK(r.made_commit == 1);
 	CHECK_STR(out("git -C %s rev-parse main", bare), r.commit);
-	CHECK_STR(out("git -C %s/state-file/repo remote get-url origin", tmp), url);
+	CHECK_STR(out("git -C %s/state-file/repo remote get-url origin", dir), url);
 	CHECK(gitops_read(&o, 1, "in-cluster/a", collect, &b, tip) == 0);
 	CHECK_STR(b.s, "x.yaml=x: 1\n|");
 	CHECK_STR(tip, r.commit);
 	buf_release(&b);
 
 	/* create_remote with a file:// URL */
-	o = opts("state-file2", aprintf("file://%s/srv/created.git", tmp), 1);
+	o = opts("state-file2", aprintf("file://%s/srv/created.git", dir), 1);
 	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == 0);
-	CHECK_STR(out("git -C %s/srv/created.git rev-parse main", tmp), r.commit);
+	CHECK_STR(out("git -C %s/srv/created.git rev-parse main", dir), r.commit);
 
 	/* the remote changed: origin follows, the clone is fetched, not re-cloned */
 	o = opts("state-file", remote, 0);
 	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == 0);
-	CHECK_STR(out("git -C %s/state-file/repo remote get-url origin", tmp), remote);
+	CHECK_STR(out("git -C %s/state-file/repo remote get-url origin", dir), remote);
 	CHECK_STR(out("git -C %s rev-parse main", remote), r.commit);
 	CHECK_STR(out("git -C %s show main:in-cluster/a/x.yaml", remote), "x: 1");
 }
 
-static void test_other_branch(void)
+static void in_other_branch(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
@@ -601,7 +627,7 @@ static void test_other_branch(void)
 	CHECK_STR(out("git -C %s rev-parse main", remote), main_tip);
 }
 
-static void test_errors(void)
+static void in_errors(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
@@ -631,7 +657,7 @@ static void test_errors(void)
 }
 
 /* an unreachable https remote with a password in the URL, -v: the password never shows */
-static void test_no_secret_shown(void)
+static void in_no_secret_shown(void)
 {
 	struct gitops_opts o = opts("state-http", "http://idp:s3cr3t-pw@127.0.0.1:1/x.git", 0);
 	struct gitops_result r;
@@ -647,9 +673,26 @@ static void test_no_secret_shown(void)
 	CHECK(strstr(msg, "cannot fetch 'main' from http://idp:***@127.0.0.1:1/x.git") != NULL);
 	CHECK(strstr(msg, "s3cr3t") == NULL);
 	CHECK(strstr(msg, "t0ken") == NULL);
-	CHECK(run("grep -rq s3cr3t %s/state-http", tmp) != 0);
-	CHECK_STR(out("git -C %s/state-http/repo remote get-url origin", tmp), "http://idp@127.0.0.1:1/x.git");
+	CHECK(run("grep -rq s3cr3t %s/state-http", dir) != 0);
+	CHECK_STR(out("git -C %s/state-http/repo remote get-url origin", dir), "http://idp@127.0.0.1:1/x.git");
 }
+
+/* each test from its own folder and remote */
+static void test_one_folder_changes(void) { base("one-folder-changes"); in_one_folder_changes(); }
+static void test_same_content_no_commit(void) { base("same-content-no-commit"); in_same_content_no_commit(); }
+static void test_remove(void) { base("remove"); in_remove(); }
+static void test_race_other_folder(void) { base("race-other-folder"); in_race_other_folder(); }
+static void test_race_our_folder(void) { base("race-our-folder"); in_race_our_folder(); }
+static void test_overwrite(void) { base("overwrite"); in_overwrite(); }
+static void test_retries_bounded(void) { base("retries-bounded"); in_retries_bounded(); }
+static void test_hand_edit(void) { base("hand-edit"); in_hand_edit(); }
+static void test_push_landed_then_died(void) { base("push-landed-then-died"); in_push_landed_then_died(); }
+static void test_race_fresh_state(void) { base("race-fresh-state"); in_race_fresh_state(); }
+static void test_read(void) { base("read"); in_read(); }
+static void test_file_url(void) { base("file-url"); in_file_url(); }
+static void test_other_branch(void) { base("other-branch"); in_other_branch(); }
+static void test_errors(void) { base("errors"); in_errors(); }
+static void test_no_secret_shown(void) { begin("no-secret-shown"); in_no_secret_shown(); }
 
 static void setup(void)
 {
@@ -679,8 +722,8 @@ static void teardown(void)
 		rmtree(tmp);
 }
 
-TEST_MAIN(setup, test_first_push, test_one_folder_changes, test_same_content_no_commit,
+TEST_MAIN_SHUFFLE(setup, teardown, test_first_push, test_one_folder_changes, test_same_content_no_commit,
 	  test_remove, test_race_other_folder, test_race_our_folder, test_retries_bounded, test_hand_edit,
 	  test_overwrite,
 	  test_push_landed_then_died, test_race_fresh_state, test_read,
-	  test_file_url, test_other_branch, test_errors, test_no_secret_shown, teardown)
+	  test_file_url, test_other_branch, test_errors, test_no_secret_shown)

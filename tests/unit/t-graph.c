@@ -566,5 +566,5 @@ static void setup(void)
 	scratch_setup("t-graph");
 }
 
-TEST_MAIN(setup, test_steps_and_edges, test_select, test_two_clusters, test_needs_not_on_cluster,
-	  test_cycle, test_long_chain, scratch_end)
+TEST_MAIN_SHUFFLE(setup, scratch_end,
+	  test_steps_and_edges, test_select, test_two_clusters, test_needs_not_on_cluster, test_cycle, test_long_chain)

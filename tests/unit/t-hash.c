@@ -713,7 +713,9 @@ static void test_scan_nothing(void)
 	CHECK(r == 0);
 	if (r)
 		fprintf(stderr, "  scan of an empty folder: child exited %d\n", r);
-	r = scan_nothing(path_join(tmp, "scan"), &g);
+	put("nothing-matches/a.yaml", "a: 1\n");
+	put("nothing-matches/z/b.yml", "b: 1\n");
+	r = scan_nothing(path_join(tmp, "nothing-matches"), &g);
 	CHECK(r == 0);
 	if (r)
 		fprintf(stderr, "  scan with no file matching: child exited %d\n", r);
@@ -724,6 +726,5 @@ static void setup(void)
 	scratch_setup("t-hash");
 }
 
-TEST_MAIN(setup, test_hash, test_glob, test_inputs, test_scan_tree, test_fingerprint,
-	  test_hash_tree, test_racy, test_tree_encode, test_symlink_out, test_state_cache,
-	  test_scan_nothing, scratch_end)
+TEST_MAIN_SHUFFLE(setup, scratch_end,
+	  test_hash, test_glob, test_inputs, test_scan_tree, test_fingerprint, test_hash_tree, test_racy, test_tree_encode, test_symlink_out, test_state_cache, test_scan_nothing)

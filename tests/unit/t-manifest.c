@@ -1020,5 +1020,5 @@ static void setup(void)
 	scratch_setup("t-manifest");
 }
 
-TEST_MAIN(setup, test_defaults, test_full, test_errors, test_extends, test_extends_builtin,
-	  test_rules, test_builtin_rules, test_closest, test_vars, scratch_end)
+TEST_MAIN_SHUFFLE(setup, scratch_end,
+	  test_defaults, test_full, test_errors, test_extends, test_extends_builtin, test_rules, test_builtin_rules, test_closest, test_vars)
