@@ -313,6 +313,12 @@ static char *trim(char *s)
 	return s;
 }
 
+void argocd_set_git(struct argocd *a, const struct gitops_opts *o)
+{
+	a->git = *o;
+	a->have_git = 1;
+}
+
 struct argocd *argocd_open(const struct distro *d, const char *statedir, int verbose, const char **err)
 {
 	static int curl_ready;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "buf.h"
+#include "gitops.h"
 #include "graph.h"
 
 #ifndef IDPMAKE_VERSION
@@ -39,6 +40,8 @@ struct argocd {
 	int verbose;
 	long poll_ms, backoff_ms;
 	int token_jwt;			/* the token has Argo CD's a.b.c shape */
+	struct gitops_opts git;		/* the GitOps clone, to tell a newer revision from a stale one */
+	int have_git;
 };
 
 /* one conversation: a step's (or a call's) curl handle, log and deadline */

@@ -507,7 +507,7 @@ static int wait_idle(struct call *c, int timeout, const char **err)
 static int wait_done(struct call *c, struct step *s, const char *want_rev, int timeout, const char **err)
 {
 	int refreshed = 0, refresh = 0, polls = 0, wait_healthy = s->pkg->sync.wait_healthy;
-	const char *last = NULL;
+	const char *last = NULL, *seen = NULL;
 
 	for (;; polls++) {
 		json_t *app;
@@ -544,11 +544,20 @@ static int wait_done(struct call *c, struct step *s, const char *want_rev, int t
 			}
 			synced = !strcmp(sync, "Synced");
 			at_rev = !want_rev || !strcmp(rev, want_rev);
-			if (synced && !at_rev && refreshed) {
-				/* compared after a refresh: a newer push, not a stale cache */
-				note(c, 0, "application '%s' is Synced at %s, newer than %s", c->app, rev, want_rev);
-				want_rev = NULL;
-				at_rev = 1;
+			if (synced && !at_rev) {
+				/* done at a commit after ours (the folder is the same there); an
+				 * older or unknown revision is a stale answer: refresh and wait on */
+				int newer = c->a->have_git && *rev ? gitops_descends(&c->a->git, rev, want_rev) : -1;
+				if (newer == 1) {
+					note(c, 0, "application '%s' is Synced at %s, which comes after %s", c->app, rev, want_rev);
+					want_rev = NULL;
+					at_rev = 1;
+				} else if (refreshed && (!seen || strcmp(seen, rev))) {
+					note(c, 0, "application '%s' is Synced at %s, which %s %s; waiting for %s", c->app, rev,
+					     newer ? "is not a commit known to come after" : "does not come after",
+					     want_rev, want_rev);
+					seen = astrdup(rev);
+				}
 			}
 			if (!synced || !at_rev) {
 				/* API.md 8.7: ask for a fresh comparison; again now and then, as one can be dropped */
@@ -613,11 +622,32 @@ const char *argocd_answer(struct argocd *a, const char *app, long status, const 
 }
 
 /*
- * The revision to sync: the commit this run pushed.  When this run pushed
- * nothing (a retry of a failed sync), NULL: Argo CD syncs the branch head,
- * which holds the folder as last pushed.
+ * The revision a sync must reach: the commit that last changed the package's
+ * folder (the state's record, set by build.c), else the run's commit; or one
+ * that comes after it on the branch, where the folder is the same
+ * (rev_reached).  Never "whatever Argo CD reports".
  */
 static const char *pushed_commit(const struct step *s, const char *commit)
+{
+	if (s->folder_commit && *s->folder_commit)
+		return s->folder_commit;
+	return commit && *commit ? commit : NULL;
+}
+
+/* Synced at `rev`: the wanted commit, or one that descends from it (read from the GitOps clone) */
+static int rev_reached(const struct argocd *a, const char *rev, const char *want)
+{
+	if (!want || !strcmp(rev, want))
+		return 1;
+	return a->have_git && *rev && gitops_descends(&a->git, rev, want) == 1;
+}
+
+/*
+ * The revision to ask a sync for: the commit this run pushed.  When this run
+ * pushed nothing (a retry of a failed sync), NULL: Argo CD syncs the branch
+ * head, which holds the folder as last pushed (and comes after it).
+ */
+static const char *sync_revision(const struct step *s, const char *commit)
 {
 	const struct step *p = s;
 
@@ -708,8 +738,12 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	json_object_set_new(body, "name", json_string(name));
 	json_object_set_new(body, "appNamespace", json_string(d->argocd.namespace));
 	json_object_set_new(body, "project", json_string(d->argocd.project));
-	if (want_rev)
-		json_object_set_new(body, "revision", json_string(want_rev));
+	{
+		/* a generated Application to its element's revision; else the run's push, or the branch head */
+		const char *sync_rev = generated ? want_rev : sync_revision(s, commit);
+		if (sync_rev && want_rev)
+			json_object_set_new(body, "revision", json_string(sync_rev));
+	}
 	json_object_set_new(body, "prune", json_boolean(s->pkg->sync.prune));
 	if (s->pkg->sync.options.n) {
 		json_t *items = json_array();
@@ -765,9 +799,9 @@ int argocd_verify_step(void *ctx, struct step *s, const char *commit, const char
 		const char *rev = jstr(app, "status.sync.revision");
 		if (strcmp(sync, "Synced"))
 			*err = aprintf("application '%s' is %s", name, *sync ? sync : "of unknown sync status");
-		else if (want_rev && strcmp(rev, want_rev))
-			*err = aprintf("application '%s' is Synced at %.12s, not at this run's commit %.12s", name,
-				       *rev ? rev : "?", want_rev);
+		else if (!rev_reached(a, rev, want_rev))
+			*err = aprintf("application '%s' is Synced at %.12s, not at this run's commit %.12s"
+				       " or one after it", name, *rev ? rev : "?", want_rev);
 		else if (s->pkg->sync.wait_healthy && strcmp(health, "Healthy"))
 			*err = aprintf("application '%s' is %s", name, *health ? health : "of unknown health");
 		else

@@ -44,6 +44,15 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 void argocd_close(struct argocd *a);
 
 /*
+ * The GitOps repository's clone (gitops.h), for telling an Application
+ * Synced at a revision newer than the one pushed (it descends from it) from
+ * one at an older or an unknown revision (not done).  Without it, only the
+ * pushed revision itself counts as done.
+ */
+struct gitops_opts;
+void argocd_set_git(struct argocd *a, const struct gitops_opts *o);
+
+/*
  * The sync step (build.h's struct sync_ops, ctx = the struct argocd): 0, or
  * -1 with *err (one line, no secret).  Thread-safe; writes the requests it
  * made to s->log when that is set.

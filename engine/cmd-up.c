@@ -342,6 +342,8 @@ int cmd_up(struct ctx *c)
 		const char *err;
 		if (!(a = argocd_open(c->d, c->statedir, c->verbose, &err)))
 			return error("argocd: %s", err), 1;
+		struct gitops_opts go = ctx_gitops(c);
+		argocd_set_git(a, &go);
 		build_sync = (struct sync_ops){
 			.sync = argocd_sync_step, .verify = argocd_verify_step, .reg = argocd_register_step, .ctx = a
 		};

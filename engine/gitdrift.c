@@ -186,3 +186,25 @@ out:
 	clone_close(&g);
 	return rc;
 }
+
+int gitops_descends(const struct gitops_opts *o, const char *rev, const char *base)
+{
+	struct git g;
+	git_oid r, b;
+	int rc = -1;
+
+	if (git_oid_fromstr(&r, rev) < 0 || git_oid_fromstr(&b, base) < 0)
+		return -1;
+	if (clone_open(&g, o, 0) == 0) {
+		git_commit *rc_, *bc;
+		if (git_commit_lookup(&rc_, g.repo, &r) == 0) {
+			if (git_commit_lookup(&bc, g.repo, &b) == 0) {
+				rc = git_oid_equal(&r, &b) || git_graph_descendant_of(g.repo, &r, &b) == 1;
+				git_commit_free(bc);
+			}
+			git_commit_free(rc_);
+		}
+	}
+	clone_close(&g);
+	return rc;
+}

@@ -24,6 +24,7 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
         {"drop": true, "path_regex": RE, "method": M, "count": N}
         {"app": NAME, "health": "Degraded", "message": S}  {"app": NAME, "sync_fail": S}
         {"app": NAME, "busy_for_ms": MS}  {"app": NAME, "out_of_sync": true}  {"app": NAME, "clear": true}
+        {"app": NAME, "report_revision": SHA}: every comparison reports Synced at SHA
       Request faults match the raw request path (before --rootpath stripping, query excluded) with re.search
       and the method (any if absent); they act before everything else (415, router, auth).  count defaults
       to 1 for status/drop and to unlimited (-1) for a pure delay.  status faults answer the Argo error
@@ -441,6 +442,10 @@ class Emu(ResourcesMixin, FleetMixin):
         o = rec.obj
         st = o["status"]
         sync = st.get("sync") or {"status": "", "comparedTo": {"source": {"repoURL": ""}, "destination": {}}}
+        shown = self.app_faults.get(o["metadata"]["name"], {}).get("report_revision")
+        if shown and not o["spec"].get("sources"):
+            # a repo server answering from another revision (a stale cache, a moved tag): Synced, there
+            sync = dict(sync, status="Synced", revision=shown)
         status = dict(st, sync=sync, health=st.get("health") or {}, summary=st.get("summary") or {},
                       sourceHydrator=st.get("sourceHydrator") or {})
         status = ordered(status, ["resources", "sync", "health", "history", "conditions", "reconciledAt",
@@ -988,6 +993,8 @@ class Emu(ResourcesMixin, FleetMixin):
             if "sync_fail" in f:
                 af["sync_fail"] = f["sync_fail"]
                 af["times"] = int(f.get("times", -1))
+            if "report_revision" in f:
+                af["report_revision"] = str(f["report_revision"])
             if "busy_for_ms" in f or "out_of_sync" in f:
                 recs = [r for (ns, n), r in self.apps.items() if n == name and ns == (f.get("appNamespace") or ns)]
                 if not recs:
