@@ -1,4 +1,4 @@
-/* cmd-misc.c - `validate`, `init` and `version` */
+/* cmd-misc.c - `validate` (--live: apicheck.c), `init` and `version` */
 #include <curl/curl.h>
 #include <errno.h>
 #include <git2.h>
@@ -13,6 +13,7 @@
 #include <xxhash.h>
 #include <yaml.h>
 
+#include "apicheck.h"
 #include "bundle.h"
 #include "cmd.h"
 #include "context.h"
@@ -67,6 +68,9 @@ int cmd_validate(struct ctx *c)
 	}
 	if (bad)
 		return 1;
+	/* --live: every rendered kind against what its cluster serves (apicheck.c) */
+	if (c->live && (r = apicheck_live(c)))
+		return r;
 	printf("%s: distro '%s' is valid: %zu package%s, %zu cluster%s, %d step%s\n", c->file, c->d->name,
 	       c->d->npackages, c->d->npackages == 1 ? "" : "s", c->d->nclusters, c->d->nclusters == 1 ? "" : "s",
 	       steps, steps == 1 ? "" : "s");

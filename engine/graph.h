@@ -55,7 +55,9 @@
  * managed-resources, by Argo CD's rules, Secrets masked; -o/--from; diff
  * CLUSTER_A/ CLUSTER_B/) over objdiff.c (a field-level diff of two objects
  * as YAML lines); revdiff.c (diff --rev: two revisions of the distro's git
- * repository); savedplan.c (plan -o, up --plan).
+ * repository); savedplan.c (plan -o, up --plan); apicheck.c (validate
+ * --live: every rendered kind against the cluster's API in Argo CD's
+ * cluster info, or a CRD rendered before it in needs order).
  *
  * Everything that lives as long as the run is allocated from one arena
  * (util.h) and never freed individually.

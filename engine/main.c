@@ -37,7 +37,11 @@ static const struct command commands[] = {
 	  "package by package, from the cache (rendering what is missing); --rev A..B: the renders of\n"
 	  "two revisions of the distro's git repository (A: against the work tree), --format markdown\n"
 	  "for a pull-request comment" },
-	{ "validate", cmd_validate, "validate", "check the distro and everything it references; render nothing remotely" },
+	{ "validate", cmd_validate, "validate [--live] [TARGET...]",
+	  "check the distro and everything it references; render nothing remotely\n\n"
+	  "--live: also render every package and check each object's apiVersion and kind against what\n"
+	  "its cluster serves (Argo CD's cluster info) or a CRD rendered by the package or one before it\n"
+	  "in needs order; exit 1 naming each unknown kind, 2 when Argo CD cannot be asked" },
 	{ "status", cmd_status, "status [TARGET...]", "per step: last result, key, output hash, commit, when, how long" },
 	{ "log", cmd_log, "log", "past runs, newest first" },
 	{ "forget", cmd_forget, "forget [--all | TARGET...]", "drop recorded state so the next up redoes those steps" },
@@ -81,7 +85,7 @@ static void usage(FILE *f)
 		   "  --overwrite        up: replace changes made outside idpmake in the targets' folders\n"
 		   "  --format FMT       graph: dot (default), json or mermaid; diff --rev: text or markdown\n"
 		   "  -o DIR             render: write files under DIR; diff: save the diff in FILE; plan: save the plan\n"
-		   "  --live             diff: against what Argo CD reports live\n"
+		   "  --live             diff: against what Argo CD reports live; validate: kinds against the clusters\n"
 		   "  --from FILE        diff: show a diff saved with -o, offline\n"
 		   "  --plan FILE        up: run exactly the saved plan, or refuse (exit 2) if anything changed\n"
 		   "  --rev A[..B]       diff: the renders of revision A against B (default: the work tree)\n"

@@ -39,6 +39,8 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
     GET,POST /_emu/config  settings changed at run time: {"start_ms": 500, "resync_ms": 100, "same_second": true,
                          "require_repo_creds": true, "api_versions": [...], "op_ms", "health_ms", "reconcile_ms",
                          "delete_ms", "retry_ms"}
+    POST /_emu/cluster   one cluster's info.apiVersions: {"server": S or "name": N, "api_versions": [...]}
+                         (null: the emulator-wide list again; CRDs synced to it still add their kinds)
     POST /_emu/live      live drift: {"app": A, "kind": K, "name": N, ["namespace", "group"], "set": {"spec.replicas": 3}}
                          or "labels": {k: v}, or "delete": true; or {"app": A, "create": OBJECT}
 """
@@ -1314,6 +1316,13 @@ class Handler(BaseHTTPRequestHandler):
                 try:
                     return js(200, emu.configure(payload))
                 except (ValueError, TypeError) as e:
+                    return js(400, {"error": str(e)})
+            if method == "POST" and path == "/_emu/cluster":
+                try:
+                    return js(200, emu.set_cluster_api(payload))
+                except LookupError as e:
+                    return js(404, {"error": str(e)})
+                except (ValueError, TypeError, AttributeError) as e:
                     return js(400, {"error": str(e)})
             if method == "POST" and path == "/_emu/live":
                 try:

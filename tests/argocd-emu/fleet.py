@@ -11,7 +11,7 @@ from emucommon import ApiError, GitError, ts, ordered, prune, norm_url, CONTROL_
 AUTH_REQUIRED = "authentication required"
 DEFAULT_KINDS = {
     "v1": "ConfigMap Endpoints Event LimitRange Namespace Node PersistentVolume PersistentVolumeClaim Pod "
-          "ResourceQuota Secret Service ServiceAccount",
+          "PodTemplate ReplicationController ResourceQuota Secret Service ServiceAccount",
     "apps/v1": "ControllerRevision DaemonSet Deployment ReplicaSet StatefulSet",
     "batch/v1": "CronJob Job",
     "autoscaling/v2": "HorizontalPodAutoscaler",
@@ -23,6 +23,10 @@ DEFAULT_KINDS = {
     "storage.k8s.io/v1": "CSIDriver StorageClass",
     "coordination.k8s.io/v1": "Lease",
     "scheduling.k8s.io/v1": "PriorityClass",
+    "discovery.k8s.io/v1": "EndpointSlice",
+    "node.k8s.io/v1": "RuntimeClass",
+    "certificates.k8s.io/v1": "CertificateSigningRequest",
+    "apiregistration.k8s.io/v1": "APIService",
     "argoproj.io/v1alpha1": "AppProject Application ApplicationSet",
 }
 CLUSTER_FIELDS = ("name", "namespaces", "config", "shard", "clusterResources", "labels", "annotations", "project")
@@ -132,6 +136,7 @@ class FleetMixin:
             n, u = c.split("=", 1)
             self.cluster_list.append({"server": u.rstrip("/"), "name": n, "config": {"tlsClientConfig": {"insecure": False}},
                                       "_builtin": True})
+        self.cluster_api = {}    # server -> info.apiVersions set by POST /_emu/cluster
         self.require_repo_creds = a.require_repo_creds
         self.repo_passwords = {norm_url(u): p for u, _, p in (x.partition("=") for x in a.repo_creds)}
         self.repositories = {}   # norm_url -> Repository as registered
@@ -148,7 +153,7 @@ class FleetMixin:
         out = sanitized({k: v for k, v in c.items() if not k.startswith("_")})
         apps = sum(1 for r in self.apps.values() if (r.obj["spec"].get("destination") or {}).get("server") == c["server"]
                    or (r.obj["spec"].get("destination") or {}).get("name") == c.get("name"))
-        versions = list(c.get("_api_versions") or self.api_versions)
+        versions = list(self.cluster_api.get(c["server"], self.api_versions))
         for r in self.apps.values():  # CRDs synced to this cluster add their kinds, as the cluster cache would
             if (r.obj["spec"].get("destination") or {}).get("server", IN_CLUSTER) != c["server"]:
                 continue
@@ -166,6 +171,24 @@ class FleetMixin:
         out.update(info=info, serverVersion="1.34", connectionState=info["connectionState"])
         return ordered(out, ["server", "name", "config", "connectionState", "serverVersion", "namespaces",
                              "info", "labels", "annotations", "project"])
+
+    def set_cluster_api(self, payload):
+        """POST /_emu/cluster: {"server": S} or {"name": N}, "api_versions": [...] (that cluster's
+        info.apiVersions from now on; null: the emulator-wide list again)."""
+        if not isinstance(payload, dict) or ("server" in payload) == ("name" in payload):
+            raise ValueError('give one of "server" and "name"')
+        cl = self.cluster_by_server(payload["server"].rstrip("/")) if "server" in payload \
+            else self.cluster_by_name(payload["name"])
+        if cl is None:
+            raise LookupError("no cluster %s" % json.dumps({k: payload[k] for k in ("server", "name") if k in payload}))
+        v = payload.get("api_versions")
+        if v is not None and (not isinstance(v, list) or not all(isinstance(x, str) for x in v)):
+            raise ValueError('"api_versions" needs a list of strings or null')
+        if v is None:
+            self.cluster_api.pop(cl["server"], None)
+        else:
+            self.cluster_api[cl["server"]] = list(v)   # by server, as the controller's cluster cache: upserts keep it
+        return {"server": cl["server"], "name": cl.get("name"), "api_versions": v}
 
     def find_cluster(self, c):
         value = c.params.get("id.value", "")

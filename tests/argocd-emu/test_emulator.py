@@ -533,6 +533,43 @@ class EmulatorTest(unittest.TestCase):
         self.assertEqual(self.c.req("DELETE", "/api/v1/clusters/" + urllib.parse.quote("https://kubernetes.default.svc", safe=""))[0], 200)
         self.assertEqual(len(self.c.req("GET", "/api/v1/clusters")[2]["items"]), 1)  # in-cluster always exists
 
+    # -- issue 8 §7: a cluster's info.apiVersions, per cluster
+    def test_cluster_api_versions(self):
+        srv = "https://api-1.example.com:6443"
+        enc = urllib.parse.quote(srv, safe="")
+        self.assertEqual(self.c.req("POST", "/api/v1/clusters", {"server": srv, "name": "api-1"})[0], 200)
+        try:
+            info = lambda path: self.c.req("GET", path)[2]["info"]["apiVersions"]  # noqa: E731
+            default = info("/api/v1/clusters/" + enc)
+            for v in ("v1", "v1/ConfigMap", "apps/v1", "apps/v1/Deployment", "batch/v1/Job",
+                      "networking.k8s.io/v1/Ingress", "rbac.authorization.k8s.io/v1/ClusterRole",
+                      "apiextensions.k8s.io/v1/CustomResourceDefinition"):
+                self.assertIn(v, default)
+            self.assertEqual(default, sorted(default))
+            st, _, out = self.c.req("POST", "/_emu/cluster", {"name": "api-1", "api_versions": ["v1", "v1/ConfigMap"]},
+                                    token=None)
+            self.assertEqual(st, 200, out)
+            self.assertEqual(info("/api/v1/clusters/" + enc), ["v1", "v1/ConfigMap"])
+            self.assertEqual(info("/api/v1/clusters/api-1?id.type=name"), ["v1", "v1/ConfigMap"])
+            lst = {c["server"]: c["info"]["apiVersions"] for c in self.c.req("GET", "/api/v1/clusters")[2]["items"]}
+            self.assertEqual(lst[srv], ["v1", "v1/ConfigMap"])
+            self.assertEqual(lst["https://kubernetes.default.svc"], default)  # the other cluster keeps the default
+            # an upsert of the cluster's secret keeps what its cache reports
+            self.assertEqual(self.c.req("POST", "/api/v1/clusters?upsert=true",
+                                        {"server": srv, "name": "api-1", "labels": {"a": "b"}})[0], 200)
+            self.assertEqual(info("/api/v1/clusters/" + enc), ["v1", "v1/ConfigMap"])
+            self.assertEqual(self.c.req("POST", "/_emu/cluster", {"server": srv, "api_versions": []}, token=None)[0], 200)
+            self.assertEqual(info("/api/v1/clusters/" + enc), [])
+            self.assertEqual(self.c.req("POST", "/_emu/cluster", {"server": srv, "api_versions": None}, token=None)[0], 200)
+            self.assertEqual(info("/api/v1/clusters/" + enc), default)
+            self.assertEqual(self.c.req("POST", "/_emu/cluster", {"name": "nope", "api_versions": []}, token=None)[0], 404)
+            self.assertEqual(self.c.req("POST", "/_emu/cluster", {"api_versions": []}, token=None)[0], 400)
+            self.assertEqual(self.c.req("POST", "/_emu/cluster", {"name": "api-1", "api_versions": "v1"}, token=None)[0],
+                             400)
+        finally:
+            self.c.req("POST", "/_emu/cluster", {"server": srv, "api_versions": None}, token=None)
+            self.c.req("DELETE", "/api/v1/clusters/" + enc)
+
     def test_unknown_cluster(self):
         bad = self.app("farapp")
         bad["spec"]["destination"]["server"] = "https://far.example.com"
