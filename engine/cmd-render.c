@@ -12,6 +12,7 @@
 #include "livediff.h"
 #include "render.h"
 #include "revdiff.h"
+#include "source.h"
 #include "util.h"
 
 /* render one step into b; prints the failure */
@@ -25,7 +26,17 @@ int render_one(struct ctx *c, struct step *s, struct bundle *b)
 	if (fd >= 0)
 		close(fd);
 	s->log = fd >= 0 ? tmpl : NULL;
-	if (s->pkg->src == SRC_PATH && s->pkg->path && s->pkg->rule->builtin == RENDER_MANIFESTS && !s->tree) {
+	if (s->pkg->src == SRC_GIT && !s->pkg->path) {
+		/* a git source is checked out by plan's keys, which render does not compute */
+		char commit[41];
+		const char *dir, *gerr;
+		if (source_git(c->st, c->statedir, s->pkg, c->refresh, commit, &dir, &gerr) < 0) {
+			error("%s: %s", s->id, gerr);
+			return -1;
+		}
+		s->pkg->path = dir;
+	}
+	if (s->pkg->src != SRC_CHART && s->pkg->path && s->pkg->rule->builtin == RENDER_MANIFESTS && !s->tree) {
 		s->tree = xcalloc(1, sizeof(*s->tree));
 		if (scan_tree(s->pkg->path, &s->pkg->rule->inputs, s->tree) < 0)
 			return -1;

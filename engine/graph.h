@@ -2,7 +2,8 @@
  * graph.h - the map of idpmake.
  *
  * A distro (distro.yaml; manifest.c over yaml.c, with extends and the
- * built-in distros of embed.h; conv.c turns YAML nodes into typed fields
+ * built-in distros of embed.h; removal.c checks a child's
+ * `packages: {name: null}` against its parent; conv.c turns YAML nodes into typed fields
  * with located errors; vars.c expands ${name}; fleet.c reads clusters,
  * their labels, modes and registration, and rollout.waves) is read into a
  * `struct distro`: its clusters, packages, hooks and rules (rule.c).

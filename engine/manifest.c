@@ -26,6 +26,7 @@
 #include "fleet.h"
 #include "manifest.h"
 #include "re.h"
+#include "removal.h"
 #include "rule.h"
 #include "util.h"
 #include "yaml.h"
@@ -252,7 +253,11 @@ static struct ynode *load_tree(const char *file, const char *statedir, int depth
 		}
 		if (!(parent = load_tree(pfile, statedir, depth + 1, chain, ext->loc)))
 			return NULL;
+		if (removals_check(parent, root) < 0)
+			return NULL;
 		root = merge(parent, root);
+	} else if (removals_check(NULL, root) < 0) {
+		return NULL;
 	}
 	return root;
 }
@@ -615,7 +620,11 @@ static void check_references(struct distro *d)
 					loc_error(p->needs.loc[j], "package '%s' needs '%s', but there is no cluster '%s'",
 						  p->name, need, cl);
 			}
-			if (!has_package(d, name)) {
+			if (!has_package(d, name) && removal_of(name)) {
+				const struct loc *rl = removal_of(name);
+				loc_error(*rl, "package '%s' is removed here, but '%s' needs it (%s:%d); remove '%s' too, "
+					  "or override its needs", name, p->name, p->needs.loc[j].file, p->needs.loc[j].line, p->name);
+			} else if (!has_package(d, name)) {
 				const char **names = amalloc(d->npackages * sizeof(*names) + 1);
 				const char *sug;
 				for (size_t k = 0; k < d->npackages; k++)
@@ -875,6 +884,7 @@ struct distro *manifest_load(const char *file, const char *statedir)
 		pool = ypool_new();
 	d->file = file;
 	d->dir = path_dir(file);
+	removals_reset();
 	if (!(root = load_tree(file, statedir, 0, chain, (struct loc){ 0 })))
 		return NULL;
 	drop_nulls(root, 0);

@@ -134,6 +134,30 @@ packages:
 EOF
 t_exit 2 "removing a package the parent's a still needs: exit 2" idpmake -C child4 validate
 t_grep "the error names the missing package c" "^[^ ]*distro\.yaml:[0-9]+:[0-9]+: error: .*'c'" "$STDERR"
+t_grep "located at the child's 'c: null', naming a's needs in the parent" \
+	"^distro\.yaml:5:3: error: package 'c' is removed here, but 'a' needs it \(\.\./base/distro\.yaml:11\)" "$STDERR"
+
+# removing what the parent does not have is an error, not silently nothing
+mkdistro child4b <<'EOF'
+idpmake: 1
+name: child4b
+extends: ../base
+packages:
+  e: {type: manifests, path: e}
+  dd: null
+EOF
+mkdir -p child4b/e
+t_exit 2 "removing a package the parent does not have: exit 2" idpmake -C child4b validate
+t_grep "located at the key, with did you mean" \
+	"^distro\.yaml:6:3: error: 'dd: null' removes a package, but distro 'base' has no package 'dd'; did you mean 'd'\?" "$STDERR"
+mkdistro child4c <<'EOF'
+idpmake: 1
+name: child4c
+packages:
+  x: null
+EOF
+t_exit 2 "'x: null' in a distro that extends nothing: exit 2" idpmake -C child4c validate
+t_grep "located, saying it extends none" "^distro\.yaml:4:3: error: 'x: null' removes a package .*but it extends none" "$STDERR"
 
 mkdistro badbase <<'EOF'
 idpmake: 1
