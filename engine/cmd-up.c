@@ -225,26 +225,20 @@ static int prune_apps(struct ctx *c, struct argocd *a)
  */
 static int prune_clusters(struct ctx *c, struct argocd *a)
 {
+	struct orphan_cluster *v;
 	size_t n;
-	const char **ids;
 	int failed = 0;
 
 	if (c->ntargets || c->labels.n)
 		return 0;	/* a selection says nothing of the rest */
-	ids = state_step_ids(c->st, &n);
+	n = orphan_clusters(c->d, c->g, c->st, &v);	/* orphans.c: plan lists the same */
 	for (size_t i = 0; i < n; i++) {
-		const char *id = ids[i], *colon = strrchr(id, ':'), *name, *err = NULL;
+		const char *name = v[i].name, *err = NULL;
 		int r;
-		if (!colon || strcmp(colon, ":register") || strchr(id, '/') || !strcmp(id, "repository:register") ||
-		    graph_find(c->g, id))
-			continue;
-		name = astrndup(id, (size_t)(colon - id));
-		if (!state_step(c->st, id).ok && hash_zero(state_step(c->st, id).key))
-			continue;	/* never registered */
-		if (find_cluster(c->d, name)) {
+		if (v[i].still_named) {
 			status_info("idpmake: cluster %s no longer has register:; it stays in Argo CD, and idpmake no longer "
 				    "manages its registration", name);
-			state_forget(c->st, id);
+			state_forget(c->st, v[i].id);
 			continue;
 		}
 		if (!c->prune) {
@@ -265,7 +259,7 @@ static int prune_clusters(struct ctx *c, struct argocd *a)
 		else
 			status_info("idpmake: cluster '%s' in Argo CD is not the one idpmake registered (no idpmake.io/cluster "
 				    "annotation): left alone", name);
-		state_forget(c->st, id);
+		state_forget(c->st, v[i].id);
 	}
 	return failed ? 1 : 0;
 }
@@ -429,7 +423,8 @@ int cmd_promote(struct ctx *c)
 
 int cmd_plan(struct ctx *c)
 {
-	int r, work = 0, uptodate = 0, nremove, ndelete, nleave;
+	int r, work = 0, uptodate = 0;
+	struct orphan_counts gone;
 	json_t *steps = NULL, *drift, *orphans;
 
 	if ((r = ctx_load(c, 1)))
@@ -492,7 +487,7 @@ int cmd_plan(struct ctx *c)
 	}
 	/* the folders of packages gone from the distro, and their Applications, as up decides (orphans.c) */
 	orphans = c->json ? json_object() : NULL;
-	orphans_show(c, orphan_apps_apply(c), c->json ? NULL : stdout, orphans, &nremove, &ndelete, &nleave);
+	gone = orphans_show(c, orphan_apps_apply(c), c->json ? NULL : stdout, orphans);
 	/* changes made outside idpmake, as the clone last fetched them (with --refresh: fetched now) */
 	drift = c->json ? json_array() : NULL;
 	if (show_drift(c, c->refresh, stdout, drift) < 0)
@@ -510,7 +505,7 @@ int cmd_plan(struct ctx *c)
 	} else {
 		printf("idpmake: %d step%s would run, %d up to date%s%s\n", work, work == 1 ? "" : "s", uptodate,
 		       c->pl.argocd_server ? "" : " (no argocd configured: sync steps are skipped)",
-		       orphans_summary(nremove, ndelete, nleave));
+		       orphans_summary(gone));
 	}
-	return r ? r : c->exit_code && (work || ndelete) ? 1 : 0;
+	return r ? r : c->exit_code && (work || gone.del || gone.unregister) ? 1 : 0;
 }

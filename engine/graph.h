@@ -31,7 +31,7 @@
  *     push     gitops.c: one commit of the changed folders; gitremote.c: the
  *              clone, credentials, fetch and push (libgit2); gitdrift.c:
  *              changes made outside idpmake (plan, diff, --overwrite);
- *              orphans.c: folders and Applications of packages gone from
+ *              orphans.c: folders, Applications and registered clusters gone from
  *              the distro (the push removes, --prune deletes, plan lists)
  *     sync     argocd.c: create or update the Application, sync, wait;
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl);

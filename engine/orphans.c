@@ -162,22 +162,50 @@ size_t orphan_apps(const struct distro *d, const struct graph *g, struct state *
 	return n;
 }
 
-void orphans_show(struct ctx *c, int apps, FILE *f, json_t *json, int *nremove, int *ndelete, int *nleave)
+size_t orphan_clusters(const struct distro *d, const struct graph *g, struct state *st, struct orphan_cluster **v)
 {
+	size_t nids, nregs, n = 0;
+	const char **ids = state_step_ids(st, &nids), **regs = graph_ids(g, STEP_REGISTER, &nregs);
+
+	*v = NULL;
+	for (size_t i = 0; i < nids; i++) {
+		const char *id = ids[i], *colon = strrchr(id, ':');
+		struct record rec;
+		if (!colon || strcmp(colon, ":register") || strchr(id, '/') || !strcmp(id, "repository:register") ||
+		    bsearch(&id, regs, nregs, sizeof(*regs), strptrcmp))
+			continue;
+		rec = state_step(st, id);
+		if (!rec.ok && hash_zero(rec.key))
+			continue;	/* never registered */
+		*v = agrow(*v, n, sizeof(**v));
+		(*v)[n].name = astrndup(id, (size_t)(colon - id));
+		(*v)[n].id = id;
+		(*v)[n].still_named = find_cluster(d, (*v)[n].name) != NULL;
+		n++;
+	}
+	return n;
+}
+
+struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, json_t *json)
+{
+	struct orphan_counts cnt = { 0 };
 	struct orphan_folder *fv;
 	struct orphan_app *av = NULL;
-	size_t nf = 0, na = 0;
-	json_t *jf = NULL, *ja = NULL;
+	struct orphan_cluster *cv = NULL;
+	size_t nf = 0, na = 0, nc = 0;
+	json_t *jf = NULL, *ja = NULL, *jc = NULL;
 
-	*nremove = *ndelete = *nleave = 0;
 	/* the push removes them; a selection without the push (none today) removes nothing */
 	if (c->g->push && c->g->push->selected)
 		nf = orphan_folders(&c->pl, &fv);
-	if (apps)
+	if (apps) {
 		na = orphan_apps(c->d, c->g, c->st, &av);
+		nc = orphan_clusters(c->d, c->g, c->st, &cv);
+	}
 	if (json) {
 		jf = json_array();
 		ja = json_array();
+		jc = json_array();
 	}
 	for (size_t i = 0; i < nf; i++) {
 		if (f)
@@ -198,23 +226,47 @@ void orphans_show(struct ctx *c, int apps, FILE *f, json_t *json, int *nremove, 
 							    av[i].cluster, "package", av[i].package, "action",
 							    c->prune ? "delete" : "leave", "reason", av[i].why));
 	}
+	for (size_t i = 0; i < nc; i++) {
+		if (cv[i].still_named)
+			continue;	/* stays registered: up only forgets it registered it */
+		if (f && c->prune)
+			fprintf(f, "%-6s %s (cluster idpmake registered in Argo CD, gone from the distro)\n", "unregister",
+				cv[i].name);
+		else if (f)
+			fprintf(f, "%-6s %s (cluster idpmake registered, left in Argo CD; up --prune unregisters it)\n",
+				"leave", cv[i].name);
+		if (json)
+			json_array_append_new(jc, json_pack("{s:s, s:s, s:s}", "name", cv[i].name, "action",
+							    c->prune ? "unregister" : "leave", "reason",
+							    "cluster no longer in the distro"));
+		if (c->prune)
+			cnt.unregister++;
+		else
+			cnt.keep++;
+	}
 	if (json) {
 		json_object_set_new(json, "removals", jf);
 		json_object_set_new(json, "applications", ja);
+		json_object_set_new(json, "clusters", jc);
 	}
-	*nremove = (int)nf;
-	*(c->prune ? ndelete : nleave) = (int)na;
+	cnt.remove = (int)nf;
+	*(c->prune ? &cnt.del : &cnt.leave) = (int)na;
+	return cnt;
 }
 
-const char *orphans_summary(int nremove, int ndelete, int nleave)
+static const char *count(const char *s, int n, const char *one, const char *many, const char *what)
+{
+	return n ? aprintf("%s, %d %s %s", s, n, n == 1 ? one : many, what) : s;
+}
+
+const char *orphans_summary(struct orphan_counts n)
 {
 	const char *s = "";
 
-	if (nremove)
-		s = aprintf("%s, %d folder%s to remove", s, nremove, nremove == 1 ? "" : "s");
-	if (ndelete)
-		s = aprintf("%s, %d Application%s to delete", s, ndelete, ndelete == 1 ? "" : "s");
-	if (nleave)
-		s = aprintf("%s, %d Application%s left behind", s, nleave, nleave == 1 ? "" : "s");
+	s = count(s, n.remove, "folder", "folders", "to remove");
+	s = count(s, n.del, "Application", "Applications", "to delete");
+	s = count(s, n.leave, "Application", "Applications", "left behind");
+	s = count(s, n.unregister, "cluster", "clusters", "to unregister");
+	s = count(s, n.keep, "cluster", "clusters", "left registered");
 	return *s ? aprintf(";%s", s + 1) : s;
 }

@@ -22,9 +22,10 @@
  *       "steps": [ { "id", "kind", "key", "run",
  *                    render: "output", "inputs": { PART: HASH } }, ... ],
  *       "removals": [ { "folder", "target", "reason" } ],
- *       "applications": [ { "name", "cluster", "package", "action", "reason" } ] }
+ *       "applications": [ { "name", "cluster", "package", "action", "reason" } ],
+ *       "clusters": [ { "name", "action", "reason" } ] }
  *
- * removals and applications (orphans.c) say what the run removes of
+ * removals, applications and clusters (orphans.c) say what the run removes of
  * packages gone from the distro; they are for the reviewer: the push's key
  * already binds the folders it removes.
  *
@@ -140,7 +141,8 @@ int savedplan_write(struct ctx *c)
 	struct graph *g = c->g;
 	char *run = amalloc(g->nsteps + 1), *text;
 	json_t *doc, *steps, *vars, *clusters, *targets, *labels, *orphans;
-	int work = 0, uptodate = 0, nremove, ndelete, nleave;
+	int work = 0, uptodate = 0;
+	struct orphan_counts gone;
 
 	if (predict(&c->pl, run) < 0)
 		return 1;
@@ -174,7 +176,7 @@ int savedplan_write(struct ctx *c)
 	}
 	/* what the run removes of packages gone from the distro (orphans.c); the push's key binds the folders */
 	orphans = json_object();
-	orphans_show(c, orphan_apps_apply(c), stdout, orphans, &nremove, &ndelete, &nleave);
+	gone = orphans_show(c, orphan_apps_apply(c), stdout, orphans);
 	for (size_t i = 0; i < c->d->nclusters; i++)
 		json_object_set_new(clusters, c->d->clusters[i].name, vars_json(&c->d->clusters[i].vars));
 	vars = json_pack("{s:o, s:o}", "distro", vars_json(&c->d->vars), "clusters", clusters);
@@ -196,8 +198,8 @@ int savedplan_write(struct ctx *c)
 	free(text);
 	printf("idpmake: %d step%s would run, %d up to date%s%s; the plan is saved in %s (idpmake up --plan %s)\n", work,
 	       work == 1 ? "" : "s", uptodate, c->pl.argocd_server ? "" : " (no argocd configured: sync steps are skipped)",
-	       orphans_summary(nremove, ndelete, nleave), c->outdir, c->outdir);
-	return c->exit_code && (work || ndelete) ? 1 : 0;
+	       orphans_summary(gone), c->outdir, c->outdir);
+	return c->exit_code && (work || gone.del || gone.unregister) ? 1 : 0;
 }
 
 /* ---- up --plan ---- */

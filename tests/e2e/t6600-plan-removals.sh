@@ -3,7 +3,8 @@
 # plan lists what a run removes of packages and clusters gone from the
 # distro: each folder the push removes from the GitOps repository, and
 # each Application that up --prune deletes, or that up without it leaves
-# in Argo CD; text, --json and the summary.  A selection lists the folders
+# in Argo CD, and each cluster idpmake registered that --prune unregisters;
+# text, --json, plan -o and the summary.  A selection lists the folders
 # (the push removes them whatever the targets) but no Application (up
 # touches none then).  up then does exactly that, and the next plan lists
 # nothing.
@@ -16,8 +17,8 @@ bare=$T/gitops.git
 git init -q --bare -b main "$bare" || t_bail "git init failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string)$(random_string).$(random_string)"
 start_argocd_emulator --repo-map "$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
-	--cluster c1=https://c1.example:6443 --cluster c2=https://c2.example:6443
-export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
+	--cluster c1=https://c1.example:6443
+export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN C2_TOKEN=c2-$(random_string)
 
 # the Applications Argo CD holds, one name a line, sorted
 apps() {
@@ -26,6 +27,12 @@ import json, sys
 for n in sorted(a["metadata"]["name"] for a in json.load(sys.stdin)):
     print(n)'
 }
+# the clusters Argo CD holds, by name
+clusters() {
+	curl -fsS -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/api/v1/clusters" | python3 -c '
+import json, sys
+print(" ".join(sorted(c["name"] for c in json.load(sys.stdin)["items"])))'
+}
 # the folders of the repository's branch, one a line
 folders() { git -C "$bare" ls-tree -d --name-only main:clusters/"$1" 2>/dev/null | tr '\n' ' '; }
 # distro CLUSTERS PACKAGES: the distro with those clusters and packages
@@ -33,7 +40,12 @@ distro() {
 	{
 		printf 'idpmake: 1\nname: removals\ngit: {remote: "%s", path: "clusters/${cluster}/${package}"}\n' "$bare"
 		printf 'argocd: {server: argocd.invalid}\nclusters:\n'
-		for c in $1; do printf '  %s: {server: "https://%s.example:6443"}\n' "$c" "$c"; done
+		for c in $1; do
+			printf '  %s: {server: "https://%s.example:6443"' "$c" "$c"
+			# idpmake registers c2 in Argo CD
+			[ "$c" = c2 ] && printf ', register: {token-env: C2_TOKEN}'
+			printf '}\n'
+		done
 		printf 'packages:\n'
 		for p in $2; do printf '  %s: {type: manifests, path: packages/%s}\n' "$p" "$p"; done
 	} >distro.yaml
@@ -45,6 +57,7 @@ distro "c1 c2" "a b"
 t_ok "first up: a and b on c1 and c2" idpmake up
 t_eq "four Applications" "c1-a c1-b c2-a c2-b" "$(apps | tr '\n' ' ' | sed 's/ $//')"
 t_eq "c1's folders" "a b " "$(folders c1)"
+t_ok "setup: c2 is registered" eval 'clusters | grep -qw c2'
 t_ok "plan with nothing gone" idpmake plan
 t_nogrep "lists no removal" '^(remove|leave|delete) ' "$STDOUT"
 
@@ -123,6 +136,11 @@ t_ok "plan after c2 left the distro" idpmake plan
 t_grep "c2's folder is removed" '^remove clusters/c2/a/ [(]cluster no longer in the distro[)]$' "$STDOUT"
 t_nogrep "c1's stays" '^remove clusters/c1/' "$STDOUT"
 t_grep "c2-a is left behind" '^leave +c2-a [(]Application of c2/a, ' "$STDOUT"
+t_grep "c2's registration is left" '^leave +c2 [(]cluster idpmake registered, left in Argo CD; up --prune unregisters it[)]$' "$STDOUT"
+t_grep "the summary counts the three" '; 1 folder to remove, 1 Application left behind, 1 cluster left registered$' "$STDOUT"
+t_ok "plan --prune" idpmake --prune plan
+t_grep "--prune: c2 is unregistered" '^unregister c2 [(]cluster idpmake registered in Argo CD, gone from the distro[)]$' "$STDOUT"
+t_grep "--prune: the summary" '; 1 folder to remove, 1 Application to delete, 1 cluster to unregister$' "$STDOUT"
 t_ok "plan --prune --json" idpmake --json --prune plan
 cp "$STDOUT" "$T/plan.json"
 t_ok "--json: the cluster's folder and Application" python3 -c '
@@ -130,10 +148,12 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["removals"] == [{"folder": "clusters/c2/a", "target": "c2/a", "reason": "cluster no longer in the distro"}], d
 assert [(a["name"], a["action"], a["reason"]) for a in d["applications"]] == [
-    ("c2-a", "delete", "cluster no longer in the distro")], d' "$T/plan.json"
+    ("c2-a", "delete", "cluster no longer in the distro")], d
+assert d["clusters"] == [{"name": "c2", "action": "unregister", "reason": "cluster no longer in the distro"}], d' "$T/plan.json"
 t_ok "up --prune" idpmake --prune up
 t_eq "c2's folders are gone" "" "$(folders c2)"
 t_eq "c2-a is deleted" "c1-a" "$(apps | tr '\n' ' ' | sed 's/ $//')"
+t_ok "c2 is unregistered" eval '! clusters | grep -qw c2'
 t_ok "plan --prune after" idpmake --prune plan
 t_nogrep "lists nothing" '^(remove|leave|delete) ' "$STDOUT"
 t_done
