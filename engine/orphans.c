@@ -13,6 +13,10 @@
  *     prune_apps, from orphan_apps), up without it leaves them and says
  *     so; both only when the run selects the whole distro, since a
  *     selection says nothing of the rest.
+ *   - the clusters: a CLUSTER:register step the state recorded as done
+ *     and the graph no longer holds.  One the distro no longer names is
+ *     unregistered by up --prune (prune_clusters), left without it; one
+ *     still named without register: stays, and up forgets it registered it.
  */
 #include <jansson.h>
 #include <stdlib.h>
