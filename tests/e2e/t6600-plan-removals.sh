@@ -18,7 +18,8 @@ git init -q --bare -b main "$bare" || t_bail "git init failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string)$(random_string).$(random_string)"
 start_argocd_emulator --repo-map "$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
 	--cluster c1=https://c1.example:6443
-export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN C2_TOKEN=c2-$(random_string)
+C2_TOKEN=c2-$(random_string)
+export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN C2_TOKEN
 
 # the Applications Argo CD holds, one name a line, sorted
 apps() {
@@ -38,6 +39,7 @@ folders() { git -C "$bare" ls-tree -d --name-only main:clusters/"$1" 2>/dev/null
 # distro CLUSTERS PACKAGES: the distro with those clusters and packages
 distro() {
 	{
+		# shellcheck disable=SC2016 # ${cluster} is idpmake's, not the shell's
 		printf 'idpmake: 1\nname: removals\ngit: {remote: "%s", path: "clusters/${cluster}/${package}"}\n' "$bare"
 		printf 'argocd: {server: argocd.invalid}\nclusters:\n'
 		for c in $1; do
