@@ -11,6 +11,7 @@
 #include "intr.h"
 #include "gitops.h"
 #include "manifest.h"
+#include "orphans.h"
 #include "rollout.h"
 #include "savedplan.h"
 #include "share.h"
@@ -150,6 +151,12 @@ static int needs_argocd(const struct ctx *c)
 	return 0;
 }
 
+/* does up handle the Applications of packages gone from the distro (prune_apps)? */
+int orphan_apps_apply(const struct ctx *c)
+{
+	return c->pl.argocd_server && needs_argocd(c) && !c->ntargets && !c->labels.n;
+}
+
 static void find_drift(struct ctx *c, struct argocd *a)
 {
 	for (size_t i = 0; i < c->g->nsteps; i++) {
@@ -185,47 +192,27 @@ static void find_drift(struct ctx *c, struct argocd *a)
  */
 static int prune_apps(struct ctx *c, struct argocd *a)
 {
-	size_t n, nsyncs = 0;
-	const char **ids, **syncs;
+	struct orphan_app *v;
+	size_t n;
 	int failed = 0;
 
 	if (c->ntargets || c->labels.n)
 		return 0;	/* a selection says nothing of the rest */
-	/* the graph's sync steps, sorted: the state's ids (sorted too) are looked up in them */
-	syncs = amalloc((c->g->nsteps + 1) * sizeof(*syncs));
-	for (size_t i = 0; i < c->g->nsteps; i++)
-		if (c->g->steps[i]->kind == STEP_SYNC)
-			syncs[nsyncs++] = c->g->steps[i]->id;
-	qsort(syncs, nsyncs, sizeof(*syncs), strptrcmp);
-	ids = state_step_ids(c->st, &n);
+	n = orphan_apps(c->d, c->g, c->st, &v);	/* orphans.c: plan lists the same */
 	for (size_t i = 0; i < n; i++) {
-		const char *id = ids[i], *colon = strrchr(id, ':'), *slash = strchr(id, '/');
-		struct cluster cl = { 0 };
-		struct package pk = { 0 };
-		struct step s = { 0 };
-		const char *app, *err = NULL, *prefix;
-		if (!colon || strcmp(colon, ":sync") || !slash || slash > colon ||
-		    bsearch(&id, syncs, nsyncs, sizeof(*syncs), strptrcmp))
-			continue;
-		cl.name = astrndup(id, (size_t)(slash - id));
-		pk.name = astrndup(slash + 1, (size_t)(colon - slash - 1));
-		s.cluster = find_cluster(c->d, cl.name) ? find_cluster(c->d, cl.name) : &cl;
-		s.pkg = &pk;
-		s.namespace = pk.name;
-		app = argocd_app_name(c->d, &s);
-		prefix = aprintf("%s/%s:", cl.name, pk.name);
+		const char *err = NULL;
 		if (!c->prune) {
 			status_info("idpmake: package %s/%s is gone from the distro; its Application '%s' remains (--prune deletes it)",
-				    cl.name, pk.name, app);
+				    v[i].cluster, v[i].package, v[i].app);
 			continue;
 		}
-		if (argocd_delete_app(a, app, &err) < 0) {
-			error("--prune: cannot delete Application '%s': %s", app, err);
+		if (argocd_delete_app(a, v[i].app, &err) < 0) {
+			error("--prune: cannot delete Application '%s': %s", v[i].app, err);
 			failed++;
 			continue;
 		}
-		status_info("idpmake: deleted Application '%s' of removed package %s/%s", app, cl.name, pk.name);
-		state_forget(c->st, prefix);
+		status_info("idpmake: deleted Application '%s' of removed package %s/%s", v[i].app, v[i].cluster, v[i].package);
+		state_forget(c->st, v[i].prefix);
 	}
 	return failed ? 1 : 0;
 }
@@ -238,26 +225,20 @@ static int prune_apps(struct ctx *c, struct argocd *a)
  */
 static int prune_clusters(struct ctx *c, struct argocd *a)
 {
+	struct orphan_cluster *v;
 	size_t n;
-	const char **ids;
 	int failed = 0;
 
 	if (c->ntargets || c->labels.n)
 		return 0;	/* a selection says nothing of the rest */
-	ids = state_step_ids(c->st, &n);
+	n = orphan_clusters(c->d, c->g, c->st, &v);	/* orphans.c: plan lists the same */
 	for (size_t i = 0; i < n; i++) {
-		const char *id = ids[i], *colon = strrchr(id, ':'), *name, *err = NULL;
+		const char *name = v[i].name, *err = NULL;
 		int r;
-		if (!colon || strcmp(colon, ":register") || strchr(id, '/') || !strcmp(id, "repository:register") ||
-		    graph_find(c->g, id))
-			continue;
-		name = astrndup(id, (size_t)(colon - id));
-		if (!state_step(c->st, id).ok && hash_zero(state_step(c->st, id).key))
-			continue;	/* never registered */
-		if (find_cluster(c->d, name)) {
+		if (v[i].still_named) {
 			status_info("idpmake: cluster %s no longer has register:; it stays in Argo CD, and idpmake no longer "
 				    "manages its registration", name);
-			state_forget(c->st, id);
+			state_forget(c->st, v[i].id);
 			continue;
 		}
 		if (!c->prune) {
@@ -278,7 +259,7 @@ static int prune_clusters(struct ctx *c, struct argocd *a)
 		else
 			status_info("idpmake: cluster '%s' in Argo CD is not the one idpmake registered (no idpmake.io/cluster "
 				    "annotation): left alone", name);
-		state_forget(c->st, id);
+		state_forget(c->st, v[i].id);
 	}
 	return failed ? 1 : 0;
 }
@@ -445,7 +426,8 @@ int cmd_promote(struct ctx *c)
 int cmd_plan(struct ctx *c)
 {
 	int r, work = 0, uptodate = 0;
-	json_t *steps = NULL, *drift;
+	struct orphan_counts gone;
+	json_t *steps = NULL, *drift, *orphans;
 
 	if ((r = ctx_load(c, 1)))
 		return r;
@@ -505,6 +487,9 @@ int cmd_plan(struct ctx *c)
 					printf("         %s\n", s->changed.v[k]);
 		}
 	}
+	/* the folders of packages gone from the distro, and their Applications, as up decides (orphans.c) */
+	orphans = c->json ? json_object() : NULL;
+	gone = orphans_show(c, orphan_apps_apply(c), c->json ? NULL : stdout, orphans);
 	/* changes made outside idpmake, as the clone last fetched them (with --refresh: fetched now) */
 	drift = c->json ? json_array() : NULL;
 	if (show_drift(c, c->refresh, stdout, drift) < 0)
@@ -516,10 +501,13 @@ int cmd_plan(struct ctx *c)
 		json_object_set_new(doc, "up_to_date", json_integer(uptodate));
 		json_object_set_new(doc, "waves", rollout_json(c->d));
 		json_object_set_new(doc, "drift", drift);
+		json_object_update(doc, orphans);
+		json_decref(orphans);
 		json_print(doc, 1);
 	} else {
-		printf("idpmake: %d step%s would run, %d up to date%s\n", work, work == 1 ? "" : "s", uptodate,
-		       c->pl.argocd_server ? "" : " (no argocd configured: sync steps are skipped)");
+		printf("idpmake: %d step%s would run, %d up to date%s%s\n", work, work == 1 ? "" : "s", uptodate,
+		       c->pl.argocd_server ? "" : " (no argocd configured: sync steps are skipped)",
+		       orphans_summary(gone));
 	}
-	return r ? r : c->exit_code && work ? 1 : 0;
+	return r ? r : c->exit_code && (work || gone.del || gone.unregister) ? 1 : 0;
 }

@@ -62,6 +62,9 @@ struct gitops_opts ctx_gitops(const struct ctx *c);
 struct json_t;
 int show_drift(struct ctx *c, int fetch, FILE *f, struct json_t *json);
 
+/* does up delete (--prune) or report the Applications of packages gone from the distro? */
+int orphan_apps_apply(const struct ctx *c);
+
 /* render a step for render and diff (no state change): 0, or -1 after printing why */
 struct bundle;
 int render_one(struct ctx *c, struct step *s, struct bundle *b);

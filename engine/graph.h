@@ -31,7 +31,9 @@
  *              clusters) run once, the others take that output
  *     push     gitops.c: one commit of the changed folders; gitremote.c: the
  *              clone, credentials, fetch and push (libgit2); gitdrift.c:
- *              changes made outside idpmake (plan, diff, --overwrite)
+ *              changes made outside idpmake (plan, diff, --overwrite);
+ *              orphans.c: folders, Applications and registered clusters gone from
+ *              the distro (the push removes, --prune deletes, plan lists)
  *     sync     argocd.c: create or update the Application, sync, wait;
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl);
  *              argoappset.c: a package's Applications as one ApplicationSet

@@ -33,6 +33,7 @@
 #include "exec.h"
 #include "kubectl.h"
 #include "manifest.h"
+#include "orphans.h"
 #include "plan.h"
 #include "register.h"
 #include "rollout.h"
@@ -696,9 +697,8 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 {
 	struct folders seen = { NULL, 0 };
 	struct graph *g = pl->g;
-	const struct pushed *all;
-	size_t nall, npaths = 0, plen = strlen(pushed_key(pl, ""));
-	const char **paths = amalloc((g->nsteps + 1) * sizeof(*paths));
+	struct orphan_folder *gone;
+	size_t ngone;
 
 	*v = NULL;
 	*np = NULL;
@@ -706,10 +706,7 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 	for (size_t i = 0; i < g->nsteps; i++) {
 		struct step *s = g->steps[i];
 		struct pushed p;
-		if (s->kind != STEP_RENDER)
-			continue;
-		paths[npaths++] = s->gitpath;
-		if (!s->selected || s->state == S_FAILED || s->state == S_NOT_RUN)
+		if (s->kind != STEP_RENDER || !s->selected || s->state == S_FAILED || s->state == S_NOT_RUN)
 			continue;
 		if (hash_zero(s->output))
 			continue;	/* not rendered (dry run) */
@@ -723,18 +720,13 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 		(*np)[(*n)++] = (struct pushed){ pushed_key(pl, s->gitpath), s->output, NULL };
 	}
 	free(seen.v);
-	/* folders this remote and branch hold of packages no longer in the distro */
-	qsort(paths, npaths, sizeof(*paths), strptrcmp);
-	all = state_pushed_all(pl->st, &nall);
-	for (size_t i = 0; i < nall; i++) {
-		const char *path = all[i].path + plen;
-		if (strncmp(all[i].path, pushed_key(pl, ""), plen) ||
-		    bsearch(&path, paths, npaths, sizeof(*paths), strptrcmp))
-			continue;
+	/* folders this remote and branch hold of packages no longer in the distro (orphans.c) */
+	ngone = orphan_folders(pl, &gone);
+	for (size_t i = 0; i < ngone; i++) {
 		*v = agrow(*v, *n, sizeof(**v));
 		*np = agrow(*np, *n, sizeof(**np));
-		(*v)[*n] = (struct gitops_change){ path, NULL };
-		(*np)[(*n)++] = (struct pushed){ all[i].path, { 0, 0 }, NULL };
+		(*v)[*n] = (struct gitops_change){ gone[i].folder, NULL };
+		(*np)[(*n)++] = (struct pushed){ gone[i].key, { 0, 0 }, NULL };
 	}
 	return 0;
 }

@@ -20,7 +20,14 @@
  *       "targets": [...], "labels": [...],
  *       "vars": { "distro": { NAME: HASH }, "clusters": { CLUSTER: { NAME: HASH } } },
  *       "steps": [ { "id", "kind", "key", "run",
- *                    render: "output", "inputs": { PART: HASH } }, ... ] }
+ *                    render: "output", "inputs": { PART: HASH } }, ... ],
+ *       "removals": [ { "folder", "target", "reason" } ],
+ *       "applications": [ { "name", "cluster", "package", "action", "reason" } ],
+ *       "clusters": [ { "name", "action", "reason" } ] }
+ *
+ * removals, applications and clusters (orphans.c) say what the run removes of
+ * packages gone from the distro; they are for the reviewer: the push's key
+ * already binds the folders it removes.
  *
  * Variables are recorded as hashes: a plan may be a CI artifact.
  *
@@ -42,6 +49,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "orphans.h"
 #include "revdiff.h"
 #include "savedplan.h"
 #include "util.h"
@@ -132,8 +140,9 @@ int savedplan_write(struct ctx *c)
 {
 	struct graph *g = c->g;
 	char *run = amalloc(g->nsteps + 1), *text;
-	json_t *doc, *steps, *vars, *clusters, *targets, *labels;
+	json_t *doc, *steps, *vars, *clusters, *targets, *labels, *orphans;
 	int work = 0, uptodate = 0;
+	struct orphan_counts gone;
 
 	if (predict(&c->pl, run) < 0)
 		return 1;
@@ -165,6 +174,9 @@ int savedplan_write(struct ctx *c)
 		else
 			printf("%-6s %s: %s\n", step_kind_name(s->kind), s->kind == STEP_PUSH ? "push" : s->id, reason_text(s));
 	}
+	/* what the run removes of packages gone from the distro (orphans.c); the push's key binds the folders */
+	orphans = json_object();
+	gone = orphans_show(c, orphan_apps_apply(c), stdout, orphans);
 	for (size_t i = 0; i < c->d->nclusters; i++)
 		json_object_set_new(clusters, c->d->clusters[i].name, vars_json(&c->d->clusters[i].vars));
 	vars = json_pack("{s:o, s:o}", "distro", vars_json(&c->d->vars), "clusters", clusters);
@@ -175,6 +187,8 @@ int savedplan_write(struct ctx *c)
 	doc = json_pack("{s:i, s:s, s:{s:s, s:s, s:s}, s:o, s:o, s:o, s:o}", "idpmake_plan", 1, "idpmake", IDPMAKE_VERSION,
 			"distro", "file", c->file, "name", c->d->name ? c->d->name : "", "hash", distro_hash(c),
 			"targets", targets, "labels", labels, "vars", vars, "steps", steps);
+	json_object_update(doc, orphans);
+	json_decref(orphans);
 	text = json_dumps(doc, JSON_INDENT(1));
 	json_decref(doc);
 	if (!text || write_file_atomic(c->outdir, text, strlen(text)) < 0) {
@@ -182,10 +196,10 @@ int savedplan_write(struct ctx *c)
 		return error("cannot write the plan to %s:", c->outdir), 1;
 	}
 	free(text);
-	printf("idpmake: %d step%s would run, %d up to date%s; the plan is saved in %s (idpmake up --plan %s)\n", work,
+	printf("idpmake: %d step%s would run, %d up to date%s%s; the plan is saved in %s (idpmake up --plan %s)\n", work,
 	       work == 1 ? "" : "s", uptodate, c->pl.argocd_server ? "" : " (no argocd configured: sync steps are skipped)",
-	       c->outdir, c->outdir);
-	return c->exit_code && work ? 1 : 0;
+	       orphans_summary(gone), c->outdir, c->outdir);
+	return c->exit_code && (work || gone.del || gone.unregister) ? 1 : 0;
 }
 
 /* ---- up --plan ---- */
