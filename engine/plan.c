@@ -35,6 +35,7 @@
 #include "manifest.h"
 #include "plan.h"
 #include "register.h"
+#include "remotekeys.h"
 #include "rollout.h"
 #include "share.h"
 #include "source.h"
@@ -494,6 +495,9 @@ int plan_renders(struct planner *pl)
 			s->tree->known = 1;
 		}
 	}
+	/* an empty or lost state: what the GitOps repository proves done is not rendered again */
+	if (!ret && pl->reconstruct && !pl->dry_run && remotekeys_renders(pl) < 0)
+		warn("cannot read what the GitOps repository holds (%s): rendering", REMOTEKEYS_PATH);
 	hold_clones(pl);
 	share_group(pl->g);
 	return ret;
@@ -612,6 +616,8 @@ void plan_decide(struct planner *pl, struct step *s)
 			s->why = s->drift;
 			return;
 		}
+		if (!pl->dry_run && remotekeys_sync(pl, s, &rec))
+			return;	/* never recorded here, proven done in Argo CD */
 	} else {
 		struct step *sync = s;
 		while (sync && sync->kind != STEP_SYNC) {
@@ -719,7 +725,7 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 			continue;	/* a linked folder: its clusters' renders are one (share.c) */
 		*v = agrow(*v, *n, sizeof(**v));
 		*np = agrow(*np, *n, sizeof(**np));
-		(*v)[*n] = (struct gitops_change){ s->gitpath, bundle_path(pl->statedir, s->output) };
+		(*v)[*n] = (struct gitops_change){ s->gitpath, bundle_path(pl->statedir, s->output), s->key, s->output };
 		(*np)[(*n)++] = (struct pushed){ pushed_key(pl, s->gitpath), s->output, NULL };
 	}
 	free(seen.v);
@@ -733,7 +739,7 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 			continue;
 		*v = agrow(*v, *n, sizeof(**v));
 		*np = agrow(*np, *n, sizeof(**np));
-		(*v)[*n] = (struct gitops_change){ path, NULL };
+		(*v)[*n] = (struct gitops_change){ path, NULL, { 0, 0 }, { 0, 0 } };
 		(*np)[(*n)++] = (struct pushed){ all[i].path, { 0, 0 }, NULL };
 	}
 	return 0;
