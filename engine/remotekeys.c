@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <git2.h>
 #include <git2/sys/odb_backend.h>
@@ -242,6 +243,25 @@ static int collect_entry(const char *root, const git_tree_entry *e, void *payloa
 	return 0;
 }
 
+/*
+ * A bundle into the cache without fsync: a file cut short by a crash does
+ * not hash to its name, and is refused and rendered again (bundle.h).
+ */
+static int put_cached(const char *path, const char *data, size_t len)
+{
+	const char *tmp = aprintf("%s.tmp%d", path, (int)getpid());
+	FILE *f;
+	int ok;
+
+	if (mkdirs(path_dir(path)) < 0 || !(f = fopen(tmp, "wbx")))
+		return -1;
+	ok = fwrite(data, 1, len, f) == len;
+	ok = (fclose(f) == 0) && ok && rename(tmp, path) == 0;
+	if (!ok)
+		unlink(tmp);
+	return ok ? 0 : -1;
+}
+
 /* does the tip's folder hold line k exactly?  Its bundle then goes to the cache */
 static int folder_proven(struct planner *pl, const char *folder, const struct remotekey *k)
 {
@@ -270,7 +290,7 @@ static int folder_proven(struct planner *pl, const char *folder, const struct re
 		path = bundle_path(pl->statedir, k->output);
 		ok = hash_eq(hash_bytes(out.s, out.len), k->output) &&
 		     ((stat(path, &st) == 0 && (size_t)st.st_size == out.len) ||
-		      (mkdirs(path_dir(path)) == 0 && write_file_atomic(path, out.s, out.len) == 0));
+		      put_cached(path, out.s, out.len) == 0);
 	}
 	for (size_t i = 0; i < c.n; i++)
 		git_blob_free(c.blobs[i]);
