@@ -30,7 +30,10 @@
  *              clusters) run once, the others take that output
  *     push     gitops.c: one commit of the changed folders; gitremote.c: the
  *              clone, credentials, fetch and push (libgit2); gitdrift.c:
- *              changes made outside idpmake (plan, diff, --overwrite)
+ *              changes made outside idpmake (plan, diff, --overwrite);
+ *              remotekeys.c: the keys index .idpmake/keys in every commit,
+ *              and an empty state rebuilt from it and Argo CD (no render,
+ *              push or sync of what the remote proves done)
  *     sync     argocd.c: create or update the Application, sync, wait;
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl);
  *              argoappset.c: a package's Applications as one ApplicationSet
