@@ -243,6 +243,9 @@ row "one change vs ninja+commit"   change idpmake ninjagit 0.5
 # graph building against packages x clusters: its own distros (bench/graph.sh)
 IDPMAKE=$IDPMAKE RUNS=$RUNS "$here/graph.sh" | tee "$B/logs/graph.log"
 grep -q MISSED "$B/logs/graph.log" && MISSED=1
+# an empty state folder against an up-to-date remote (bench/emptystate.sh)
+IDPMAKE=$IDPMAKE PACKAGES=$PACKAGES FILES=$FILES RUNS=3 "$here/emptystate.sh" | tee "$B/logs/emptystate.log"
+
 # the fleet case (bench/fleet.sh): 100 clusters x 50 packages against the Argo CD emulator
 echo
 IDPMAKE=$IDPMAKE "$here/fleet.sh" | tee "$B/logs/fleet.log"

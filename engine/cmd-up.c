@@ -12,6 +12,7 @@
 #include "gitops.h"
 #include "manifest.h"
 #include "orphans.h"
+#include "remotekeys.h"
 #include "rollout.h"
 #include "savedplan.h"
 #include "share.h"
@@ -341,7 +342,14 @@ int cmd_up(struct ctx *c)
 	if (a)
 		register_hints(c, 0);
 	o.run = run;
+	/* an empty or lost state: reconstructed from the GitOps repository and Argo CD (remotekeys.h) */
+	struct gitops_opts go = ctx_gitops(c);
+	if (!c->overwrite && !c->plan_file) {
+		c->pl.reconstruct = &go;
+		c->pl.argo = a;
+	}
 	if (plan_renders(&c->pl) < 0) {
+		remotekeys_end();
 		state_run_end(c->st, run, 2, interrupted() ? "interrupted while planning" : "planning failed", NULL);
 		return interrupted() ? intr_exit_status() : 1;
 	}
@@ -355,6 +363,7 @@ int cmd_up(struct ctx *c)
 	if (c->refresh && a)
 		find_drift(c, a);
 	r = build_run(&c->pl, &o, &sum);
+	remotekeys_end();
 	if (a)
 		register_hints(c, 1);
 	if (a && !build_interrupted && prune_apps(c, a) && !r)

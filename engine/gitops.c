@@ -65,6 +65,7 @@
 #include "gitops.h"
 #include "gitdrift.h"
 #include "gitremote.h"
+#include "remotekeys.h"
 #include "util.h"
 
 /* tests only */
@@ -342,7 +343,7 @@ static int apply(struct git *g, git_tree *base, const struct change *c, size_t n
 			continue;
 		u[nu].action = c[i].remove ? GIT_TREE_UPDATE_REMOVE : GIT_TREE_UPDATE_UPSERT;
 		u[nu].id = c[i].tree;
-		u[nu].filemode = GIT_FILEMODE_TREE;
+		u[nu].filemode = c[i].blob ? GIT_FILEMODE_BLOB : GIT_FILEMODE_TREE;
 		u[nu].path = c[i].path;
 		nu++;
 	}
@@ -546,7 +547,9 @@ static int attempt_push(struct git *g, const git_oid *tip, git_tree *known, stru
 		gerror(g, err, "cannot read the remote's tip of '%s'", g->branch);
 		goto out;
 	}
-	if (conflicts(g, base, tip, ch, n, attempt, og) < 0 || apply(g, base, ch, n, &tree_id, &same) < 0)
+	/* ch[n]: the keys index, merged with the tip's (remotekeys.c) */
+	if (conflicts(g, base, tip, ch, n, attempt, og) < 0 || remotekeys_update(g, base, ch, n) < 0 ||
+	    apply(g, base, ch, n + 1, &tree_id, &same) < 0)
 		goto out;
 	if (tip)
 		git_oid_tostr(r->parent, sizeof(r->parent), tip);
@@ -697,11 +700,17 @@ int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size
 		goto out;
 
 	/* the folders' trees, once: they do not depend on the tip */
-	ch = xcalloc(n ? n : 1, sizeof(*ch));
+	ch = xcalloc(n + 1, sizeof(*ch));
 	for (size_t i = 0; i < n; i++) {
 		int empty = 1;
 		if (!(ch[i].path = norm_path(c[i].path)))
 			goto out;
+		if (overlaps(ch[i].path, REMOTEKEYS_DIR)) {
+			error("the git folder '%s' is idpmake's own (%s)", ch[i].path, REMOTEKEYS_PATH);
+			goto out;
+		}
+		ch[i].key = c[i].key;
+		ch[i].output = c[i].output;
 		if (c[i].bundle && folder_tree(&g, c[i].bundle, &ch[i].tree, &empty) < 0)
 			goto out;
 		ch[i].remove = empty;	/* git holds no empty folder */

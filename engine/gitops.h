@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include "graph.h"
+
 struct gitops_opts {
 	const char *statedir;		/* the clone lives in STATE/repo */
 	const char *remote;		/* URL, file:// URL or local path */
@@ -25,6 +27,8 @@ struct gitops_opts {
 struct gitops_change {
 	const char *path;		/* package folder in the repository */
 	const char *bundle;		/* bundle file (bundle.h) with its content; NULL: remove the folder */
+	struct hash key, output;	/* the render's input key and output hash, for the keys index
+					   (remotekeys.h); zero key: the folder gets no line */
 };
 
 struct gitops_result {
@@ -44,6 +48,10 @@ struct gitops_result {
  * parent's is never made: made_commit = 0 and commit = the tip.
  * Returns 0, or -1 after printing the cause (an auth failure names
  * IDPMAKE_GIT_TOKEN / IDPMAKE_GIT_USERNAME and never prints the secret).
+ */
+/*
+ * Every commit also carries the keys index (remotekeys.h, REMOTEKEYS_PATH):
+ * the index on the tip, with the lines of the changes' folders replaced.
  */
 int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size_t n,
 		const char *message, struct gitops_result *r);

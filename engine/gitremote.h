@@ -9,6 +9,7 @@
 #include <git2.h>
 
 #include "buf.h"
+#include "graph.h"
 #include "gitops.h"
 #include "url.h"
 
@@ -58,6 +59,8 @@ struct change {
 	int remove;
 	int seen;			/* base is known */
 	git_oid base;			/* the folder as idpmake last left or first saw it (zero: none) */
+	int blob;			/* the keys index: tree is a blob's id */
+	struct hash key, output;	/* for the keys index */
 };
 
 int gerror(struct git *g, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -34,6 +34,9 @@
  *              changes made outside idpmake (plan, diff, --overwrite);
  *              orphans.c: folders, Applications and registered clusters gone from
  *              the distro (the push removes, --prune deletes, plan lists)
+ *              remotekeys.c: the keys index .idpmake/keys in every commit,
+ *              and an empty state rebuilt from it and Argo CD (no render,
+ *              push or sync of what the remote proves done)
  *     sync     argocd.c: create or update the Application, sync, wait;
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl);
  *              argoappset.c: a package's Applications as one ApplicationSet

@@ -36,6 +36,7 @@
 #include "orphans.h"
 #include "plan.h"
 #include "register.h"
+#include "remotekeys.h"
 #include "rollout.h"
 #include "share.h"
 #include "source.h"
@@ -495,6 +496,9 @@ int plan_renders(struct planner *pl)
 			s->tree->known = 1;
 		}
 	}
+	/* an empty or lost state: what the GitOps repository proves done is not rendered again */
+	if (!ret && pl->reconstruct && !pl->dry_run && remotekeys_renders(pl) < 0)
+		warn("cannot read what the GitOps repository holds (%s): rendering", REMOTEKEYS_PATH);
 	hold_clones(pl);
 	share_group(pl->g);
 	return ret;
@@ -613,6 +617,8 @@ void plan_decide(struct planner *pl, struct step *s)
 			s->why = s->drift;
 			return;
 		}
+		if (!pl->dry_run && remotekeys_sync(pl, s, &rec))
+			return;	/* never recorded here, proven done in Argo CD */
 	} else {
 		struct step *sync = s;
 		while (sync && sync->kind != STEP_SYNC) {
@@ -716,7 +722,7 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 			continue;	/* a linked folder: its clusters' renders are one (share.c) */
 		*v = agrow(*v, *n, sizeof(**v));
 		*np = agrow(*np, *n, sizeof(**np));
-		(*v)[*n] = (struct gitops_change){ s->gitpath, bundle_path(pl->statedir, s->output) };
+		(*v)[*n] = (struct gitops_change){ s->gitpath, bundle_path(pl->statedir, s->output), s->key, s->output };
 		(*np)[(*n)++] = (struct pushed){ pushed_key(pl, s->gitpath), s->output, NULL };
 	}
 	free(seen.v);
@@ -725,7 +731,7 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 	for (size_t i = 0; i < ngone; i++) {
 		*v = agrow(*v, *n, sizeof(**v));
 		*np = agrow(*np, *n, sizeof(**np));
-		(*v)[*n] = (struct gitops_change){ gone[i].folder, NULL };
+		(*v)[*n] = (struct gitops_change){ gone[i].folder, NULL, { 0, 0 }, { 0, 0 } };
 		(*np)[(*n)++] = (struct pushed){ gone[i].key, { 0, 0 }, NULL };
 	}
 	return 0;

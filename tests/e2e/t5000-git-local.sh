@@ -43,7 +43,7 @@ commits() { git -C "$1" rev-list --count "${2:-main}" 2>/dev/null || echo 0; }
 t_ok "up with the default remote" idpmake -C d up
 t_eq "STATE/gitops.git is a bare repository" true "$(git -C "$bare" rev-parse --is-bare-repository 2>&1)"
 t_eq "one commit on main" 1 "$(commits "$bare")"
-git -C "$bare" ls-tree -r --name-only main >"$T/files1"
+git -C "$bare" ls-tree -r --name-only main | grep -v "^\.idpmake/" >"$T/files1"
 t_eq "one file per object, KIND.NAME.yaml in \${cluster}/\${package}" \
 	"in-cluster/db/configmap.db-one.yaml in-cluster/db/secret.db-two.yaml in-cluster/old/configmap.old.yaml in-cluster/web/deployment.web.yaml in-cluster/web/service.web.yaml" \
 	"$(sort "$T/files1" | tr '\n' ' ' | sed 's/ $//')"
@@ -54,6 +54,7 @@ if python3 -c 'import yaml' 2>/dev/null; then
 import subprocess, sys, yaml
 bare = sys.argv[1]
 names = subprocess.check_output(["git", "-C", bare, "ls-tree", "-r", "--name-only", "main"], text=True).split()
+names = [n for n in names if not n.startswith(".idpmake/")]
 for n in names:
     text = subprocess.check_output(["git", "-C", bare, "show", "main:" + n], text=True)
     docs = [d for d in yaml.safe_load_all(text) if d is not None]
@@ -82,7 +83,7 @@ t_grep "naming db" '(^|[^a-z])db([^a-z]|$)' "$T/msg2"
 t_nogrep "not web" 'web' "$T/msg2"
 t_grep "with its own trailer" '^Idpmake-Run: ' "$T/msg2"
 t_ok "a different run id" test "$(grep '^Idpmake-Run:' "$T/msg1")" != "$(grep '^Idpmake-Run:' "$T/msg2")"
-t_eq "the commit changes the Secret only" in-cluster/db/secret.db-two.yaml "$(git -C "$bare" diff --name-only main~1 main)"
+t_eq "the commit changes the Secret only" in-cluster/db/secret.db-two.yaml "$(git -C "$bare" diff --name-only main~1 main -- . ":!.idpmake")"
 
 # a package removed from the distro: its folder goes in the next commit
 python3 - d/distro.yaml <<'EOF'

@@ -1,0 +1,548 @@
+/*
+ * remotekeys.c - the keys index in the GitOps repository, and the
+ * reconstruction of an empty state from it and from Argo CD (remotekeys.h).
+ *
+ * Reconstruction, per render step never recorded in this state:
+ *
+ *     the tip's index has FOLDER with this run's key? --no--> render
+ *           |yes
+ *     the tip's FOLDER is the line's tree, its files       --no--> render (a hand
+ *     a bundle hashing to the line's output?                       edit is drift)
+ *           |yes
+ *     bundle into the cache; render and push recorded (commit: the tip)
+ *
+ * and per sync step never recorded whose render was reconstructed: one GET
+ * of the Application; Synced, Healthy (unless wait: synced), at a revision
+ * whose FOLDER is the tip's, with every field idpmake sends equal to Argo
+ * CD's (what Argo CD adds is not compared): recorded with this run's key;
+ * otherwise it syncs.  Argo CD reports an Application whose resources need
+ * pruning OutOfSync, so Synced covers the key's prune flag too.  Packages
+ * whose Application idpmake does not send itself (an ApplicationSet
+ * element, an argocd-app file, a helm chart Argo CD renders) sync again.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <git2.h>
+#include <git2/sys/odb_backend.h>
+
+#include "argoapi.h"
+#include "argocd.h"
+#include "buf.h"
+#include "bundle.h"
+#include "gitdrift.h"
+#include "gitremote.h"
+#include "plan.h"
+#include "remotekeys.h"
+#include "status.h"
+#include "util.h"
+
+#define HEADER "idpmake-keys 1\n"
+static const char WHY_DONE[] = "reconstructed from the GitOps repository";
+
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct remotekey *)a)->folder, ((const struct remotekey *)b)->folder);
+}
+
+/* a clean relative repository path: no empty, ".", ".." or ".git" component, no control character */
+static int clean_folder(const char *p)
+{
+	const char *c = p;
+
+	if (!*p || *p == '/')
+		return 0;
+	for (; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return 0;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+		if (!n || (n == 1 && *p == '.') || (n == 2 && !memcmp(p, "..", 2)) ||
+		    (n == 4 && !strncasecmp(p, ".git", 4)) || (n == 8 && !memcmp(p, REMOTEKEYS_DIR, 8)))
+			return 0;
+		p += n;
+		if (*p == '/' && !*++p)
+			return 0;
+	}
+	return 1;
+}
+
+static int hex40(const char *s)
+{
+	for (int i = 0; i < 40; i++)
+		if (!strchr("0123456789abcdef", s[i]) || !s[i])
+			return 0;
+	return 1;
+}
+
+void remotekeys_parse(const char *text, size_t len, struct remotekey **v, size_t *n)
+{
+	const char *p = text, *end = text + len;
+	size_t j = 0;
+
+	*v = NULL;
+	*n = 0;
+	if (len > REMOTEKEYS_CAP || len < strlen(HEADER) || memcmp(text, HEADER, strlen(HEADER)))
+		return;
+	p += strlen(HEADER);
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		/* FOLDER SP 32 SP 32 SP 40 */
+		const size_t tail = 1 + 32 + 1 + 32 + 1 + 40;
+		struct remotekey k;
+		char *line = astrndup(p, l);
+		p += l + 1;
+		if (!nl || l <= tail || memchr(line, 0, l) || line[l - tail] != ' ' || line[l - tail + 33] != ' ' ||
+		    line[l - tail + 66] != ' ')
+			continue;
+		line[l - tail] = line[l - tail + 33] = line[l - tail + 66] = 0;
+		k.folder = line;
+		if (!clean_folder(line) || hash_parse(line + l - tail + 1, &k.key) < 0 ||
+		    hash_parse(line + l - tail + 34, &k.output) < 0 || !hex40(line + l - tail + 67) || hash_zero(k.key))
+			continue;
+		memcpy(k.tree, line + l - tail + 67, 41);
+		*v = agrow(*v, *n, sizeof(**v));
+		(*v)[(*n)++] = k;
+	}
+	if (!*n)
+		return;
+	qsort(*v, *n, sizeof(**v), key_cmp);
+	/* a folder named twice: neither line is trusted */
+	for (size_t i = 0; i < *n; i++) {
+		int dup = (i > 0 && !strcmp((*v)[i].folder, (*v)[i - 1].folder)) ||
+			  (i + 1 < *n && !strcmp((*v)[i].folder, (*v)[i + 1].folder));
+		if (!dup)
+			(*v)[j++] = (*v)[i];
+	}
+	*n = j;
+}
+
+const struct remotekey *remotekeys_find(const struct remotekey *v, size_t n, const char *folder)
+{
+	struct remotekey k = { folder, { 0, 0 }, { 0, 0 }, "" };
+	return n ? bsearch(&k, v, n, sizeof(*v), key_cmp) : NULL;
+}
+
+/* the index in `tree` (NULL: none), parsed; 0, or -1 after an error */
+static int read_index(struct git *g, git_tree *tree, struct remotekey **v, size_t *n)
+{
+	git_oid id;
+	git_blob *b = NULL;
+	int found, err;
+
+	*v = NULL;
+	*n = 0;
+	if ((found = entry_at(g, tree, REMOTEKEYS_PATH, &id)) <= 0)
+		return found;
+	if ((err = git_blob_lookup(&b, g->repo, &id)) < 0) {
+		git_error_clear();
+		return 0;	/* not a file: no index */
+	}
+	remotekeys_parse(git_blob_rawcontent(b), (size_t)git_blob_rawsize(b), v, n);
+	git_blob_free(b);
+	return 0;
+}
+
+int remotekeys_update(struct git *g, git_tree *base, struct change *ch, size_t n)
+{
+	struct remotekey *old;
+	size_t nold, i = 0, k = 0;
+	struct buf b = BUF_INIT;
+	struct change **sorted = xcalloc(n + 1, sizeof(*sorted));
+	int err;
+
+	if (read_index(g, base, &old, &nold) < 0) {
+		free(sorted);
+		return -1;
+	}
+	for (size_t c = 0; c < n; c++)
+		sorted[c] = &ch[c];
+	/* ch is in path order with '/' first; the index in byte order: sort the pointers */
+	for (size_t x = 1; x < n; x++)
+		for (size_t y = x; y > 0 && strcmp(sorted[y - 1]->path, sorted[y]->path) > 0; y--) {
+			struct change *t = sorted[y];
+			sorted[y] = sorted[y - 1];
+			sorted[y - 1] = t;
+		}
+	buf_adds(&b, HEADER);
+	while (i < nold || k < n) {
+		int c = i >= nold ? 1 : k >= n ? -1 : strcmp(old[i].folder, sorted[k]->path);
+		if (c < 0) {
+			char kh[33], oh[33];
+			hash_hex(old[i].key, kh);
+			hash_hex(old[i].output, oh);
+			buf_addf(&b, "%s %s %s %s\n", old[i].folder, kh, oh, old[i].tree);
+			i++;
+			continue;
+		}
+		if (!hash_zero(sorted[k]->key) && clean_folder(sorted[k]->path)) {
+			char kh[33], oh[33], th[41];
+			hash_hex(sorted[k]->key, kh);
+			hash_hex(sorted[k]->output, oh);
+			git_oid_tostr(th, sizeof(th), &sorted[k]->tree);
+			buf_addf(&b, "%s %s %s %s\n", sorted[k]->path, kh, oh, th);
+		}
+		if (!c)
+			i++;
+		k++;
+	}
+	free(sorted);
+	memset(&ch[n], 0, sizeof(ch[n]));
+	ch[n].path = REMOTEKEYS_PATH;
+	ch[n].blob = 1;
+	if ((err = git_odb_hash(&ch[n].tree, b.s, b.len, GIT_OBJECT_BLOB)) >= 0 &&
+	    (err = g->mempack->write(g->mempack, &ch[n].tree, b.s, b.len, GIT_OBJECT_BLOB)) >= 0)
+		g->unflushed = 1;
+	buf_release(&b);
+	return err < 0 ? gerror(g, err, "cannot store %s", REMOTEKEYS_PATH) : 0;
+}
+
+/* ---- reconstruction ------------------------------------------------------ */
+
+static struct {
+	int open;
+	struct git g;
+	struct gitops_opts o;
+	git_commit *tip;
+	git_tree *root;
+	char tipid[41];
+} rk;
+
+/* a folder's files as a bundle (one that idpmake could have written); -1 when not */
+struct collect {
+	struct git *g;
+	struct bundle_entry *v;
+	git_blob **blobs;
+	size_t n;
+	int bad;
+};
+
+static int collect_entry(const char *root, const git_tree_entry *e, void *payload)
+{
+	struct collect *c = payload;
+	git_blob *b;
+
+	if (git_tree_entry_type(e) == GIT_OBJECT_TREE)
+		return 0;
+	if (git_tree_entry_filemode(e) != GIT_FILEMODE_BLOB || strchr(git_tree_entry_name(e), '\n') ||
+	    git_blob_lookup(&b, c->g->repo, git_tree_entry_id(e)) < 0) {
+		git_error_clear();
+		c->bad = 1;
+		return -1;
+	}
+	c->v = agrow(c->v, c->n, sizeof(*c->v));
+	c->blobs = xrealloc(c->blobs, (c->n + 1) * sizeof(*c->blobs));
+	c->blobs[c->n] = b;
+	c->v[c->n++] = (struct bundle_entry){ aprintf("%s%s", root, git_tree_entry_name(e)), git_blob_rawcontent(b),
+					      (size_t)git_blob_rawsize(b) };
+	return 0;
+}
+
+/*
+ * A bundle into the cache without fsync: a file cut short by a crash does
+ * not hash to its name, and is refused and rendered again (bundle.h).
+ */
+static int put_cached(const char *path, const char *data, size_t len)
+{
+	const char *tmp = aprintf("%s.tmp%d", path, (int)getpid());
+	FILE *f;
+	int ok;
+
+	if (mkdirs(path_dir(path)) < 0 || !(f = fopen(tmp, "wbx")))
+		return -1;
+	ok = fwrite(data, 1, len, f) == len;
+	ok = (fclose(f) == 0) && ok && rename(tmp, path) == 0;
+	if (!ok)
+		unlink(tmp);
+	return ok ? 0 : -1;
+}
+
+/* does the tip's folder hold line k exactly?  Its bundle then goes to the cache */
+static int folder_proven(struct planner *pl, const char *folder, const struct remotekey *k)
+{
+	git_oid want, now;
+	git_tree *t = NULL;
+	struct collect c = { &rk.g, NULL, NULL, 0, 0 };
+	struct buf out = BUF_INIT;
+	int found, ok = 0;
+	const char *path;
+	struct stat st;
+
+	if (git_oid_fromstr(&want, k->tree) < 0 || (found = entry_at(&rk.g, rk.root, folder, &now)) < 0) {
+		git_error_clear();
+		return 0;
+	}
+	if (!git_oid_equal(&want, &now))
+		return 0;	/* not the tree the line names: changed by another hand */
+	if (found && git_tree_lookup(&t, rk.g.repo, &now) < 0) {
+		git_error_clear();
+		return 0;	/* a file where the folder should be */
+	}
+	if (t && git_tree_walk(t, GIT_TREEWALK_PRE, collect_entry, &c) < 0)
+		git_error_clear();
+	if (!c.bad) {
+		bundle_write(c.v, c.n, &out);
+		path = bundle_path(pl->statedir, k->output);
+		ok = hash_eq(hash_bytes(out.s, out.len), k->output) &&
+		     ((stat(path, &st) == 0 && (size_t)st.st_size == out.len) ||
+		      put_cached(path, out.s, out.len) == 0);
+	}
+	for (size_t i = 0; i < c.n; i++)
+		git_blob_free(c.blobs[i]);
+	free(c.blobs);
+	buf_release(&out);
+	git_tree_free(t);
+	return ok;
+}
+
+/* the newest first-parent commit (at most 1000 back) that changed the index: idpmake's last push */
+static void last_index_commit(git_oid *at)
+{
+	git_commit *c = rk.tip, *p = NULL;
+	git_oid cur, prev;
+
+	git_oid_cpy(at, git_commit_id(rk.tip));
+	git_commit_dup(&c, rk.tip);
+	for (int i = 0; i < 1000 && c; i++) {
+		git_tree *t = NULL, *pt = NULL;
+		int changed;
+		if (git_commit_tree(&t, c) < 0 || entry_at(&rk.g, t, REMOTEKEYS_PATH, &cur) < 0) {
+			git_tree_free(t);
+			break;
+		}
+		if (git_commit_parentcount(c) == 0 || git_commit_parent(&p, c, 0) < 0 || git_commit_tree(&pt, p) < 0 ||
+		    entry_at(&rk.g, pt, REMOTEKEYS_PATH, &prev) < 0)
+			changed = 1;
+		else
+			changed = !git_oid_equal(&cur, &prev);
+		git_tree_free(t);
+		git_tree_free(pt);
+		if (changed) {
+			git_oid_cpy(at, git_commit_id(c));
+			break;
+		}
+		git_commit_free(c);
+		c = p;
+		p = NULL;
+	}
+	git_commit_free(c);
+	git_commit_free(p);
+	git_error_clear();
+}
+
+/*
+ * A clone that never pushed learns the index's folders of this distro as
+ * idpmake's, as the index left them (gitops.c's known tree), so that a
+ * folder changed since by another hand is drift, not overwritten.
+ */
+static void learn_known(struct graph *gr, const struct remotekey *v, size_t n)
+{
+	git_commit *k = NULL, *at = NULL;
+	git_tree_update *u = xcalloc(n + 1, sizeof(*u));
+	char *used = xcalloc(n + 1, 1);
+	git_oid tree, id, atid;
+	git_tree *t = NULL;
+	git_signature *sig = NULL;
+	size_t nu = 0;
+
+	if (clone_ref_commit(&rk.g, rk.g.known, &k) < 0 || k) {
+		git_commit_free(k);
+		free(u);
+		free(used);
+		return;
+	}
+	for (size_t i = 0; i < gr->nsteps; i++) {
+		const struct step *s = gr->steps[i];
+		const struct remotekey *l;
+		const char *f;
+		git_oid o;
+		if (s->kind != STEP_RENDER || !(f = norm_path(s->gitpath)) || !(l = remotekeys_find(v, n, f)) ||
+		    git_oid_fromstr(&o, l->tree) < 0 || git_oid_is_zero(&o) ||
+		    !git_odb_exists(rk.g.odb, &o))
+			continue;
+		if (used[l - v]++)
+			continue;	/* a linked folder: one line for its clusters */
+		u[nu++] = (git_tree_update){ GIT_TREE_UPDATE_UPSERT, o, GIT_FILEMODE_TREE, f };
+	}
+	last_index_commit(&atid);
+	if (nu && git_commit_lookup(&at, rk.g.repo, &atid) >= 0 &&
+	    git_tree_create_updated(&tree, rk.g.repo, NULL, nu, u) >= 0 && git_tree_lookup(&t, rk.g.repo, &tree) >= 0 &&
+	    git_signature_now(&sig, "idpmake", "idpmake@localhost") >= 0 &&
+	    git_commit_create(&id, rk.g.repo, NULL, sig, sig, NULL, KNOWN_MSG, t, 1, (const git_commit **)&at) >= 0) {
+		rk.g.roots = xrealloc(rk.g.roots, (rk.g.nroots + 2) * sizeof(*rk.g.roots));
+		rk.g.roots[rk.g.nroots++] = tree;
+		rk.g.roots[rk.g.nroots++] = id;
+		rk.g.unflushed = 1;
+		clone_set_ref(&rk.g, rk.g.known, &id);
+	}
+	git_error_clear();
+	git_signature_free(sig);
+	git_tree_free(t);
+	git_commit_free(at);
+	free(u);
+	free(used);
+}
+
+int remotekeys_renders(struct planner *pl)
+{
+	struct graph *gr = pl->g;
+	struct remotekey *v;
+	struct pushed *np = NULL;
+	size_t n, nn = 0, want = 0, distrusted = 0;
+	git_oid tip;
+	int have = 0;
+
+	for (size_t i = 0; i < gr->nsteps; i++) {
+		struct step *s = gr->steps[i];
+		struct pushed p;
+		if (s->kind == STEP_RENDER && s->selected && s->dirty && s->reason == R_NEVER &&
+		    !state_pushed(pl->st, pushed_key(pl, s->gitpath), &p))
+			want++;
+	}
+	if (!want)
+		return 0;
+	rk.o = *pl->reconstruct;
+	rk.open = 1;	/* clone_close after any answer */
+	switch (clone_open(&rk.g, &rk.o, 1)) {
+	case 1:
+		return 0;	/* the embedded default remote, not created yet */
+	case -1:
+		return -1;
+	}
+	if (remote_fetch(&rk.g, &tip, &have) < 0)
+		return -1;
+	if (!have || git_commit_lookup(&rk.tip, rk.g.repo, &tip) < 0 || git_commit_tree(&rk.root, rk.tip) < 0) {
+		git_error_clear();
+		return 0;
+	}
+	git_oid_tostr(rk.tipid, sizeof(rk.tipid), &tip);
+	if (read_index(&rk.g, rk.root, &v, &n) < 0)
+		return -1;
+	if (!n)
+		return 0;
+	learn_known(gr, v, n);
+	for (size_t i = 0; i < gr->nsteps; i++) {
+		struct step *s = gr->steps[i];
+		const struct remotekey *k;
+		const char *f;
+		struct pushed p;
+		if (s->kind != STEP_RENDER || !s->selected || !s->dirty || s->reason != R_NEVER ||
+		    state_pushed(pl->st, pushed_key(pl, s->gitpath), &p) || !(f = norm_path(s->gitpath)) ||
+		    !(k = remotekeys_find(v, n, f)) || !hash_eq(k->key, s->key))
+			continue;
+		if (!folder_proven(pl, f, k)) {
+			distrusted++;
+			if (status_verbose())
+				fprintf(stderr, "idpmake: %s: %s is not what %s says: rendered\n", s->id, f, REMOTEKEYS_PATH);
+			continue;
+		}
+		if (state_step_ok(pl->st, s->id, s->key, k->output, NULL, rk.tipid, 0) < 0)
+			return -1;
+		s->dirty = 0;
+		s->reason = R_UP_TO_DATE;
+		s->why = WHY_DONE;
+		s->output = s->old_output = k->output;
+		s->old_key = s->key;
+		if (s->tree) {
+			tree_free(s->tree);
+			free(s->tree);
+			s->tree = NULL;
+		}
+		np = agrow(np, nn, sizeof(*np));
+		np[nn++] = (struct pushed){ pushed_key(pl, s->gitpath), k->output, rk.tipid };
+	}
+	if (nn && state_push_done(pl->st, np, nn, rk.tipid) < 0)
+		return -1;
+	if (status_verbose())
+		fprintf(stderr, "idpmake: %zu render%s reconstructed from %s at %.12s%s\n", nn, nn == 1 ? "" : "s",
+			REMOTEKEYS_PATH, rk.tipid, distrusted ? aprintf(", %zu not trusted", distrusted) : "");
+	return 0;
+}
+
+/* is every field of `want` in `have`, equal?  An absent field equals an empty one */
+static int subset(json_t *want, json_t *have)
+{
+	const char *k;
+	json_t *x;
+
+	if (json_is_object(want)) {
+		if (have && !json_is_object(have))
+			return 0;
+		json_object_foreach(want, k, x)
+			if (!subset(x, have ? json_object_get(have, k) : NULL))
+				return 0;
+		return 1;
+	}
+	if (!have)
+		return !want || json_is_null(want) || json_is_false(want) ||
+		       (json_is_string(want) && !*json_string_value(want)) ||
+		       (json_is_array(want) && !json_array_size(want));
+	return json_equal(want, have);
+}
+
+int remotekeys_sync(struct planner *pl, struct step *s, const struct record *rec)
+{
+	struct step *r = render_of(s);
+	const struct distro *d = pl->g->d;
+	struct call c;
+	struct resp re = { .code = -1 };
+	const char *name, *err = NULL, *f;
+	json_t *ours = NULL;
+	int ok = 0;
+
+	if (rec->have || !rk.open || !rk.root || !pl->argo || !r || r->why != WHY_DONE || s->drift ||
+	    s->pkg->deploy_kubectl || s->pkg->app_file || s->pkg->sync.appset || d->argocd.fleet_appset ||
+	    (s->pkg->rule->builtin == RENDER_HELM && !s->pkg->render_local) || !(name = argocd_app_name(d, s)) ||
+	    !(f = norm_path(s->gitpath)))
+		return 0;
+	if (call_open(&c, pl->argo, name, NULL, 120) < 0)
+		return 0;
+	if (request(&c, "GET", app_path(&c, "", "refresh=normal"), NULL, &re, &err) == 0 && re.status == 200 &&
+	    json_is_object(re.json)) {
+		json_t *app = re.json;
+		const char *rev = jstr(app, "status.sync.revision");
+		git_oid rid, at, now;
+		git_commit *rc = NULL;
+		git_tree *rt = NULL;
+		ours = argocd_app_spec(d, s, argocd_repo_url(d, pl->statedir));
+		ok = !strcmp(jstr(app, "status.sync.status"), "Synced") &&
+		     (!s->pkg->sync.wait_healthy || !strcmp(jstr(app, "status.health.status"), "Healthy")) &&
+		     subset(json_object_get(ours, "spec"), json_object_get(app, "spec")) &&
+		     subset(json_object_get(json_object_get(ours, "metadata"), "labels"), jget(app, "metadata.labels")) &&
+		     strlen(rev) == 40 && git_oid_fromstr(&rid, rev) == 0 &&
+		     git_commit_lookup(&rc, rk.g.repo, &rid) == 0 && git_commit_tree(&rt, rc) == 0 &&
+		     entry_at(&rk.g, rt, f, &at) >= 0 && entry_at(&rk.g, rk.root, f, &now) >= 0 && git_oid_equal(&at, &now);
+		git_error_clear();
+		git_tree_free(rt);
+		git_commit_free(rc);
+		if (ok && state_step_ok(pl->st, s->id, s->key, r->output, NULL, astrdup(rev), 0) < 0)
+			ok = 0;
+		if (ok) {
+			s->dirty = 0;
+			s->reason = R_UP_TO_DATE;
+			s->why = aprintf("reconstructed: Argo CD reports it Synced%s at %.7s",
+					 s->pkg->sync.wait_healthy ? " and Healthy" : "", rev);
+		}
+	}
+	if (status_verbose() && !ok)
+		fprintf(stderr, "idpmake: %s: not proven done in Argo CD: synced\n", s->id);
+	json_decref(ours);
+	resp_reset(&re);
+	call_close(&c);
+	return ok;
+}
+
+void remotekeys_end(void)
+{
+	if (!rk.open)
+		return;
+	git_tree_free(rk.root);
+	git_commit_free(rk.tip);
+	clone_close(&rk.g);
+	memset(&rk, 0, sizeof(rk));
+}

@@ -1,0 +1,71 @@
+/*
+ * remotekeys.h - what is done, as every runner can read it: the keys index
+ * in the GitOps repository, and a run with an empty state folder that
+ * reconstructs its state from it (engine.md "Keys", README "State").
+ *
+ * Every commit idpmake pushes carries REMOTEKEYS_PATH at the repository's
+ * root, one line per package folder, sorted by folder (byte order):
+ *
+ *     idpmake-keys 1\n
+ *     FOLDER SP RENDER-KEY SP OUTPUT-HASH SP TREE\n     ...
+ *
+ * RENDER-KEY and OUTPUT-HASH are 32 hex digits (hash.h), TREE the folder's
+ * git tree id (40 hex; 40 zeros for an empty render, which has no folder).
+ * FOLDER may hold spaces: the three fields follow its line's last spaces.
+ *
+ * The index is hostile input (anyone who can push can write it): at most
+ * REMOTEKEYS_CAP bytes, a bad line is skipped, a folder named twice is not
+ * trusted, a folder must be a clean relative path.  It is never trusted on
+ * its own: a render is taken as done only when the folder on the remote
+ * tip has the tree the line names and its files, read as a bundle, hash to
+ * the line's output hash; a sync only when Argo CD reports the
+ * Application, as idpmake would send it, Synced (and Healthy) at a commit
+ * whose folder is that tree.  What cannot be proven runs.
+ */
+#ifndef IDPMAKE_REMOTEKEYS_H
+#define IDPMAKE_REMOTEKEYS_H
+
+#include <stddef.h>
+
+#include "graph.h"
+
+#define REMOTEKEYS_DIR ".idpmake"
+#define REMOTEKEYS_PATH ".idpmake/keys"
+#define REMOTEKEYS_CAP (64u << 20)
+
+struct remotekey {
+	const char *folder;
+	struct hash key, output;
+	char tree[41];
+};
+
+/* parse an index (arena): its valid lines, sorted; folders named twice dropped */
+void remotekeys_parse(const char *text, size_t len, struct remotekey **v, size_t *n);
+/* the line of folder in a parsed index, or NULL */
+const struct remotekey *remotekeys_find(const struct remotekey *v, size_t n, const char *folder);
+
+#ifdef IDPMAKE_GITREMOTE_H
+/*
+ * gitops.c: ch[n] becomes the index to commit: base's index (NULL: none)
+ * with the lines of ch[0..n) replaced (a zero key removes a folder's line).
+ */
+int remotekeys_update(struct git *g, git_tree *base, struct change *ch, size_t n);
+#endif
+
+struct planner;
+struct record;
+/*
+ * up: the selected renders never recorded in the state whose folder the
+ * remote tip holds as its index line says, for this run's key: their
+ * bundle goes to the cache, and the render and the folder's push are
+ * recorded (the clone learns the index's folders as idpmake's, so a hand
+ * edit is drift).  0, or -1 when nothing could be reconstructed (warned;
+ * the run renders).
+ */
+int remotekeys_renders(struct planner *pl);
+/* plan_decide: a sync step never recorded, proven done in Argo CD: recorded, 1; else 0 */
+int remotekeys_sync(struct planner *pl, struct step *s, const struct record *rec);
+/* the run's end: close what reconstruction kept open */
+void remotekeys_end(void);
+
+#endif
