@@ -2,6 +2,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <git2.h>
+#include <archive.h>
 #include <jansson.h>
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -165,6 +166,7 @@ int cmd_version(struct ctx *c)
 	printf("  libcurl  %s\n", cv->version);
 	printf("  PCRE2    %s\n", pcre);
 	printf("  jansson  %s\n", jansson_version_str());
+	printf("  libarchive %s\n", archive_version_string() + strlen("libarchive "));
 	{
 		const char *from, *err;
 		const struct context *x = context_select(c->context, &from, &err);

@@ -36,6 +36,7 @@ struct ctx {
 	const char *from;		/* diff --from FILE */
 	const char *rev;		/* diff --rev A..B (revdiff.c) */
 	const char *plan_file;		/* up --plan FILE (savedplan.c) */
+	const char *bundle;		/* --bundle FILE, or -f naming an archive: run from `idpmake pack`'s archive (pack.h) */
 	char **targets;			/* operands after the command */
 	size_t ntargets;
 	const char *command;		/* the command name */

@@ -7,6 +7,7 @@
 #include "cmd.h"
 #include "context.h"
 #include "manifest.h"
+#include "pack.h"
 #include "util.h"
 
 const char *argocd_server(const struct distro *d)
@@ -17,6 +18,15 @@ const char *argocd_server(const struct distro *d)
 
 int ctx_load(struct ctx *c, int readonly)
 {
+	if (!c->bundle && pack_is_archive(c->file))
+		c->bundle = c->file;	/* -f names an archive `idpmake pack` wrote, not a distro.yaml */
+	if (c->bundle) {
+		/* the state beside the archive; the distro, its sources and charts from its unpacked copy */
+		if (!c->statedir)
+			c->statedir = path_join(path_dir(c->bundle), ".idpmake");
+		if (pack_open(c->bundle, c->statedir, &c->file) < 0)
+			return 2;
+	}
 	if (!c->statedir)
 		c->statedir = path_join(path_dir(c->file), ".idpmake");
 	if (!(c->d = manifest_load(c->file, c->statedir)))

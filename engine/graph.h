@@ -57,6 +57,10 @@
  * GitOps remotes, ~/.config/idpmake, over the distro's settings), cmd-*.c
  * hold the commands: cmd-distros.c the distros `extends` can name,
  * cmd-complete.c the shell completion scripts from main.c's tables.
+ * Offline distros (pack.h): pack.c writes the distro, its extends chain,
+ * its git sources and Helm charts into one tar (libarchive); unpack.c reads
+ * one back, as hostile input, for `-f ARCHIVE up` / `--bundle`: source.c,
+ * manifest.c's extends and render.c's helm then take their copies from it.
  * Review: livediff.c (diff --live: the render against Argo CD's
  * managed-resources, by Argo CD's rules, Secrets masked; -o/--from; diff
  * CLUSTER_A/ CLUSTER_B/) over objdiff.c (a field-level diff of two objects

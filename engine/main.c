@@ -14,6 +14,7 @@
 #include "exec.h"
 #include "hash.h"
 #include "manifest.h"
+#include "pack.h"
 #include "util.h"
 
 static const struct command commands[] = {
@@ -46,6 +47,12 @@ static const struct command commands[] = {
 	{ "log", cmd_log, "log", "past runs, newest first" },
 	{ "forget", cmd_forget, "forget [--all | TARGET...]", "drop recorded state so the next up redoes those steps" },
 	{ "init", cmd_init, "init [DIR]", "a new distro from a template that validates and runs as is" },
+	{ "pack", cmd_pack, "pack [-o FILE]",
+	  "one archive with the distro, what it extends, its git sources and Helm charts, for an offline up\n\n"
+	  "The archive (tar; gzip when FILE ends in .gz or .tgz; default idpmake-pack.tar) holds the distro and\n"
+	  "its extends chain, its git: sources at their resolved commits and its Helm charts at their pinned\n"
+	  "versions (helm pull), each with its XXH3 digest.  'idpmake -f FILE up' or 'up --bundle FILE' runs\n"
+	  "from it with no network: the charts are mirrored into the GitOps repository." },
 	{ "distros", cmd_distros, "distros", "the distros extends can name: IDPMAKE_DISTRO_PATH, installed, built in" },
 	{ "version", cmd_version, "version", "the version, and the versions of the libraries it was built with" },
 	{ "context", cmd_context, "context add|use|list|rm [NAME] [--argocd-server URL] [--git-remote URL] [--token-file F|--token-env VAR]",
@@ -69,7 +76,7 @@ static void usage(FILE *f)
 	fprintf(f, "\nTARGET is PACKAGE, CLUSTER/PACKAGE or CLUSTER/; none means everything.\n\n"
 		   "options:\n"
 		   "  -C DIR             change to DIR first\n"
-		   "  -f FILE            the distro manifest (default distro.yaml)\n"
+		   "  -f FILE            the distro manifest (default distro.yaml), or an archive from pack\n"
 		   "  -j N               steps run at once (default: processors + 2; at most 256)\n"
 		   "  -k N               keep going until N steps failed (0: never stop; default 1)\n"
 		   "  -n                 dry run: up -n is plan\n"
@@ -87,6 +94,7 @@ static void usage(FILE *f)
 		   "  -o DIR             render: write files under DIR; diff: save the diff in FILE; plan: save the plan\n"
 		   "  --live             diff: against what Argo CD reports live; validate: kinds against the clusters\n"
 		   "  --from FILE        diff: show a diff saved with -o, offline\n"
+		   "  --bundle FILE      run from an archive 'idpmake pack' wrote, with no network\n"
 		   "  --plan FILE        up: run exactly the saved plan, or refuse (exit 2) if anything changed\n"
 		   "  --rev A[..B]       diff: the renders of revision A against B (default: the work tree)\n"
 		   "  --exit-code        plan: exit 1 when there is work to do; diff: 1 when anything differs\n"
@@ -133,7 +141,7 @@ static int parse_int(const char *s, const char *what, int *out)
 }
 
 enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION, O_OVERWRITE, O_CONTEXT,
-       O_LIVE, O_FROM, O_ALL, O_REV, O_PLAN };
+       O_LIVE, O_FROM, O_ALL, O_REV, O_PLAN, O_BUNDLE };
 static const struct option longopts[] = {
 	{ "json", no_argument, NULL, O_JSON },
 	{ "color", required_argument, NULL, O_COLOR },
@@ -151,6 +159,7 @@ static const struct option longopts[] = {
 	{ "from", required_argument, NULL, O_FROM },
 	{ "rev", required_argument, NULL, O_REV },
 	{ "plan", required_argument, NULL, O_PLAN },
+	{ "bundle", required_argument, NULL, O_BUNDLE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, O_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -285,6 +294,9 @@ int main(int argc, char **argv)
 			break;
 		case O_PLAN:
 			c.plan_file = optarg;
+			break;
+		case O_BUNDLE:
+			c.bundle = optarg;
 			break;
 		case O_CONTEXT:
 			c.context = optarg;

@@ -25,6 +25,7 @@
 #include "embed.h"
 #include "fleet.h"
 #include "manifest.h"
+#include "pack.h"
 #include "re.h"
 #include "removal.h"
 #include "rule.h"
@@ -246,7 +247,9 @@ static struct ynode *load_tree(const char *file, const char *statedir, int depth
 		struct ynode *parent;
 		if (!want(ext, Y_SCALAR, "'extends'"))
 			return NULL;
-		if (!(pfile = find_distro(ext, statedir))) {
+		/* from a bundle (pack.h): the next distro of the chain, unpacked */
+		pfile = pack_active() ? path_join(pack_distro(depth + 1), "distro.yaml") : find_distro(ext, statedir);
+		if (!pfile) {
 			loc_error(ext->loc, "no distro named '%s' (searched IDPMAKE_DISTRO_PATH, %s/share/idpmake/distros "
 				  "and the built-in distros)", ext->s, IDPMAKE_PREFIX);
 			return NULL;
@@ -874,10 +877,19 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 	(void)statedir;
 }
 
+static const char *last_chain[17];
+static size_t last_nchain;
+
+size_t manifest_chain(const char *const **files)
+{
+	*files = last_chain;
+	return last_nchain;
+}
+
 struct distro *manifest_load(const char *file, const char *statedir)
 {
 	struct distro *d = amalloc(sizeof(*d));
-	const char *chain[17];
+	const char **chain = last_chain;
 	struct ynode *root;
 
 	if (!pool)
@@ -885,8 +897,11 @@ struct distro *manifest_load(const char *file, const char *statedir)
 	d->file = file;
 	d->dir = path_dir(file);
 	removals_reset();
+	memset(last_chain, 0, sizeof(last_chain));
 	if (!(root = load_tree(file, statedir, 0, chain, (struct loc){ 0 })))
 		return NULL;
+	for (last_nchain = 0; last_nchain < 17 && last_chain[last_nchain]; last_nchain++)
+		;
 	drop_nulls(root, 0);
 	conv_distro(d, root, statedir);
 	return loc_errors ? NULL : d;

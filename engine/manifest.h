@@ -11,6 +11,8 @@
  * `statedir` is where built-in distros are unpacked when extended.
  */
 struct distro *manifest_load(const char *file, const char *statedir);
+/* the real paths of the distro files the last manifest_load read: the distro, what it extends, ... */
+size_t manifest_chain(const char *const **files);
 /* free the trees of every distro file loaded (their distros point into them) */
 void manifest_unload(void);
 

@@ -26,6 +26,7 @@
 #include "intr.h"
 #include "manifest.h"
 #include "re.h"
+#include "pack.h"
 #include "render.h"
 #include "util.h"
 #include "yaml.h"
@@ -303,6 +304,17 @@ static struct ynode *values_tree(const struct render_ctx *rc, const struct step 
 	return root;
 }
 
+/* a file of a bundled chart, into the package's folder under chart/ */
+static void add_chart_file(void *arg, const char *name, const char *data, size_t len)
+{
+	struct objects *o = arg;
+
+	o->extra = xrealloc(o->extra, (o->nextra + 1) * sizeof(*o->extra));
+	o->extra[o->nextra].name = aprintf("chart/%s", name);
+	o->extra[o->nextra].data = astrndup(data, len);
+	o->extra[o->nextra++].len = len;
+}
+
 /* helm, rendered by Argo CD: an Application with a Helm source */
 static int render_helm_app(const struct render_ctx *rc, struct step *s, struct objects *o, const char **err)
 {
@@ -327,9 +339,27 @@ static int render_helm_app(const struct render_ctx *rc, struct step *s, struct o
 	spec = ynew(p, Y_MAP, noloc);
 	put(p, spec, "project", S(p, d->argocd.project));
 	src = ynew(p, Y_MAP, noloc);
-	put(p, src, "repoURL", S(p, expand(s->pkg->chart.repo, s->pkg->loc, &v)));
-	put(p, src, "chart", S(p, expand(s->pkg->chart.name, s->pkg->loc, &v)));
-	put(p, src, "targetRevision", S(p, s->pkg->chart.version ? expand(s->pkg->chart.version, s->pkg->loc, &v) : "*"));
+	if (pack_active() && s->pkg->src == SRC_CHART) {
+		/* from a bundle: the chart mirrored into the package's folder, a path source (pack.h) */
+		const char *tgz = s->pkg->chart.version ?
+			pack_chart(expand(s->pkg->chart.repo, s->pkg->loc, &v), expand(s->pkg->chart.name, s->pkg->loc, &v),
+				   expand(s->pkg->chart.version, s->pkg->loc, &v), err) : NULL;
+		if (!tgz) {
+			if (!s->pkg->chart.version)
+				*err = "a bundle holds pinned charts only: this chart has no version";
+			return -1;
+		}
+		if (pack_chart_files(tgz, add_chart_file, o, err) < 0)
+			return -1;
+		put(p, src, "repoURL", S(p, rc->remote_url));
+		put(p, src, "path", S(p, aprintf("%s/chart", s->gitpath)));
+		put(p, src, "targetRevision", S(p, d->git.branch));
+	} else {
+		put(p, src, "repoURL", S(p, expand(s->pkg->chart.repo, s->pkg->loc, &v)));
+		put(p, src, "chart", S(p, expand(s->pkg->chart.name, s->pkg->loc, &v)));
+		put(p, src, "targetRevision",
+		    S(p, s->pkg->chart.version ? expand(s->pkg->chart.version, s->pkg->loc, &v) : "*"));
+	}
 	helm = ynew(p, Y_MAP, noloc);
 	put(p, helm, "releaseName", S(p, s->pkg->name));
 	if (values->n) {
@@ -426,6 +456,19 @@ static int render_helm_local(const struct render_ctx *rc, struct step *s, struct
 			argv[n++] = "--version";
 			argv[n++] = expand(s->pkg->chart.version, s->pkg->loc, &v);
 		}
+		if (pack_active()) {
+			/* from a bundle: the .tgz it holds, no repository (pack.h) */
+			const char *tgz = s->pkg->chart.version ? pack_chart(argv[5], argv[3], argv[7], err) : NULL;
+			if (!tgz) {
+				if (!s->pkg->chart.version)
+					*err = aprintf("chart '%s' has no pinned version, and a bundle holds pinned charts only",
+						       argv[3]);
+				unlink(vfile);
+				return -1;
+			}
+			argv[3] = tgz;
+			n = 4;
+		}
 	} else {
 		argv[n++] = s->pkg->path;
 	}
@@ -438,8 +481,10 @@ static int render_helm_local(const struct render_ctx *rc, struct step *s, struct
 	unlink(vfile);
 	/* name the chart and its version: "not found" is the usual failure of a bad pin */
 	if (ret < 0 && s->pkg->src == SRC_CHART)
-		*err = aprintf("helm template of chart '%s' version '%s' from %s: %s", argv[3],
-			       s->pkg->chart.version ? argv[7] : "(latest)", argv[5], *err);
+		*err = aprintf("helm template of chart '%s' version '%s' from %s: %s",
+			       expand(s->pkg->chart.name, s->pkg->loc, &v),
+			       s->pkg->chart.version ? expand(s->pkg->chart.version, s->pkg->loc, &v) : "(latest)",
+			       expand(s->pkg->chart.repo, s->pkg->loc, &v), *err);
 	else if (ret < 0)
 		*err = aprintf("helm template of the chart in %s: %s", s->pkg->path, *err);
 	return ret;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "hash.h"
+#include "pack.h"
 #include "source.h"
 #include "url.h"
 #include "util.h"
@@ -290,6 +291,13 @@ int source_git(struct state *st, const char *statedir, struct package *p, int re
 	char hex[33];
 	int ret = -1;
 
+	/* from a bundle (pack.h): its copy at the commit it was packed at, never the network */
+	switch (pack_git(p->git.url, ref, sub, commit, dir, err)) {
+	case 1:
+		return 0;
+	case -1:
+		return -1;
+	}
 	git_libgit2_init();
 	if (is_commit_id(ref))
 		snprintf(commit, 41, "%s", ref);

@@ -1,0 +1,263 @@
+/*
+ * pack.c - `idpmake pack [-o FILE]`: the distro, its extends chain, its git:
+ * sources at their resolved commits and its Helm charts at their pinned
+ * versions, in one tar archive (libarchive) with a digest per member
+ * (format in pack.h).
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "cmd.h"
+#include "exec.h"
+#include "hash.h"
+#include "manifest.h"
+#include "pack.h"
+#include "source.h"
+#include "util.h"
+
+struct member {
+	const char *name;	/* in the archive */
+	const char *src;	/* on disk */
+	int exec;		/* mode 0755 rather than 0644 */
+};
+
+struct packer {
+	struct member *v;
+	size_t n;
+	struct buf index;	/* the lines after the file lines */
+};
+
+static void add(struct packer *pk, const char *name, const char *src, int exec)
+{
+	pk->v = agrow(pk->v, pk->n, sizeof(*pk->v));
+	pk->v[pk->n++] = (struct member){ name, src, exec };
+}
+
+/* every file of DIR (scan_tree's: no dotfiles, no symlink out) under PREFIX/ */
+static int add_tree(struct packer *pk, const char *dir, const char *prefix)
+{
+	struct tree t;
+
+	memset(&t, 0, sizeof(t));
+	if (scan_tree(dir, NULL, &t) < 0)
+		return -1;
+	for (size_t i = 0; i < t.n; i++) {
+		const char *src = path_join(dir, t.v[i].path);
+		struct stat st;
+		add(pk, aprintf("%s/%s", prefix, t.v[i].path), src, !stat(src, &st) && (st.st_mode & 0100));
+	}
+	tree_free(&t);
+	return 0;
+}
+
+/* a field of an index line: no space, no newline, never empty */
+static int field_ok(const char *s)
+{
+	return s && *s && !strpbrk(s, " \n\r\t");
+}
+
+static int add_git(struct packer *pk, struct ctx *c, struct package *p, size_t *ngit)
+{
+	char commit[41];
+	const char *dir, *err, *ref = p->git.ref ? p->git.ref : "HEAD", *sub = p->git.path ? p->git.path : ".";
+	const char *prefix = aprintf("git/%zu", *ngit);
+
+	if (!field_ok(p->git.url) || !field_ok(ref) || !field_ok(sub))
+		return error("pack: package '%s': its git source's url, ref or path has a space", p->name);
+	if (source_git(c->st, c->statedir, p, c->refresh, commit, &dir, &err) < 0)
+		return error("pack: package '%s': %s", p->name, err);
+	/* the same source twice (one repository, two packages) is packed once */
+	if (strstr(pk->index.s, aprintf(" %s %s %s\n", p->git.url, ref, sub)))
+		return 0;
+	if (add_tree(pk, dir, prefix) < 0)
+		return -1;
+	buf_addf(&pk->index, "git %s %s %s %s %s\n", commit, prefix, p->git.url, ref, sub);
+	++*ngit;
+	return 0;
+}
+
+/* `helm pull` of one chart into a folder of its own; the .tgz it wrote */
+static int add_chart(struct packer *pk, struct ctx *c, const char *repo, const char *name, const char *version,
+		     size_t *ncharts, const char *tmp)
+{
+	const char *dir = aprintf("%s/%zu", tmp, *ncharts), *log = aprintf("%s.log", dir), *file;
+	const char *argv[] = { "helm", "pull", name, "--repo", repo, "--version", version, "-d", dir, NULL };
+	struct proc pr = { .argv = argv, .log = log, .timeout = 300 };
+	struct tree t;
+
+	if (!field_ok(repo) || !field_ok(name) || !field_ok(version))
+		return error("pack: chart '%s' from %s: its repository, name or version has a space", name, repo);
+	if (strstr(pk->index.s, aprintf(" %s %s %s\n", repo, name, version)))
+		return 0;
+	if (!which("helm"))
+		return error("pack: chart '%s' version '%s': 'helm' is not installed (it pulls the charts)", name,
+			     version);
+	if (mkdirs(dir) < 0)
+		return error("pack: cannot create %s:", dir);
+	if (c->verbose)
+		fprintf(stderr, "%s\n", proc_command(argv));
+	if (proc_run(&pr) < 0) {
+		size_t len;
+		char *out = read_file(log, &len);
+		error("pack: helm pull of chart '%s' version '%s' from %s: %s%s%s", name, version, repo,
+		      proc_failure(&pr), out && len ? ": " : "", out && len ? out : "");
+		free(out);
+		return -1;
+	}
+	memset(&t, 0, sizeof(t));
+	if (scan_tree(dir, NULL, &t) < 0)
+		return -1;
+	if (t.n != 1 || !strstr(t.v[0].path, ".tgz")) {
+		tree_free(&t);
+		return error("pack: helm pull of chart '%s' version '%s' left no single .tgz in %s", name, version, dir);
+	}
+	file = aprintf("charts/%zu/%s", *ncharts, t.v[0].path);
+	add(pk, file, path_join(dir, t.v[0].path), 0);
+	tree_free(&t);
+	buf_addf(&pk->index, "chart %s %s %s %s\n", file, repo, name, version);
+	++*ncharts;
+	return 0;
+}
+
+static int collect(struct packer *pk, struct ctx *c, const char *tmp)
+{
+	const char *const *chain;
+	size_t nchain = manifest_chain(&chain), ngit = 0, ncharts = 0;
+
+	for (size_t i = 0; i < nchain; i++)
+		if (add_tree(pk, path_dir(chain[i]), aprintf("distro/%zu", i)) < 0)
+			return -1;
+	for (size_t i = 0; i < c->d->npackages; i++)
+		if (c->d->packages[i].src == SRC_GIT && add_git(pk, c, &c->d->packages[i], &ngit) < 0)
+			return -1;
+	/* a chart on every cluster it renders on: ${vars} may pick another repository or version */
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		struct step *s = c->g->steps[i];
+		struct package *p = s->pkg;
+		struct vars v;
+		const char *repo, *name, *version;
+		if (s->kind != STEP_RENDER || p->src != SRC_CHART)
+			continue;
+		vars_init(&v, c->d, s->cluster, p, s->namespace);
+		repo = expand(p->chart.repo, p->loc, &v);
+		name = expand(p->chart.name, p->loc, &v);
+		if (!p->chart.version)
+			return error("pack: package '%s': chart '%s' has no pinned version (set chart.version)",
+				     p->name, name ? name : "?");
+		version = expand(p->chart.version, p->loc, &v);
+		if (!repo || !name || !version)
+			return -1;
+		if (add_chart(pk, c, repo, name, version, &ncharts, tmp) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int write_entry(struct archive *a, const char *name, const void *data, size_t len, int mode)
+{
+	struct archive_entry *e = archive_entry_new();
+	int ok;
+
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, mode);
+	archive_entry_set_size(e, (la_int64_t)len);
+	archive_entry_set_mtime(e, 0, 0);	/* the same inputs make the same archive */
+	ok = archive_write_header(a, e) == ARCHIVE_OK &&
+	     (len == 0 || archive_write_data(a, data, len) == (la_ssize_t)len);
+	archive_entry_free(e);
+	return ok ? 0 : error("pack: cannot write '%s' into the archive: %s", name, archive_error_string(a));
+}
+
+static int write_archive(struct packer *pk, const char *out)
+{
+	struct archive *a = archive_write_new();
+	struct buf idx = BUF_INIT;
+	char **data = xcalloc(pk->n + 1, sizeof(*data));
+	size_t *len = xcalloc(pk->n + 1, sizeof(*len));
+	size_t olen = strlen(out);
+	const char *tmp = aprintf("%s.tmp", out);
+	int ret = -1;
+
+	buf_adds(&idx, PACK_MAGIC);
+	for (size_t i = 0; i < pk->n; i++) {
+		char hex[33];
+		if (!(data[i] = read_file(pk->v[i].src, &len[i]))) {
+			error("pack: cannot read %s:", pk->v[i].src);
+			goto out;
+		}
+		if (!field_ok(pk->v[i].name)) {
+			error("pack: cannot pack '%s': its name has a space", pk->v[i].src);
+			goto out;
+		}
+		hash_hex(hash_bytes(data[i], len[i]), hex);
+		buf_addf(&idx, "file %s %zu %s\n", hex, len[i], pk->v[i].name);
+	}
+	buf_add(&idx, pk->index.s, pk->index.len);
+	archive_write_set_format_pax_restricted(a);
+	if ((olen > 3 && !strcmp(out + olen - 3, ".gz")) || (olen > 4 && !strcmp(out + olen - 4, ".tgz")))
+		archive_write_add_filter_gzip(a);
+	if (archive_write_open_filename(a, tmp) != ARCHIVE_OK) {
+		error("pack: cannot create %s: %s", tmp, archive_error_string(a));
+		goto out;
+	}
+	if (write_entry(a, PACK_INDEX, idx.s, idx.len, 0644) < 0)
+		goto out;
+	for (size_t i = 0; i < pk->n; i++)
+		if (write_entry(a, pk->v[i].name, data[i], len[i], pk->v[i].exec ? 0755 : 0644) < 0)
+			goto out;
+	if (archive_write_close(a) != ARCHIVE_OK) {
+		error("pack: cannot write %s: %s", tmp, archive_error_string(a));
+		goto out;
+	}
+	if (rename(tmp, out) < 0) {
+		error("pack: cannot rename %s to %s:", tmp, out);
+		goto out;
+	}
+	ret = 0;
+out:
+	archive_write_free(a);
+	if (ret < 0)
+		unlink(tmp);
+	for (size_t i = 0; i < pk->n; i++)
+		free(data[i]);
+	free(data);
+	free(len);
+	buf_release(&idx);
+	return ret;
+}
+
+int cmd_pack(struct ctx *c)
+{
+	struct packer pk = { .index = BUF_INIT };
+	const char *out = c->outdir ? c->outdir : "idpmake-pack.tar";
+	const char *tmp;
+	int ret;
+
+	if (c->ntargets) {
+		fprintf(stderr, "idpmake: pack takes no targets: it packs the whole distro\n");
+		return 2;
+	}
+	if ((ret = ctx_load(c, 0)))
+		return ret;
+	if (pack_active()) {
+		fprintf(stderr, "idpmake: %s is a bundle already: pack a distro.yaml\n", c->file);
+		return 2;
+	}
+	tmp = path_join(c->statedir, aprintf("tmp/pack-%d", (int)getpid()));
+	rmtree(tmp);
+	ret = collect(&pk, c, tmp) < 0 || write_archive(&pk, out) < 0;
+	rmtree(tmp);
+	buf_release(&pk.index);
+	if (ret)
+		return 1;
+	fprintf(c->json ? stderr : stdout, "packed %zu files into %s\n", pk.n + 1, out);
+	return 0;
+}
