@@ -540,16 +540,23 @@ static int attempt_push(struct git *g, const git_oid *tip, git_tree *known, stru
 	git_commit *parent = NULL, *commit = NULL;
 	git_tree *base = NULL;
 	git_oid tree_id, commit_id;
-	int err = 0, same = 1, rc = -1;
+	int err = 0, same = 1, rc = -1, idx = 0;
 
 	if (tip && ((err = git_commit_lookup(&parent, g->repo, tip)) < 0 ||
 		    (err = git_commit_tree(&base, parent)) < 0)) {
 		gerror(g, err, "cannot read the remote's tip of '%s'", g->branch);
 		goto out;
 	}
-	/* ch[n]: the keys index, merged with the tip's (remotekeys.c) */
-	if (conflicts(g, base, tip, ch, n, attempt, og) < 0 || remotekeys_update(g, base, ch, n) < 0 ||
-	    apply(g, base, ch, n + 1, &tree_id, &same) < 0)
+	/*
+	 * The folders first: content the remote holds already makes no commit,
+	 * whatever the keys (an input changed, its render did not: early cutoff).
+	 * Then ch[n], the keys index merged with the tip's (remotekeys.c), goes
+	 * into the commit that changes content.
+	 */
+	if (conflicts(g, base, tip, ch, n, attempt, og) < 0 || apply(g, base, ch, n, &tree_id, &same) < 0)
+		goto out;
+	if (!same && ((idx = remotekeys_update(g, base, ch, n)) < 0 ||
+		      (idx && apply(g, base, ch, n + 1, &tree_id, &same) < 0)))
 		goto out;
 	if (tip)
 		git_oid_tostr(r->parent, sizeof(r->parent), tip);

@@ -192,6 +192,11 @@ int remotekeys_update(struct git *g, git_tree *base, struct change *ch, size_t n
 		k++;
 	}
 	free(sorted);
+	if (!nold && b.len == strlen(HEADER)) {
+		/* no line to write and none before: no index */
+		buf_release(&b);
+		return 0;
+	}
 	memset(&ch[n], 0, sizeof(ch[n]));
 	ch[n].path = REMOTEKEYS_PATH;
 	ch[n].blob = 1;
@@ -199,7 +204,7 @@ int remotekeys_update(struct git *g, git_tree *base, struct change *ch, size_t n
 	    (err = g->mempack->write(g->mempack, &ch[n].tree, b.s, b.len, GIT_OBJECT_BLOB)) >= 0)
 		g->unflushed = 1;
 	buf_release(&b);
-	return err < 0 ? gerror(g, err, "cannot store %s", REMOTEKEYS_PATH) : 0;
+	return err < 0 ? gerror(g, err, "cannot store %s", REMOTEKEYS_PATH) : 1;
 }
 
 /* ---- reconstruction ------------------------------------------------------ */

@@ -46,8 +46,10 @@ const struct remotekey *remotekeys_find(const struct remotekey *v, size_t n, con
 
 #ifdef IDPMAKE_GITREMOTE_H
 /*
- * gitops.c: ch[n] becomes the index to commit: base's index (NULL: none)
- * with the lines of ch[0..n) replaced (a zero key removes a folder's line).
+ * gitops.c, for a commit that changes content: ch[n] becomes the index to
+ * commit: base's index (NULL: none) with the lines of ch[0..n) replaced (a
+ * zero key removes a folder's line).  1, or 0 when there is no index to
+ * write (no line, and none before), or -1.
  */
 int remotekeys_update(struct git *g, git_tree *base, struct change *ch, size_t n);
 #endif

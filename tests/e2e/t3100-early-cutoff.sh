@@ -111,15 +111,18 @@ t_grep "pushes a commit" '1 commit pushed' "$STDOUT"
 t_eq "a new commit" 2 "$(commits)"
 t_eq "the pre hook ran again" 2 "$(lines d/pre-count.txt)"
 t_eq "the post hook ran again" 2 "$(lines d/post-count.txt)"
+# (and the keys index, .idpmake/keys, which every commit that changes content updates)
 t_eq "the commit changes only the ConfigMap" "in-cluster/web/configmap.web-config.yaml" \
-	"$(git -C "$bare" diff --name-only main~1 main)"
+	"$(git -C "$bare" diff --name-only main~1 main -- . ':!.idpmake')"
+t_grep "and the keys index has web's new key" "^in-cluster/web [0-9a-f]{32} " \
+	"$(git -C "$bare" show main:.idpmake/keys >"$T/keys"; echo "$T/keys")"
 
 # ---- a change back to a state that renders like the pushed one -------------------
 sed -i 's/beta: "22"/beta: "2"/' d/packages/web/cm.yaml
 t_ok "up after reverting the change" up
 t_grep "pushes the revert" '1 commit pushed' "$STDOUT"
 t_eq "a third commit" 3 "$(commits)"
-t_eq "whose tree is the first commit's" "$(git -C "$bare" rev-parse "$head1^{tree}")" \
-	"$(git -C "$bare" rev-parse 'main^{tree}')"
+t_eq "whose package folders are the first commit's" "$(git -C "$bare" rev-parse "$head1:in-cluster")" \
+	"$(git -C "$bare" rev-parse 'main:in-cluster')"
 
 t_done

@@ -328,7 +328,7 @@ t_ok "and not us" test ! -e "$T/multi/only/clusters/us"
 t_ok "up" idpmake up
 t_ok "up made a commit" git --git-dir=.idpmake/gitops.git rev-parse --verify -q main
 head=$(git --git-dir=.idpmake/gitops.git rev-parse main)
-git --git-dir=.idpmake/gitops.git ls-tree -r --name-only main >tree.txt
+git --git-dir=.idpmake/gitops.git ls-tree -r --name-only main | grep -v "^\.idpmake/" >tree.txt
 t_eq "the commit holds the same files as render -o" "$(sed 's#^\./##' files.want)" "$(cat tree.txt)"
 t_eq "with the same bytes (the Service)" "$(cat out/in-cluster/m/service.web.yaml)" \
 	"$(git --git-dir=.idpmake/gitops.git show main:in-cluster/m/service.web.yaml)"

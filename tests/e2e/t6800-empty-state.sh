@@ -160,6 +160,11 @@ t_ok "empty state, a hostile index" idpmake up
 t_eq "only dev/db renders (named twice in the index)" 1 "$(wc -l <"$rlog")"
 t_grep "the renderer ran for db" 'packages/db$' "$rlog"
 t_nogrep "no folder named by the index was created" '^(\.\./evil|abs)' <(git --git-dir="$bare" ls-tree -r --name-only main)
+t_eq "db rendered what the remote holds: no commit" "hostile" \
+	"$(git --git-dir="$bare" log -1 --format=%s main | sed 's/^a hostile index$/hostile/')"
+# the next commit that changes content rewrites the index from what it can trust
+echo '  more: "1"' >>packages/db/cm.yaml
+t_ok "up after a change to db" idpmake up
 t_ok "the index after the run" git --git-dir="$bare" cat-file -p main:.idpmake/keys
 t_nogrep "the index lost the hostile lines" 'evil|abs|\.git|garbage|aaaa' "$STDOUT"
 t_eq "the index: a header and 6 lines" 7 "$(wc -l <"$STDOUT")"

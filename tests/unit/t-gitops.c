@@ -211,7 +211,7 @@ static void begin(const char *name)
 static int push_base(struct gitops_result *r)
 {
 	struct gitops_opts o = opts("state", remote, 1);
-	struct gitops_change c[3];
+	struct gitops_change c[3] = { 0 };
 
 	c[0].path = "in-cluster/a";
 	c[0].bundle = mkbundle("x.yaml", "x: 1\n", "y.yaml", "y: 1\n", NULL);
@@ -264,7 +264,7 @@ static void in_one_folder_changes(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
-	struct gitops_change c[2];
+	struct gitops_change c[2] = { 0 };
 	const char *btree = out("git -C %s rev-parse main:in-cluster/b", remote);
 	const char *ztree = out("git -C %s rev-parse main:prod/z", remote);
 	int before = clone_objects(o.statedir);
@@ -291,7 +291,7 @@ static void in_same_content_no_commit(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
-	struct gitops_change c = { "in-cluster/a", mkbundle("x.yaml", "x: 1\n", "y.yaml", "y: 1\n", NULL) };
+	struct gitops_change c = { .path = "in-cluster/a", .bundle = mkbundle("x.yaml", "x: 1\n", "y.yaml", "y: 1\n", NULL) };
 	const char *tip = out("git -C %s rev-parse main", remote);
 
 	CHECK(gitops_push(&o, &c, 1, "idpmake: in-cluster/a", &r) == 0);
@@ -319,7 +319,7 @@ static void in_remove(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
-	struct gitops_change c[2] = { { "in-cluster/b", NULL }, { "gone/never-there", NULL } };
+	struct gitops_change c[2] = { { .path = "in-cluster/b", .bundle = NULL }, { .path = "gone/never-there", .bundle = NULL } };
 
 	CHECK(gitops_push(&o, c, 2, "idpmake: remove in-cluster/b", &r) == 0);
 	CHECK(r.made_commit == 1);
@@ -346,7 +346,7 @@ static void in_race_other_folder(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
-	struct gitops_change c = { "in-cluster/a", mkbundle("x.yaml", "x: 3\n", "y.yaml", "y: 1\n", NULL) };
+	struct gitops_change c = { .path = "in-cluster/a", .bundle = mkbundle("x.yaml", "x: 3\n", "y.yaml", "y: 1\n", NULL) };
 	int before = count_commits(remote);
 
 	other_remote = remote;
@@ -369,8 +369,8 @@ static void in_race_our_folder(void)
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
 	struct gitops_change c[2] = {
-		{ "in-cluster/a", mkbundle("x.yaml", "x: 4\n", "y.yaml", "y: 1\n", NULL) },
-		{ "prod/z", mkbundle("z.yaml", "z: 4\n", NULL) },
+		{ .path = "in-cluster/a", .bundle = mkbundle("x.yaml", "x: 4\n", "y.yaml", "y: 1\n", NULL) },
+		{ .path = "prod/z", .bundle = mkbundle("z.yaml", "z: 4\n", NULL) },
 	};
 	const char *msg, *theirs;
 
@@ -399,7 +399,7 @@ static void in_overwrite(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
-	struct gitops_change c = { "in-cluster/a", mkbundle("x.yaml", "x: 5\n", NULL) };
+	struct gitops_change c = { .path = "in-cluster/a", .bundle = mkbundle("x.yaml", "x: 5\n", NULL) };
 	struct gitops_owner own[2] = { { "prod/z", "prod/z", 0 }, { "in-cluster/a", "in-cluster/a", 1 } };
 	const char *theirs, *msg;
 
@@ -432,7 +432,7 @@ static void in_retries_bounded(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
-	struct gitops_change c = { "prod/z", mkbundle("z.yaml", "z: 5\n", NULL) };
+	struct gitops_change c = { .path = "prod/z", .bundle = mkbundle("z.yaml", "z: 5\n", NULL) };
 	const char *msg;
 
 	other_remote = remote;
@@ -455,8 +455,8 @@ static void in_hand_edit(void)
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
 	struct gitops_change c[2] = {
-		{ "prod/z", mkbundle("z.yaml", "z: 5\n", NULL) },
-		{ "in-cluster/b", mkbundle("b.yaml", "b: 1\n", NULL) },
+		{ .path = "prod/z", .bundle = mkbundle("z.yaml", "z: 5\n", NULL) },
+		{ .path = "in-cluster/b", .bundle = mkbundle("b.yaml", "b: 1\n", NULL) },
 	};
 	const char *msg, *hand;
 
@@ -491,7 +491,7 @@ static void in_push_landed_then_died(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
-	struct gitops_change c = { "prod/z", mkbundle("z.yaml", "z: 7\n", NULL) };
+	struct gitops_change c = { .path = "prod/z", .bundle = mkbundle("z.yaml", "z: 7\n", NULL) };
 	const char *clone = aprintf("%s/state/repo", dir), *known = out("git -C %s rev-parse refs/idpmake/known/main", clone);
 
 	CHECK(gitops_push(&o, &c, 1, "idpmake: prod/z", &r) == 0);
@@ -519,7 +519,7 @@ static void in_race_fresh_state(void)
 {
 	struct gitops_opts o = opts("state-fresh", remote, 1);
 	struct gitops_result r;
-	struct gitops_change c = { "in-cluster/a", mkbundle("x.yaml", "x: fresh\n", NULL) };
+	struct gitops_change c = { .path = "in-cluster/a", .bundle = mkbundle("x.yaml", "x: fresh\n", NULL) };
 	const char *theirs;
 
 	other_remote = remote;
@@ -580,7 +580,7 @@ static void in_file_url(void)
 	const char *url = aprintf("file://%s", bare);
 	struct gitops_opts o = opts("state-file", url, 0);
 	struct gitops_result r;
-	struct gitops_change c = { "in-cluster/a", mkbundle("x.yaml", "x: 1\n", NULL) };
+	struct gitops_change c = { .path = "in-cluster/a", .bundle = mkbundle("x.yaml", "x: 1\n", NULL) };
 	struct buf b = BUF_INIT;
 	char tip[41];
 
@@ -616,7 +616,7 @@ static void in_other_branch(void)
 {
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
-	struct gitops_change c = { "in-cluster/a", mkbundle("x.yaml", "x: staging\n", NULL) };
+	struct gitops_change c = { .path = "in-cluster/a", .bundle = mkbundle("x.yaml", "x: staging\n", NULL) };
 	const char *main_tip = out("git -C %s rev-parse main", remote);
 
 	o.branch = "staging";
@@ -632,8 +632,8 @@ static void in_errors(void)
 	struct gitops_opts o = opts("state", remote, 1);
 	struct gitops_result r;
 	struct gitops_change c[2] = {
-		{ "in-cluster/a", mkbundle("x.yaml", "x: 9\n", NULL) },
-		{ "in-cluster/a/sub", mkbundle("x.yaml", "x: 9\n", NULL) },
+		{ .path = "in-cluster/a", .bundle = mkbundle("x.yaml", "x: 9\n", NULL) },
+		{ .path = "in-cluster/a/sub", .bundle = mkbundle("x.yaml", "x: 9\n", NULL) },
 	};
 	const char *tip = out("git -C %s rev-parse main", remote), *msg;
 
