@@ -95,7 +95,7 @@ def write(d, m):
     for p in PACKAGES:
         x = pk[p]
         e = {"type": "manifests", "path": "packages/" + p, "namespace": x["namespace"],
-             "sync": {"options": ["CreateNamespace=true"]}}
+             "sync": {"options": ["CreateNamespace=true"], "prune": True, "timeout": 30}}
         if x["rewrite"]:
             e["rewrite"] = [{"match": "@DOMAIN@", "replace": "${domain}"},
                             {"match": "@TIER@", "replace": "${tier}"}]
@@ -255,7 +255,7 @@ def edit(m, rng):
         return "hook: %s loses its hook" % p
     h = x["hook"] or {"version": 0, "when": "changed"}
     h["version"] = g
-    h["when"] = rng.choice(["changed", "changed", "always"])
+    h["when"] = rng.choice(["changed", "changed", "once"])
     x["hook"] = h
     return "hook: %s's hook, version %d, when %s" % (p, g, h["when"])
 
@@ -271,8 +271,11 @@ def do_round(seed, n, d):
             break
     else:
         cand, what = m, "no edit (none of 20 tries kept needs on their clusters)"
-    # the fault's parameters from the same RNG: which app, how many, when
-    apps = sorted("%s-%s" % cp for cp in placements(cand))
+    # the fault's parameters from the same RNG: which app (one of the edited
+    # package's, when it has any, so that the fault meets a sync), how many, when
+    pl = placements(cand)
+    edited = re.findall(r"\b(p[0-9])\b", what)
+    apps = sorted("%s-%s" % cp for cp in pl if cp[1] in edited) or sorted("%s-%s" % cp for cp in pl)
     print(what)
     print(fault, rng.choice(apps) if apps else "-", rng.randrange(1, 4), rng.randrange(0, 8))
     write(d, cand)
