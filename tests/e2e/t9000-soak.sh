@@ -27,12 +27,14 @@
 #	- every commit of the pusher is an ancestor of main (none lost);
 #	- no two commits carry the same Idpmake-Run trailer;
 #	- `idpmake plan --exit-code` has nothing to do.
-# The end shows the checks can fail: a tampered remote, a Degraded
-# Application, a lost commit, a repeated run and an edit are each caught, and
-# reverted.
+# The end shows the checks can fail: a tampered remote, an Application out
+# of sync, a lost commit, a repeated run and an edit are each caught (and the
+# first two reverted and passing again).
 #
-# Parameters: SOAK_SEED (default: random; printed, and a failing seed replays
-# the same sequence of edits and faults), SOAK_ROUNDS (default 100, 30 under
+# Parameters: SOAK_SEED (default 9000, so that CI's verdict is reproducible;
+# 0 picks one at random; printed, and a failing seed replays the same
+# sequence of edits and faults: only the moment a kill lands and how far the
+# pusher gets depend on timing), SOAK_ROUNDS (default 100, 30 under
 # ASan), SOAK_SECONDS (time budget, default 150 s: the soak
 # stops by itself when it is spent and checks at the end), SOAK_CHECK (rounds
 # between checkpoints, default 10). The full soak of issue 10:
@@ -44,7 +46,8 @@
 rounds=${SOAK_ROUNDS:-100} secs=${SOAK_SECONDS:-150}
 case $IDPMAKE in */asan/*) rounds=${SOAK_ROUNDS:-30} secs=${SOAK_SECONDS:-150} ;; esac
 every=${SOAK_CHECK:-10}
-seed=${SOAK_SEED:-$(od -An -tu2 -N2 /dev/urandom | tr -d ' ')}
+seed=${SOAK_SEED:-9000}
+[ "$seed" = 0 ] && seed=$(($(od -An -tu2 -N2 /dev/urandom | tr -d ' ') + 1))
 for v in "$seed" "$rounds" "$secs" "$every"; do
 	case $v in '' | *[!0-9]*) t_bail "SOAK_SEED, SOAK_ROUNDS, SOAK_SECONDS and SOAK_CHECK are numbers: '$v'" ;; esac
 done
@@ -319,6 +322,6 @@ t_fail "a lost commit fails the pusher check" check_pushed "$T/pushed.bad"
 last=$(git -C "$bare" log -1 --format='%(trailers:key=Idpmake-Run,valueonly)' --author=idpmake main | head -n 1)
 t_fail "a repeated run fails the run check" check_runs "$(printf '%s idpmake\n%s' "$main0" "$last")"
 t_grep "naming the run" "carry the same run: $last" "$STDOUT"
-echo "  soak: tamper" >>"packages/p1/cm.yaml"
+mkmanifest packages/p1/soak-tamper.yaml ConfigMap soak-tamper
 t_exit 1 "an edit makes plan --exit-code find work" "$IDPMAKE" plan --exit-code
 t_done
