@@ -34,8 +34,8 @@
 # Parameters: SOAK_SEED (default 9000, so that CI's verdict is reproducible;
 # 0 picks one at random; printed, and a failing seed replays the same
 # sequence of edits and faults: only the moment a kill lands and how far the
-# pusher gets depend on timing), SOAK_ROUNDS (default 100, 30 under
-# ASan), SOAK_SECONDS (time budget, default 150 s: the soak
+# pusher gets depend on timing), SOAK_ROUNDS (default 150, 60 under
+# ASan), SOAK_SECONDS (time budget, default 170 s, 120 under ASan: the soak
 # stops by itself when it is spent and checks at the end), SOAK_CHECK (rounds
 # between checkpoints, default 10). The full soak of issue 10:
 #
@@ -43,8 +43,8 @@
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-rounds=${SOAK_ROUNDS:-100} secs=${SOAK_SECONDS:-150}
-case $IDPMAKE in */asan/*) rounds=${SOAK_ROUNDS:-30} secs=${SOAK_SECONDS:-150} ;; esac
+rounds=${SOAK_ROUNDS:-150} secs=${SOAK_SECONDS:-170}
+case $IDPMAKE in */asan/*) rounds=${SOAK_ROUNDS:-60} secs=${SOAK_SECONDS:-120} ;; esac
 every=${SOAK_CHECK:-10}
 seed=${SOAK_SEED:-9000}
 [ "$seed" = 0 ] && seed=$(($(od -An -tu2 -N2 /dev/urandom | tr -d ' ') + 1))
