@@ -301,7 +301,7 @@ done
 
 # ---- each check can fail --------------------------------------------------
 main0=$(git -C "$bare" rev-parse main)
-some=$(git -C "$bare" ls-tree -r --name-only main | grep -v '^other/' | head -n 1)
+some=$(git -C "$bare" ls-tree -r --name-only main | grep -v -e '^other/' -e '^\.idpmake/' | head -n 1)
 git clone -q "$bare" "$T/tamper" && git -C "$T/tamper" rm -q "$some" &&
 	git -C "$T/tamper" commit -q -m tamper && git -C "$T/tamper" push -q origin HEAD:main ||
 	t_bail "cannot tamper with the remote"

@@ -25,6 +25,7 @@ hold and which Applications Argo CD must have:
     model.py apps DIR              the expected Applications, "NAME FOLDER" lines
 """
 import json
+import posixpath
 import os
 import random
 import re
@@ -288,7 +289,8 @@ def check(d, gitdir, rev):
     names = subprocess.run(["git", "-C", gitdir, "ls-tree", "-r", "--name-only", rev],
                            check=True, capture_output=True, text=True).stdout.split()
     bad = 0
-    got = [n for n in names if not n.startswith("other/")]
+    # the keys index (.idpmake/keys) is idpmake's, not the model's: checked apart below
+    got = [n for n in names if not n.startswith("other/") and not n.startswith(".idpmake/")]
     for n in sorted(set(want) - set(got)):
         print("missing: %s" % n)
         bad += 1
@@ -302,6 +304,22 @@ def check(d, gitdir, rev):
         if obj != want[n]:
             print("differs: %s\n  model: %s\n  remote: %s" % (n, json.dumps(want[n], sort_keys=True),
                                                             json.dumps(obj, sort_keys=True)))
+            bad += 1
+    # the index names every folder of the model, each with the tree the remote holds there
+    idx = subprocess.run(["git", "-C", gitdir, "show", "%s:.idpmake/keys" % rev],
+                         capture_output=True, text=True).stdout.splitlines()
+    if not idx or idx[0] != "idpmake-keys 1":
+        print("the keys index .idpmake/keys is missing or has no header")
+        bad += 1
+    trees = {}
+    for line in idx[1:]:
+        f = line.rsplit(" ", 3)
+        trees[f[0]] = f[3] if len(f) == 4 else ""
+    for folder in sorted({posixpath.dirname(n) for n in want}):
+        tree = subprocess.run(["git", "-C", gitdir, "rev-parse", "%s:%s" % (rev, folder)],
+                              capture_output=True, text=True).stdout.strip()
+        if trees.get(folder) != tree:
+            print("keys index: %s has tree %s, the remote %s" % (folder, trees.get(folder), tree))
             bad += 1
     print("checked %d files of the model, %d in the tree: %d differences" % (len(want), len(got), bad))
     return 1 if bad else 0
