@@ -120,6 +120,12 @@ t_grep "the git source at its resolved commit" "^git $commit git/0 file://$T/src
 t_grep "the chart at its pinned version" "^chart charts/0/webapp-1\\.0\\.0\\.tgz $REPO webapp 1\\.0\\.0\$" index.txt
 t_grep "each file with its digest" '^file [0-9a-f]{32} [0-9]+ charts/0/webapp-1\.0\.0\.tgz$' index.txt
 t_eq "the chart is the .tgz helm pulled" "$(sha256sum <repo/webapp-1.0.0.tgz)" "$(tar -xOf b.tar charts/0/webapp-1.0.0.tgz | sha256sum)"
+t_ok "pack into the distro's folder (the default name)" idpmake -C d pack
+t_ok "pack there again" idpmake -C d pack
+tar -tf d/idpmake-pack.tar >again.txt 2>&1
+t_grep "the archive has the distro" '^distro/0/distro\.yaml$' again.txt
+t_nogrep "and not the archive of the first pack" 'idpmake-pack\.tar' again.txt
+rm -f d/idpmake-pack.tar
 
 # ---- every remote unreachable --------------------------------------------
 kill "$lpid" 2>/dev/null; wait "$lpid" 2>/dev/null
