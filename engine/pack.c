@@ -211,7 +211,11 @@ static int write_archive(struct packer *pk, const char *out)
 	if ((olen > 3 && !strcmp(out + olen - 3, ".gz")) || (olen > 4 && !strcmp(out + olen - 4, ".tgz")))
 		archive_write_add_filter_gzip(a);
 	if (archive_write_open_filename(a, tmp) != ARCHIVE_OK) {
-		error("pack: cannot create %s: %s", tmp, archive_error_string(a));
+		errno = archive_errno(a);
+		if (errno > 0)
+			error("pack: cannot create %s:", tmp);
+		else
+			error("pack: cannot create %s: %s", tmp, archive_error_string(a));
 		goto out;
 	}
 	if (write_entry(a, PACK_INDEX, idx.s, idx.len, 0644) < 0)
@@ -254,7 +258,7 @@ int cmd_pack(struct ctx *c)
 	if ((ret = ctx_load(c, 0)))
 		return ret;
 	if (pack_active()) {
-		fprintf(stderr, "idpmake: %s is a bundle already: pack a distro.yaml\n", c->file);
+		fprintf(stderr, "idpmake: %s is a bundle already: pack a distro.yaml\n", c->bundle);
 		return 2;
 	}
 	{

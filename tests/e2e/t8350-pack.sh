@@ -208,4 +208,9 @@ t_exit 2 "a member missing from the archive is refused" idpmake -C hostile -f mi
 t_grep "naming the member" "member 'git/0/cm\\.yaml' of the index is missing" "$STDERR"
 t_ok "a refused bundle leaves no unpacked copy" test ! -e "$T/hostile/.idpmake/bundle/unpacked"
 
+t_exit 2 "a bundle that is not there" idpmake -C off --bundle nope.tar plan
+t_grep "names the file and the cause" "error: bundle nope\.tar: cannot read it: No such file or directory" "$STDERR"
+t_exit 2 "pack from a bundle is refused" idpmake -C off -f b.tar pack
+t_grep "naming the archive" "^idpmake: b\.tar is a bundle already" "$STDERR"
+
 t_done
