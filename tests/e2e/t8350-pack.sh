@@ -16,8 +16,6 @@
 . "$(dirname "$0")/lib.sh"
 
 command -v helm >/dev/null 2>&1 || t_skip_rest "helm is not installed (./configure --install-deps installs it)"
-lighttpd=$(command -v lighttpd || ls /usr/sbin/lighttpd 2>/dev/null)
-[ -n "$lighttpd" ] || t_bail "lighttpd missing: run ./configure --install-deps"
 export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=10
 
 # ---- a chart repository served by lighttpd -------------------------------
@@ -34,31 +32,7 @@ data:
   greeting: {{ .Values.greeting | quote }}
 CHART
 t_ok "helm package webapp 1.0.0" helm package src/webapp -d repo
-started=
-for _ in 1 2 3 4 5; do
-	port=$(free_port) || t_bail "cannot pick a free port"
-	helm repo index repo --url "http://127.0.0.1:$port" || t_bail "helm repo index failed"
-	cat >lighttpd.conf <<CONF
-server.modules = ()
-server.document-root = "$T/repo"
-server.bind = "127.0.0.1"
-server.port = $port
-server.errorlog = "$T/lighttpd-error.log"
-mimetype.assign = (".yaml" => "text/yaml", ".tgz" => "application/gzip")
-CONF
-	"$lighttpd" -D -f lighttpd.conf >lighttpd.out 2>&1 &
-	lpid=$!
-	t_pids="$t_pids $lpid"
-	for _ in $(seq 100); do
-		kill -0 "$lpid" 2>/dev/null || break
-		[ "$(http_code "http://127.0.0.1:$port/index.yaml")" = 200 ] && { started=1; break; }
-		sleep 0.1
-	done
-	[ -n "$started" ] && break
-	kill "$lpid" 2>/dev/null; wait "$lpid" 2>/dev/null
-done
-[ -n "$started" ] || t_bail "lighttpd did not serve the chart repository"
-REPO=http://127.0.0.1:$port
+start_chart_repo "$T/repo"
 
 # ---- a git source over file:// -------------------------------------------
 git init -q -b main work
@@ -128,7 +102,7 @@ t_nogrep "and not the archive of the first pack" 'idpmake-pack\.tar' again.txt
 rm -f d/idpmake-pack.tar
 
 # ---- every remote unreachable --------------------------------------------
-kill "$lpid" 2>/dev/null; wait "$lpid" 2>/dev/null
+kill "$CHART_REPO_PID" 2>/dev/null; wait "$CHART_REPO_PID" 2>/dev/null
 t_eq "the chart repository is down" 000 "$(http_code "$REPO/index.yaml")"
 mv "$T/src.git" "$T/src.gone"
 mv d d.gone && mv base base.gone && mkdir off && mv b.tar off/ || t_bail "cannot move the distro away"
