@@ -63,31 +63,6 @@ struct check {
 	int objects, problems;
 };
 
-size_t apicheck_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), *row = xcalloc(lb + 1, sizeof(*row)), r;
-
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j], cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
-			size_t best = diag + cost;
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	r = row[lb];
-	free(row);
-	return r;
-}
-
 static const char *str(json_t *o, const char *key)
 {
 	json_t *v = json_object_get(o, key);
@@ -278,7 +253,7 @@ struct guess {
 
 static void consider(struct guess *g, const char *api, const char *kind, const struct obj *o)
 {
-	size_t d = apicheck_distance(o->kind, kind), len = strlen(o->kind);
+	size_t d = edit_distance(o->kind, kind, 1), len = strlen(o->kind);
 	int rank = !strcmp(api, o->api) ? 2 : !strcmp(group_of(api), group_of(o->api)) ? 1 : 0;
 
 	if (!strcmp(api, o->api) && !strcmp(kind, o->kind))

@@ -30,7 +30,4 @@ struct ctx;
 /* 0 every kind is known, 1 one is not (each printed), 2 Argo CD could not be asked */
 int apicheck_live(struct ctx *c);
 
-/* Levenshtein distance of a and b, ASCII case folded (for "did you mean") */
-size_t apicheck_distance(const char *a, const char *b);
-
 #endif

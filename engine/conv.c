@@ -15,38 +15,13 @@
 
 /* ---- did you mean ---- */
 
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), *row = xcalloc(lb + 1, sizeof(size_t)), r;
-
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t prev = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t cur = row[j];
-			size_t best = prev + (a[i - 1] != b[j - 1]);
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			prev = cur;
-		}
-	}
-	r = row[lb];
-	free(row);
-	return r;
-}
-
 const char *closest(const char *s, const char *const *words, size_t n)
 {
 	const char *best = NULL;
 	size_t bd = (size_t)-1;
 
 	for (size_t i = 0; i < n; i++) {
-		size_t d = distance(s, words[i]);
+		size_t d = edit_distance(s, words[i], 0);
 		if (d < bd) {
 			bd = d;
 			best = words[i];

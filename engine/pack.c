@@ -32,6 +32,7 @@ struct packer {
 	struct member *v;
 	size_t n;
 	struct buf index;	/* the lines after the file lines */
+	const char *out;	/* the archive being written, as an absolute path: never a member of itself */
 };
 
 static void add(struct packer *pk, const char *name, const char *src, int exec)
@@ -50,7 +51,12 @@ static int add_tree(struct packer *pk, const char *dir, const char *prefix)
 		return -1;
 	for (size_t i = 0; i < t.n; i++) {
 		const char *src = path_join(dir, t.v[i].path);
+		char *real = realpath(src, NULL);
 		struct stat st;
+		int self = real && pk->out && !strcmp(real, pk->out);
+		free(real);
+		if (self)
+			continue;	/* an earlier pack to the same file, in the distro's folder */
 		add(pk, aprintf("%s/%s", prefix, t.v[i].path), src, !stat(src, &st) && (st.st_mode & 0100));
 	}
 	tree_free(&t);
@@ -205,7 +211,11 @@ static int write_archive(struct packer *pk, const char *out)
 	if ((olen > 3 && !strcmp(out + olen - 3, ".gz")) || (olen > 4 && !strcmp(out + olen - 4, ".tgz")))
 		archive_write_add_filter_gzip(a);
 	if (archive_write_open_filename(a, tmp) != ARCHIVE_OK) {
-		error("pack: cannot create %s: %s", tmp, archive_error_string(a));
+		errno = archive_errno(a);
+		if (errno > 0)
+			error("pack: cannot create %s:", tmp);
+		else
+			error("pack: cannot create %s: %s", tmp, archive_error_string(a));
 		goto out;
 	}
 	if (write_entry(a, PACK_INDEX, idx.s, idx.len, 0644) < 0)
@@ -248,8 +258,13 @@ int cmd_pack(struct ctx *c)
 	if ((ret = ctx_load(c, 0)))
 		return ret;
 	if (pack_active()) {
-		fprintf(stderr, "idpmake: %s is a bundle already: pack a distro.yaml\n", c->file);
+		fprintf(stderr, "idpmake: %s is a bundle already: pack a distro.yaml\n", c->bundle);
 		return 2;
+	}
+	{
+		char *dir = realpath(path_dir(out), NULL);
+		pk.out = dir ? path_join(dir, path_base(out)) : NULL;
+		free(dir);
 	}
 	tmp = path_join(c->statedir, aprintf("tmp/pack-%d", (int)getpid()));
 	rmtree(tmp);

@@ -208,6 +208,10 @@ static int extract(const char *archive, const char *root)
 	archive_read_support_format_tar(a);
 	archive_write_disk_set_options(w, ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
 					      ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS | ARCHIVE_EXTRACT_NO_OVERWRITE);
+	if (access(archive, R_OK) < 0) {
+		error("bundle %s: cannot read it:", archive);
+		goto out;
+	}
 	if (archive_read_open_filename(a, archive, 65536) != ARCHIVE_OK) {
 		error("bundle %s: %s", archive, archive_error_string(a));
 		goto out;

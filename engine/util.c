@@ -1,4 +1,5 @@
 /* util.c - diagnostics, allocation, the arena, small file helpers */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdalign.h>
@@ -448,4 +449,31 @@ long long wall_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Levenshtein distance, for "did you mean" */
+size_t edit_distance(const char *a, const char *b, int fold)
+{
+	size_t la = strlen(a), lb = strlen(b), *row = xcalloc(lb + 1, sizeof(size_t)), r;
+
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cur = row[j];
+			int ca = (unsigned char)a[i - 1], cb = (unsigned char)b[j - 1];
+			size_t best = prev + (fold ? tolower(ca) != tolower(cb) : ca != cb);
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			prev = cur;
+		}
+	}
+	r = row[lb];
+	free(row);
+	return r;
 }

@@ -71,4 +71,7 @@ int strptrcmp(const void *a, const void *b);	/* qsort/bsearch over const char * 
 double now_s(void);				/* monotonic seconds */
 long long wall_ns(void);			/* realtime ns */
 
+/* Levenshtein distance of a and b (for "did you mean"); fold: ASCII case folded */
+size_t edit_distance(const char *a, const char *b, int fold);
+
 #endif

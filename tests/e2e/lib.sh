@@ -53,6 +53,9 @@
 #	                           written before the request is answered
 #	new_remote NAME            a new bare repository; prints its URL
 #	authurl URL                URL with GIT_USER:GIT_PASS in it
+#	start_chart_repo DIR       lighttpd serving the Helm chart repository DIR
+#	                           (helm repo index'd for its URL); sets REPO (its
+#	                           URL) and CHART_REPO_PID
 #	start_argocd_emulator ARGS tests/argocd-emu/emulator.py; exports
 #	                           ARGOCD_SERVER, ARGOCD_OPTS (and ARGOCD_TEST_TOKEN);
 #	                           sets EMU_PID, EMU_LOG, emu (its /_emu URL)
@@ -357,6 +360,39 @@ except Exception:
     print("000", end="")
 EOF
 	fi
+}
+
+# ---- a Helm chart repository: lighttpd serving a folder ----------------
+start_chart_repo() {
+	local dir=$1 lighttpd port pid started=
+	lighttpd=$(command -v lighttpd || ls /usr/sbin/lighttpd 2>/dev/null)
+	[ -n "$lighttpd" ] || t_bail "lighttpd missing: run ./configure --install-deps"
+	for _ in 1 2 3 4 5; do
+		port=$(free_port) || t_bail "cannot pick a free port"
+		helm repo index "$dir" --url "http://127.0.0.1:$port" || t_bail "helm repo index failed"
+		cat >"$T/chart-repo.conf" <<EOF
+server.modules = ()
+server.document-root = "$dir"
+server.bind = "127.0.0.1"
+server.port = $port
+server.errorlog = "$T/chart-repo-error.log"
+mimetype.assign = (".yaml" => "text/yaml", ".tgz" => "application/gzip")
+EOF
+		: >"$T/chart-repo-error.log"
+		"$lighttpd" -D -f "$T/chart-repo.conf" >"$T/chart-repo.out" 2>&1 &
+		pid=$!
+		t_pids="$t_pids $pid"
+		for _ in $(seq 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			[ "$(http_code "http://127.0.0.1:$port/index.yaml")" = 200 ] && { started=1; break; }
+			sleep 0.1
+		done
+		[ -n "$started" ] && break
+		kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+	done
+	[ -n "$started" ] || { cat "$T/chart-repo.out" "$T/chart-repo-error.log" >&2; t_bail "lighttpd did not serve the chart repository"; }
+	REPO=http://127.0.0.1:$port
+	CHART_REPO_PID=$pid
 }
 
 # ---- the git server: lighttpd + git http-backend ------------------------

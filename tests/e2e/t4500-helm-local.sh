@@ -10,8 +10,6 @@
 . "$(dirname "$0")/lib.sh"
 
 command -v helm >/dev/null 2>&1 || t_skip_rest "helm is not installed (./configure --install-deps installs it)"
-lighttpd=$(command -v lighttpd || ls /usr/sbin/lighttpd 2>/dev/null)
-[ -n "$lighttpd" ] || t_bail "lighttpd missing: run ./configure --install-deps"
 
 # ---- a chart, packaged at two versions into a chart repository ----------
 mkchart() { # DIR NAME VERSION
@@ -46,32 +44,7 @@ sed -i 's/^greeting: .*/greeting: hello-from-1.1.0/' src/webapp/values.yaml
 t_ok "helm package webapp 1.1.0" helm package src/webapp -d repo
 
 # ---- lighttpd serving the repository as static files ---------------------
-started=
-for _ in 1 2 3 4 5; do
-	port=$(free_port) || t_bail "cannot pick a free port"
-	t_ok "helm repo index" helm repo index repo --url "http://127.0.0.1:$port"
-	cat >lighttpd.conf <<EOF2
-server.modules = ()
-server.document-root = "$T/repo"
-server.bind = "127.0.0.1"
-server.port = $port
-server.errorlog = "$T/lighttpd-error.log"
-mimetype.assign = (".yaml" => "text/yaml", ".tgz" => "application/gzip")
-EOF2
-	: >lighttpd-error.log
-	"$lighttpd" -D -f lighttpd.conf >lighttpd.out 2>&1 &
-	pid=$!
-	t_pids="$t_pids $pid"
-	for _ in $(seq 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		[ "$(http_code "http://127.0.0.1:$port/index.yaml")" = 200 ] && { started=1; break; }
-		sleep 0.1
-	done
-	[ -n "$started" ] && break
-	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-done
-[ -n "$started" ] || { cat lighttpd.out lighttpd-error.log >&2; t_bail "lighttpd did not serve the chart repository"; }
-REPO=http://127.0.0.1:$port
+start_chart_repo "$T/repo"
 
 # ---- the distro ---------------------------------------------------------
 mkdistro d <<EOF2

@@ -14,8 +14,6 @@
 . "$(dirname "$0")/lib.sh"
 
 command -v helm >/dev/null 2>&1 || t_skip_rest "helm is not installed (./configure --install-deps installs it)"
-lighttpd=$(command -v lighttpd || ls /usr/sbin/lighttpd 2>/dev/null)
-[ -n "$lighttpd" ] || t_bail "lighttpd missing: run ./configure --install-deps"
 real_kubectl=$(command -v kubectl || true)
 
 # ---- stand-in charts -----------------------------------------------------
@@ -61,30 +59,7 @@ mkchart ingress-nginx 4.13.0
 mkchart gitea 12.1.2
 t_ok "the stand-in charts are packaged" test -f repo/argo-cd-8.5.6.tgz -a -f repo/gitea-12.1.2.tgz
 
-started=
-for _ in 1 2 3 4 5; do
-	port=$(free_port) || t_bail "cannot pick a free port"
-	helm repo index repo --url "http://127.0.0.1:$port" || t_bail "helm repo index failed"
-	cat >lighttpd.conf <<EOF2
-server.modules = ()
-server.document-root = "$T/repo"
-server.bind = "127.0.0.1"
-server.port = $port
-server.errorlog = "$T/lighttpd-error.log"
-EOF2
-	"$lighttpd" -D -f lighttpd.conf >lighttpd.out 2>&1 &
-	pid=$!
-	t_pids="$t_pids $pid"
-	for _ in $(seq 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		[ "$(http_code "http://127.0.0.1:$port/index.yaml")" = 200 ] && { started=1; break; }
-		sleep 0.1
-	done
-	[ -n "$started" ] && break
-	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-done
-[ -n "$started" ] || t_bail "lighttpd did not serve the chart repository"
-REPO=http://127.0.0.1:$port
+start_chart_repo "$T/repo"
 
 # ---- a recording kubectl (and curl, for gitea's hook) -----------------------
 # Children get an allowlisted environment: the log's path is written in.

@@ -65,6 +65,10 @@ check "no distro here: no names" "idpmake up h"
 # bash splits words at ':' (COMP_WORDBREAKS): it replaces the part after the last ':'
 IN=d check "explain: step ids, after the ':'" "idpmake explain in-cluster/hello:" render sync
 IN=d check "explain: a step" "idpmake explain pu" push
+IN=d check "pack takes no targets" "idpmake pack "
+IN=d check "validate: the packages and clusters" "idpmake validate h" hello
+IN=d check "--bundle: a file" "idpmake --bundle dist" distro.yaml
+IN=d check "up --plan: a file" "idpmake up --plan dist" distro.yaml
 
 t_ok "completion zsh" idpmake completion zsh
 cp "$STDOUT" _idpmake

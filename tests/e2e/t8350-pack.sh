@@ -16,8 +16,6 @@
 . "$(dirname "$0")/lib.sh"
 
 command -v helm >/dev/null 2>&1 || t_skip_rest "helm is not installed (./configure --install-deps installs it)"
-lighttpd=$(command -v lighttpd || ls /usr/sbin/lighttpd 2>/dev/null)
-[ -n "$lighttpd" ] || t_bail "lighttpd missing: run ./configure --install-deps"
 export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=10
 
 # ---- a chart repository served by lighttpd -------------------------------
@@ -34,31 +32,7 @@ data:
   greeting: {{ .Values.greeting | quote }}
 CHART
 t_ok "helm package webapp 1.0.0" helm package src/webapp -d repo
-started=
-for _ in 1 2 3 4 5; do
-	port=$(free_port) || t_bail "cannot pick a free port"
-	helm repo index repo --url "http://127.0.0.1:$port" || t_bail "helm repo index failed"
-	cat >lighttpd.conf <<CONF
-server.modules = ()
-server.document-root = "$T/repo"
-server.bind = "127.0.0.1"
-server.port = $port
-server.errorlog = "$T/lighttpd-error.log"
-mimetype.assign = (".yaml" => "text/yaml", ".tgz" => "application/gzip")
-CONF
-	"$lighttpd" -D -f lighttpd.conf >lighttpd.out 2>&1 &
-	lpid=$!
-	t_pids="$t_pids $lpid"
-	for _ in $(seq 100); do
-		kill -0 "$lpid" 2>/dev/null || break
-		[ "$(http_code "http://127.0.0.1:$port/index.yaml")" = 200 ] && { started=1; break; }
-		sleep 0.1
-	done
-	[ -n "$started" ] && break
-	kill "$lpid" 2>/dev/null; wait "$lpid" 2>/dev/null
-done
-[ -n "$started" ] || t_bail "lighttpd did not serve the chart repository"
-REPO=http://127.0.0.1:$port
+start_chart_repo "$T/repo"
 
 # ---- a git source over file:// -------------------------------------------
 git init -q -b main work
@@ -120,9 +94,15 @@ t_grep "the git source at its resolved commit" "^git $commit git/0 file://$T/src
 t_grep "the chart at its pinned version" "^chart charts/0/webapp-1\\.0\\.0\\.tgz $REPO webapp 1\\.0\\.0\$" index.txt
 t_grep "each file with its digest" '^file [0-9a-f]{32} [0-9]+ charts/0/webapp-1\.0\.0\.tgz$' index.txt
 t_eq "the chart is the .tgz helm pulled" "$(sha256sum <repo/webapp-1.0.0.tgz)" "$(tar -xOf b.tar charts/0/webapp-1.0.0.tgz | sha256sum)"
+t_ok "pack into the distro's folder (the default name)" idpmake -C d pack
+t_ok "pack there again" idpmake -C d pack
+tar -tf d/idpmake-pack.tar >again.txt 2>&1
+t_grep "the archive has the distro" '^distro/0/distro\.yaml$' again.txt
+t_nogrep "and not the archive of the first pack" 'idpmake-pack\.tar' again.txt
+rm -f d/idpmake-pack.tar
 
 # ---- every remote unreachable --------------------------------------------
-kill "$lpid" 2>/dev/null; wait "$lpid" 2>/dev/null
+kill "$CHART_REPO_PID" 2>/dev/null; wait "$CHART_REPO_PID" 2>/dev/null
 t_eq "the chart repository is down" 000 "$(http_code "$REPO/index.yaml")"
 mv "$T/src.git" "$T/src.gone"
 mv d d.gone && mv base base.gone && mkdir off && mv b.tar off/ || t_bail "cannot move the distro away"
@@ -201,5 +181,10 @@ t_grep "naming the member" "member 'distro/0/distro\\.yaml' does not match its d
 t_exit 2 "a member missing from the archive is refused" idpmake -C hostile -f missing.tar up
 t_grep "naming the member" "member 'git/0/cm\\.yaml' of the index is missing" "$STDERR"
 t_ok "a refused bundle leaves no unpacked copy" test ! -e "$T/hostile/.idpmake/bundle/unpacked"
+
+t_exit 2 "a bundle that is not there" idpmake -C off --bundle nope.tar plan
+t_grep "names the file and the cause" "error: bundle nope\.tar: cannot read it: No such file or directory" "$STDERR"
+t_exit 2 "pack from a bundle is refused" idpmake -C off -f b.tar pack
+t_grep "naming the archive" "^idpmake: b\.tar is a bundle already" "$STDERR"
 
 t_done

@@ -168,7 +168,7 @@ check_pushed() {
 		git -C "$bare" merge-base --is-ancestor "$c" main || { echo "lost: $c"; lost=$((lost + 1)); }
 	done <"${1:-$T/pushed}"
 	echo "checked $n commits of the pusher: $lost lost"
-	[ $lost = 0 ]
+	[ "$lost" = 0 ]
 }
 
 # check_runs: no two commits carry the same Idpmake-Run trailer, and every
