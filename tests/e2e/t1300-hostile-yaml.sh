@@ -1,6 +1,7 @@
 #!/bin/bash
 # shellcheck disable=SC2317 # functions run through t_ok and friends
-# Hostile YAML (issue 10 #2): an alias bomb ("billion laughs"), an alias that
+# Hostile YAML (issue 10 #2): an alias bomb ("billion laughs"), one made of
+# few aliases of a long scalar (found by fuzz-distro), an alias that
 # contains itself, documents nested 10,000 deep (sequences and maps), a 10 MB
 # scalar and a duplicate key each end as an error at file:line:col within 5 s
 # and 64 MiB of RSS, with nothing pushed: in distro.yaml (a manifest error,
@@ -28,6 +29,12 @@ if name == "bomb":
     for i in range(1, 10):
         out.append("l%d: &a%d [%s]" % (i, i, ", ".join(["*a%d" % (i - 1)] * 10)))
     out.append("bomb: *a9")
+elif name == "bytebomb":
+    # few nodes, but each alias copies a 40 kB scalar: 90,000 copies are 3.6 GB
+    out.append("big: &x '%s'" % ("x" * 40000))
+    out.append("b1: &b1 [%s]" % ", ".join(["*x"] * 10))
+    for i in range(2, 6):
+        out.append("b%d: &b%d [%s]" % (i, i, ", ".join(["*b%d" % (i - 1)] * 9)))
 elif name == "selfalias":
     out.append("loop: &a [*a, *a]")
 elif name == "deepseq":
@@ -59,13 +66,14 @@ bounded() {
 # what each case says
 declare -A msg=(
 	[bomb]='YAML aliases expand to more than 100000 nodes'
+	[bytebomb]='YAML aliases expand to more than 4194304 bytes of text beyond the document'"'"'s own'
 	[selfalias]='YAML nested more than 200 levels deep \(or an alias that contains itself\)'
 	[deepseq]='YAML nested more than 200 levels deep'
 	[deepmap]='YAML nested more than 200 levels deep'
 	[bigscalar]='YAML scalar of 10485760 bytes is larger than the limit of 4194304 bytes \(4 MiB\)'
 	[dupkey]="duplicate key 'twice'"
 )
-cases="bomb selfalias deepseq deepmap bigscalar dupkey"
+cases="bomb bytebomb selfalias deepseq deepmap bigscalar dupkey"
 
 git init -q --bare remote.git
 pushed() { git -C "$T/remote.git" rev-parse -q --verify refs/heads/main >/dev/null; }
