@@ -533,6 +533,7 @@ static void expand_argocd_apps(struct distro *d)
 			size_t nd, len;
 			char *text = read_file(file, &len);
 			int before = loc_errors;
+			const char *badname = NULL;
 			loc_quiet++;
 			if (text && yaml_parse(yp, file, text, len, &docs, &nd) == 0 && nd && docs[0]->type == Y_MAP &&
 			    (api = yget(docs[0], "apiVersion")) && api->type == Y_SCALAR && !strncmp(api->s, "argoproj.io/", 12) &&
@@ -543,8 +544,7 @@ static void expand_argocd_apps(struct distro *d)
 				for (char *c = (char *)q.name; *c; c++)
 					*c = *c >= 'A' && *c <= 'Z' ? (char)(*c - 'A' + 'a') : *c;
 				if (!is_dns_label(q.name))
-					loc_error(p->loc, "package '%s': its Application %s makes the package name '%s', "
-						  "which is not a DNS-1123 label", p->name, file, q.name);
+					badname = q.name;	/* said below, where errors count */
 				q.group = p->name;
 				q.app_file = file;
 				q.spec = aprintf("%s\napp %s", p->spec, names[k]);
@@ -554,6 +554,9 @@ static void expand_argocd_apps(struct distro *d)
 			}
 			loc_quiet--;
 			loc_errors = before;	/* idpbuilder skips what does not parse */
+			if (badname)
+				loc_error(p->loc, "package '%s': its Application %s makes the package name '%s', "
+					  "which is not a DNS-1123 label", p->name, file, badname);
 			free(text);
 			ypool_free(yp);
 		}
