@@ -674,7 +674,8 @@ static void unknown_needs(const struct distro *d, const struct names *known, con
 				u = xrealloc(u, (cap = cap ? cap * 2 : 16) * sizeof(*u));
 			u[nu++] = name;
 		}
-	qsort(u, nu, sizeof(*u), strptrcmp);
+	if (nu)
+		qsort(u, nu, sizeof(*u), strptrcmp);
 	for (size_t i = 0; i < nu; i++)
 		if (!k || strcmp(u[k - 1], u[i]))
 			u[k++] = u[i];
