@@ -945,6 +945,7 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 			pr->name = label(x->k[i], "profile name");
 			pr->loc = x->k[i]->loc;
 			pr->packages = strs(x->v[i], "a profile");
+			strs_uniq(&pr->packages);
 		}
 	}
 	if ((x = yget(root, "packages")) && !yisnull(x) && want(x, Y_MAP, "packages")) {

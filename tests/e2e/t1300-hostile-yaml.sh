@@ -111,6 +111,27 @@ t_grep "distro.yaml needs: the last package's too" "^distro\.yaml:5:[0-9]+: erro
 pushed
 t_eq "distro.yaml needs: nothing pushed" 1 "$?"
 
+# ---- aliases that repeat profile names: 80 clusters list 1,000 profiles, each 1,000 packages ----
+# whether a cluster has a package scanned every entry: 16 kB took minutes.
+# Repeats mean nothing and are dropped when read.
+mkdir -p d-prof
+python3 - >d-prof/distro.yaml <<'EOF'
+print("idpmake: 1\nname: hostile\nprofiles:")
+print("  pr0: &pl [%s]" % ", ".join(["q0"] * 1000))
+for i in range(1, 10):
+    print("  pr%d: *pl" % i)
+print("clusters:")
+print("  c0: {server: 'https://c', profiles: &cp [%s]}" % ", ".join("pr%d" % (i % 10) for i in range(1000)))
+for i in range(1, 80):
+    print("  c%d: {server: 'https://c', profiles: *cp}" % i)
+print("packages:\n  q0: {type: manifests, path: .}")
+for i in range(100):
+    print("  p%d: {type: manifests, path: .}" % i)
+EOF
+bounded "distro.yaml repeated profiles: graph" 0 "$IDPMAKE" -C d-prof graph
+t_grep "distro.yaml repeated profiles: c79 has q0" '"c79/q0:render"' "$OUTPUT"
+t_nogrep "distro.yaml repeated profiles: and not p0" '"c79/p0:render"' "$OUTPUT"
+
 # ---- in a package: the render fails at file:line:col, nothing pushed -----------
 mkdistro p <<EOF
 idpmake: 1
