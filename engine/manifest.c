@@ -74,16 +74,22 @@ static const char *inside(const struct ynode *n, const char *what, int must_exis
 	}
 	p = path_join(dir, n->s);
 	{
-		/* most paths of a distro share its folder: resolve that once */
-		static const char *last_dir;
-		static char last_real[PATH_MAX];
-		if (last_dir && !strcmp(last_dir, dir)) {
+		/*
+		 * most paths of a distro share its folder: resolve that once; a
+		 * copy of the folder's name, not a pointer into the arena, which
+		 * the run may release (fuzz-distro: a use after free)
+		 */
+		static char last_dir[PATH_MAX], last_real[PATH_MAX];
+		if (*last_dir && !strcmp(last_dir, dir)) {
 			strcpy(rdir, last_real);
 		} else {
 			if (!realpath(dir, rdir))
 				return p;
-			last_dir = dir;
-			strcpy(last_real, rdir);
+			*last_dir = 0;
+			if (strlen(dir) < sizeof(last_dir)) {
+				strcpy(last_dir, dir);
+				strcpy(last_real, rdir);
+			}
 		}
 	}
 	if (!realpath(p, rp)) {
