@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -554,10 +555,10 @@ static const char *html_text(const char *html)
 	pthread_once(&once, html_compile);
 	if (!html_title || !html_tags || !html_space)
 		return t;
-	if (re_match(html_title, html, strlen(html)) == 1 && re_subst(html_title, html, strlen(html), "$1", &a) >= 0)
+	if (re_match(html_title, html, strlen(html)) == 1 && re_subst(html_title, html, strlen(html), "$1", SIZE_MAX, &a) >= 0)
 		html = a.s;
-	if (re_subst(html_tags, html, strlen(html), " ", &b) >= 0 &&
-	    re_subst(html_space, b.s, b.len, " ", &a) >= 0) {
+	if (re_subst(html_tags, html, strlen(html), " ", SIZE_MAX, &b) >= 0 &&
+	    re_subst(html_space, b.s, b.len, " ", SIZE_MAX, &a) >= 0) {
 		t = a.s + (a.s[0] == ' ');
 		n = strlen(t) > 200 ? 200 : strlen(t);
 		while (n && t[n - 1] == ' ')

@@ -121,6 +121,44 @@ struct strlist strs(const struct ynode *n, const char *what)
 	return l;
 }
 
+struct at {
+	const char *s;
+	size_t i;
+};
+
+static int atcmp(const void *a, const void *b)
+{
+	const struct at *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+void strs_uniq(struct strlist *l)
+{
+	struct at *v;
+	unsigned char *dup;
+	size_t k = 0;
+
+	if (l->n < 2)
+		return;
+	v = xmalloc(l->n * sizeof(*v));
+	dup = xcalloc(l->n, 1);
+	for (size_t i = 0; i < l->n; i++)
+		v[i] = (struct at){ l->v[i], i };
+	qsort(v, l->n, sizeof(*v), atcmp);
+	for (size_t i = 1; i < l->n; i++)
+		if (!strcmp(v[i - 1].s, v[i].s))
+			dup[v[i].i] = 1;
+	for (size_t i = 0; i < l->n; i++)
+		if (!dup[i]) {
+			l->v[k] = l->v[i];
+			l->loc[k++] = l->loc[i];
+		}
+	l->n = k;
+	free(v);
+	free(dup);
+}
+
 struct kvlist kvs(const struct ynode *n, const char *what)
 {
 	struct kvlist l = { 0 };

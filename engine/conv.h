@@ -20,6 +20,8 @@ const char *str(const struct ynode *n, const char *what);			/* NULL: absent */
 int boolean(const struct ynode *n, const char *what, int def);
 int integer(const struct ynode *n, const char *what, int def);		/* >= 0 */
 struct strlist strs(const struct ynode *n, const char *what);
+/* drop the repeats of a list of names, keeping each first (aliases can repeat a list 100,000 times) */
+void strs_uniq(struct strlist *l);
 struct kvlist kvs(const struct ynode *n, const char *what);
 const char *label(const struct ynode *n, const char *what);		/* a DNS-1123 label */
 

@@ -39,6 +39,7 @@ void conv_cluster(struct cluster *c, const struct ynode *key, const struct ynode
 	if (c->server && c->argo_name)
 		loc_error(n->loc, "cluster '%s' has both 'server' and 'name'; give one", c->name);
 	c->profiles = strs(yget(n, "profiles"), "profiles");
+	strs_uniq(&c->profiles);
 	c->vars = kvs(yget(n, "vars"), "vars");
 	c->labels = kvs(yget(n, "labels"), "label");
 	if ((x = yget(n, "mode")) && str(x, "mode")) {

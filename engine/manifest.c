@@ -76,16 +76,22 @@ static const char *inside(const struct ynode *n, const char *what, int must_exis
 	}
 	p = path_join(dir, n->s);
 	{
-		/* most paths of a distro share its folder: resolve that once */
-		static const char *last_dir;
-		static char last_real[PATH_MAX];
-		if (last_dir && !strcmp(last_dir, dir)) {
+		/*
+		 * most paths of a distro share its folder: resolve that once; a
+		 * copy of the folder's name, not a pointer into the arena, which
+		 * the run may release (fuzz-distro: a use after free)
+		 */
+		static char last_dir[PATH_MAX], last_real[PATH_MAX];
+		if (*last_dir && !strcmp(last_dir, dir)) {
 			strcpy(rdir, last_real);
 		} else {
 			if (!realpath(dir, rdir))
 				return p;
-			last_dir = dir;
-			strcpy(last_real, rdir);
+			*last_dir = 0;
+			if (strlen(dir) < sizeof(last_dir)) {
+				strcpy(last_dir, dir);
+				strcpy(last_real, rdir);
+			}
 		}
 	}
 	if (!realpath(p, rp)) {
@@ -495,12 +501,59 @@ static void conv_package(struct distro *d, struct package *p, const struct ynode
 	}
 }
 
-static int has_package(const struct distro *d, const char *name)
+/*
+ * what `needs` and profiles may name: every package's name and group, sorted
+ * (xmalloc'd), so that each of up to 100,000 references (aliases) costs a
+ * binary search, not a scan of the packages
+ */
+struct named {
+	const char *key;	/* a package's name or group */
+	size_t pkg;		/* its index in d->packages */
+};
+
+struct names {
+	struct named *v;
+	size_t n;
+};
+
+static int namedcmp(const void *a, const void *b)
 {
-	for (size_t i = 0; i < d->npackages; i++)
-		if (package_is(&d->packages[i], name))
-			return 1;
-	return 0;
+	const struct named *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+	return c ? c : (x->pkg > y->pkg) - (x->pkg < y->pkg);
+}
+
+static struct names package_names(const struct distro *d)
+{
+	struct names k = { xmalloc((2 * d->npackages + 1) * sizeof(*k.v)), 0 };
+
+	for (size_t i = 0; i < d->npackages; i++) {
+		k.v[k.n++] = (struct named){ d->packages[i].name, i };
+		if (d->packages[i].group)
+			k.v[k.n++] = (struct named){ d->packages[i].group, i };
+	}
+	qsort(k.v, k.n, sizeof(*k.v), namedcmp);
+	return k;
+}
+
+/* the first entry of k named `name` (k->n when none); the others follow it */
+static size_t first_named(const struct names *k, const char *name)
+{
+	size_t lo = 0, hi = k->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(k->v[mid].key, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < k->n && !strcmp(k->v[lo].key, name) ? lo : k->n;
+}
+
+static int has_package(const struct names *k, const char *name)
+{
+	return first_named(k, name) < k->n;
 }
 
 /*
@@ -541,6 +594,7 @@ static void expand_argocd_apps(struct distro *d)
 			size_t nd, len;
 			char *text = read_file(file, &len);
 			int before = loc_errors;
+			const char *badname = NULL;
 			loc_quiet++;
 			if (text && yaml_parse(yp, file, text, len, &docs, &nd) == 0 && nd && docs[0]->type == Y_MAP &&
 			    (api = yget(docs[0], "apiVersion")) && api->type == Y_SCALAR && !strncmp(api->s, "argoproj.io/", 12) &&
@@ -551,8 +605,7 @@ static void expand_argocd_apps(struct distro *d)
 				for (char *c = (char *)q.name; *c; c++)
 					*c = *c >= 'A' && *c <= 'Z' ? (char)(*c - 'A' + 'a') : *c;
 				if (!is_dns_label(q.name))
-					loc_error(p->loc, "package '%s': its Application %s makes the package name '%s', "
-						  "which is not a DNS-1123 label", p->name, file, q.name);
+					badname = q.name;	/* said below, where errors count */
 				q.group = p->name;
 				q.app_file = file;
 				q.spec = aprintf("%s\napp %s", p->spec, names[k]);
@@ -562,6 +615,9 @@ static void expand_argocd_apps(struct distro *d)
 			}
 			loc_quiet--;
 			loc_errors = before;	/* idpbuilder skips what does not parse */
+			if (badname)
+				loc_error(p->loc, "package '%s': its Application %s makes the package name '%s', "
+					  "which is not a DNS-1123 label", p->name, file, badname);
 			free(text);
 			ypool_free(yp);
 		}
@@ -575,7 +631,7 @@ static void expand_argocd_apps(struct distro *d)
 }
 
 /* needs cycles, at package level: a -> b -> a */
-static int visit(struct distro *d, size_t i, int *mark, size_t *stack, size_t depth)
+static int visit(struct distro *d, const struct names *known, size_t i, int *mark, size_t *stack, size_t depth)
 {
 	struct package *p = &d->packages[i];
 
@@ -583,9 +639,12 @@ static int visit(struct distro *d, size_t i, int *mark, size_t *stack, size_t de
 	stack[depth] = i;
 	for (size_t j = 0; j < p->needs.n; j++) {
 		const char *name = strchr(p->needs.v[j], '/') ? strchr(p->needs.v[j], '/') + 1 : p->needs.v[j];
-		for (size_t k = 0; k < d->npackages; k++) {
+		for (size_t at = first_named(known, name); at < known->n && !strcmp(known->v[at].key, name); at++) {
+		size_t k = known->v[at].pkg;
 		struct package *q = &d->packages[k];
-		if (!package_is(q, name) || (q->group && p->group && !strcmp(q->group, p->group)))
+		if (at > 0 && known->v[at - 1].pkg == k && !strcmp(known->v[at - 1].key, name))
+			continue;	/* its name and its group are the same */
+		if (q->group && p->group && !strcmp(q->group, p->group))
 			continue;
 		if (mark[k] == 1) {
 			struct buf b = BUF_INIT;
@@ -599,7 +658,7 @@ static int visit(struct distro *d, size_t i, int *mark, size_t *stack, size_t de
 			buf_release(&b);
 			return -1;
 		}
-		if (!mark[k] && visit(d, k, mark, stack, depth + 1) < 0)
+		if (!mark[k] && visit(d, known, k, mark, stack, depth + 1) < 0)
 			return -1;
 		}
 	}
@@ -607,32 +666,73 @@ static int visit(struct distro *d, size_t i, int *mark, size_t *stack, size_t de
 	return 0;
 }
 
+/*
+ * "did you mean" for every need that names no package, once per distinct
+ * name: aliases can repeat a list of unknown names on every package
+ * (100,000 needs), and a suggestion costs a distance to each package's name.
+ * unknown[] (sorted, distinct) and sug[] are xmalloc'd; *n their count.
+ */
+static void unknown_needs(const struct distro *d, const struct names *known, const char ***unknown,
+			  const char ***sug, size_t *n)
+{
+	const char **u = NULL, **s, **names;
+	size_t nu = 0, cap = 0, k = 0;
+
+	for (size_t i = 0; i < d->npackages; i++)
+		for (size_t j = 0; j < d->packages[i].needs.n; j++) {
+			const char *need = d->packages[i].needs.v[j], *slash = strchr(need, '/');
+			const char *name = slash ? slash + 1 : need;
+			if (has_package(known, name))
+				continue;
+			if (nu == cap)
+				u = xrealloc(u, (cap = cap ? cap * 2 : 16) * sizeof(*u));
+			u[nu++] = name;
+		}
+	if (nu)
+		qsort(u, nu, sizeof(*u), strptrcmp);
+	for (size_t i = 0; i < nu; i++)
+		if (!k || strcmp(u[k - 1], u[i]))
+			u[k++] = u[i];
+	s = xmalloc((k ? k : 1) * sizeof(*s));
+	names = xmalloc((d->npackages ? d->npackages : 1) * sizeof(*names));
+	for (size_t i = 0; i < d->npackages; i++)
+		names[i] = d->packages[i].name;
+	for (size_t i = 0; i < k; i++)
+		s[i] = closest(u[i], names, d->npackages);
+	free(names);
+	*unknown = u;
+	*sug = s;
+	*n = k;
+}
+
 static void check_references(struct distro *d)
 {
 	int *mark;
 	size_t *stack;
+	const char **unknown, **sugs;
+	size_t nunknown;
+	struct names known = package_names(d);
 
+	unknown_needs(d, &known, &unknown, &sugs, &nunknown);
 	for (size_t i = 0; i < d->npackages; i++) {
 		struct package *p = &d->packages[i];
 		for (size_t j = 0; j < p->needs.n; j++) {
 			const char *need = p->needs.v[j], *slash = strchr(need, '/');
 			const char *name = slash ? slash + 1 : need;
+			const char **at;
 			if (slash) {
 				char *cl = astrndup(need, (size_t)(slash - need));
 				if (!find_cluster(d, cl))
 					loc_error(p->needs.loc[j], "package '%s' needs '%s', but there is no cluster '%s'",
 						  p->name, need, cl);
 			}
-			if (!has_package(d, name) && removal_of(name)) {
+			if ((at = nunknown ? bsearch(&name, unknown, nunknown, sizeof(*unknown), strptrcmp) : NULL) &&
+			    removal_of(name)) {
 				const struct loc *rl = removal_of(name);
 				loc_error(*rl, "package '%s' is removed here, but '%s' needs it (%s:%d); remove '%s' too, "
 					  "or override its needs", name, p->name, p->needs.loc[j].file, p->needs.loc[j].line, p->name);
-			} else if (!has_package(d, name)) {
-				const char **names = amalloc(d->npackages * sizeof(*names) + 1);
-				const char *sug;
-				for (size_t k = 0; k < d->npackages; k++)
-					names[k] = d->packages[k].name;
-				sug = closest(name, names, d->npackages);
+			} else if (at) {
+				const char *sug = sugs[at - unknown];
 				loc_error(p->needs.loc[j], "package '%s' needs '%s', which is not a package of this distro%s%s%s",
 					  p->name, name, sug ? "; did you mean '" : "", sug ? sug : "", sug ? "'?" : "");
 			} else if (!strcmp(name, p->name) && !slash) {
@@ -640,18 +740,22 @@ static void check_references(struct distro *d)
 			}
 		}
 	}
-	if (loc_errors)
+	free(unknown);
+	free(sugs);
+	if (loc_errors) {
+		free(known.v);
 		return;
+	}
 	mark = xcalloc(d->npackages + 1, sizeof(int));
 	stack = xcalloc(d->npackages + 1, sizeof(size_t));
 	for (size_t i = 0; i < d->npackages; i++)
-		if (!mark[i] && visit(d, i, mark, stack, 0) < 0)
+		if (!mark[i] && visit(d, &known, i, mark, stack, 0) < 0)
 			break;
 	free(mark);
 	free(stack);
 	for (size_t i = 0; i < d->nprofiles; i++)
 		for (size_t j = 0; j < d->profiles[i].packages.n; j++)
-			if (!has_package(d, d->profiles[i].packages.v[j]))
+			if (!has_package(&known, d->profiles[i].packages.v[j]))
 				loc_error(d->profiles[i].packages.loc[j], "profile '%s' names '%s', which is not a package",
 					  d->profiles[i].name, d->profiles[i].packages.v[j]);
 	for (size_t i = 0; i < d->nclusters; i++)
@@ -664,6 +768,7 @@ static void check_references(struct distro *d)
 				loc_error(d->clusters[i].profiles.loc[j], "cluster '%s' names profile '%s', which is not defined",
 					  d->clusters[i].name, d->clusters[i].profiles.v[j]);
 		}
+	free(known.v);
 }
 
 /* every ${var} a package uses must be defined on each cluster it goes to */
@@ -859,6 +964,7 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 			pr->name = label(x->k[i], "profile name");
 			pr->loc = x->k[i]->loc;
 			pr->packages = strs(x->v[i], "a profile");
+			strs_uniq(&pr->packages);
 		}
 	}
 	if ((x = yget(root, "packages")) && !yisnull(x) && want(x, Y_MAP, "packages")) {

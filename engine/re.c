@@ -40,21 +40,29 @@ int re_match(const struct re *re, const char *s, size_t len)
 	return r >= 0;
 }
 
-int re_subst(const struct re *re, const char *s, size_t len, const char *repl, struct buf *out)
+int re_subst(const struct re *re, const char *s, size_t len, const char *repl, size_t max, struct buf *out)
 {
 	PCRE2_SIZE outlen = len + len / 4 + 256;
 	int r;
 
+	/*
+	 * without PCRE2_SUBSTITUTE_OVERFLOW_LENGTH, which would go on through
+	 * every match to count what does not fit: grow the buffer by doubling,
+	 * up to max (and its NUL)
+	 */
+	if (outlen > max)
+		outlen = max + 1;
 	for (;;) {
 		buf_reset(out);
 		buf_grow(out, outlen);
 		PCRE2_SIZE n = outlen;
-		r = pcre2_substitute(re->code, (PCRE2_SPTR)s, len, 0,
-				     PCRE2_SUBSTITUTE_GLOBAL | PCRE2_SUBSTITUTE_OVERFLOW_LENGTH,
+		r = pcre2_substitute(re->code, (PCRE2_SPTR)s, len, 0, PCRE2_SUBSTITUTE_GLOBAL,
 				     NULL, NULL, (PCRE2_SPTR)repl, PCRE2_ZERO_TERMINATED,
 				     (PCRE2_UCHAR *)out->s, &n);
 		if (r == PCRE2_ERROR_NOMEMORY) {
-			outlen = n + 1;
+			if (outlen > max)
+				return -2;
+			outlen = outlen > max / 2 ? max + 1 : outlen * 2;
 			continue;
 		}
 		if (r < 0)

@@ -54,6 +54,13 @@ static char *lower(const char *s)
 	return r;
 }
 
+/*
+ * how long a rewrite may make a text of n bytes: a pattern that matches
+ * everywhere (the empty string) with a long replacement would otherwise
+ * multiply it by the replacement's length
+ */
+#define REWRITE_MAX(n) ((n) * 4 + ((size_t)4 << 20))
+
 /* apply rewrites to text; returns malloc'd text or NULL with *err */
 static char *rewrite(const struct package *p, const struct step *s, const struct distro *d,
 		     char *text, size_t *len, const char **err)
@@ -67,14 +74,18 @@ static char *rewrite(const struct package *p, const struct step *s, const struct
 		const char *cerr, *repl = expand(p->rewrite[i].replace, p->rewrite[i].loc, &v);
 		struct re *re = re_compile(p->rewrite[i].match, &cerr);
 		struct buf out = BUF_INIT;
+		int r;
 		if (!re || !repl) {
 			*err = aprintf("rewrite %d: %s", (int)i + 1, re ? "undefined variable" : cerr);
 			re_free(re);
 			free(text);
 			return NULL;
 		}
-		if (re_subst(re, text, *len, repl, &out) < 0) {
-			*err = aprintf("rewrite '%s' failed", p->rewrite[i].match);
+		if ((r = re_subst(re, text, *len, repl, REWRITE_MAX(*len), &out)) < 0) {
+			*err = r == -2 ? aprintf("rewrite '%s' would make the text larger than %zu bytes "
+						 "(4 times its %zu bytes and 4 MiB more; does it match the empty string?)",
+						 p->rewrite[i].match, REWRITE_MAX(*len), *len)
+				       : aprintf("rewrite '%s' failed", p->rewrite[i].match);
 			re_free(re);
 			buf_release(&out);
 			free(text);

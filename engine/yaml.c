@@ -301,16 +301,22 @@ static void apply_merges(struct ypool *p, struct ynode *n, struct ynode **merges
  *   YAML_MAX_ALIASED nodes that aliases may add to a document beyond the
  *                    nodes written in it: libyaml shares an anchored node,
  *                    the tree copies it at each alias, so ten levels of ten
- *                    aliases ("billion laughs") would make 10^10 nodes.
+ *                    aliases ("billion laughs") would make 10^10 nodes;
+ *   YAML_MAX_ALIASED_BYTES  bytes of scalar text that aliases may add beyond
+ *                    the document's own: a few thousand aliases of one long
+ *                    scalar stay under the node limit but would copy it
+ *                    gigabytes' worth.
  */
 #define YAML_MAX_DEPTH 200
 #define YAML_MAX_SCALAR (4u << 20)
 #define YAML_MAX_ALIASED 100000
+#define YAML_MAX_ALIASED_BYTES (4u << 20)
 
 struct cctx {
 	const char *file;
 	int errs;		/* errors printed */
 	size_t left;		/* nodes this document may still make */
+	size_t bytes;		/* scalar bytes it may still make */
 };
 
 /*
@@ -350,6 +356,13 @@ static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id, int 
 	switch (yn->type) {
 	case YAML_SCALAR_NODE: {
 		enum ystyle st = YS_PLAIN;
+		if (yn->data.scalar.length > cx->bytes) {
+			loc_error(loc, "YAML aliases expand to more than %u bytes of text beyond the document's own "
+				  "(an alias bomb?)", YAML_MAX_ALIASED_BYTES);
+			cx->errs++;
+			return NULL;
+		}
+		cx->bytes -= yn->data.scalar.length;
 		if (yn->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
 		    yn->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE)
 			st = YS_QUOTED;
@@ -441,7 +454,11 @@ int yaml_parse(struct ypool *p, const char *file, const char *text, size_t len,
 			break;
 		}
 		if (!(root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0)) {
-			struct cctx cx = { file, 0, (size_t)(doc.nodes.top - doc.nodes.start) + YAML_MAX_ALIASED };
+			struct cctx cx = { file, 0, (size_t)(doc.nodes.top - doc.nodes.start) + YAML_MAX_ALIASED,
+					   YAML_MAX_ALIASED_BYTES };
+			for (yaml_node_t *x = doc.nodes.start; x < doc.nodes.top; x++)
+				if (x->type == YAML_SCALAR_NODE)
+					cx.bytes += x->data.scalar.length;
 			struct ynode *t = convert(p, &doc, 1, 0, &cx);
 			if (!t) {
 				if (interrupted()) { yaml_document_delete(&doc); ret = -1; break; }

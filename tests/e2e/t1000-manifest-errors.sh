@@ -489,6 +489,19 @@ packages:
   a: {type: manifests, path: packages/a}
 EOF
 
+# ---- an argocd-app package whose Application makes a package name that is no label ----
+# (the error was printed while its files were read quietly, and dropped)
+newdistro <<'EOF'
+idpmake: 1
+name: demo
+packages:
+  a: {type: manifests, path: packages/a}
+  apps: {type: argocd-app, path: apps}
+EOF
+mkdir -p "$d/apps"
+printf 'apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: foo.bar}\nspec: {}\n' >"$d/apps/app.yaml"
+check "argocd-app: Application foo.bar makes package apps-foo.bar" 5:3 "makes the package name 'apps-foo.bar', which is not a DNS-1123 label"
+
 # ---- several errors are reported at once ------------------------------------
 bad "two unknown keys" 5:5 "unknown key 'namespce'" <<'EOF'
 idpmake: 1

@@ -342,4 +342,28 @@ t_ok "plan" idpmake plan --json
 t_grep "plan still has other's render to do" '"in-cluster/other:render"' "$STDOUT"
 t_nogrep "and not m's" '"in-cluster/m:render"' "$STDOUT"
 
+
+# ---- a rewrite that would multiply the text: an error, not gigabytes (fuzz-rewrite) ----------
+# The empty pattern matches at each of 20,000 places; a 20 kB replacement there
+# would make 400 MB (and libyaml a long time).  A rewrite may make a text 4 times
+# its size and 4 MiB more.
+mkdir -p "$T/rwbig/packages/w"
+python3 -c 'print("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: w}\ndata: {x: " + "y" * 20000 + "}")' \
+	>"$T/rwbig/packages/w/cm.yaml"
+python3 - "$T/rwbig/distro.yaml" <<'EOF2'
+import sys
+open(sys.argv[1], "w").write("""idpmake: 1
+name: rwbig
+packages:
+  w:
+    type: manifests
+    path: packages/w
+    rewrite:
+      - {match: '', replace: '%s'}
+""" % ("z" * 20000))
+EOF2
+t_exit 1 "a multiplying rewrite: render exits 1" timeout 10 "$IDPMAKE" -C "$T/rwbig" render
+t_grep "and says why" "rewrite '' would make the text larger than 4274556 bytes \(4 times its 20063 bytes and 4 MiB more; does it match the empty string\?\)" "$OUTPUT"
+t_nogrep "with no sanitizer report" 'runtime error|AddressSanitizer' "$OUTPUT"
+
 t_done
