@@ -230,11 +230,18 @@ struct collect {
 static int collect_entry(const char *root, const git_tree_entry *e, void *payload)
 {
 	struct collect *c = payload;
+	const char *name = git_tree_entry_name(e);
 	git_blob *b;
 
+	/* a hostile tree may name an entry '..', '.', or hold a '/' (git accepts it unless fsck is on):
+	 * as a bundle name it would lead out of every folder the bundle is written to */
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/')) {
+		c->bad = 1;
+		return -1;
+	}
 	if (git_tree_entry_type(e) == GIT_OBJECT_TREE)
 		return 0;
-	if (git_tree_entry_filemode(e) != GIT_FILEMODE_BLOB || strchr(git_tree_entry_name(e), '\n') ||
+	if (git_tree_entry_filemode(e) != GIT_FILEMODE_BLOB || strchr(name, '\n') ||
 	    git_blob_lookup(&b, c->g->repo, git_tree_entry_id(e)) < 0) {
 		git_error_clear();
 		c->bad = 1;
@@ -243,7 +250,7 @@ static int collect_entry(const char *root, const git_tree_entry *e, void *payloa
 	c->v = agrow(c->v, c->n, sizeof(*c->v));
 	c->blobs = xrealloc(c->blobs, (c->n + 1) * sizeof(*c->blobs));
 	c->blobs[c->n] = b;
-	c->v[c->n++] = (struct bundle_entry){ aprintf("%s%s", root, git_tree_entry_name(e)), git_blob_rawcontent(b),
+	c->v[c->n++] = (struct bundle_entry){ aprintf("%s%s", root, name), git_blob_rawcontent(b),
 					      (size_t)git_blob_rawsize(b) };
 	return 0;
 }
