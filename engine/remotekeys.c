@@ -95,11 +95,15 @@ void remotekeys_parse(const char *text, size_t len, struct remotekey **v, size_t
 		/* FOLDER SP 32 SP 32 SP 40 */
 		const size_t tail = 1 + 32 + 1 + 32 + 1 + 40;
 		struct remotekey k;
-		char *line = astrndup(p, l);
-		p += l + 1;
-		if (!nl || l <= tail || memchr(line, 0, l) || line[l - tail] != ' ' || line[l - tail + 33] != ' ' ||
-		    line[l - tail + 66] != ' ')
+		char *line;
+		/* the shape first: a bad line costs no memory (a hostile index of empty lines would) */
+		if (!nl || l <= tail || memchr(p, 0, l) || p[l - tail] != ' ' || p[l - tail + 33] != ' ' ||
+		    p[l - tail + 66] != ' ') {
+			p += l + 1;
 			continue;
+		}
+		line = astrndup(p, l);
+		p += l + 1;
 		line[l - tail] = line[l - tail + 33] = line[l - tail + 66] = 0;
 		k.folder = line;
 		if (!clean_folder(line) || hash_parse(line + l - tail + 1, &k.key) < 0 ||
