@@ -65,7 +65,9 @@ struct check {
 
 size_t apicheck_distance(const char *a, const char *b)
 {
-	size_t la = strlen(a), lb = strlen(b), *row = xcalloc(lb + 1, sizeof(*row)), r;
+	size_t la = strlen(a), lb = strlen(b), small[128], r;
+	/* one call per kind a cluster lists: no allocation for the usual short names */
+	size_t *row = lb < 128 ? small : xcalloc(lb + 1, sizeof(*row));
 
 	for (size_t j = 0; j <= lb; j++)
 		row[j] = j;
@@ -84,7 +86,8 @@ size_t apicheck_distance(const char *a, const char *b)
 		}
 	}
 	r = row[lb];
-	free(row);
+	if (row != small)
+		free(row);
 	return r;
 }
 
