@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # functions run through t_ok and friends
 # validate --live against a hostile (or just huge) Argo CD cluster info: an
 # info.apiVersions of 300,000 entries.  Each object of an unknown kind looks
 # for a near miss among them; that search allocated per entry (three arena
@@ -26,7 +27,7 @@ peak() {
 	/usr/bin/time -o "$T/time.txt" -f %M "$IDPMAKE" -C "$1" validate --live
 	local rc=$?
 	cat "$T/time.txt" >&3
-	return $rc
+	return "$rc"
 }
 for n in 1 40; do
 	mkdistro d$n <<EOF
