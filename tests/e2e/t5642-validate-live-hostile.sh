@@ -38,7 +38,7 @@ argocd: {server: argocd.invalid}
 packages:
   web: {type: manifests, path: packages/web}
 EOF
-	for i in $(seq $n); do mkmanifest d$n/packages/web/w$i.yaml Widgett w$i; done
+	for i in $(seq "$n"); do mkmanifest "d$n/packages/web/w$i.yaml" Widgett "w$i"; done
 	mkmanifest d$n/packages/web/cm.yaml ConfigMap cfg
 done
 t_exit 1 "one unknown kind: exit 1" peak d1 3>"$T/peak1"
