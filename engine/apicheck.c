@@ -69,13 +69,6 @@ static const char *str(json_t *o, const char *key)
 	return json_is_string(v) ? json_string_value(v) : "";
 }
 
-/* the group of an apiVersion: "" for "v1" (arena) */
-static const char *group_of(const char *api)
-{
-	const char *slash = strchr(api, '/');
-	return slash ? astrndup(api, (size_t)(slash - api)) : "";
-}
-
 /* ---- the render side ------------------------------------------------------- */
 
 /* packages whose objects Argo CD renders itself, or that are Applications: not checked (as diff --live) */
@@ -247,22 +240,41 @@ static int crd_serves(const struct crd *d, const char *api, const char *kind)
 
 struct guess {
 	const char *api, *kind;
-	size_t dist;
+	size_t apilen, dist;
 	int rank;			/* 2 same group/version, 1 same group, 0 other */
 };
 
-static void consider(struct guess *g, const char *api, const char *kind, const struct obj *o)
+/* the length of an apiVersion's group: the part before its first '/' (0 for "v1") */
+static size_t group_len(const char *api, size_t len)
 {
-	size_t d = edit_distance(o->kind, kind, 1), len = strlen(o->kind);
-	int rank = !strcmp(api, o->api) ? 2 : !strcmp(group_of(api), group_of(o->api)) ? 1 : 0;
+	const char *slash = memchr(api, '/', len);
+	return slash ? (size_t)(slash - api) : 0;
+}
 
-	if (!strcmp(api, o->api) && !strcmp(kind, o->kind))
+/* api is apilen bytes, not NUL-terminated: nothing is allocated per candidate (a cluster lists many) */
+static void consider(struct guess *g, const char *api, size_t apilen, const char *kind, const struct obj *o)
+{
+	size_t len = strlen(o->kind), klen = strlen(kind), olen = strlen(o->api), d, ga, go;
+	int same_api = apilen == olen && !memcmp(api, o->api, olen), rank, c;
+
+	if (same_api && !strcmp(kind, o->kind))
 		return;
+	/* the distance is at least the lengths' difference: no need to compute it */
+	d = klen > len ? klen - len : len - klen;
 	if (d > 2 && d * 3 > len)
 		return;
-	if (!g->kind || d < g->dist || (d == g->dist && rank > g->rank) ||
-	    (d == g->dist && rank == g->rank && strcmp(api, g->api) < 0)) {
+	d = edit_distance(o->kind, kind, 1);
+	if (d > 2 && d * 3 > len)
+		return;
+	ga = group_len(api, apilen);
+	go = group_len(o->api, olen);
+	rank = same_api ? 2 : ga == go && !memcmp(api, o->api, ga) ? 1 : 0;
+	c = g->kind ? memcmp(api, g->api, apilen < g->apilen ? apilen : g->apilen) : 0;
+	if (!c && g->kind)
+		c = apilen < g->apilen ? -1 : apilen > g->apilen;
+	if (!g->kind || d < g->dist || (d == g->dist && rank > g->rank) || (d == g->dist && rank == g->rank && c < 0)) {
 		g->api = api;
+		g->apilen = apilen;
 		g->kind = kind;
 		g->dist = d;
 		g->rank = rank;
@@ -279,7 +291,7 @@ static const char *did_you_mean(struct check *k, struct step *y, const struct ob
 
 	json_object_foreach(api->gvk, key, v) {
 		const char *slash = strrchr(key, '/');
-		consider(&g, astrndup(key, (size_t)(slash - key)), slash + 1, o);
+		consider(&g, key, (size_t)(slash - key), slash + 1, o);
 	}
 	for (size_t i = 0; i < k->c->g->nsteps; i++) {
 		struct step *x = k->c->g->steps[i];
@@ -290,14 +302,16 @@ static const char *did_you_mean(struct check *k, struct step *y, const struct ob
 		for (size_t j = 0; j < r->ncrds; j++) {
 			json_t *ver;
 			size_t m;
-			json_array_foreach(r->crds[j].versions, m, ver)
-				consider(&g, *r->crds[j].group ? aprintf("%s/%s", r->crds[j].group, json_string_value(ver))
-							      : json_string_value(ver), r->crds[j].kind, o);
+			json_array_foreach(r->crds[j].versions, m, ver) {
+				const char *a = *r->crds[j].group ? aprintf("%s/%s", r->crds[j].group, json_string_value(ver))
+								 : json_string_value(ver);
+				consider(&g, a, strlen(a), r->crds[j].kind, o);
+			}
 		}
 	}
 	if (!g.kind)
 		return "";
-	return aprintf("; did you mean %s %s?", g.api, g.kind);
+	return aprintf("; did you mean %.*s %s?", (int)g.apilen, g.api, g.kind);
 }
 
 /* one object of step y: 0 known, -1 not (printed) */

@@ -29,6 +29,7 @@
 #include "re.h"
 #include "removal.h"
 #include "rule.h"
+#include "url.h"
 #include "util.h"
 #include "yaml.h"
 
@@ -351,10 +352,27 @@ static void conv_package(struct distro *d, struct package *p, const struct ynode
 	CHECK_KEYS(n, "a package", "type", "description", "path", "git", "chart", "render", "values", "set",
 		   "namespace", "needs", "labels", "rewrite", "sync", "hooks", "deploy");
 	{
+		/* the spec joins the render key, which the keys index publishes in the GitOps repository:
+		 * a git: or chart: URL's user info (a password, or a token as user) is left out of it */
 		struct buf b = BUF_INIT;
+		struct ynode *urls[2] = { (struct ynode *)ypath(n, "git.url"), (struct ynode *)ypath(n, "chart.repo") };
+		const char *saved[2] = { NULL, NULL };
+		size_t savedlen[2] = { 0, 0 };
+		for (int i = 0; i < 2; i++)
+			if (urls[i] && urls[i]->type == Y_SCALAR && memchr(urls[i]->s, '@', urls[i]->slen)) {
+				saved[i] = urls[i]->s;
+				savedlen[i] = urls[i]->slen;
+				urls[i]->s = url_strip(saved[i], 0);
+				urls[i]->slen = strlen(urls[i]->s);
+			}
 		ycanon(n, &b);
 		p->spec = astrdup(b.s);
 		buf_release(&b);
+		for (int i = 0; i < 2; i++)
+			if (saved[i]) {
+				urls[i]->s = saved[i];
+				urls[i]->slen = savedlen[i];
+			}
 	}
 	if (!(x = yget(n, "type")) || !(p->type = str(x, "type"))) {
 		loc_error(n->loc, "package '%s' needs a 'type' (manifests, kustomize, helm, argocd-app or a rule name)", p->name);

@@ -95,11 +95,15 @@ void remotekeys_parse(const char *text, size_t len, struct remotekey **v, size_t
 		/* FOLDER SP 32 SP 32 SP 40 */
 		const size_t tail = 1 + 32 + 1 + 32 + 1 + 40;
 		struct remotekey k;
-		char *line = astrndup(p, l);
-		p += l + 1;
-		if (!nl || l <= tail || memchr(line, 0, l) || line[l - tail] != ' ' || line[l - tail + 33] != ' ' ||
-		    line[l - tail + 66] != ' ')
+		char *line;
+		/* the shape first: a bad line costs no memory (a hostile index of empty lines would) */
+		if (!nl || l <= tail || memchr(p, 0, l) || p[l - tail] != ' ' || p[l - tail + 33] != ' ' ||
+		    p[l - tail + 66] != ' ') {
+			p += l + 1;
 			continue;
+		}
+		line = astrndup(p, l);
+		p += l + 1;
 		line[l - tail] = line[l - tail + 33] = line[l - tail + 66] = 0;
 		k.folder = line;
 		if (!clean_folder(line) || hash_parse(line + l - tail + 1, &k.key) < 0 ||
@@ -230,11 +234,18 @@ struct collect {
 static int collect_entry(const char *root, const git_tree_entry *e, void *payload)
 {
 	struct collect *c = payload;
+	const char *name = git_tree_entry_name(e);
 	git_blob *b;
 
+	/* a hostile tree may name an entry '..', '.', or hold a '/' (git accepts it unless fsck is on):
+	 * as a bundle name it would lead out of every folder the bundle is written to */
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/')) {
+		c->bad = 1;
+		return -1;
+	}
 	if (git_tree_entry_type(e) == GIT_OBJECT_TREE)
 		return 0;
-	if (git_tree_entry_filemode(e) != GIT_FILEMODE_BLOB || strchr(git_tree_entry_name(e), '\n') ||
+	if (git_tree_entry_filemode(e) != GIT_FILEMODE_BLOB || strchr(name, '\n') ||
 	    git_blob_lookup(&b, c->g->repo, git_tree_entry_id(e)) < 0) {
 		git_error_clear();
 		c->bad = 1;
@@ -243,7 +254,7 @@ static int collect_entry(const char *root, const git_tree_entry *e, void *payloa
 	c->v = agrow(c->v, c->n, sizeof(*c->v));
 	c->blobs = xrealloc(c->blobs, (c->n + 1) * sizeof(*c->blobs));
 	c->blobs[c->n] = b;
-	c->v[c->n++] = (struct bundle_entry){ aprintf("%s%s", root, git_tree_entry_name(e)), git_blob_rawcontent(b),
+	c->v[c->n++] = (struct bundle_entry){ aprintf("%s%s", root, name), git_blob_rawcontent(b),
 					      (size_t)git_blob_rawsize(b) };
 	return 0;
 }

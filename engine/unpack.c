@@ -12,8 +12,12 @@
  *      TOTAL_MAX, their number at most COUNT_MAX;
  *   4. its content has the index's XXH3;
  *   5. every file of the index is in the archive.
- * libarchive writes the members with ARCHIVE_EXTRACT_SECURE_NODOTDOT,
- * _SECURE_SYMLINKS and _SECURE_NOABSOLUTEPATHS as a second line of defence.
+ * libarchive writes the members with ARCHIVE_EXTRACT_SECURE_NODOTDOT and
+ * _SECURE_SYMLINKS as a second line of defence, each member's checked name
+ * joined to the bundle folder's real path (so not _SECURE_NOABSOLUTEPATHS:
+ * that path is absolute).
+ * A bundled chart's files are read into memory: at most CHART_MAX bytes and
+ * CHART_COUNT_MAX members (a gzip bomb of empty files is refused).
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -31,6 +35,9 @@
 #define MEMBER_MAX (256u << 20)
 #define TOTAL_MAX (4ull << 30)
 #define COUNT_MAX 200000
+/* a bundled chart's files, read into memory: Helm's own bounds (a larger chart is no chart helm loads) */
+#define CHART_MAX (100u << 20)
+#define CHART_COUNT_MAX 20000
 
 struct pfile {
 	const char *name;
@@ -207,7 +214,7 @@ static int extract(const char *archive, const char *root)
 	archive_read_support_filter_gzip(a);
 	archive_read_support_format_tar(a);
 	archive_write_disk_set_options(w, ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-					      ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS | ARCHIVE_EXTRACT_NO_OVERWRITE);
+					      ARCHIVE_EXTRACT_NO_OVERWRITE);
 	if (access(archive, R_OK) < 0) {
 		error("bundle %s: cannot read it:", archive);
 		goto out;
@@ -314,13 +321,18 @@ out:
 int pack_open(const char *archive, const char *statedir, const char **distro)
 {
 	const char *root = path_join(statedir, "bundle/unpacked");
+	char *real;
+	int r;
 
 	memset(&pk, 0, sizeof(pk));
 	if (rmtree(root) < 0 && errno != ENOENT)
 		return error("cannot remove %s:", root);
-	if (mkdirs(root) < 0)
+	if (mkdirs(root) < 0 || !(real = realpath(root, NULL)))
 		return error("cannot create %s:", root);
-	if (extract(archive, root) < 0) {
+	/* members are written under its real path: no '..' and no symlink for libarchive's checks to refuse */
+	r = extract(archive, real);
+	free(real);
+	if (r < 0) {
 		rmtree(root);
 		memset(&pk, 0, sizeof(pk));
 		return -1;
@@ -367,6 +379,7 @@ int pack_chart_files(const char *tgz, void (*fn)(void *arg, const char *name, co
 	struct archive *a = archive_read_new();
 	struct archive_entry *e;
 	unsigned long long total = 0;
+	size_t count = 0;
 	int r, ret = -1;
 
 	archive_read_support_filter_gzip(a);
@@ -379,14 +392,19 @@ int pack_chart_files(const char *tgz, void (*fn)(void *arg, const char *name, co
 		const char *name = archive_entry_pathname(e), *rest;
 		la_int64_t size = archive_entry_size(e);
 		char *data;
+		if (++count > CHART_COUNT_MAX) {
+			*err = aprintf("chart %s: more than %d members", tgz, CHART_COUNT_MAX);
+			goto out;
+		}
 		if (archive_entry_filetype(e) != AE_IFREG)
 			continue;	/* helm package writes files only; folders are implied */
 		if (!name || !safe_name(name) || !(rest = strchr(name, '/'))) {
 			*err = aprintf("chart %s: member '%s' has an unsafe name", tgz, name ? name : "");
 			goto out;
 		}
-		if (size < 0 || (unsigned long long)size > MEMBER_MAX || (total += (unsigned long long)size) > TOTAL_MAX) {
-			*err = aprintf("chart %s: member '%s' is too large", tgz, name);
+		if (size < 0 || (total += (unsigned long long)size) > CHART_MAX) {
+			*err = aprintf("chart %s: member '%s' is too large (a chart holds at most %u MiB)", tgz, name,
+				       CHART_MAX >> 20);
 			goto out;
 		}
 		if (!(data = read_all(a, (size_t)size))) {

@@ -454,7 +454,9 @@ long long wall_ns(void)
 /* Levenshtein distance, for "did you mean" */
 size_t edit_distance(const char *a, const char *b, int fold)
 {
-	size_t la = strlen(a), lb = strlen(b), *row = xcalloc(lb + 1, sizeof(size_t)), r;
+	size_t la = strlen(a), lb = strlen(b), small[128], r;
+	/* called once per candidate (a cluster lists many): no allocation for short names */
+	size_t *row = lb < 128 ? small : xcalloc(lb + 1, sizeof(size_t));
 
 	for (size_t j = 0; j <= lb; j++)
 		row[j] = j;
@@ -474,6 +476,7 @@ size_t edit_distance(const char *a, const char *b, int fold)
 		}
 	}
 	r = row[lb];
-	free(row);
+	if (row != small)
+		free(row);
 	return r;
 }

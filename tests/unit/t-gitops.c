@@ -12,12 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "buf.h"
 #include "bundle.h"
 #include "gitops.h"
+#include "remotekeys.h"
 #include "util.h"
 #include "test.h"
 
@@ -722,8 +724,44 @@ static void teardown(void)
 		rmtree(tmp);
 }
 
+/* the peak resident size, in MiB */
+static long peak_mib(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss / 1024;
+}
+
+/*
+ * A hostile keys index (anyone who can push writes it) of REMOTEKEYS_CAP's
+ * size costs no more than about its size again: 48 MiB of empty lines kept a
+ * 16-byte arena string per line (768 MiB).  Valid lines still parse.
+ */
+static void test_keys_index_memory(void)
+{
+	const char *good = "dev/web 0123456789abcdef0123456789abcdef 00000000000000000000000000000001 "
+			   "a99b31ae096b23a40160c104f9a7ef4cfadb1854\n";
+	size_t len = 48u << 20, hl = strlen("idpmake-keys 1\n");
+	char *text = xmalloc(len);
+	struct remotekey *v;
+	size_t n;
+	long before;
+
+	memcpy(text, "idpmake-keys 1\n", hl);
+	memset(text + hl, '\n', len - hl);
+	memcpy(text + len - strlen(good), good, strlen(good));
+	before = peak_mib();
+	remotekeys_parse(text, len, &v, &n);
+	CHECK(n == 1 && !strcmp(v[0].folder, "dev/web"));
+	CHECK(peak_mib() - before < 100);
+	if (peak_mib() - before >= 100)
+		fprintf(stderr, "parsing a 48 MiB index of empty lines took %ld MiB\n", peak_mib() - before);
+	free(text);
+}
+
 TEST_MAIN_SHUFFLE(setup, teardown, test_first_push, test_one_folder_changes, test_same_content_no_commit,
 	  test_remove, test_race_other_folder, test_race_our_folder, test_retries_bounded, test_hand_edit,
 	  test_overwrite,
 	  test_push_landed_then_died, test_race_fresh_state, test_read,
-	  test_file_url, test_other_branch, test_errors, test_no_secret_shown)
+	  test_file_url, test_other_branch, test_errors, test_no_secret_shown,
+	  test_keys_index_memory)
