@@ -547,15 +547,18 @@ static int wait_done(struct call *c, struct step *s, const char *want_rev, int t
 			if (synced && !at_rev) {
 				/* done at a commit after ours (the folder is the same there); an
 				 * older or unknown revision is a stale answer: refresh and wait on */
-				int newer = c->a->have_git && *rev ? gitops_descends(&c->a->git, rev, want_rev) : -1;
+				int newer = c->a->have_git && *rev ? gitops_descends(&c->a->git, rev, want_rev, s->gitpath) : -1;
 				if (newer == 1) {
 					note(c, 0, "application '%s' is Synced at %s, which comes after %s", c->app, rev, want_rev);
 					want_rev = NULL;
 					at_rev = 1;
 				} else if (refreshed && (!seen || strcmp(seen, rev))) {
-					note(c, 0, "application '%s' is Synced at %s, which %s %s; waiting for %s", c->app, rev,
-					     newer ? "is not a commit known to come after" : "does not come after",
-					     want_rev, want_rev);
+					if (newer)
+						note(c, 0, "application '%s' is Synced at %s, a commit not known here to come "
+						     "after %s; waiting", c->app, rev, want_rev);
+					else
+						note(c, 0, "application '%s' is Synced at %s, which is not %s or a later commit "
+						     "with the same %s/; waiting", c->app, rev, want_rev, s->gitpath);
 					seen = astrdup(rev);
 				}
 			}
@@ -635,11 +638,11 @@ static const char *pushed_commit(const struct step *s, const char *commit)
 }
 
 /* Synced at `rev`: the wanted commit, or one that descends from it (read from the GitOps clone) */
-static int rev_reached(const struct argocd *a, const char *rev, const char *want)
+static int rev_reached(const struct argocd *a, const struct step *s, const char *rev, const char *want)
 {
 	if (!want || !strcmp(rev, want))
 		return 1;
-	return a->have_git && *rev && gitops_descends(&a->git, rev, want) == 1;
+	return a->have_git && *rev && gitops_descends(&a->git, rev, want, s->gitpath) == 1;
 }
 
 /*
@@ -799,7 +802,7 @@ int argocd_verify_step(void *ctx, struct step *s, const char *commit, const char
 		const char *rev = jstr(app, "status.sync.revision");
 		if (strcmp(sync, "Synced"))
 			*err = aprintf("application '%s' is %s", name, *sync ? sync : "of unknown sync status");
-		else if (!rev_reached(a, rev, want_rev))
+		else if (!rev_reached(a, s, rev, want_rev))
 			*err = aprintf("application '%s' is Synced at %.12s, not at this run's commit %.12s"
 				       " or one after it", name, *rev ? rev : "?", want_rev);
 		else if (s->pkg->sync.wait_healthy && strcmp(health, "Healthy"))

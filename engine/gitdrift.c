@@ -187,7 +187,7 @@ out:
 	return rc;
 }
 
-int gitops_descends(const struct gitops_opts *o, const char *rev, const char *base)
+int gitops_descends(const struct gitops_opts *o, const char *rev, const char *base, const char *folder)
 {
 	struct git g;
 	git_oid r, b;
@@ -195,16 +195,27 @@ int gitops_descends(const struct gitops_opts *o, const char *rev, const char *ba
 
 	if (git_oid_fromstr(&r, rev) < 0 || git_oid_fromstr(&b, base) < 0)
 		return -1;
+	if (git_oid_equal(&r, &b))
+		return 1;
 	if (clone_open(&g, o, 0) == 0) {
-		git_commit *rc_, *bc;
-		if (git_commit_lookup(&rc_, g.repo, &r) == 0) {
-			if (git_commit_lookup(&bc, g.repo, &b) == 0) {
-				rc = git_oid_equal(&r, &b) || git_graph_descendant_of(g.repo, &r, &b) == 1;
-				git_commit_free(bc);
-			}
-			git_commit_free(rc_);
+		git_commit *rc_ = NULL, *bc = NULL;
+		git_tree *rt = NULL, *bt = NULL;
+		git_oid rf, bf;
+		if (git_commit_lookup(&rc_, g.repo, &r) == 0 && git_commit_lookup(&bc, g.repo, &b) == 0) {
+			rc = git_graph_descendant_of(g.repo, &r, &b) == 1;
+			/* and the folder is what it was at base (nobody changed it since) */
+			if (rc == 1 && folder && *folder &&
+			    (git_commit_tree(&rt, rc_) < 0 || git_commit_tree(&bt, bc) < 0 ||
+			     entry_at(&g, rt, folder, &rf) < 0 || entry_at(&g, bt, folder, &bf) < 0 ||
+			     !git_oid_equal(&rf, &bf)))
+				rc = 0;
 		}
+		git_tree_free(rt);
+		git_tree_free(bt);
+		git_commit_free(bc);
+		git_commit_free(rc_);
 	}
+	git_error_clear();
 	clone_close(&g);
 	return rc;
 }

@@ -68,11 +68,12 @@ int gitops_read(const struct gitops_opts *o, int fetch, const char *path,
 		void *ctx, char tip[41]);
 
 /*
- * Whether commit `rev` is `base` or comes after it on the branch (descends
- * from it), read from the clone only (no network): 1 yes, 0 no, -1 when the
- * clone does not hold one of them or cannot be read (nothing is printed).
+ * Whether commit `rev` is `base`, or comes after it on the branch (descends
+ * from it) with `folder` (NULL: any) holding the same tree as at `base`,
+ * read from the clone only (no network): 1 yes, 0 no, -1 when the clone does
+ * not hold one of them or cannot be read (nothing is printed).
  */
-int gitops_descends(const struct gitops_opts *o, const char *rev, const char *base);
+int gitops_descends(const struct gitops_opts *o, const char *rev, const char *base, const char *folder);
 
 /*
  * Changes made outside idpmake ("drift").  A folder idpmake owns (one it
