@@ -133,6 +133,19 @@ const struct remotekey *remotekeys_find(const struct remotekey *v, size_t n, con
 }
 
 /* the index in `tree` (NULL: none), parsed; 0, or -1 after an error */
+/* an object's size from its header, without reading it; -1 when unknown */
+static long long object_size(struct git *g, const git_oid *id)
+{
+	size_t len;
+	git_object_t type;
+
+	if (git_odb_read_header(&len, &type, g->odb, id) < 0) {
+		git_error_clear();
+		return -1;
+	}
+	return (long long)len;
+}
+
 static int read_index(struct git *g, git_tree *tree, struct remotekey **v, size_t *n)
 {
 	git_oid id;
@@ -143,6 +156,9 @@ static int read_index(struct git *g, git_tree *tree, struct remotekey **v, size_
 	*n = 0;
 	if ((found = entry_at(g, tree, REMOTEKEYS_PATH, &id)) <= 0)
 		return found;
+	/* hostile: a blob over the cap is not an index, and is never read */
+	if (object_size(g, &id) > (long long)REMOTEKEYS_CAP)
+		return 0;
 	if ((err = git_blob_lookup(&b, g->repo, &id)) < 0) {
 		git_error_clear();
 		return 0;	/* not a file: no index */
@@ -228,13 +244,19 @@ struct collect {
 	struct bundle_entry *v;
 	git_blob **blobs;
 	size_t n;
+	unsigned long long total;	/* bytes read so far: at most what a render may output */
 	int bad;
 };
+
+/* what a render may output (render.c caps a renderer's at 512 MiB): more is not a render */
+#define FOLDER_CAP (512ull << 20)
+
 
 static int collect_entry(const char *root, const git_tree_entry *e, void *payload)
 {
 	struct collect *c = payload;
 	const char *name = git_tree_entry_name(e);
+	long long size;
 	git_blob *b;
 
 	/* a hostile tree may name an entry '..', '.', or hold a '/' (git accepts it unless fsck is on):
@@ -246,6 +268,7 @@ static int collect_entry(const char *root, const git_tree_entry *e, void *payloa
 	if (git_tree_entry_type(e) == GIT_OBJECT_TREE)
 		return 0;
 	if (git_tree_entry_filemode(e) != GIT_FILEMODE_BLOB || strchr(name, '\n') ||
+	    (size = object_size(c->g, git_tree_entry_id(e))) < 0 || (c->total += (unsigned long long)size) > FOLDER_CAP ||
 	    git_blob_lookup(&b, c->g->repo, git_tree_entry_id(e)) < 0) {
 		git_error_clear();
 		c->bad = 1;
@@ -283,7 +306,7 @@ static int folder_proven(struct planner *pl, const char *folder, const struct re
 {
 	git_oid want, now;
 	git_tree *t = NULL;
-	struct collect c = { &rk.g, NULL, NULL, 0, 0 };
+	struct collect c = { .g = &rk.g };
 	struct buf out = BUF_INIT;
 	int found, ok = 0;
 	const char *path;
