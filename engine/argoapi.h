@@ -91,4 +91,11 @@ void resp_reset(struct resp *r);
 void resp_decode(struct argocd *a, struct resp *r, const char *ctype);	/* ctype: the Content-Type, or NULL */
 long long rfc3339(const char *s);
 
+/* argospec.c: the Application's parts that depend on the package's renderer */
+int argocd_helm_app(const struct step *s);	/* a helm chart Argo CD renders */
+/* the chart as the Application's Helm source, values inline; 0, or -1 with *err */
+int argocd_helm_source(struct argocd *a, struct step *s, json_t *app, const char **err);
+/* an argocd-app package: its rendered Application (or ApplicationSet: *set) as app; 0, or -1 */
+int argocd_cnoe_app(struct argocd *a, struct step *s, json_t *app, int *set, const char **err);
+
 #endif

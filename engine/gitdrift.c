@@ -13,6 +13,10 @@
  * the same commits to refuse an up that would write over them, or, for the
  * folders `up --overwrite` names (gitops_set_owners), to name them in the
  * commit that writes over them.
+ *
+ * Reading the remote besides: gitops_descends (whether a revision Argo CD
+ * reports comes after a commit, with a folder the same) and gitops_read
+ * (a folder's files on the branch).
  */
 #include <stdio.h>
 #include <string.h>
@@ -216,6 +220,101 @@ int gitops_descends(const struct gitops_opts *o, const char *rev, const char *ba
 		git_commit_free(rc_);
 	}
 	git_error_clear();
+	clone_close(&g);
+	return rc;
+}
+
+/* gitops_read's walk: each blob of the folder's subtrees, with its path in the folder */
+struct read_walk {
+	struct git *g;
+	const char *folder;
+	int (*fn)(void *ctx, const char *name, const char *data, size_t len);
+	void *ctx;
+	int rc;
+};
+
+static int read_entry(const char *root, const git_tree_entry *e, void *payload)
+{
+	struct read_walk *w = payload;
+	const char *name;
+	git_blob *blob = NULL;
+	int err;
+
+	if (git_tree_entry_type(e) != GIT_OBJECT_BLOB)
+		return 0;	/* a tree is walked into; a submodule has no content here */
+	name = aprintf("%s%s", root, git_tree_entry_name(e));
+	if ((err = git_blob_lookup(&blob, w->g->repo, git_tree_entry_id(e))) < 0) {
+		w->rc = gerror(w->g, err, "cannot read '%s/%s' of '%s'", w->folder, name, w->g->branch);
+		return -1;
+	}
+	w->rc = w->fn(w->ctx, name, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+	git_blob_free(blob);
+	return w->rc ? -1 : 0;
+}
+
+int gitops_read(const struct gitops_opts *o, int fetch_first, const char *path,
+		int (*fn)(void *ctx, const char *name, const char *data, size_t len),
+		void *ctx, char tip[41])
+{
+	struct git g;
+	git_oid id;
+	git_commit *commit = NULL;
+	git_tree *root = NULL, *folder = NULL;
+	git_tree_entry *e = NULL;
+	struct read_walk w;
+	const char *p, *local;
+	struct stat st;
+	int have = 0, err = 0, rc = -1;
+
+	tip[0] = 0;
+	if (!(p = norm_path(path)))
+		return -1;
+	/* the embedded default remote, not created yet: empty */
+	if (fetch_first && o->create_remote && o->remote && (local = remote_local_path(o->remote)) && stat(local, &st))
+		fetch_first = 0;
+	switch (clone_open(&g, o, fetch_first)) {
+	case 1:
+		rc = 0;
+		/* fallthrough */
+	case -1:
+		goto out;
+	}
+	if ((fetch_first ? remote_fetch(&g, &id, &have) : clone_tracking_tip(&g, &id, &have)) < 0)
+		goto out;
+	if (!have) {
+		rc = 0;
+		goto out;
+	}
+	git_oid_tostr(tip, 41, &id);
+	if ((err = git_commit_lookup(&commit, g.repo, &id)) < 0 ||
+	    (err = git_commit_tree(&root, commit)) < 0) {
+		gerror(&g, err, "cannot read the remote's tip of '%s'", g.branch);
+		goto out;
+	}
+	err = git_tree_entry_bypath(&e, root, p);
+	if (err == GIT_ENOTFOUND || (!err && git_tree_entry_type(e) != GIT_OBJECT_TREE)) {
+		git_error_clear();
+		rc = 0;
+		goto out;
+	}
+	if (err < 0 || (err = git_tree_lookup(&folder, g.repo, git_tree_entry_id(e))) < 0) {
+		gerror(&g, err, "cannot read '%s' of '%s'", p, g.branch);
+		goto out;
+	}
+	/*
+	 * Pre-order over the subtrees: git sorts a tree's entries with a
+	 * subtree's name followed by '/', so the paths come in byte order, as
+	 * a bundle's names do.
+	 */
+	w = (struct read_walk){ &g, p, fn, ctx, 0 };
+	if ((err = git_tree_walk(folder, GIT_TREEWALK_PRE, read_entry, &w)) < 0 && !w.rc)
+		w.rc = gerror(&g, err, "cannot read '%s' of '%s'", p, g.branch);
+	rc = w.rc;
+out:
+	git_tree_entry_free(e);
+	git_tree_free(folder);
+	git_tree_free(root);
+	git_commit_free(commit);
 	clone_close(&g);
 	return rc;
 }

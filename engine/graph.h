@@ -1,9 +1,10 @@
 /*
  * graph.h - the map of idpmake.
  *
- * A distro (distro.yaml; manifest.c over yaml.c, with extends and the
- * built-in distros of embed.h; removal.c checks a child's
- * `packages: {name: null}` against its parent; conv.c turns YAML nodes into typed fields
+ * A distro (distro.yaml; manifest.c over yaml.c; extends.c loads what it
+ * extends, and the built-in distros of embed.h; removal.c checks a child's
+ * `packages: {name: null}` against its parent; refs.c checks needs and
+ * profiles; conv.c turns YAML nodes into typed fields
  * with located errors; vars.c expands ${name}; fleet.c reads clusters,
  * their labels, modes and registration, and rollout.waves) is read into a
  * `struct distro`: its clusters, packages, hooks and rules (rule.c).
@@ -25,19 +26,22 @@
  * step's last success (state.c, SQLite).  build.c runs the dirty steps in
  * dependency order on -j workers:
  *
- *     render   render.c: renderers from rule.c, run by exec.c; the output,
+ *     render   render.c: renderers from rule.c, run by exec.c (helm.c: the
+ *              helm renderer; renderers.h what they share); the output,
  *              normalised, is a bundle (bundle.h) in the state's cache;
  *              share.c: renders of equal keys (one package on many
  *              clusters) run once, the others take that output
  *     push     gitops.c: one commit of the changed folders; gitremote.c: the
  *              clone, credentials, fetch and push (libgit2); gitdrift.c:
- *              changes made outside idpmake (plan, diff, --overwrite);
+ *              changes made outside idpmake (plan, diff, --overwrite),
+ *              reading a folder, whether a revision comes after a commit;
  *              orphans.c: folders, Applications and registered clusters gone from
  *              the distro (the push removes, --prune deletes, plan lists)
  *              remotekeys.c: the keys index .idpmake/keys in every commit,
  *              and an empty state rebuilt from it and Argo CD (no render,
  *              push or sync of what the remote proves done)
  *     sync     argocd.c: create or update the Application, sync, wait;
+ *              argospec.c: the Application idpmake sends for a package;
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl);
  *              argoappset.c: a package's Applications as one ApplicationSet
  *              (argocd.fleet: applicationset), a list element per cluster;
@@ -60,7 +64,7 @@
  * Offline distros (pack.h): pack.c writes the distro, its extends chain,
  * its git sources and Helm charts into one tar (libarchive); unpack.c reads
  * one back, as hostile input, for `-f ARCHIVE up` / `--bundle`: source.c,
- * manifest.c's extends and render.c's helm then take their copies from it.
+ * extends.c and helm.c then take their copies from it.
  * Review: livediff.c (diff --live: the render against Argo CD's
  * managed-resources, by Argo CD's rules, Secrets masked; -o/--from; diff
  * CLUSTER_A/ CLUSTER_B/) over objdiff.c (a field-level diff of two objects

@@ -4,7 +4,7 @@
  * Loading is two passes:
  *   1. read the file into a YAML tree (yaml.c); if it has `extends`, load the
  *      parent tree first and merge the child into it key by key (maps merge
- *      recursively, lists and scalars replace, null removes);
+ *      recursively, lists and scalars replace, null removes): extends.c;
  *   2. convert the merged tree into struct distro, checking every key
  *      against the schema below.  Every node keeps the file it came from,
  *      so relative paths resolve against the distro that wrote them and
@@ -22,8 +22,9 @@
 #include <unistd.h>
 
 #include "conv.h"
-#include "embed.h"
+#include "extends.h"
 #include "fleet.h"
+#include "refs.h"
 #include "manifest.h"
 #include "pack.h"
 #include "re.h"
@@ -107,169 +108,6 @@ static const char *inside(const struct ynode *n, const char *what, int must_exis
 		return NULL;
 	}
 	return p;
-}
-
-/* ---- loading and extends ---- */
-
-/* merge `child` into `parent` (both maps): see the top of the file */
-static struct ynode *merge(struct ynode *parent, struct ynode *child)
-{
-	struct ynode *m;
-
-	if (!parent || parent->type != Y_MAP || child->type != Y_MAP)
-		return child;
-	m = ynew(pool, Y_MAP, parent->loc);
-	for (size_t i = 0; i < parent->n; i++)
-		yset(pool, m, parent->k[i], parent->v[i]);
-	for (size_t i = 0; i < child->n; i++) {
-		struct ynode *old = yget(m, child->k[i]->s);
-		yset(pool, m, child->k[i], old ? merge(old, child->v[i]) : child->v[i]);
-	}
-	return m;
-}
-
-/* drop the keys whose value is null (after merging), recursively in maps of maps */
-static void drop_nulls(struct ynode *m, int depth)
-{
-	size_t j = 0;
-
-	if (m->type != Y_MAP || depth > 2)
-		return;
-	for (size_t i = 0; i < m->n; i++) {
-		if (yisnull(m->v[i]) && depth > 0)
-			continue;
-		m->k[j] = m->k[i];
-		m->v[j++] = m->v[i];
-		drop_nulls(m->v[i], depth + 1);
-	}
-	m->n = j;
-}
-
-/* unpack a built-in distro into STATE/cache/distros/NAME so its paths are files */
-static const char *unpack_builtin(const char *name, const char *statedir)
-{
-	char *prefix = aprintf("distros/%s/", name);
-	const char *root = path_join(statedir, aprintf("cache/distros/%s", name));
-	int found = 0;
-
-	for (size_t i = 0; i < embedded_count; i++) {
-		const struct embedded *e = &embedded_files[i];
-		const char *dst;
-		size_t len;
-		char *old;
-		if (strncmp(e->path, prefix, strlen(prefix)))
-			continue;
-		found = 1;
-		dst = path_join(root, e->path + strlen(prefix));
-		old = read_file(dst, &len);
-		if (!old || len != e->len || memcmp(old, e->data, len)) {
-			if (mkdirs(path_dir(dst)) < 0 || write_file_atomic(dst, e->data, e->len) < 0) {
-				error("cannot unpack built-in distro '%s' to %s:", name, dst);
-				free(old);
-				return NULL;
-			}
-		}
-		free(old);
-	}
-	return found ? root : NULL;
-}
-
-static const char *find_distro(const struct ynode *ext, const char *statedir)
-{
-	const char *dir = file_dir(ext->loc), *env, *p;
-	struct stat st;
-
-	if (strchr(ext->s, '/') || ext->s[0] == '.') {
-		p = ext->s[0] == '/' ? ext->s : path_join(dir, ext->s);
-		if (!stat(p, &st) && S_ISDIR(st.st_mode))
-			p = path_join(p, "distro.yaml");
-		return p;
-	}
-	if ((env = getenv("IDPMAKE_DISTRO_PATH"))) {
-		char *copy = astrdup(env), *save = NULL;
-		for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-			p = aprintf("%s/%s/distro.yaml", d, ext->s);
-			if (!access(p, R_OK))
-				return p;
-		}
-	}
-	p = aprintf("%s/share/idpmake/distros/%s/distro.yaml", IDPMAKE_PREFIX, ext->s);
-	if (!access(p, R_OK))
-		return p;
-	if ((p = unpack_builtin(ext->s, statedir)))
-		return path_join(p, "distro.yaml");
-	return NULL;
-}
-
-static struct ynode *load_tree(const char *file, const char *statedir, int depth,
-			       const char **chain, struct loc from)
-{
-	struct ynode **docs, *root, *ext, *ver;
-	size_t ndocs, len;
-	char *text;
-	char real[PATH_MAX];
-
-	if (!realpath(file, real) || !(text = read_file(file, &len))) {
-		if (from.file)
-			loc_error(from, "cannot read distro '%s': %s", file, strerror(errno));
-		else
-			error("cannot read '%s':", file);
-		return NULL;
-	}
-	for (int i = 0; i < depth; i++)
-		if (!strcmp(chain[i], real)) {
-			loc_error(from, "'extends' cycle: %s is extended again", file);
-			free(text);
-			return NULL;
-		}
-	if (depth >= 16) {
-		loc_error(from, "'extends' nested more than 16 deep");
-		free(text);
-		return NULL;
-	}
-	chain[depth] = astrdup(real);
-	if (yaml_parse(pool, astrdup(file), text, len, &docs, &ndocs) < 0) {
-		free(text);
-		return NULL;
-	}
-	free(text);
-	if (ndocs != 1 || docs[0]->type != Y_MAP) {
-		struct loc l = { astrdup(file), ndocs ? docs[0]->loc.line : 1, 1 };
-		loc_error(l, ndocs ? "a distro is one YAML map" : "empty distro manifest");
-		return NULL;
-	}
-	root = docs[0];
-	ver = yget(root, "idpmake");
-	if (!ver) {
-		loc_error(root->loc, "missing format version: add 'idpmake: 1' at the top");
-		return NULL;
-	}
-	if (!ystr_eq(ver, "1")) {
-		loc_error(ver->loc, "unsupported format version '%s' (this idpmake reads version 1)", ver->s ? ver->s : "?");
-		return NULL;
-	}
-	ext = yget(root, "extends");
-	if (ext && !yisnull(ext)) {
-		const char *pfile;
-		struct ynode *parent;
-		if (!want(ext, Y_SCALAR, "'extends'"))
-			return NULL;
-		/* from a bundle (pack.h): the next distro of the chain, unpacked */
-		pfile = pack_active() ? path_join(pack_distro(depth + 1), "distro.yaml") : find_distro(ext, statedir);
-		if (!pfile) {
-			loc_error(ext->loc, "no distro named '%s' (searched IDPMAKE_DISTRO_PATH, %s/share/idpmake/distros "
-				  "and the built-in distros)", ext->s, IDPMAKE_PREFIX);
-			return NULL;
-		}
-		if (!(parent = load_tree(pfile, statedir, depth + 1, chain, ext->loc)))
-			return NULL;
-		if (removals_check(parent, root) < 0)
-			return NULL;
-		root = merge(parent, root);
-	} else if (removals_check(NULL, root) < 0) {
-		return NULL;
-	}
-	return root;
 }
 
 /* ---- conversion ---- */
@@ -520,61 +358,6 @@ static void conv_package(struct distro *d, struct package *p, const struct ynode
 }
 
 /*
- * what `needs` and profiles may name: every package's name and group, sorted
- * (xmalloc'd), so that each of up to 100,000 references (aliases) costs a
- * binary search, not a scan of the packages
- */
-struct named {
-	const char *key;	/* a package's name or group */
-	size_t pkg;		/* its index in d->packages */
-};
-
-struct names {
-	struct named *v;
-	size_t n;
-};
-
-static int namedcmp(const void *a, const void *b)
-{
-	const struct named *x = a, *y = b;
-	int c = strcmp(x->key, y->key);
-	return c ? c : (x->pkg > y->pkg) - (x->pkg < y->pkg);
-}
-
-static struct names package_names(const struct distro *d)
-{
-	struct names k = { xmalloc((2 * d->npackages + 1) * sizeof(*k.v)), 0 };
-
-	for (size_t i = 0; i < d->npackages; i++) {
-		k.v[k.n++] = (struct named){ d->packages[i].name, i };
-		if (d->packages[i].group)
-			k.v[k.n++] = (struct named){ d->packages[i].group, i };
-	}
-	qsort(k.v, k.n, sizeof(*k.v), namedcmp);
-	return k;
-}
-
-/* the first entry of k named `name` (k->n when none); the others follow it */
-static size_t first_named(const struct names *k, const char *name)
-{
-	size_t lo = 0, hi = k->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(k->v[mid].key, name) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < k->n && !strcmp(k->v[lo].key, name) ? lo : k->n;
-}
-
-static int has_package(const struct names *k, const char *name)
-{
-	return first_named(k, name) < k->n;
-}
-
-/*
  * An argocd-app package is one package per Application (or ApplicationSet)
  * file at the top of its folder, as idpbuilder makes one CustomPackage per
  * file: PACKAGE-NAME (NAME: the object's metadata.name), in the group
@@ -646,147 +429,6 @@ static void expand_argocd_apps(struct distro *d)
 	}
 	d->packages = v;
 	d->npackages = n;
-}
-
-/* needs cycles, at package level: a -> b -> a */
-static int visit(struct distro *d, const struct names *known, size_t i, int *mark, size_t *stack, size_t depth)
-{
-	struct package *p = &d->packages[i];
-
-	mark[i] = 1;
-	stack[depth] = i;
-	for (size_t j = 0; j < p->needs.n; j++) {
-		const char *name = strchr(p->needs.v[j], '/') ? strchr(p->needs.v[j], '/') + 1 : p->needs.v[j];
-		for (size_t at = first_named(known, name); at < known->n && !strcmp(known->v[at].key, name); at++) {
-		size_t k = known->v[at].pkg;
-		struct package *q = &d->packages[k];
-		if (at > 0 && known->v[at - 1].pkg == k && !strcmp(known->v[at - 1].key, name))
-			continue;	/* its name and its group are the same */
-		if (q->group && p->group && !strcmp(q->group, p->group))
-			continue;
-		if (mark[k] == 1) {
-			struct buf b = BUF_INIT;
-			size_t s = 0;
-			while (stack[s] != k)
-				s++;
-			for (; s <= depth; s++)
-				buf_addf(&b, "%s -> ", d->packages[stack[s]].name);
-			buf_adds(&b, q->name);
-			loc_error(p->needs.loc[j], "dependency cycle: %s", b.s);
-			buf_release(&b);
-			return -1;
-		}
-		if (!mark[k] && visit(d, known, k, mark, stack, depth + 1) < 0)
-			return -1;
-		}
-	}
-	mark[i] = 2;
-	return 0;
-}
-
-/*
- * "did you mean" for every need that names no package, once per distinct
- * name: aliases can repeat a list of unknown names on every package
- * (100,000 needs), and a suggestion costs a distance to each package's name.
- * unknown[] (sorted, distinct) and sug[] are xmalloc'd; *n their count.
- */
-static void unknown_needs(const struct distro *d, const struct names *known, const char ***unknown,
-			  const char ***sug, size_t *n)
-{
-	const char **u = NULL, **s, **names;
-	size_t nu = 0, cap = 0, k = 0;
-
-	for (size_t i = 0; i < d->npackages; i++)
-		for (size_t j = 0; j < d->packages[i].needs.n; j++) {
-			const char *need = d->packages[i].needs.v[j], *slash = strchr(need, '/');
-			const char *name = slash ? slash + 1 : need;
-			if (has_package(known, name))
-				continue;
-			if (nu == cap)
-				u = xrealloc(u, (cap = cap ? cap * 2 : 16) * sizeof(*u));
-			u[nu++] = name;
-		}
-	if (nu)
-		qsort(u, nu, sizeof(*u), strptrcmp);
-	for (size_t i = 0; i < nu; i++)
-		if (!k || strcmp(u[k - 1], u[i]))
-			u[k++] = u[i];
-	s = xmalloc((k ? k : 1) * sizeof(*s));
-	names = xmalloc((d->npackages ? d->npackages : 1) * sizeof(*names));
-	for (size_t i = 0; i < d->npackages; i++)
-		names[i] = d->packages[i].name;
-	for (size_t i = 0; i < k; i++)
-		s[i] = closest(u[i], names, d->npackages);
-	free(names);
-	*unknown = u;
-	*sug = s;
-	*n = k;
-}
-
-static void check_references(struct distro *d)
-{
-	int *mark;
-	size_t *stack;
-	const char **unknown, **sugs;
-	size_t nunknown;
-	struct names known = package_names(d);
-
-	unknown_needs(d, &known, &unknown, &sugs, &nunknown);
-	for (size_t i = 0; i < d->npackages; i++) {
-		struct package *p = &d->packages[i];
-		for (size_t j = 0; j < p->needs.n; j++) {
-			const char *need = p->needs.v[j], *slash = strchr(need, '/');
-			const char *name = slash ? slash + 1 : need;
-			const char **at;
-			if (slash) {
-				char *cl = astrndup(need, (size_t)(slash - need));
-				if (!find_cluster(d, cl))
-					loc_error(p->needs.loc[j], "package '%s' needs '%s', but there is no cluster '%s'",
-						  p->name, need, cl);
-			}
-			if ((at = nunknown ? bsearch(&name, unknown, nunknown, sizeof(*unknown), strptrcmp) : NULL) &&
-			    removal_of(name)) {
-				const struct loc *rl = removal_of(name);
-				loc_error(*rl, "package '%s' is removed here, but '%s' needs it (%s:%d); remove '%s' too, "
-					  "or override its needs", name, p->name, p->needs.loc[j].file, p->needs.loc[j].line, p->name);
-			} else if (at) {
-				const char *sug = sugs[at - unknown];
-				loc_error(p->needs.loc[j], "package '%s' needs '%s', which is not a package of this distro%s%s%s",
-					  p->name, name, sug ? "; did you mean '" : "", sug ? sug : "", sug ? "'?" : "");
-			} else if (!strcmp(name, p->name) && !slash) {
-				loc_error(p->needs.loc[j], "dependency cycle: %s -> %s", p->name, p->name);
-			}
-		}
-	}
-	free(unknown);
-	free(sugs);
-	if (loc_errors) {
-		free(known.v);
-		return;
-	}
-	mark = xcalloc(d->npackages + 1, sizeof(int));
-	stack = xcalloc(d->npackages + 1, sizeof(size_t));
-	for (size_t i = 0; i < d->npackages; i++)
-		if (!mark[i] && visit(d, &known, i, mark, stack, 0) < 0)
-			break;
-	free(mark);
-	free(stack);
-	for (size_t i = 0; i < d->nprofiles; i++)
-		for (size_t j = 0; j < d->profiles[i].packages.n; j++)
-			if (!has_package(&known, d->profiles[i].packages.v[j]))
-				loc_error(d->profiles[i].packages.loc[j], "profile '%s' names '%s', which is not a package",
-					  d->profiles[i].name, d->profiles[i].packages.v[j]);
-	for (size_t i = 0; i < d->nclusters; i++)
-		for (size_t j = 0; j < d->clusters[i].profiles.n; j++) {
-			size_t k;
-			for (k = 0; k < d->nprofiles; k++)
-				if (!strcmp(d->profiles[k].name, d->clusters[i].profiles.v[j]))
-					break;
-			if (k == d->nprofiles)
-				loc_error(d->clusters[i].profiles.loc[j], "cluster '%s' names profile '%s', which is not defined",
-					  d->clusters[i].name, d->clusters[i].profiles.v[j]);
-		}
-	free(known.v);
 }
 
 /* every ${var} a package uses must be defined on each cluster it goes to */
@@ -1022,11 +664,10 @@ struct distro *manifest_load(const char *file, const char *statedir)
 	d->dir = path_dir(file);
 	removals_reset();
 	memset(last_chain, 0, sizeof(last_chain));
-	if (!(root = load_tree(file, statedir, 0, chain, (struct loc){ 0 })))
+	if (!(root = extends_load(pool, file, statedir, chain)))
 		return NULL;
 	for (last_nchain = 0; last_nchain < 17 && last_chain[last_nchain]; last_nchain++)
 		;
-	drop_nulls(root, 0);
 	conv_distro(d, root, statedir);
 	return loc_errors ? NULL : d;
 }
