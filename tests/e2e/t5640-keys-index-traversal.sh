@@ -8,7 +8,7 @@
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-python3 -c 'import ctypes, ctypes.util; ctypes.CDLL(ctypes.util.find_library("xxhash")).XXH3_128bits' 2>/dev/null ||
+PYTHONPATH=$top/tests/e2e/py python3 -c 'import sys, xxh3; sys.exit(not xxh3.available())' ||
 	t_skip_rest "no libxxhash for python3 ctypes (the test computes an output hash)"
 
 bare=$T/gitops.git
@@ -36,16 +36,9 @@ mkmanifest d/packages/web/cm.yaml ConfigMap web
 # named '..' holding the file 'pwned', and its index line the matching tree
 # and output hash (the key is kept); committed and pushed to main
 cat >"$T/craft.py" <<'EOF'
-import ctypes, ctypes.util, subprocess, sys
+import subprocess, sys
+from xxh3 import xxh
 work, folder, levels = sys.argv[1], sys.argv[2], int(sys.argv[3])
-lib = ctypes.CDLL(ctypes.util.find_library("xxhash"))
-class H(ctypes.Structure):
-    _fields_ = [("low64", ctypes.c_uint64), ("high64", ctypes.c_uint64)]
-lib.XXH3_128bits.restype = H
-lib.XXH3_128bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-def xxh(b):
-    r = lib.XXH3_128bits(b, len(b))
-    return "%016x%016x" % (r.high64, r.low64)
 def git(*a, inp=None):
     return subprocess.run(["git", "-C", work] + list(a), input=inp, capture_output=True, check=True).stdout
 def tree(entries):
@@ -84,7 +77,7 @@ cd d || exit 1
 t_ok "first up" idpmake up
 git clone -q "$bare" "$T/work" || t_bail "git clone failed"
 # the hooks' copy is $T/d/.idpmake/rendered/dev/web: five '..' lead to $T
-python3 "$T/craft.py" "$T/work" dev/web 5 || t_bail "cannot craft the hostile folder"
+PYTHONPATH=$top/tests/e2e/py python3 "$T/craft.py" "$T/work" dev/web 5 || t_bail "cannot craft the hostile folder"
 git --git-dir="$bare" ls-tree -r --name-only main >"$T/tree.txt" || t_bail "git ls-tree failed"
 t_grep "the hostile folder is on the remote" '^dev/web/\.\./\.\./\.\./\.\./\.\./pwned$' "$T/tree.txt"
 rm -rf .idpmake

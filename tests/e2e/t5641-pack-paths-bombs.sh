@@ -7,36 +7,9 @@
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-python3 -c 'import ctypes, ctypes.util; ctypes.CDLL(ctypes.util.find_library("xxhash")).XXH3_128bits' 2>/dev/null ||
+PYTHONPATH=$top/tests/e2e/py python3 -c 'import sys, xxh3; sys.exit(not xxh3.available())' ||
 	t_skip_rest "no libxxhash for python3 ctypes (the test writes archives with their digests)"
 
-# mkpack.py DIR OUT [INDEX-LINE...]: an archive as `idpmake pack` writes it, of DIR's files
-cat >"$T/mkpack.py" <<'EOF'
-import ctypes, ctypes.util, io, os, sys, tarfile
-lib = ctypes.CDLL(ctypes.util.find_library("xxhash"))
-class H(ctypes.Structure):
-    _fields_ = [("low64", ctypes.c_uint64), ("high64", ctypes.c_uint64)]
-lib.XXH3_128bits.restype = H
-lib.XXH3_128bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-def xxh(b):
-    r = lib.XXH3_128bits(b, len(b))
-    return "%016x%016x" % (r.high64, r.low64)
-top, out, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
-files = []
-for d, _, fs in os.walk(top):
-    for f in fs:
-        p = os.path.join(d, f)
-        files.append((os.path.relpath(p, top), open(p, "rb").read()))
-files.sort()
-idx = "idpmake-pack 1\n" + "".join("file %s %d %s\n" % (xxh(c), len(c), n) for n, c in files)
-idx += "".join(l + "\n" for l in extra)
-with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as t:
-    for n, c in [("idpmake-pack.txt", idx.encode())] + files:
-        ti = tarfile.TarInfo(n)
-        ti.size = len(c)
-        ti.mode = 0o644
-        t.addfile(ti, io.BytesIO(c))
-EOF
 # mkchart.py OUT KIND: webapp-1.0.0.tgz holding Chart.yaml and 'many' empty files or one 'huge' file
 cat >"$T/mkchart.py" <<'EOF'
 import io, sys, tarfile
@@ -67,7 +40,7 @@ packages:
 EOF
 mkmanifest plain/distro/0/packages/web/cm.yaml ConfigMap web
 mkdir -p abs/sub
-python3 "$T/mkpack.py" plain abs/b.tar || t_bail "cannot write the archive"
+python3 "$top/tests/e2e/py/mkpack.py" plain abs/b.tar || t_bail "cannot write the archive"
 t_ok "an archive named by an absolute path unpacks" idpmake -f "$T/abs/b.tar" validate
 t_grep "and validates" "distro 'packed' is valid" "$OUTPUT"
 t_ok "an archive named with '..' unpacks" idpmake -C abs/sub -f ../b.tar render web
@@ -85,7 +58,7 @@ packages:
   web: {type: helm, chart: {repo: "https://charts.example", name: webapp, version: 1.0.0}, namespace: apps}
 EOF
 	python3 "$T/mkchart.py" "$kind/charts/0/webapp-1.0.0.tgz" $kind || t_bail "cannot write the $kind chart"
-	python3 "$T/mkpack.py" $kind $kind.tar "chart charts/0/webapp-1.0.0.tgz https://charts.example webapp 1.0.0" ||
+	python3 "$top/tests/e2e/py/mkpack.py" $kind $kind.tar "chart charts/0/webapp-1.0.0.tgz https://charts.example webapp 1.0.0" ||
 		t_bail "cannot write the $kind archive"
 done
 t_ok "the bomb archives are small" test "$(stat -c %s many.tar)" -lt 2000000 -a "$(stat -c %s huge.tar)" -lt 1000000
