@@ -124,9 +124,9 @@ t_grep "with Argo CD's message" "in-cluster/app:sync: sync of application 'app-o
 emu_reset
 emu_post fault '{"app": "app-on-in-cluster", "clear": true}'
 emu_post fault '{"app": "app-on-in-cluster", "health": "Progressing", "message": "waiting for rollout"}'
-sed -i 's|  app: {type: manifests, path: packages/app, namespace: app}|  app: {type: manifests, path: packages/app, namespace: app, sync: {timeout: 1}}|' distro.yaml
+sed -i 's|  app: {type: manifests, path: packages/app, namespace: app}|  app: {type: manifests, path: packages/app, namespace: app, sync: {timeout: 3}}|' distro.yaml
 t_exit 1 "an application that never gets Healthy times out" idpmake up
-t_grep "naming what it saw" "timed out after 1 s waiting for application 'app-on-in-cluster' to be Synced and Healthy \(sync Synced, health Progressing: waiting for rollout" "$OUTPUT"
+t_grep "naming what it saw" "timed out after 3 s waiting for application 'app-on-in-cluster' to be Synced and Healthy \(sync Synced, health Progressing: waiting for rollout" "$OUTPUT"
 
 t_nogrep "the token is in no output" "$ARGOCD_TEST_TOKEN" "$OUTPUT"
 t_nostring "nor in .idpmake" "$ARGOCD_TEST_TOKEN" .idpmake
