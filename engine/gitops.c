@@ -555,9 +555,21 @@ static int attempt_push(struct git *g, const git_oid *tip, git_tree *known, stru
 	 */
 	if (conflicts(g, base, tip, ch, n, attempt, og) < 0 || apply(g, base, ch, n, &tree_id, &same) < 0)
 		goto out;
-	if (!same && ((idx = remotekeys_update(g, base, ch, n)) < 0 ||
-		      (idx && apply(g, base, ch, n + 1, &tree_id, &same) < 0)))
+	if (!same && (idx = remotekeys_update(g, base, ch, n)) < 0)
 		goto out;
+	if (idx) {
+		/* the index onto the tree just built, not every folder again */
+		git_tree *built = NULL;
+		if ((err = git_tree_lookup(&built, g->repo, &tree_id)) < 0) {
+			gerror(g, err, "cannot read the new tree of '%s'", g->branch);
+			goto out;
+		}
+		err = apply(g, built, ch + n, 1, &tree_id, &same);
+		git_tree_free(built);
+		same = 0;	/* the folders changed: a commit, whatever the index */
+		if (err < 0)
+			goto out;
+	}
 	if (tip)
 		git_oid_tostr(r->parent, sizeof(r->parent), tip);
 	if (same) {
