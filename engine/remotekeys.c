@@ -168,6 +168,11 @@ static int read_index(struct git *g, git_tree *tree, struct remotekey **v, size_
 	return 0;
 }
 
+static int change_ptr_cmp(const void *a, const void *b)
+{
+	return strcmp((*(struct change *const *)a)->path, (*(struct change *const *)b)->path);
+}
+
 int remotekeys_update(struct git *g, git_tree *base, struct change *ch, size_t n)
 {
 	struct remotekey *old;
@@ -183,12 +188,7 @@ int remotekeys_update(struct git *g, git_tree *base, struct change *ch, size_t n
 	for (size_t c = 0; c < n; c++)
 		sorted[c] = &ch[c];
 	/* ch is in path order with '/' first; the index in byte order: sort the pointers */
-	for (size_t x = 1; x < n; x++)
-		for (size_t y = x; y > 0 && strcmp(sorted[y - 1]->path, sorted[y]->path) > 0; y--) {
-			struct change *t = sorted[y];
-			sorted[y] = sorted[y - 1];
-			sorted[y - 1] = t;
-		}
+	qsort(sorted, n, sizeof(*sorted), change_ptr_cmp);
 	buf_adds(&b, HEADER);
 	while (i < nold || k < n) {
 		int c = i >= nold ? 1 : k >= n ? -1 : strcmp(old[i].folder, sorted[k]->path);

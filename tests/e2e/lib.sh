@@ -362,6 +362,27 @@ EOF
 	fi
 }
 
+# mkchart NAME VERSION [TEMPLATE...]: the chart src/NAME (Chart.yaml, a
+# ConfigMap NAME-values that shows the values it got, and each TEMPLATE file)
+# packaged into repo/ with `helm package`, in the current folder
+mkchart() {
+	local d=src/$1 f
+	mkdir -p "$d/templates" repo || return 1
+	printf 'apiVersion: v2\nname: %s\nversion: %s\n' "$1" "$2" >"$d/Chart.yaml"
+	cat >"$d/templates/objects.yaml" <<'EOF'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Chart.Name }}-values
+data:
+  chart: {{ .Chart.Name }}-{{ .Chart.Version }}
+  values: {{ toJson .Values | quote }}
+EOF
+	shift 2
+	for f; do cp "$f" "$d/templates/" || return 1; done
+	helm package "$d" -d repo >/dev/null
+}
+
 # ---- a Helm chart repository: lighttpd serving a folder ----------------
 start_chart_repo() {
 	local dir=$1 lighttpd port pid started=
@@ -497,6 +518,20 @@ start_argocd_emulator() {
 	EMU_LOG=$T/emu.log
 	emu=http://127.0.0.1:$port/_emu
 	export ARGOCD_SERVER=127.0.0.1:$port ARGOCD_OPTS=--plaintext
+}
+
+# start_gitops_argocd [EMULATOR-ARGS...]: a bare GitOps remote $bare (main)
+# and the Argo CD emulator serving it, fast (50 ms operations and health,
+# 20 ms reconcile, idpmake polling every 50 ms), with a JWT-shaped token in
+# ARGOCD_AUTH_TOKEN; $emu is its control URL
+start_gitops_argocd() {
+	export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=20
+	bare=$T/gitops.git
+	git init -q --bare -b main "$bare" || t_bail "git init failed"
+	ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string)$(random_string).$(random_string)"
+	start_argocd_emulator --repo-map "$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 "$@"
+	export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
+	emu=http://$ARGOCD_SERVER/_emu
 }
 
 emu_post() {

@@ -17,19 +17,8 @@ command -v helm >/dev/null 2>&1 || t_skip_rest "helm is not installed (./configu
 real_kubectl=$(command -v kubectl || true)
 
 # ---- stand-in charts -----------------------------------------------------
-mkchart() { # NAME VERSION: a Namespace-less ConfigMap with values, a CRD, a Deployment
-	local d=src/$1
-	mkdir -p "$d/templates"
-	printf 'apiVersion: v2\nname: %s\nversion: %s\n' "$1" "$2" >"$d/Chart.yaml"
-	cat >"$d/templates/objects.yaml" <<'EOF2'
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {{ .Chart.Name }}-values
-data:
-  chart: {{ .Chart.Name }}-{{ .Chart.Version }}
-  values: {{ toJson .Values | quote }}
----
+# the stand-ins (lib.sh mkchart) also hold a CRD and a Deployment
+cat >"$T/more.yaml" <<'EOF2'
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
@@ -51,12 +40,9 @@ spec:
     metadata: {labels: {app: x}}
     spec: {containers: [{name: x, image: example/x}]}
 EOF2
-	helm package "$d" -d repo >/dev/null
-}
-mkdir -p repo
-mkchart argo-cd 8.5.6
-mkchart ingress-nginx 4.13.0
-mkchart gitea 12.1.2
+mkchart argo-cd 8.5.6 "$T/more.yaml"
+mkchart ingress-nginx 4.13.0 "$T/more.yaml"
+mkchart gitea 12.1.2 "$T/more.yaml"
 t_ok "the stand-in charts are packaged" test -f repo/argo-cd-8.5.6.tgz -a -f repo/gitea-12.1.2.tgz
 
 start_chart_repo "$T/repo"

@@ -9,17 +9,10 @@
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=20
-
-bare=$T/gitops.git
-git init -q --bare -b main "$bare" || t_bail "git init failed"
-ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string)$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
+start_gitops_argocd \
 	--cluster canary=https://canary.example:6443 --cluster eu-1=https://eu-1.example:6443 \
 	--cluster eu-2=https://eu-2.example:6443 --cluster us-1=https://us-1.example:6443 \
 	--cluster legacy=https://legacy.example:6443
-export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
-emu=http://$ARGOCD_SERVER/_emu
 # the request log, as "SEQ METHOD PATH" lines
 reqlog() { curl -sS -f "$emu/requests" | python3 -c '
 import json, sys

@@ -11,15 +11,10 @@
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=20
-
-bare=$T/gitops.git
-git init -q --bare -b main "$bare" || t_bail "git init failed"
-ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string)$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
+start_gitops_argocd \
 	--cluster c1=https://c1.example:6443
 C2_TOKEN=c2-$(random_string)
-export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN C2_TOKEN
+export C2_TOKEN
 
 # the Applications Argo CD holds, one name a line, sorted
 apps() {

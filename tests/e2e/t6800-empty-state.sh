@@ -10,15 +10,8 @@
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=20
-
-bare=$T/gitops.git
-git init -q --bare -b main "$bare" || t_bail "git init failed"
-ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string)$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
+start_gitops_argocd \
 	--cluster dev=https://dev.example:6443 --cluster prod=https://prod.example:6443
-export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
-emu=http://$ARGOCD_SERVER/_emu
 # syncs in the emulator's request log since the last reset
 syncs() {
 	curl -sS -f "$emu/requests" | python3 -c '

@@ -52,22 +52,6 @@ command -v helm >/dev/null 2>&1 || t_skip_rest "helm is not installed (./configu
 real_curl=$(command -v curl) || t_bail "curl missing"
 real_kubectl=$(command -v kubectl) || t_bail "kubectl missing: run ./configure --install-deps"
 
-mkchart() { # NAME VERSION: a chart whose ConfigMap shows the values it got
-	local d=src/$1
-	mkdir -p "$d/templates"
-	printf 'apiVersion: v2\nname: %s\nversion: %s\n' "$1" "$2" >"$d/Chart.yaml"
-	cat >"$d/templates/objects.yaml" <<'EOF2'
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {{ .Chart.Name }}-values
-data:
-  chart: {{ .Chart.Name }}-{{ .Chart.Version }}
-  values: {{ toJson .Values | quote }}
-EOF2
-	helm package "$d" -d repo >/dev/null
-}
-mkdir -p repo
 mkchart argo-cd 8.5.6
 mkchart ingress-nginx 4.13.0
 mkchart gitea 12.1.2
