@@ -435,7 +435,7 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 		 * (argoappset.c): its element moves it; then it is synced to that
 		 * revision like any other (a sync that failed before is retried).
 		 */
-		if (!(want_rev = s->folder_commit ? s->folder_commit : commit && *commit ? commit : NULL) ||
+		if (!(want_rev = pushed_commit(s, commit)) ||
 		    argocd_appset_element(&c, s, name, app, want_rev, err) < 0)
 			goto out;
 		generated = 1;
