@@ -1,7 +1,9 @@
 /* bundle.c - rendered packages on disk (format in bundle.h) */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -9,7 +11,7 @@
 #include "hash.h"
 #include "util.h"
 
-#define MAGIC "idpmake-bundle 1\n"
+#define MAGIC BUNDLE_MAGIC
 
 /*
  * Every bound is checked as "what is left" so that nothing can wrap: a
@@ -17,6 +19,35 @@
  * length that is not a plain decimal number make the bundle invalid, and
  * so does a NUL in a header line (a name cut short names another file).
  */
+/*
+ * A header line line[0..n) without its newline: NAME SP LEN.  0 with the
+ * name's end (*sp, the last space: the length has none, a name may, as
+ * RBAC names do) and the length, or -1: a NUL (a name cut short names
+ * another file), no length, no name, or a length that is not plain
+ * decimal (a leading zero: one bundle, one text).
+ */
+static int header(char *line, size_t n, char **sp, unsigned long long *len)
+{
+	char *nl = line + n, *end;
+
+	*sp = NULL;
+	if (memchr(line, 0, n))
+		return -1;
+	for (char *c = nl; c > line; c--)
+		if (c[-1] == ' ') {
+			*sp = c - 1;
+			break;
+		}
+	if (!*sp || *sp == line || nl == *sp + 1 || (*sp)[1] < '0' || (*sp)[1] > '9' || ((*sp)[1] == '0' && *sp + 2 != nl))
+		return -1;
+	for (char *c = *sp + 1; c < nl; c++)
+		if (*c < '0' || *c > '9')
+			return -1;
+	errno = 0;
+	*len = strtoull(*sp + 1, &end, 10);
+	return end != nl || errno ? -1 : 0;
+}
+
 int bundle_parse(char *text, size_t len, struct bundle *b, const char *what)
 {
 	size_t off = strlen(MAGIC), cap = 0;
@@ -27,23 +58,13 @@ int bundle_parse(char *text, size_t len, struct bundle *b, const char *what)
 	if (len < off || memcmp(text, MAGIC, off))
 		goto bad;
 	while (off < len) {
-		char *line = text + off, *nl = memchr(line, '\n', len - off), *sp = NULL, *end;
+		char *line = text + off, *nl = memchr(line, '\n', len - off), *sp;
 		unsigned long long n;
 		size_t rest;
-		if (!nl || memchr(line, 0, (size_t)(nl - line)))
-			goto bad;	/* no end, or a NUL that would cut the name short */
-		/* the last space: the length has none, a name may (RBAC names) */
-		for (char *c = nl; c > line; c--)
-			if (c[-1] == ' ') {
-				sp = c - 1;
-				break;
-			}
-		if (!sp || sp == line || sp[1] < '0' || sp[1] > '9' || (sp[1] == '0' && sp + 2 != nl))
-			goto bad;	/* no length, no name, or a length with a leading zero (one bundle, one text) */
-		errno = 0;
-		n = strtoull(sp + 1, &end, 10);
+		if (!nl || header(line, (size_t)(nl - line), &sp, &n) < 0)
+			goto bad;
 		rest = len - (size_t)(nl + 1 - text);	/* bytes after the header line */
-		if (end != nl || errno || n >= rest || nl[1 + n] != '\n')
+		if (n >= rest || nl[1 + n] != '\n')
 			goto bad;
 		if (b->n == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -100,17 +121,110 @@ int bundle_read(const char *path, struct bundle *b)
 	return bundle_parse(text, len, b, path);
 }
 
+/* ---- one entry at a time ---------------------------------------------- */
+
+#define HEADER_MAX 4096	/* a name is at most a path; a longer header line is corrupt */
+
+int bundle_open(struct bundle_stream *bs, const char *path)
+{
+	char magic[sizeof(MAGIC) - 1];
+	struct stat st;
+
+	memset(bs, 0, sizeof(*bs));
+	bs->path = path;
+	bs->check = !path_hash(path, &bs->want);
+	if (!(bs->f = fopen(path, "re")) || fstat(fileno(bs->f), &st) < 0) {
+		if (bs->f)
+			fclose(bs->f);
+		bs->f = NULL;
+		return error("cannot read rendered output %s: %s", path, strerror(errno));
+	}
+	bs->left = (unsigned long long)st.st_size;
+	bs->h = hasher_new();
+	bs->line = xmalloc(HEADER_MAX + 1);
+	if (fread(magic, 1, sizeof(magic), bs->f) != sizeof(magic) || memcmp(magic, MAGIC, sizeof(magic))) {
+		bundle_close(bs);
+		return error("%s is not a valid rendered bundle (remove it and run again)", path);
+	}
+	hasher_add(bs->h, magic, sizeof(magic));
+	bs->left -= sizeof(magic);
+	return 0;
+}
+
+/* the end of a bad stream: its message, and a cache file that lies removed */
+static int stream_bad(struct bundle_stream *bs, const char *why)
+{
+	if (bs->check)
+		unlink(bs->path);
+	return error("%s is not a valid rendered bundle (%s): %s", bs->path, why,
+		     bs->check ? "removed, the next run renders it again" : "remove it and run again");
+}
+
+int bundle_next(struct bundle_stream *bs, const char **name, const char **data, size_t *len)
+{
+	size_t n = 0;
+	int c;
+	char *sp;
+	unsigned long long dl;
+
+	while ((c = getc(bs->f)) != EOF && c != '\n' && n < HEADER_MAX)
+		bs->line[n++] = (char)c;
+	if (c == EOF && !n) {
+		if (ferror(bs->f))
+			return error("cannot read rendered output %s: %s", bs->path, strerror(errno));
+		/* the end: every byte read, and they hash to the file's name */
+		if (bs->check) {
+			struct hash got = hasher_end(bs->h);
+			bs->h = NULL;
+			if (!hash_eq(bs->want, got))
+				return stream_bad(bs, "its bytes do not match its hash: a truncated or corrupt cache file");
+		}
+		return 0;
+	}
+	bs->line[n] = 0;	/* header's strtoull stops here */
+	if (c != '\n' || n + 1 > bs->left || header(bs->line, n, &sp, &dl) < 0 || dl >= bs->left - n - 1)
+		return stream_bad(bs, "a bad header line");
+	hasher_add(bs->h, bs->line, n);
+	hasher_add(bs->h, "\n", 1);
+	bs->left -= n + 1;
+	*sp = 0;
+	if (bs->cap < dl + 1) {
+		bs->cap = (size_t)dl + 1;
+		bs->data = xrealloc(bs->data, bs->cap);
+	}
+	if (fread(bs->data, 1, (size_t)dl + 1, bs->f) != (size_t)dl + 1 || bs->data[dl] != '\n')
+		return stream_bad(bs, "an entry cut short");
+	hasher_add(bs->h, bs->data, (size_t)dl + 1);
+	bs->left -= dl + 1;
+	bs->data[dl] = 0;
+	*name = bs->line;
+	*data = bs->data;
+	*len = (size_t)dl;
+	return 1;
+}
+
+void bundle_close(struct bundle_stream *bs)
+{
+	if (bs->f)
+		fclose(bs->f);
+	if (bs->h)
+		hasher_end(bs->h);
+	free(bs->line);
+	free(bs->data);
+	memset(bs, 0, sizeof(*bs));
+}
+
 int bundle_check(const char *statedir, struct hash h)
 {
 	const char *path = bundle_path(statedir, h);
-	size_t len;
-	char *text = read_file(path, &len);
-	int ok = text && hash_eq(h, hash_bytes(text, len));
+	struct hash got;
 
-	free(text);
-	if (!ok && text)
-		unlink(path);
-	return ok ? 0 : -1;
+	if (hash_path(path, &got) < 0)
+		return -1;
+	if (hash_eq(h, got))
+		return 0;
+	unlink(path);
+	return -1;
 }
 
 void bundle_free(struct bundle *b)

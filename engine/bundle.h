@@ -26,8 +26,11 @@
 #define IDPMAKE_BUNDLE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "graph.h"
+
+#define BUNDLE_MAGIC "idpmake-bundle 1\n"
 
 struct bundle_entry {
 	const char *name;	/* file name in the package folder */
@@ -47,6 +50,27 @@ struct bundle {
  * bytes do not hash to its name is removed and refused.
  */
 int bundle_read(const char *path, struct bundle *b);
+/*
+ * One entry at a time, for a reader that need not hold the whole file (the
+ * push): memory is the largest entry.  bundle_next gives 1 and the entry
+ * (valid until the next call), 0 at the end, -1 on a bad file (printed).
+ * A cache path is checked against its name as it is read: a file whose
+ * bytes do not hash to it ends in -1, after every entry, and is removed.
+ */
+struct bundle_stream {
+	const char *path;
+	FILE *f;
+	struct hasher *h;
+	struct hash want;
+	int check;
+	unsigned long long left;	/* bytes not read yet */
+	char *line, *data;
+	size_t cap;
+};
+int bundle_open(struct bundle_stream *bs, const char *path);
+int bundle_next(struct bundle_stream *bs, const char **name, const char **data, size_t *len);
+void bundle_close(struct bundle_stream *bs);
+
 /* does the cached bundle of output hash h hash to h?  0, or -1 (missing, or removed) */
 int bundle_check(const char *statedir, struct hash h);
 /* parse bundle text already in memory (takes ownership of text) */

@@ -144,6 +144,9 @@ int flush_objects(struct git *g)
 	if ((err = git_packbuilder_new(&pb, g->repo)) >= 0) {
 		if (odbs[1])
 			git_odb_refresh(odbs[1]);	/* once, so that NO_REFRESH lookups see every pack */
+		for (size_t i = 0; i < g->nblobs && err >= 0; i++)	/* a big folder's blobs so far */
+			if (is_new(g, odbs[1], &g->blobs[i]))
+				err = git_packbuilder_insert(pb, &g->blobs[i], NULL);
 		for (size_t i = 0; i < g->nroots && err >= 0; i++)
 			err = pack_new(g, odbs[1], pb, &g->roots[i]);
 		if (err >= 0)
@@ -166,6 +169,7 @@ int flush_objects(struct git *g)
 	if (err >= 0) {
 		git_mempack_reset(g->mempack);
 		g->unflushed = 0;
+		g->newbytes = 0;
 		g->nroots = 0;
 		/* the clone's odb looks for the new pack now, not on its next miss */
 		if ((err = git_odb_refresh(g->odb)) < 0)
@@ -245,63 +249,97 @@ static int path_cmp(const void *a, const void *b)
 static int put_blob(struct git *g, const char *data, size_t len, git_oid *id)
 {
 	int err = git_odb_hash(id, data, len, GIT_OBJECT_BLOB);
-	return err < 0 ? err : g->mempack->write(g->mempack, id, data, len, GIT_OBJECT_BLOB);
-}
-
-static int nested(const struct bundle *b)
-{
-	for (size_t i = 0; i < b->n; i++)
-		if (strchr(b->v[i].name, '/'))
-			return 1;
+	if (err < 0 || (err = g->mempack->write(g->mempack, id, data, len, GIT_OBJECT_BLOB)) < 0)
+		return err;
+	g->newbytes += len;
+	g->unflushed = 1;
 	return 0;
 }
 
-/* the tree of one package folder, from its bundle; *empty when it has no file */
+/*
+ * The mempack holds what a push adds until it is packed, so a folder of
+ * 100 MB would be 100 MB in memory (issue 10).  Past FLUSH_BYTES the
+ * folder's blobs so far are packed (flush_objects) and the mempack emptied:
+ * a push holds at most about that much new data at once.
+ */
+#define FLUSH_BYTES ((size_t)16 << 20)
+
+static int flush_if_big(struct git *g, git_oid *ids, size_t from, size_t to)
+{
+	int r;
+
+	if (g->newbytes < FLUSH_BYTES)
+		return 0;
+	g->blobs = ids + from;
+	g->nblobs = to - from;
+	r = flush_objects(g);
+	g->blobs = NULL;
+	g->nblobs = 0;
+	return r < 0 ? -1 : 1;
+}
+
+/* the tree of one package folder, from its bundle, an entry at a time; *empty when it has no file */
 static int folder_tree(struct git *g, const char *file, git_oid *out, int *empty)
 {
-	git_treebuilder *tb = NULL;
-	struct bundle b;
-	git_oid blob;
-	int err = 0;
+	struct bundle_stream bs;
+	git_tree_update *u = NULL;
+	git_oid *ids = NULL;
+	char **names = NULL;
+	size_t n = 0, cap = 0, flushed = 0;
+	const char *name, *data;
+	size_t len;
+	int err = 0, r, nest = 0;
 
-	if (bundle_read(file, &b) < 0)
+	if (bundle_open(&bs, file) < 0)
 		return -1;
-	*empty = b.n == 0;
-	if (*empty) {
-		bundle_free(&b);
-		return 0;
-	}
-	g->unflushed = 1;
-	if (nested(&b)) {
-		/* names with folders (argocd-app packages): build the subtrees too */
-		git_tree_update *u = xcalloc(b.n, sizeof(*u));
-		git_oid *ids = xcalloc(b.n, sizeof(*ids));
-		for (size_t i = 0; i < b.n && err >= 0; i++) {
-			err = put_blob(g, b.v[i].data, b.v[i].len, &ids[i]);
-			u[i] = (git_tree_update){ GIT_TREE_UPDATE_UPSERT, ids[i], GIT_FILEMODE_BLOB, b.v[i].name };
+	while ((r = bundle_next(&bs, &name, &data, &len)) > 0) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			ids = xrealloc(ids, cap * sizeof(*ids));
+			names = xrealloc(names, cap * sizeof(*names));
 		}
-		if (err >= 0 && (err = git_tree_create_updated(out, g->repo, NULL, b.n, u)) >= 0)
+		names[n] = xstrdup(name);
+		nest |= !!strchr(name, '/');
+		if ((err = put_blob(g, data, len, &ids[n])) < 0)
+			break;
+		n++;
+		if ((r = flush_if_big(g, ids, flushed, n)) < 0)
+			break;
+		if (r)
+			flushed = n;
+	}
+	bundle_close(&bs);
+	if (r < 0 || err < 0)
+		goto done;
+	*empty = n == 0;
+	if (!n)
+		goto done;
+	if (nest) {
+		/* names with folders (argocd-app packages): build the subtrees too */
+		u = xcalloc(n, sizeof(*u));
+		for (size_t i = 0; i < n; i++)
+			u[i] = (git_tree_update){ GIT_TREE_UPDATE_UPSERT, ids[i], GIT_FILEMODE_BLOB, names[i] };
+		if ((err = git_tree_create_updated(out, g->repo, NULL, n, u)) >= 0)
 			track(g, out);
-		free(u);
-		free(ids);
-		goto fail;
+	} else {
+		git_treebuilder *tb = NULL;
+		if ((err = git_treebuilder_new(&tb, g->repo, NULL)) >= 0) {
+			for (size_t i = 0; i < n && err >= 0; i++)
+				err = git_treebuilder_insert(NULL, tb, names[i], &ids[i], GIT_FILEMODE_BLOB);
+			if (err >= 0 && (err = git_treebuilder_write(out, tb)) >= 0)
+				track(g, out);
+		}
+		git_treebuilder_free(tb);
 	}
-	if ((err = git_treebuilder_new(&tb, g->repo, NULL)) < 0)
-		goto fail;
-	for (size_t i = 0; i < b.n; i++) {
-		if ((err = put_blob(g, b.v[i].data, b.v[i].len, &blob)) < 0 ||
-		    (err = git_treebuilder_insert(NULL, tb, b.v[i].name, &blob, GIT_FILEMODE_BLOB)) < 0)
-			goto fail;
-	}
-	err = git_treebuilder_write(out, tb);
-	if (err >= 0)
-		track(g, out);
-fail:
+done:
 	if (err < 0)
 		gerror(g, err, "cannot store %s in %s", file, g->clone);
-	git_treebuilder_free(tb);
-	bundle_free(&b);
-	return err < 0 ? -1 : 0;
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	free(ids);
+	free(u);
+	return err < 0 || r < 0 ? -1 : 0;
 }
 
 /* the id of the entry at `path` in `tree` (NULL: empty): 1, or 0 with *id zero when none */

@@ -42,6 +42,9 @@ struct git {
 	int unflushed;			/* mempack holds objects not yet in a pack */
 	git_oid *roots;			/* the trees and commits written to mempack since the last flush */
 	size_t nroots;
+	size_t newbytes;		/* bytes of blobs written to mempack since the last flush */
+	const git_oid *blobs;		/* blobs no root reaches yet, for flush_objects to pack */
+	size_t nblobs;
 	git_repository *local;		/* the remote, when it is a local path: written directly */
 	git_remote *remote;		/* in memory, never saved */
 

@@ -27,8 +27,10 @@
  * dependency order on -j workers:
  *
  *     render   render.c: renderers from rule.c, run by exec.c (helm.c: the
- *              helm renderer; renderers.h what they share); the output,
- *              normalised, is a bundle (bundle.h) in the state's cache;
+ *              helm renderer; renderers.h what they share); objects.c:
+ *              each object checked, emitted and set aside as it comes, then
+ *              named and streamed into a bundle (bundle.h) in the state's
+ *              cache, so memory follows the largest object, not the output;
  *              share.c: renders of equal keys (one package on many
  *              clusters) run once, the others take that output
  *     push     gitops.c: one commit of the changed folders; gitremote.c: the

@@ -384,17 +384,36 @@ void tree_free(struct tree *t)
 	t->n = 0;
 }
 
+int hash_path(const char *path, struct hash *out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct hasher *h;
+	char *chunk;
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	/* in pieces: a 100 MB input or bundle costs 64 KiB, not 100 MB */
+	h = hasher_new();
+	chunk = xmalloc(1 << 16);
+	while ((r = read(fd, chunk, 1 << 16)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		hasher_add(h, chunk, (size_t)r);
+	}
+	free(chunk);
+	close(fd);
+	*out = hasher_end(h);
+	return r < 0 ? -1 : 0;
+}
+
 static int hash_file(const char *dir, const char *rel, struct hash *out)
 {
-	char *p = aprintf("%s/%s", dir, rel);
-	size_t len;
-	char *data = read_file(p, &len);
+	const char *p = aprintf("%s/%s", dir, rel);
 
-	if (!data)
-		return error("cannot read %s:", p);
-	*out = hash_bytes(data, len);
-	free(data);
-	return 0;
+	return hash_path(p, out) < 0 ? error("cannot read %s:", p) : 0;
 }
 
 int hash_tree(struct tree *t, const struct tree_file *old, size_t nold, long long run_start_ns)

@@ -16,7 +16,9 @@ struct hasher *hasher_new(void);
 void hasher_add(struct hasher *h, const void *p, size_t n);
 void hasher_adds(struct hasher *h, const char *s);	/* includes the NUL: unambiguous */
 void hasher_addh(struct hasher *h, struct hash x);
-struct hash hasher_end(struct hasher *h);		/* frees h */
+struct hash hasher_end(struct hasher *h);
+/* the hash of a file's bytes, read in pieces; 0, or -1 with errno */
+int hash_path(const char *path, struct hash *out);		/* frees h */
 
 struct hash hash_bytes(const void *p, size_t n);
 int hash_eq(struct hash a, struct hash b);

@@ -33,20 +33,6 @@
 #include "yaml.h"
 
 
-void add_obj(struct objects *o, struct ynode *n)
-{
-	o->v = xrealloc(o->v, (o->n + 1) * sizeof(*o->v));
-	o->v[o->n++] = n;
-}
-
-static char *lower(const char *s)
-{
-	char *r = astrdup(s);
-	for (char *p = r; *p; p++)
-		*p = (char)tolower((unsigned char)*p);
-	return r;
-}
-
 /*
  * how long a rewrite may make a text of n bytes: a pattern that matches
  * everywhere (the empty string) with a long replacement would otherwise
@@ -98,35 +84,46 @@ char *render_rewrite(const struct package *p, const struct step *s, const struct
 	return rewrite(p, s, d, text, len, err);
 }
 
-/* parse YAML text into objects; List kinds are expanded */
-static int parse_objects(struct objects *o, const char *what, const char *text, size_t len, const char **err)
-{
-	struct ynode **docs;
-	size_t n;
-	int errs = 0;	/* this call's errors: workers share no count (issue 12 #3) */
+/* one parsed document: an object, or a List's items, or an error */
+struct parse {
+	struct objects *o;
+	int errs;	/* this call's errors: workers share no count (issue 12 #3) */
+};
 
-	if (yaml_parse(o->pool, what, text, len, &docs, &n) < 0) {
+static int one_doc(void *arg, struct ynode *doc)
+{
+	struct parse *pa = arg;
+	struct ynode *kind = yget(doc, "kind"), *items = yget(doc, "items");
+
+	if (interrupted())
+		return -1;
+	if (doc->type != Y_MAP) {
+		loc_error(doc->loc, "a Kubernetes object must be a map");
+		pa->errs++;
+		return 0;
+	}
+	if (kind && kind->type == Y_SCALAR && strlen(kind->s) > 4 && !strcmp(kind->s + strlen(kind->s) - 4, "List") &&
+	    items && items->type == Y_SEQ) {
+		for (size_t j = 0; j < items->n; j++)
+			add_obj(pa->o, items->v[j]);
+		return 0;
+	}
+	add_obj(pa->o, doc);
+	return 0;
+}
+
+/* parse YAML text (or, text NULL, the stream in) into objects, a document at a time */
+static int parse_objects(struct objects *o, const char *what, const char *text, size_t len, FILE *in,
+			 const char **err)
+{
+	struct parse pa = { o, 0 };
+
+	if (yaml_parse_each(what, text, len, in, one_doc, &pa) < 0) {
 		if (interrupted()) return *err = "interrupted", -1;
 		*err = aprintf("%s: malformed YAML (see above)", what);
 		return -1;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (interrupted()) return *err = "interrupted", -1;
-		struct ynode *doc = docs[i], *kind = yget(doc, "kind"), *items = yget(doc, "items");
-		if (doc->type != Y_MAP) {
-			loc_error(doc->loc, "a Kubernetes object must be a map");
-			errs++;
-			continue;
-		}
-		if (kind && kind->type == Y_SCALAR && strlen(kind->s) > 4 &&
-		    !strcmp(kind->s + strlen(kind->s) - 4, "List") && items && items->type == Y_SEQ) {
-			for (size_t j = 0; j < items->n; j++)
-				add_obj(o, items->v[j]);
-			continue;
-		}
-		add_obj(o, doc);
-	}
-	if (errs) {
+	if (pa.errs) {
 		*err = aprintf("%s: not a Kubernetes object (see above)", what);
 		return -1;
 	}
@@ -141,18 +138,35 @@ static int render_manifests(const struct render_ctx *rc, struct step *s, struct 
 		if (interrupted()) return *err = "interrupted", -1;
 		const char *path = aprintf("%s/%s", t->dir, t->v[i].path);
 		size_t len;
-		char *text = read_file(path, &len);
-		if (!text) {
+		char *text;
+		int r;
+		if (!s->pkg->nrewrite) {
+			/* no rewrite: straight from the file, never the whole text in memory */
+			FILE *f = fopen(path, "re");
+			if (!f) {
+				*err = aprintf("cannot read %s: %s", path, strerror(errno));
+				return -1;
+			}
+			r = parse_objects(o, path, NULL, 0, f, err);
+			if (!r && ferror(f)) {
+				*err = aprintf("cannot read %s: %s", path, strerror(errno));
+				r = -1;
+			}
+			fclose(f);
+			if (r < 0)
+				return -1;
+			continue;
+		}
+		if (!(text = read_file(path, &len))) {
 			*err = aprintf("cannot read %s: %s", path, strerror(errno));
 			return -1;
 		}
 		if (!(text = rewrite(s->pkg, s, rc->d, text, &len, err)))
 			return -1;
-		if (parse_objects(o, path, text, len, err) < 0) {
-			free(text);
-			return -1;
-		}
+		r = parse_objects(o, path, text, len, NULL, err);
 		free(text);
+		if (r < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -196,7 +210,7 @@ int run_rule(const struct render_ctx *rc, struct step *s, const char *const *arg
 	text = buf_detach(&out);
 	if (!(text = rewrite(s->pkg, s, rc->d, text, &len, err)))
 		return -1;
-	if (parse_objects(o, aprintf("output of %s", argv[0]), text, len, err) < 0) {
+	if (parse_objects(o, aprintf("output of %s", argv[0]), text, len, NULL, err) < 0) {
 		free(text);
 		return -1;
 	}
@@ -403,223 +417,46 @@ static int render_argocd_app(const struct render_ctx *rc, struct step *s, struct
 	return 0;
 }
 
-/*
- * Object names become file names (KIND.NAME.yaml), so they are checked
- * against Kubernetes' own rules before any file is named after them (issue
- * 12 #5: a ConfigMap named x/../../../tmp/f was written outside `render -o`'s
- * folder; a name with a space made a bundle its reader refused).  Most kinds
- * take DNS-1123 subdomains; RBAC's four kinds take path segment names (no
- * '/' or '%', not . or ..), to which the bundle adds: no control character.
- * Kinds are DNS-1035 labels once lower-cased (CRD names.kind), namespaces
- * DNS-1123 labels.
- */
-static int path_segment_kind(const char *api, const char *kind)
+/* run the renderer of s into o; 0, or -1 with *err */
+static int render_objects(const struct render_ctx *rc, struct step *s, struct objects *o, const char **err)
 {
-	return !strncmp(api, "rbac.authorization.k8s.io/", 26) &&
-	       (!strcmp(kind, "Role") || !strcmp(kind, "ClusterRole") || !strcmp(kind, "RoleBinding") ||
-		!strcmp(kind, "ClusterRoleBinding"));
-}
-
-/* NULL when the name is fine, else the rule it breaks */
-static const char *bad_name(const char *api, const char *kind, const char *name)
-{
-	if (!path_segment_kind(api, kind))
-		return is_dns_subdomain(name) ? NULL :
-		       "a DNS-1123 subdomain: lower-case letters, digits, '-' and '.', starting and ending "
-		       "with a letter or digit, at most 253 characters";
-	if (!strcmp(name, ".") || !strcmp(name, "..") || strpbrk(name, "/%"))
-		return "a path segment name: no '/' or '%', not '.' or '..'";
-	for (const char *c = name; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return "without control characters";
-	return NULL;
-}
-
-static int bad_kind(const char *kind)
-{
-	size_t n = strlen(kind);
-	if (!n || n > 63 || !isalpha((unsigned char)kind[0]) || !isalnum((unsigned char)kind[n - 1]))
-		return 1;
-	for (const char *c = kind; *c; c++)
-		if (!isalnum((unsigned char)*c) && *c != '-')
-			return 1;
-	return 0;
-}
-
-/* where to point an error about node n: its place in a file, else the package */
-static struct loc where(const struct step *s, const struct ynode *n, const struct ynode *obj)
-{
-	if (n && n->loc.file)
-		return n->loc;
-	if (obj && obj->loc.file)
-		return obj->loc;
-	return (struct loc){ aprintf("package '%s'", s->pkg->name), 0, 0 };
-}
-
-static int check_names(const struct step *s, const struct ynode *obj, const struct ynode *api,
-		       const struct ynode *kind, const struct ynode *name, const struct ynode *nsn)
-{
-	const char *why;
-	int errs = 0;
-
-	if (bad_kind(kind->s)) {
-		loc_error(where(s, kind, obj), "package '%s': kind '%s' is not a valid Kubernetes kind", s->pkg->name,
-			  kind->s);
-		errs++;
-	} else if ((why = bad_name(api->s, kind->s, name->s))) {
-		loc_error(where(s, name, obj), "package '%s': %s name '%s' is not valid in Kubernetes: it must be %s",
-			  s->pkg->name, kind->s, name->s, why);
-		errs++;
+	switch (s->pkg->rule->builtin) {
+	case RENDER_MANIFESTS:
+		return render_manifests(rc, s, o, err);
+	case RENDER_HELM:
+		return s->pkg->render_local ? render_helm_local(rc, s, o, err) : render_helm_app(rc, s, o, err);
+	case RENDER_ARGOCD_APP:
+		return render_argocd_app(rc, s, o, err);
+	default:
+		return render_command(rc, s, o, err);
 	}
-	if (nsn && nsn->type == Y_SCALAR && !is_dns_label(nsn->s)) {
-		loc_error(where(s, nsn, obj), "package '%s': %s '%s' has namespace '%s', which is not a DNS-1123 label "
-			  "(lower-case letters, digits and '-', at most 63 characters)", s->pkg->name, kind->s, name->s, nsn->s);
-		errs++;
-	}
-	return errs;
-}
-
-/* a file of an argocd-app folder: its name goes into the bundle's header line */
-static int bad_extra_name(const char *name)
-{
-	for (const char *c = name; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return 1;
-	return 0;
-}
-
-static int entcmp(const void *a, const void *b)
-{
-	return strcmp(((const struct bundle_entry *)a)->name, ((const struct bundle_entry *)b)->name);
-}
-
-/* name and emit every object; fills b (entries point into arena strings) */
-static int normalise(const struct step *s, struct objects *o, struct bundle *b, const char **err)
-{
-	const char **base = xcalloc(o->n + 1, sizeof(*base)), **ns = xcalloc(o->n + 1, sizeof(*ns));
-	int errs = 0;	/* this call's errors, not the process-wide loc_errors */
-
-	b->v = xcalloc(o->n + o->nextra + 1, sizeof(*b->v));
-	for (size_t i = 0; i < o->n; i++) {
-		struct ynode *obj = o->v[i], *api = yget(obj, "apiVersion"), *kind = yget(obj, "kind"),
-			     *name = ypath(obj, "metadata.name"), *nsn = ypath(obj, "metadata.namespace");
-		if (!api || !kind || !name || api->type != Y_SCALAR || kind->type != Y_SCALAR || name->type != Y_SCALAR ||
-		    !name->slen) {
-			loc_error(obj->loc, "a Kubernetes object needs apiVersion, kind and metadata.name");
-			errs++;
-			continue;
-		}
-		if (check_names(s, obj, api, kind, name, nsn)) {
-			errs++;
-			continue;
-		}
-		base[i] = o->single && o->n == 1 ? o->single : aprintf("%s.%s.yaml", lower(kind->s), lower(name->s));
-		ns[i] = nsn && nsn->type == Y_SCALAR ? lower(nsn->s) : "_";
-	}
-	for (size_t i = 0; i < o->nextra; i++)
-		if (bad_extra_name(o->extra[i].name)) {
-			error("package '%s': file name '%s' holds a control character", s->pkg->name, o->extra[i].name);
-			errs++;
-		}
-	if (errs) {
-		*err = "objects without a valid apiVersion, kind, metadata.name or namespace (see above)";
-		free(base);
-		free(ns);
-		return -1;
-	}
-	for (size_t i = 0; i < o->n; i++) {
-		struct buf out = BUF_INIT;
-		const char *name = base[i];
-		for (size_t j = 0; j < o->n; j++)
-			if (j != i && !strcmp(base[i], base[j])) {
-				name = aprintf("%s.%s", ns[i], base[i]);
-				if (!strcmp(ns[i], ns[j])) {
-					loc_error(o->v[i]->loc, "object %s is defined twice (also at %s:%d)", base[i],
-						  o->v[j]->loc.file, o->v[j]->loc.line);
-					errs++;
-				}
-			}
-		if (yaml_emit(o->v[i], &out) < 0) {
-			buf_release(&out);
-			*err = aprintf("cannot emit %s", name);
-			free(base);
-			free(ns);
-			return -1;
-		}
-		b->v[b->n].name = name;
-		b->v[b->n].data = astrndup(out.s, out.len);
-		b->v[b->n++].len = out.len;
-		buf_release(&out);
-	}
-	free(base);
-	free(ns);
-	if (errs) {
-		*err = "duplicate objects (see above)";
-		return -1;
-	}
-	for (size_t i = 0; i < o->nextra; i++)
-		b->v[b->n++] = o->extra[i];
-	qsort(b->v, b->n, sizeof(*b->v), entcmp);
-	return 0;
 }
 
 int render_to_bundle(const struct render_ctx *rc, struct step *s, struct bundle *b, const char **err)
 {
-	struct objects o = { ypool_new(), NULL, 0, NULL, 0, NULL };
-	const struct rule *r = s->pkg->rule;
+	struct objects o;
 	int ret;
 
 	memset(b, 0, sizeof(*b));
-	switch (r->builtin) {
-	case RENDER_MANIFESTS:
-		ret = render_manifests(rc, s, &o, err);
-		break;
-	case RENDER_HELM:
-		ret = s->pkg->render_local ? render_helm_local(rc, s, &o, err) : render_helm_app(rc, s, &o, err);
-		break;
-	case RENDER_ARGOCD_APP:
-		ret = render_argocd_app(rc, s, &o, err);
-		break;
-	default:
-		ret = render_command(rc, s, &o, err);
-		break;
-	}
+	objects_init(&o, s);
+	ret = render_objects(rc, s, &o, err);
 	if (!ret)
-		ret = normalise(s, &o, b, err);
-	if (ret < 0) {
-		free(b->v);	/* callers free b->v only on success */
-		b->v = NULL;
-		b->n = 0;
-	}
-	ypool_free(o.pool);
-	free(o.v);
-	free(o.extra);
+		ret = objects_bundle(&o, b, err);
+	objects_free(&o);
 	return ret;
 }
 
 int render_step(const struct render_ctx *rc, struct step *s, struct hash *output, const char **err)
 {
-	struct bundle b;
-	struct buf out = BUF_INIT;
-	const char *path;
-	struct stat st;
+	struct objects o;
+	int ret;
 
-	if (render_to_bundle(rc, s, &b, err) < 0)
-		return -1;
-	bundle_write(b.v, b.n, &out);
-	free(b.v);
-	*output = hash_bytes(out.s, out.len);
-	path = bundle_path(rc->statedir, *output);
-	/* identical outputs share a file; one already there is reused only when it hashes right */
-	if (stat(path, &st) < 0 || (size_t)st.st_size != out.len || bundle_check(rc->statedir, *output) < 0) {
-		if (mkdirs(path_dir(path)) < 0 || write_file_atomic(path, out.s, out.len) < 0) {
-			*err = aprintf("cannot write %s: %s", path, strerror(errno));
-			buf_release(&out);
-			return -1;
-		}
-	}
-	buf_release(&out);
-	return 0;
+	objects_init(&o, s);
+	ret = render_objects(rc, s, &o, err);
+	if (!ret)
+		ret = objects_write(&o, rc->statedir, output, err);
+	objects_free(&o);
+	return ret;
 }
 
 const char *rule_tool_version(const struct rule *r, const char **err)

@@ -7,23 +7,50 @@
 
 #include <stddef.h>
 
+#include "buf.h"
 #include "bundle.h"
+#include "hash.h"
+#include "util.h"
 
 struct render_ctx;
 struct step;
 struct ynode;
 
+/*
+ * A render's objects (objects.c): each checked, emitted and set aside as
+ * add_obj gets it, so a render holds one object's tree at a time.
+ */
+struct obj {
+	char *base, *ns, *name;	/* KIND.NAME.yaml, the namespace or "_", the file name (malloc'd) */
+	struct loc loc;
+	long long off;		/* the emitted bytes in the spill */
+	size_t len;
+};
+
 struct objects {
-	struct ypool *pool;
-	struct ynode **v;
-	size_t n;
+	struct ypool *pool;		/* trees a renderer builds or edits (helm, argocd-app) */
+	const struct step *s;
+	struct obj *v;
+	size_t n, cap;
 	struct bundle_entry *extra;	/* files that are not objects (argocd-app folders) */
 	size_t nextra;
 	const char *single;		/* the name of the one object, instead of KIND.NAME.yaml */
+	int errs;			/* objects refused (printed) */
+	struct buf mem;			/* the spill: memory, then */
+	int fd;				/* an unlinked file under TMPDIR */
+	long long flen;
+	int werr;			/* errno of a failed spill write */
 };
 
-/* one rendered object (a map) into o */
+void objects_init(struct objects *o, const struct step *s);
+void objects_free(struct objects *o);
+/* check, emit and set aside one object (a map); a bad one is printed and counted */
 void add_obj(struct objects *o, struct ynode *n);
+/* name and sort them into b (render -o, validate); 0, or -1 with *err */
+int objects_bundle(struct objects *o, struct bundle *b, const char **err);
+/* name, sort and stream them into the cache as a bundle, *output its hash; 0, or -1 with *err */
+int objects_write(struct objects *o, const char *statedir, struct hash *output, const char **err);
+
 /* run argv (a rule's command), its stdout through the rewrites into o; 0, or -1 with *err */
 int run_rule(const struct render_ctx *rc, struct step *s, const char *const *argv, struct objects *o,
 	     const char **err);

@@ -325,8 +325,36 @@ char *read_file(const char *path, size_t *len)
 	return buf;
 }
 
+int write_all(int fd, const void *data, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t r = write(fd, (const char *)data + off, len - off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		off += (size_t)r;
+	}
+	return 0;
+}
+
+int open_tmp_beside(const char *path, char **tmp)
+{
+	static unsigned long counter;	/* threads write too: a name per call */
+	int fd;
+
+	*tmp = xmalloc(strlen(path) + 48);
+	sprintf(*tmp, "%s.tmp%ld.%lu", path, (long)getpid(), __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
+	fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd < 0 && errno == EEXIST && unlink(*tmp) == 0)	/* left by a crashed run with our pid */
+		fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	return fd;
+}
+
 /* fsync the folder holding path, so that a rename in it survives a crash */
-static int sync_dir(const char *path)
+int sync_dir(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	size_t n = !slash ? 0 : slash == path ? 1 : (size_t)(slash - path);
@@ -357,30 +385,18 @@ static int sync_dir(const char *path)
  */
 static int write_file_mode(const char *path, const void *data, size_t len, mode_t mode)
 {
-	static unsigned long counter;	/* threads write too: a name per call */
-	char *tmp = xmalloc(strlen(path) + 48);
-	int fd, e;
-	size_t off = 0;
+	char *tmp;
+	int fd = open_tmp_beside(path, &tmp), e;
 
-	sprintf(tmp, "%s.tmp%ld.%lu", path, (long)getpid(), __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)	/* left by a crashed run with our pid */
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0)
 		goto fail;
 	if (mode != (mode_t)-1 && fchmod(fd, mode) < 0) {
 		close(fd);
 		goto fail;
 	}
-	while (off < len) {
-		ssize_t r = write(fd, (const char *)data + off, len - off);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			close(fd);
-			goto fail;
-		}
-		off += (size_t)r;
+	if (write_all(fd, data, len) < 0) {
+		close(fd);
+		goto fail;
 	}
 	/* the data is on the disk before the name points at it, and the name is too */
 	if (fsync(fd) < 0) {

@@ -58,6 +58,12 @@ void *agrow(void *p, size_t n, size_t sz);
  * the *_user functions, which give the modes of the user's own umask.
  */
 extern mode_t user_umask;		/* the umask idpmake started with; (mode_t)-1: not changed */
+/* write all of data, through EINTR and short writes; 0 or -1 with errno */
+int write_all(int fd, const void *data, size_t len);
+/* create PATH.tmpPID.N for writing (O_EXCL, no symlink followed); fd, *tmp malloc'd */
+int open_tmp_beside(const char *path, char **tmp);
+/* fsync the folder holding path, so that a rename in it survives a crash; 0 or -1 */
+int sync_dir(const char *path);
 int mkdirs(const char *path);		/* mkdir -p; -1 with errno */
 int mkdirs_user(const char *path);	/* mkdir -p, new folders 0777 & ~user_umask */
 int rmtree(const char *path);		/* rm -rf */

@@ -425,26 +425,25 @@ static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id, int 
 	}
 }
 
-int yaml_parse(struct ypool *p, const char *file, const char *text, size_t len,
-	       struct ynode ***docs, size_t *ndocs)
+/*
+ * The documents of one parser, one at a time: each non-empty one converted
+ * into pool p, or into a pool of its own (p NULL) that is freed once fn
+ * has it.  fn returns < 0 to stop.
+ */
+static int parse_docs(yaml_parser_t *parser, struct ypool *p, const char *file,
+		      int (*fn)(void *arg, struct ynode *doc), void *arg)
 {
-	yaml_parser_t parser;
-	struct ynode **v = NULL;
-	size_t n = 0;
 	int ret = 0;
 
-	if (!yaml_parser_initialize(&parser))
-		fatal("libyaml: out of memory");
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	for (;;) {
 		yaml_document_t doc;
 		yaml_node_t *root;
 
-		if (!yaml_parser_load(&parser, &doc)) {
-			struct loc loc = { file, (int)parser.problem_mark.line + 1,
-					   (int)parser.problem_mark.column + 1 };
-			loc_error(loc, "malformed YAML: %s%s%s", parser.problem ? parser.problem : "syntax error",
-				  parser.context ? " " : "", parser.context ? parser.context : "");
+		if (!yaml_parser_load(parser, &doc)) {
+			struct loc loc = { file, (int)parser->problem_mark.line + 1,
+					   (int)parser->problem_mark.column + 1 };
+			loc_error(loc, "malformed YAML: %s%s%s", parser->problem ? parser->problem : "syntax error",
+				  parser->context ? " " : "", parser->context ? parser->context : "");
 			ret = -1;
 			break;
 		}
@@ -456,11 +455,14 @@ int yaml_parse(struct ypool *p, const char *file, const char *text, size_t len,
 		if (!(root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0)) {
 			struct cctx cx = { file, 0, (size_t)(doc.nodes.top - doc.nodes.start) + YAML_MAX_ALIASED,
 					   YAML_MAX_ALIASED_BYTES };
+			struct ypool *dp = p ? p : ypool_new();
 			for (yaml_node_t *x = doc.nodes.start; x < doc.nodes.top; x++)
 				if (x->type == YAML_SCALAR_NODE)
 					cx.bytes += x->data.scalar.length;
-			struct ynode *t = convert(p, &doc, 1, 0, &cx);
+			struct ynode *t = convert(dp, &doc, 1, 0, &cx);
 			if (!t) {
+				if (!p)
+					ypool_free(dp);
 				if (interrupted()) { yaml_document_delete(&doc); ret = -1; break; }
 				struct loc loc = { file, (int)root->start_mark.line + 1, 1 };
 				if (!cx.errs)
@@ -469,21 +471,71 @@ int yaml_parse(struct ypool *p, const char *file, const char *text, size_t len,
 				ret = -1;
 				break;
 			}
-			if (!(t->type == Y_SCALAR && yisnull(t))) {
-				if (n == 0 || (n & (n - 1)) == 0) {
-					struct ynode **nv = palloc(p, (n ? n * 2 : 1) * sizeof(*nv));
-					if (n)
-						memcpy(nv, v, n * sizeof(*nv));
-					v = nv;
-				}
-				v[n++] = t;
-			}
+			yaml_document_delete(&doc);
+			if (!(t->type == Y_SCALAR && yisnull(t)))
+				ret = fn(arg, t);
+			if (!p)
+				ypool_free(dp);
+			if (ret < 0)
+				break;
+			continue;
 		}
 		yaml_document_delete(&doc);
 	}
+	return ret;
+}
+
+struct docvec {
+	struct ypool *p;
+	struct ynode **v;
+	size_t n;
+};
+
+static int collect(void *arg, struct ynode *t)
+{
+	struct docvec *d = arg;
+
+	if (d->n == 0 || (d->n & (d->n - 1)) == 0) {
+		struct ynode **nv = palloc(d->p, (d->n ? d->n * 2 : 1) * sizeof(*nv));
+		if (d->n)
+			memcpy(nv, d->v, d->n * sizeof(*nv));
+		d->v = nv;
+	}
+	d->v[d->n++] = t;
+	return 0;
+}
+
+int yaml_parse(struct ypool *p, const char *file, const char *text, size_t len,
+	       struct ynode ***docs, size_t *ndocs)
+{
+	yaml_parser_t parser;
+	struct docvec d = { p, NULL, 0 };
+	int ret;
+
+	if (!yaml_parser_initialize(&parser))
+		fatal("libyaml: out of memory");
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	ret = parse_docs(&parser, p, file, collect, &d);
 	yaml_parser_delete(&parser);
-	*docs = v;
-	*ndocs = n;
+	*docs = d.v;
+	*ndocs = d.n;
+	return ret;
+}
+
+int yaml_parse_each(const char *file, const char *text, size_t len, FILE *in,
+		    int (*fn)(void *arg, struct ynode *doc), void *arg)
+{
+	yaml_parser_t parser;
+	int ret;
+
+	if (!yaml_parser_initialize(&parser))
+		fatal("libyaml: out of memory");
+	if (in)
+		yaml_parser_set_input_file(&parser, in);
+	else
+		yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	ret = parse_docs(&parser, NULL, file, fn, arg);
+	yaml_parser_delete(&parser);
 	return ret;
 }
 

@@ -12,6 +12,7 @@
 #define IDPMAKE_YAML_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "buf.h"
 #include "graph.h"
@@ -43,6 +44,15 @@ void ypool_free(struct ypool *p);
  */
 int yaml_parse(struct ypool *p, const char *file, const char *text, size_t len,
 	       struct ynode ***docs, size_t *ndocs);
+
+/*
+ * The same, one document at a time, from text or (text NULL) the stream
+ * in: fn gets each non-empty document in a pool of its own, freed when fn
+ * returns, so only one document's tree is in memory.  fn returns < 0 to
+ * stop; the result is then fn's.
+ */
+int yaml_parse_each(const char *file, const char *text, size_t len, FILE *in,
+		    int (*fn)(void *arg, struct ynode *doc), void *arg);
 
 struct ynode *ynew(struct ypool *p, enum ytype t, struct loc loc);
 struct ynode *yscalar(struct ypool *p, const char *s, enum ystyle style, struct loc loc);

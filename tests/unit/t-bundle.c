@@ -178,6 +178,77 @@ static void test_write_atomic(void)
 	CHECK(write_file_atomic(path_join(tmp, "no/such/dir/f"), "x", 1) == -1);
 }
 
+/* stream the file at path: the entries (names joined by '|') and the result (0 or -1) */
+static int stream(const char *path, struct buf *names)
+{
+	struct bundle_stream bs;
+	const char *name, *data;
+	size_t len;
+	int r;
+
+	buf_reset(names);
+	capture_start();
+	if (bundle_open(&bs, path) < 0) {
+		capture_end();
+		return -1;
+	}
+	while ((r = bundle_next(&bs, &name, &data, &len)) > 0)
+		buf_addf(names, "%s%s:%zu:%.*s", names->len ? "|" : "", name, len, (int)len, data);
+	bundle_close(&bs);
+	capture_end();
+	return r;
+}
+
+/* bundle_open/bundle_next, the push's reader: the same rules as bundle_parse, an entry at a time */
+static void test_stream(void)
+{
+	struct bundle_entry in[] = {
+		{ "clusterrole.system:a b.yaml", "kind: ClusterRole\n", 18 },
+		{ "configmap.x.yaml", "", 0 },
+		{ "dir/sub file.yaml", "a: 1\n\n", 6 },
+	};
+	static const char *const bad[] = {
+		"idpmake-bundle 1\nconfigmap.a.yaml 5\n", "idpmake-bundle 1\nconfigmap.a.yaml 5\nab",
+		"idpmake-bundle 1\nconfigmap.a.yaml 2\nabc\n", "idpmake-bundle 1\nconfigmap.a.yaml 18446744073709551615\nx\n",
+		"idpmake-bundle 1\nconfigmap.a.yaml 01\nx\n", "idpmake-bundle 1\nconfigmap.a.yaml \nx\n",
+		"idpmake-bundle 1\n 1\nx\n", "idpmake-bundle 1\nnospace", "idpmake-bundle 1\ncm.yaml 1\nx\ncm2.yaml 3\n",
+		"idpmake-bundle 1", "idpmake-bundle 2\n", "",
+	};
+	struct buf out = BUF_INIT, names = BUF_INIT;
+	const char *path = path_join(tmp, "s.bundle");
+	struct hash h;
+
+	bundle_write(in, 3, &out);
+	CHECK(write_file_atomic(path, out.s, out.len) == 0);
+	CHECK(stream(path, &names) == 0);
+	CHECK_STR(names.s, "clusterrole.system:a b.yaml:18:kind: ClusterRole\n|configmap.x.yaml:0:|dir/sub file.yaml:6:a: 1\n\n");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(write_file_atomic(path, bad[i], strlen(bad[i])) == 0);
+		CHECK(stream(path, &names) == -1);
+	}
+	/* a header line longer than any name is refused, not grown without bound */
+	buf_reset(&names);
+	buf_adds(&names, "idpmake-bundle 1\n");
+	for (int i = 0; i < 10000; i++)
+		buf_addc(&names, 'a');
+	buf_adds(&names, " 1\nx\n");
+	CHECK(write_file_atomic(path, names.s, names.len) == 0);
+	CHECK(stream(path, &names) == -1);
+
+	/* in the cache: every entry is given, then the end says the bytes do not hash to the name */
+	h = hash_bytes(out.s, out.len);
+	out.s[out.len - 2] ^= 1;
+	path = bundle_path(statedir, h);
+	CHECK(mkdirs(path_dir(path)) == 0 && write_file_atomic(path, out.s, out.len) == 0);
+	CHECK(stream(path, &names) == -1);
+	CHECK(!exists(path));	/* removed: the next plan renders it again */
+	out.s[out.len - 2] ^= 1;
+	CHECK(write_file_atomic(path, out.s, out.len) == 0);
+	CHECK(stream(path, &names) == 0 && exists(path));
+	buf_release(&names);
+	buf_release(&out);
+}
+
 static void run(void)
 {
 	scratch_setup("t-bundle");
@@ -185,6 +256,7 @@ static void run(void)
 	test_round_trip();
 	test_cache_hash();
 	test_write_atomic();
+	test_stream();
 	scratch_end();
 }
 
