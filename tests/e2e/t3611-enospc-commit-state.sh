@@ -1,0 +1,92 @@
+#!/bin/bash
+# shellcheck disable=SC2317 # functions run through t_ok and friends
+# ENOSPC at the two steps t3610 does not reach: the clone's commit (STATE/repo
+# full while the render cache has room) and the state write after a push
+# landed (state.db full while the cache and the clone have room).  Each time:
+# a failed step or a clear error naming the cause, exit non-zero, no crash,
+# nothing recorded as done that was not, nothing half-pushed and nothing
+# pushed twice; after space is freed the next up converges and plan has
+# nothing to do.  Needs root (mount); skips otherwise.
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+mnt=$T/small
+mkdir -p "$mnt"
+if ! err=$(mount -t tmpfs -o size=2M tmpfs "$mnt" 2>&1); then
+	t_skip_rest "cannot mount a tmpfs to fill: ${err:-mount failed} (needs root)"
+fi
+umount "$mnt"
+mounted=
+trap 'for m in $mounted; do umount "$m" 2>/dev/null; done; t_cleanup' EXIT
+
+# move folder $1's content onto a fresh tmpfs of size $2 mounted over it
+overmount() {
+	local keep=$T/keep.$$
+	rm -rf "$keep" && cp -a "$1" "$keep" && mount -t tmpfs -o "size=$2" tmpfs "$1" &&
+		cp -a "$keep/." "$1/" && rm -rf "$keep" && mnt=$1 && mounted="$1 $mounted"
+}
+avail() { df -k --output=avail "$mnt" | tail -1 | tr -d ' '; }
+# fill the tmpfs $mnt, leaving $1 KiB free (0: all of it)
+fill() {
+	rm -f "$mnt/filler"
+	local n=$(($(avail) - $1))
+	[ "$n" -gt 0 ] && dd if=/dev/zero of="$mnt/filler" bs=1k count="$n" 2>/dev/null
+	[ "$1" -gt 0 ] || cat /dev/zero >>"$mnt/filler" 2>/dev/null
+	return 0
+}
+unfill() { rm -f "$mnt/filler"; }
+# a ConfigMap of about $2 KiB of incompressible text, named $1
+bigmap() {
+	python3 - "$1" "$2" <<'EOF'
+import os, sys, base64
+print("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:" % sys.argv[1])
+for i in range(int(sys.argv[2])):
+    print("  k%d: %s" % (i, base64.b32encode(os.urandom(640)).decode()))
+EOF
+}
+# status --json: "RESULT KEY" of a step
+rec() { idpmake -C "$T/d" --state "$state" status --json | python3 -c '
+import json, sys
+s = [s for s in json.load(sys.stdin)["steps"] if s["id"] == sys.argv[1]]
+print(s[0]["result"], s[0]["key"]) if s else print("none")' "$1"; }
+tip() { git -C "$remote" rev-parse -q --verify main || echo none; }
+im() { idpmake -C "$T/d" --state "$state" "$@"; }
+
+remote=$T/gitops.git
+state=$T/state
+git init -q --bare -b main "$remote"
+mkdistro d <<EOF
+idpmake: 1
+name: nospc
+git: {remote: "$remote"}
+packages:
+  web: {type: manifests, path: packages/web, namespace: apps}
+EOF
+mkmanifest d/packages/web/cm.yaml ConfigMap web
+
+# ---- 1. the clone full: the commit's writes, the cache has room ---------------
+t_ok "first up" im up
+good_tip=$(tip)
+good_push=$(rec push)
+t_ok "the clone moved onto a 2 MiB tmpfs" overmount "$state/repo" 2M
+bigmap big 400 >d/packages/web/big.yaml
+fill 100
+t_exit 1 "up with 100 KiB free in the clone and a 400 KiB render" im up
+t_grep "... the push fails with the cause" "cannot write the new objects to .*state/repo: .*No space left on device" "$OUTPUT"
+t_grep "... as a failed push step" "FAILED: push" "$OUTPUT"
+t_eq "... the render is done (its cache had room)" ok "$(rec in-cluster/web:render | cut -d' ' -f1)"
+t_eq "... the remote's branch is unchanged" "$good_tip" "$(tip)"
+t_ok "... and its objects are sound" git -C "$remote" fsck --no-dangling
+t_eq "... status: the push is not recorded as done" "failed ${good_push#* }" "$(rec push)"
+t_eq "... no partial pack is left in the clone" "" "$(find "$state/repo" -name "pack_git2_*")"
+unfill
+t_eq "... no lock or temporary file is left in the clone" "" \
+	"$(find "$state/repo" -name '*.lock' -o -name '*tmp*' -type f)"
+t_ok "up once space is freed" im up
+t_eq "... pushes one commit" "$good_tip" "$(git -C "$remote" rev-parse -q --verify main~1)"
+t_ok "... the remote holds the render" sh -c "git -C '$remote' ls-tree -r --name-only main | grep -q big"
+t_ok "... its objects are sound" git -C "$remote" fsck --no-dangling
+t_ok "... and the clone's" git -C "$state/repo" fsck --no-dangling
+t_exit 0 "... plan has nothing to do" im plan --exit-code
+
+t_done
