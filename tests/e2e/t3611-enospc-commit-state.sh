@@ -49,6 +49,8 @@ rec() { idpmake -C "$T/d" --state "$state" status --json | python3 -c '
 import json, sys
 s = [s for s in json.load(sys.stdin)["steps"] if s["id"] == sys.argv[1]]
 print(s[0]["result"], s[0]["key"]) if s else print("none")' "$1"; }
+commit_of() { idpmake -C "$T/d" --state "$state" status --json |
+	python3 -c 'import json, sys; print([s for s in json.load(sys.stdin)["steps"] if s["id"] == sys.argv[1]][0]["commit"])' "$1"; }
 tip() { git -C "$remote" rev-parse -q --verify main || echo none; }
 im() { idpmake -C "$T/d" --state "$state" "$@"; }
 
@@ -87,6 +89,79 @@ t_eq "... pushes one commit" "$good_tip" "$(git -C "$remote" rev-parse -q --veri
 t_ok "... the remote holds the render" sh -c "git -C '$remote' ls-tree -r --name-only main | grep -q big"
 t_ok "... its objects are sound" git -C "$remote" fsck --no-dangling
 t_ok "... and the clone's" git -C "$state/repo" fsck --no-dangling
+t_exit 0 "... plan has nothing to do" im plan --exit-code
+
+# ---- 2. state.db full after the push landed: the push's record fails ---------
+# The remote over smart HTTP, so that a git hook runs in it: its
+# reference-transaction hook, when armed, fills the tmpfs holding state.db at
+# the moment the remote commits the branch update, before receive-pack reports
+# it, so the push succeeds and the very next write, the push's record, finds
+# the disk full.  The cache, the clone and the logs are bind mounts of
+# folders on disk.  How we know the failure came at the record after the
+# push: the hook left its mark, the remote's branch moved by the run's one
+# commit, and the error names the transaction that failed, the one after
+# the push (state_push_done: "committing pushed folders"), with ENOSPC; an
+# strace of this run showed pwrite64 on state.db-wal failing with ENOSPC
+# once the push had moved the clone's refs/remotes/origin/main (accepted).
+start_git_server
+url=$(new_remote nospc) || t_bail "new_remote failed"
+remote=$T/git-srv/repos/nospc.git
+export IDPMAKE_GIT_USERNAME=$GIT_USER IDPMAKE_GIT_TOKEN=$GIT_PASS
+mnt=$T/small2
+mkdir -p "$mnt" "$T/disk"
+mount -t tmpfs -o size=2M tmpfs "$mnt" || t_bail "cannot mount $mnt"
+mounted="$mnt $mounted"
+state=$mnt/state
+cat >"$remote/hooks/reference-transaction" <<EOF
+#!/bin/sh
+[ "\$1" = committed ] && [ -e "$T/armed" ] || exit 0
+rm -f "$T/armed"
+cat /dev/zero >>"$mnt/filler" 2>/dev/null
+echo filled >"$T/hook-ran"
+exit 0
+EOF
+chmod +x "$remote/hooks/reference-transaction"
+mkdistro d <<EOF
+idpmake: 1
+name: nospc
+git: {remote: "$url"}
+packages:
+  web: {type: manifests, path: packages/web, namespace: apps}
+EOF
+t_ok "up, state.db on a 2 MiB tmpfs, the remote over http" im up
+for f in cache repo logs; do
+	mv "$state/$f" "$T/disk/$f" && mkdir "$state/$f" && mount --bind "$T/disk/$f" "$state/$f" &&
+		mounted="$state/$f $mounted" || t_bail "cannot bind-mount $state/$f"
+done
+t_exit 0 "... plan has nothing to do" im plan --exit-code
+good_tip=$(tip)
+good_push=$(rec push)
+good_commit=$(commit_of push)
+mkmanifest d/packages/web/cm3.yaml ConfigMap web3
+touch "$T/armed"
+t_exit 1 "up, the disk under state.db filled as the remote takes the push" im up
+t_eq "... the hook filled the disk" filled "$(cat "$T/hook-ran" 2>/dev/null)"
+t_eq "... after the remote took the push: one commit on it" "$good_tip" \
+	"$(git -C "$remote" rev-parse -q --verify main~1)"
+t_grep "... the record after the push failed" "state .*/state\.db: committing pushed folders: " "$OUTPUT"
+t_grep "... names state.db and the cause" "state .*/state\.db: .*(No space left on device|database or disk is full)" "$OUTPUT"
+t_grep "... and the way out" "free space and run again" "$OUTPUT"
+t_grep "... as a failed push step" "FAILED: push" "$OUTPUT"
+landed=$(tip)
+t_grep "... the push step says the remote took the commit" \
+	"FAILED: push: the remote took commit ${landed:0:7}, but the state could not record it" "$OUTPUT"
+t_grep "... and so does the summary" "1 commit pushed \(${landed:0:7}\)" "$OUTPUT"
+# the failure's own record could not be written either: status keeps the
+# last success, its key and its commit, so the next run redoes the push
+t_eq "... status: the push keeps the last success" "$good_push" "$(rec push)"
+t_eq "... and its commit" "$good_commit" "$(commit_of push)"
+t_exit 1 "... plan has the push to do" im plan --exit-code
+rm -f "$mnt/filler"
+t_ok "up once space is freed" im up
+t_grep "... recognises the landed push" "the remote already holds this content" "$OUTPUT"
+t_eq "... and makes no new commit" "$landed" "$(tip)"
+t_eq "... status: the push recorded with that commit" "ok $landed" "$(rec push | cut -d' ' -f1) $(commit_of push)"
+t_ok "... the remote's objects are sound" git -C "$remote" fsck --no-dangling
 t_exit 0 "... plan has nothing to do" im plan --exit-code
 
 t_done
