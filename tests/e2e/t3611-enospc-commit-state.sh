@@ -2,7 +2,8 @@
 # shellcheck disable=SC2317 # functions run through t_ok and friends
 # ENOSPC at the two steps t3610 does not reach: the clone's commit (STATE/repo
 # full while the render cache has room) and the state write after a push
-# landed (state.db full while the cache and the clone have room).  Each time:
+# landed (state.db full while the cache and the clone have room), and the
+# sync's record with Argo CD (state.db filled while the sync runs).  Each time:
 # a failed step or a clear error naming the cause, exit non-zero, no crash,
 # nothing recorded as done that was not, nothing half-pushed and nothing
 # pushed twice; after space is freed the next up converges and plan has
@@ -35,6 +36,17 @@ fill() {
 	return 0
 }
 unfill() { rm -f "$mnt/filler"; }
+# the state's cache, clone and logs moved to $T/disk and bind-mounted back,
+# so that only state.db (and the lock) stay on the tmpfs
+disk_out() {
+	local f
+	for f in cache repo logs; do
+		if ! { mv "$state/$f" "$T/disk/$f" && mkdir "$state/$f" && mount --bind "$T/disk/$f" "$state/$f"; }; then
+			t_bail "cannot bind-mount $state/$f"
+		fi
+		mounted="$state/$f $mounted"
+	done
+}
 # a ConfigMap of about $2 KiB of incompressible text, named $1
 bigmap() {
 	python3 - "$1" "$2" <<'EOF'
@@ -129,10 +141,7 @@ packages:
   web: {type: manifests, path: packages/web, namespace: apps}
 EOF
 t_ok "up, state.db on a 2 MiB tmpfs, the remote over http" im up
-for f in cache repo logs; do
-	mv "$state/$f" "$T/disk/$f" && mkdir "$state/$f" && mount --bind "$T/disk/$f" "$state/$f" &&
-		mounted="$state/$f $mounted" || t_bail "cannot bind-mount $state/$f"
-done
+disk_out
 t_exit 0 "... plan has nothing to do" im plan --exit-code
 good_tip=$(tip)
 good_push=$(rec push)
@@ -162,6 +171,53 @@ t_grep "... recognises the landed push" "the remote already holds this content" 
 t_eq "... and makes no new commit" "$landed" "$(tip)"
 t_eq "... status: the push recorded with that commit" "ok $landed" "$(rec push | cut -d' ' -f1) $(commit_of push)"
 t_ok "... the remote's objects are sound" git -C "$remote" fsck --no-dangling
+t_exit 0 "... plan has nothing to do" im plan --exit-code
+
+# ---- 3. state.db full while Argo CD syncs: the sync's record fails -----------
+# The emulator holds the sync's operation Running for 3 s; once it has taken
+# the sync request (its request log), the test fills the tmpfs, so the push's
+# record is written and the sync's, when the operation ends, is not.
+unset IDPMAKE_GIT_USERNAME IDPMAKE_GIT_TOKEN
+# shellcheck disable=SC2119 # no emulator arguments
+start_gitops_argocd
+remote=$bare
+rm -f "$mnt/filler"
+for m in $state/cache $state/repo $state/logs; do umount "$m" && mounted=${mounted/$m /}; done
+rm -rf "${state:?}" "$T/disk" && mkdir -p "$T/disk"
+mkdistro d <<EOF
+idpmake: 1
+name: nospc
+git: {remote: "$bare"}
+argocd: {server: argocd.invalid}
+packages:
+  web: {type: manifests, path: packages/web}
+EOF
+t_ok "up with Argo CD, state.db on the tmpfs" im up
+disk_out
+good_sync=$(rec in-cluster/web:sync)
+mkmanifest d/packages/web/cm4.yaml ConfigMap web4
+emu_post config '{"op_ms": 3000}'
+emu_post reset '{}'
+synced() { curl -fsS "$emu/requests" | grep -q '/sync"'; }
+im up >"$T/up3.out" 2>&1 &
+up_pid=$!
+t_ok "... the emulator takes the sync request" t_wait_for 20 synced
+fill 0
+wait "$up_pid"
+t_eq "up with the disk filled while the sync runs exits 1" 1 "$?"
+t_grep "... the push is done and recorded" "push .*[0-9a-f]{7}" "$T/up3.out"
+t_grep "... the sync fails naming state.db and the cause" \
+	"state .*/state\.db: .*(No space left on device|database or disk is full)" "$T/up3.out"
+t_grep "... as a failed sync step" "FAILED: in-cluster/web:sync: the state could not record" "$T/up3.out"
+landed=$(tip)
+t_eq "... status: the push recorded with the commit that landed" "ok $landed" \
+	"$(rec push | cut -d' ' -f1) $(commit_of push)"
+t_eq "... status: the sync keeps the last success" "$good_sync" "$(rec in-cluster/web:sync)"
+unfill
+emu_post config '{"op_ms": 50}'
+t_ok "up once space is freed" im up
+t_eq "... makes no new commit" "$landed" "$(tip)"
+t_eq "... status: the sync recorded" ok "$(rec in-cluster/web:sync | cut -d' ' -f1)"
 t_exit 0 "... plan has nothing to do" im plan --exit-code
 
 t_done
