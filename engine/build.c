@@ -443,6 +443,14 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			if (j->rc == 0 && record(pl, s, j, sum, &note) < 0) {
 				j->rc = -1;
 				j->err = "the state could not record its success (see above)";
+				if (s->kind == STEP_PUSH && j->gr.made_commit) {
+					/* the remote holds it whatever the state says: the summary tells so */
+					sum->commit = q.commit;
+					sum->commits = 1;
+					j->err = aprintf("the remote took commit %.7s, but the state could not record it"
+							 " (see above); the next up finds it there and makes no new commit",
+							 j->gr.commit);
+				}
 			}
 			if (j->rc == 0) {
 				s->state = S_DONE;
