@@ -34,16 +34,16 @@
 # Parameters: SOAK_SEED (default 9000, so that CI's verdict is reproducible;
 # 0 picks one at random; printed, and a failing seed replays the same
 # sequence of edits and faults: only the moment a kill lands and how far the
-# pusher gets depend on timing), SOAK_ROUNDS (default 150, 60 under
-# ASan), SOAK_SECONDS (time budget, default 170 s, 120 under ASan: the soak
+# pusher gets depend on timing), SOAK_ROUNDS (default 300, 60 under
+# ASan), SOAK_SECONDS (time budget, default 360 s, 120 under ASan: the soak
 # stops by itself when it is spent and checks at the end), SOAK_CHECK (rounds
-# between checkpoints, default 10). The full soak of issue 10:
+# between checkpoints, default 10). A longer one:
 #
-#	SOAK_ROUNDS=300 SOAK_SECONDS=600 E2E_TIMEOUT=900 tests/e2e/run.sh t9000
+#	SOAK_ROUNDS=600 SOAK_SECONDS=1200 E2E_TIMEOUT=1500 tests/e2e/run.sh t9000
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-rounds=${SOAK_ROUNDS:-150} secs=${SOAK_SECONDS:-170}
+rounds=${SOAK_ROUNDS:-300} secs=${SOAK_SECONDS:-360}
 case $IDPMAKE in */asan/*) rounds=${SOAK_ROUNDS:-60} secs=${SOAK_SECONDS:-120} ;; esac
 every=${SOAK_CHECK:-10}
 seed=${SOAK_SEED:-9000}
