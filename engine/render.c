@@ -493,10 +493,63 @@ static int entcmp(const void *a, const void *b)
 	return strcmp(((const struct bundle_entry *)a)->name, ((const struct bundle_entry *)b)->name);
 }
 
+/* object indexes ordered by file name, then namespace, then place (normalise) */
+struct named {
+	const char *base, *ns;
+	size_t i;
+};
+
+static int namedcmp(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+	int c = strcmp(x->base, y->base);
+
+	if (!c)
+		c = strcmp(x->ns, y->ns);
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/*
+ * Name every object by its kind and name, and by its namespace too where
+ * two objects share kind and name; two with the same namespace as well are
+ * an error.  Sorted once: a scan per object made a package of 40,000
+ * objects cost 8 s of CPU.
+ */
+static int name_objects(const struct step *s, struct objects *o, const char **base, const char **ns, const char **names)
+{
+	struct named *v = xcalloc(o->n + 1, sizeof(*v));
+	int errs = 0;
+
+	for (size_t i = 0; i < o->n; i++)
+		v[i] = (struct named){ base[i], ns[i], i };
+	qsort(v, o->n, sizeof(*v), namedcmp);
+	for (size_t a = 0, b; a < o->n; a = b) {
+		for (b = a + 1; b < o->n && !strcmp(v[a].base, v[b].base); b++)
+			;
+		for (size_t k = a; k < b; k++) {
+			names[v[k].i] = b - a > 1 ? aprintf("%s.%s", v[k].ns, v[k].base) : v[k].base;
+			/* the first of a namespace's copies is the one the others point at */
+			if (k > a && !strcmp(v[k].ns, v[k - 1].ns)) {
+				size_t first = k - 1;
+				while (first > a && !strcmp(v[first - 1].ns, v[k].ns))
+					first--;
+				loc_error(o->v[v[k].i]->loc, "package '%s': object %s is defined twice (also at %s:%d)",
+					  s->pkg->name, v[k].base, o->v[v[first].i]->loc.file, o->v[v[first].i]->loc.line);
+				errs++;
+			}
+		}
+		if (interrupted())
+			break;
+	}
+	free(v);
+	return errs;
+}
+
 /* name and emit every object; fills b (entries point into arena strings) */
 static int normalise(const struct step *s, struct objects *o, struct bundle *b, const char **err)
 {
 	const char **base = xcalloc(o->n + 1, sizeof(*base)), **ns = xcalloc(o->n + 1, sizeof(*ns));
+	const char **names = xcalloc(o->n + 1, sizeof(*names));
 	int errs = 0;	/* this call's errors, not the process-wide loc_errors */
 
 	b->v = xcalloc(o->n + o->nextra + 1, sizeof(*b->v));
@@ -523,44 +576,46 @@ static int normalise(const struct step *s, struct objects *o, struct bundle *b, 
 		}
 	if (errs) {
 		*err = "objects without a valid apiVersion, kind, metadata.name or namespace (see above)";
-		free(base);
-		free(ns);
-		return -1;
+		goto fail;
+	}
+	if (name_objects(s, o, base, ns, names)) {
+		*err = "duplicate objects (see above)";
+		goto fail;
 	}
 	for (size_t i = 0; i < o->n; i++) {
 		struct buf out = BUF_INIT;
-		const char *name = base[i];
-		for (size_t j = 0; j < o->n; j++)
-			if (j != i && !strcmp(base[i], base[j])) {
-				name = aprintf("%s.%s", ns[i], base[i]);
-				if (!strcmp(ns[i], ns[j])) {
-					loc_error(o->v[i]->loc, "object %s is defined twice (also at %s:%d)", base[i],
-						  o->v[j]->loc.file, o->v[j]->loc.line);
-					errs++;
-				}
-			}
+		if (interrupted()) {
+			*err = "interrupted";
+			goto fail;
+		}
 		if (yaml_emit(o->v[i], &out) < 0) {
 			buf_release(&out);
-			*err = aprintf("cannot emit %s", name);
-			free(base);
-			free(ns);
-			return -1;
+			*err = aprintf("cannot emit %s", names[i]);
+			goto fail;
 		}
-		b->v[b->n].name = name;
+		b->v[b->n].name = names[i];
 		b->v[b->n].data = astrndup(out.s, out.len);
 		b->v[b->n++].len = out.len;
 		buf_release(&out);
 	}
-	free(base);
-	free(ns);
-	if (errs) {
-		*err = "duplicate objects (see above)";
-		return -1;
-	}
 	for (size_t i = 0; i < o->nextra; i++)
 		b->v[b->n++] = o->extra[i];
 	qsort(b->v, b->n, sizeof(*b->v), entcmp);
+	/* a kind with a dot in its name's place: kind "a", name "configmap.x" is configmap x in namespace a's file */
+	for (size_t i = 1; i < b->n; i++)
+		if (!strcmp(b->v[i - 1].name, b->v[i].name)) {
+			*err = aprintf("two objects would be written to the same file %s (rename one)", b->v[i].name);
+			goto fail;
+		}
+	free(base);
+	free(ns);
+	free(names);
 	return 0;
+fail:
+	free(base);
+	free(ns);
+	free(names);
+	return -1;
 }
 
 int render_to_bundle(const struct render_ctx *rc, struct step *s, struct bundle *b, const char **err)
