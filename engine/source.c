@@ -35,7 +35,7 @@ struct conn {
 	const char *url;		/* the source's URL without its password */
 	struct url parsed;		/* the URL as given, split */
 	int tries;
-	int refused;			/* credentials were held back: plain http, another host */
+	enum { SENT, HELD_HTTP, HELD_HOST } refused;	/* credentials held back, and why */
 	int missing;			/* the server asked for a password, and there is none */
 };
 
@@ -58,7 +58,7 @@ static int credentials(git_credential **out, const char *url, const char *user_f
 	if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && token && *token) {
 		if (!url || !url_same_origin(url, c->url) ||
 		    !url_may_send_credentials(&c->parsed, "a git source's credentials")) {
-			c->refused = 1;
+			c->refused = !url || !url_same_origin(url, c->url) ? HELD_HOST : HELD_HTTP;
 			git_error_set_str(GIT_ERROR_NET, "authentication failed");
 			return GIT_EAUTH;
 		}
@@ -82,10 +82,12 @@ static const char *gitmsg(const char *what, const struct conn *c)
 	const char *pw = c ? c->parsed.password : NULL, *raw = c ? c->parsed.password_raw : NULL;
 	const char *r;
 
-	if (c && c->refused && !strcmp(c->parsed.scheme ? c->parsed.scheme : "", "http"))
+	/* a redirect to another server is said as such, even from a plain http source */
+	if (c && c->refused == HELD_HOST)
+		hint = " (a server other than the source's asked for credentials: a redirect?  idpmake offers"
+		       " a source's credentials to its own scheme, host and port only)";
+	else if (c && c->refused == HELD_HTTP)
 		hint = " (credentials are not sent over plain http: use https, or set IDPMAKE_GIT_ALLOW_HTTP=1)";
-	else if (c && c->refused)
-		hint = " (a server other than the source's asked for credentials: a redirect?)";
 	else if (c && (c->tries > 2 || c->missing))
 		hint = " (set IDPMAKE_SOURCE_TOKEN and IDPMAKE_SOURCE_USERNAME for git sources)";
 	r = aprintf("%s: %s%s", what, m, hint);
