@@ -74,8 +74,8 @@ packages:
 EOF2
 	mkmanifest "$1/p/cm.yaml" ConfigMap web
 }
-# source DIR MODE: a distro with one package from A's /MODE/src.git
-source() {
+# srcdistro DIR MODE: a distro with one package from A's /MODE/src.git
+srcdistro() {
 	mkdistro "$1" <<EOF2
 idpmake: 1
 name: redirect
@@ -99,7 +99,7 @@ for mode in redir authfirst; do
 	t_nogrep "GitOps remote, $mode: no token shown" "$gitops_token|$source_token" "$OUTPUT"
 
 	: >"$T/auth.log"
-	source "s-$mode" "$mode"
+	srcdistro "s-$mode" "$mode"
 	t_exit 1 "source, $mode: plan fails (exit 1)" run "s-$mode" plan "${creds[@]}"
 	t_grep "source, $mode: B was asked" "^B /$mode/src\\.git" "$T/auth.log"
 	t_nogrep "source, $mode: B received no credential" '^B .* Basic' "$T/auth.log"
