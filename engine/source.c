@@ -229,6 +229,40 @@ static int check_link(const char *root, const git_tree_entry *e, void *payload)
 }
 
 /*
+ * t without its submodules (gitlinks), as *out: a source's submodule is
+ * not fetched, and libgit2 cannot check one out without a work tree (the
+ * whole checkout failed).  The trees written go to the cache repository.
+ */
+static int drop_gitlinks(git_repository *repo, const git_tree *t, git_oid *out)
+{
+	git_treebuilder *tb = NULL;
+	int r = 0, changed = 0;
+
+	if (git_treebuilder_new(&tb, repo, t) < 0)
+		return -1;
+	for (size_t i = 0, n = git_tree_entrycount(t); i < n && !r; i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(t, i);
+		git_tree *sub = NULL;
+		git_oid id;
+		if (git_tree_entry_filemode(e) == GIT_FILEMODE_COMMIT) {
+			r = git_treebuilder_remove(tb, git_tree_entry_name(e));
+			changed = 1;
+		} else if (git_tree_entry_type(e) == GIT_OBJECT_TREE) {
+			if ((r = git_tree_lookup(&sub, repo, git_tree_entry_id(e))) == 0 &&
+			    (r = drop_gitlinks(repo, sub, &id)) == 0 && !git_oid_equal(&id, git_tree_entry_id(e))) {
+				r = git_treebuilder_insert(NULL, tb, git_tree_entry_name(e), &id, GIT_FILEMODE_TREE);
+				changed = 1;
+			}
+			git_tree_free(sub);
+		}
+	}
+	if (!r)
+		r = changed ? git_treebuilder_write(out, tb) : (git_oid_cpy(out, git_tree_id(t)), 0);
+	git_treebuilder_free(tb);
+	return r < 0 ? -1 : 0;
+}
+
+/*
  * Check tree `t` out into dir with libgit2, which refuses the names no
  * checkout may write (`..`, `.git`, absolute paths, names with '/'), and
  * refuse a symlink that resolves outside dir (it would hand a renderer
@@ -238,6 +272,8 @@ static int extract(git_repository *repo, git_tree *t, const char *dir, const cha
 {
 	git_checkout_options co;
 	struct links l = { dir, NULL, NULL };
+	git_tree *plain = NULL;
+	git_oid id;
 	int r;
 
 	if (mkdirs(dir) < 0) {
@@ -256,7 +292,14 @@ static int extract(git_repository *repo, git_tree *t, const char *dir, const cha
 	co.target_directory = astrdup(l.real);
 	free(l.real);
 	l.real = NULL;
-	if (git_checkout_tree(repo, (const git_object *)t, &co) < 0) {
+	if (drop_gitlinks(repo, t, &id) < 0 || git_tree_lookup(&plain, repo, &id) < 0) {
+		*err = gitmsg(aprintf("git source %s: cannot read its tree", shown), NULL);
+		rmtree(dir);
+		return -1;
+	}
+	r = git_checkout_tree(repo, (const git_object *)plain, &co);
+	git_tree_free(plain);
+	if (r < 0) {
 		*err = gitmsg(aprintf("git source %s: cannot check it out", shown), NULL);
 		rmtree(dir);
 		return -1;
