@@ -26,8 +26,16 @@ packages:
     type: manifests
     path: packages/clash
     namespace: apps
+  some:
+    type: manifests
+    path: packages/some
+    namespace: apps
+    hooks:
+      post:
+        - name: count
+          run: 'ls "$IDPMAKE_RENDERED" | wc -l >rendered-count'
 EOF2
-mkdir -p d/packages/many d/packages/dup d/packages/clash
+mkdir -p d/packages/many d/packages/dup d/packages/clash d/packages/some
 awk 'BEGIN { for (i = 80000; i > 0; i--) printf "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c%d}\n", i }' \
 	>d/packages/many/cms.yaml
 
@@ -82,4 +90,21 @@ t_exit 1 "two objects written to one file fail the render" idpmake -C d render c
 t_grep "naming the file" 'same file a\.configmap\.x\.yaml' "$OUTPUT"
 t_exit 1 "and up" idpmake -C d up clash
 t_ok "which pushed nothing of clash" sh -c '! git -C d/.idpmake/gitops.git rev-parse -q --verify main:in-cluster/clash'
+
+# copies made again on demand are not fsynced: two fsyncs a file made
+# render -o (and a hook's IDPMAKE_RENDERED) of 20,000 objects take a minute
+awk 'BEGIN { for (i = 0; i < 2000; i++) printf "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: s%d}\n", i }' \
+	>d/packages/some/cms.yaml
+if command -v strace >/dev/null; then
+	fsyncs() { grep -c -E '^[0-9]+ +f(data)?sync\(' "$T/fsync.log"; }
+	t_ok "render -o of 2,000 objects" strace -f -o "$T/fsync.log" -e trace=fsync,fdatasync \
+		"$IDPMAKE" -C d render -o "$T/some" some
+	t_eq "writes 2,000 files" 2000 "$(find "$T/some/in-cluster/some" -type f | wc -l | tr -d ' ')"
+	t_ok "with fewer than 20 fsyncs (the cache's), not 2 a file ($(fsyncs))" test "$(fsyncs)" -lt 20
+	t_ok "up of it, with a hook" strace -f -o "$T/fsync.log" -e trace=fsync,fdatasync "$IDPMAKE" -C d up some
+	t_eq "the hook saw 2,000 files" 2000 "$(tr -d ' ' <d/rendered-count)"
+	t_ok "fewer than 200 fsyncs (state, cache, clone), not 2 a file ($(fsyncs))" test "$(fsyncs)" -lt 200
+else
+	t_skip "strace is not installed: fsyncs not counted"
+fi
 t_done
