@@ -156,8 +156,8 @@ int flush_objects(struct git *g)
 		git_packbuilder_free(pb);
 	}
 	if (err < 0 && interrupted())
-		return error("interrupted while packing the new objects; nothing was pushed");
-	if (err < 0)
+		error("interrupted while packing the new objects; nothing was pushed");
+	else if (err < 0)
 		gerror(g, err, "cannot pack the new objects");
 	for (int i = 0; i < 2 && odbs[i] && err >= 0; i++) {
 		git_odb_writepack *wp = NULL;
