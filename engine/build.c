@@ -93,7 +93,7 @@ static const char *unpack(const char *statedir, const struct step *s, struct has
 	rmtree(dir);
 	for (size_t i = 0; i < b.n; i++) {
 		const char *p = aprintf("%s/%s", dir, b.v[i].name);
-		if (mkdirs(path_dir(p)) < 0 || write_file_atomic(p, b.v[i].data, b.v[i].len) < 0) {
+		if (mkdirs(path_dir(p)) < 0 || write_file_copy(p, b.v[i].data, b.v[i].len) < 0) {
 			bundle_free(&b);
 			return NULL;
 		}

@@ -65,6 +65,7 @@
 #include "gitops.h"
 #include "gitdrift.h"
 #include "gitremote.h"
+#include "intr.h"
 #include "remotekeys.h"
 #include "util.h"
 
@@ -118,6 +119,9 @@ static int pack_new(struct git *g, git_odb *remote, git_packbuilder *pb, const g
 	return err;
 }
 
+/* packing stops at SIGINT: nothing has gone to the remote yet (issue 12 #10) */
+static int pack_progress(int stage, uint32_t cur, uint32_t total, void *p) { return interrupted() ? -1 : 0; }
+
 int flush_objects(struct git *g)
 {
 	git_buf pack = { 0 };
@@ -144,16 +148,19 @@ int flush_objects(struct git *g)
 	if ((err = git_packbuilder_new(&pb, g->repo)) >= 0) {
 		if (odbs[1])
 			git_odb_refresh(odbs[1]);	/* once, so that NO_REFRESH lookups see every pack */
+		git_packbuilder_set_callbacks(pb, pack_progress, NULL);
 		for (size_t i = 0; i < g->nblobs && err >= 0; i++)	/* a big folder's blobs so far */
 			if (is_new(g, odbs[1], &g->blobs[i]))
 				err = git_packbuilder_insert(pb, &g->blobs[i], NULL);
 		for (size_t i = 0; i < g->nroots && err >= 0; i++)
-			err = pack_new(g, odbs[1], pb, &g->roots[i]);
+			err = interrupted() ? -1 : pack_new(g, odbs[1], pb, &g->roots[i]);
 		if (err >= 0)
-			err = git_packbuilder_write_buf(&pack, pb);
+			err = interrupted() ? -1 : git_packbuilder_write_buf(&pack, pb);
 		git_packbuilder_free(pb);
 	}
-	if (err < 0)
+	if (err < 0 && interrupted())
+		error("interrupted while packing the new objects; nothing was pushed");
+	else if (err < 0)
 		gerror(g, err, "cannot pack the new objects");
 	for (int i = 0; i < 2 && odbs[i] && err >= 0; i++) {
 		git_odb_writepack *wp = NULL;
@@ -627,6 +634,10 @@ static int attempt_push(struct git *g, const git_oid *tip, git_tree *known, stru
 		goto out;
 	if (gitops_test_after_fetch)
 		gitops_test_after_fetch(attempt);
+	if (interrupted()) {
+		error("interrupted before the push; nothing was pushed");
+		goto out;
+	}
 	if ((rc = remote_push(g, &commit_id)) == 0) {
 		git_oid_tostr(r->commit, sizeof(r->commit), &commit_id);
 		r->made_commit = 1;

@@ -25,6 +25,7 @@
 
 #include "bundle.h"
 #include "hash.h"
+#include "intr.h"
 #include "re.h"
 #include "renderers.h"
 #include "util.h"
@@ -264,9 +265,13 @@ static const struct objects *sort_o;	/* qsort has no argument; callers hold name
 
 static int by_base(const void *a, const void *b)
 {
-	const struct obj *x = &sort_o->v[*(const size_t *)a], *y = &sort_o->v[*(const size_t *)b];
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct obj *x = &sort_o->v[i], *y = &sort_o->v[j];
 	int c = strcmp(x->base, y->base);
-	return c ? c : strcmp(x->ns, y->ns);
+
+	if (!c)
+		c = strcmp(x->ns, y->ns);
+	return c ? c : (i > j) - (i < j);	/* then in the order they came */
 }
 
 struct ent {
@@ -327,13 +332,21 @@ static struct ent *name_all(struct objects *o, size_t *nent, const char **err)
 			}
 			ob->name = xstrdup(aprintf("%s.%s", ob->ns, ob->base));
 			if (k > i && !strcmp(ob->ns, o->v[idx[k - 1]].ns)) {
-				const struct obj *other = &o->v[idx[k - 1]];
-				loc_error(ob->loc, "object %s is defined twice (also at %s:%d)", ob->base,
-					  other->loc.file, other->loc.line);
+				/* the first of a namespace's copies is the one the others point at */
+				size_t first = k - 1;
+				while (first > i && !strcmp(o->v[idx[first - 1]].ns, ob->ns))
+					first--;
+				loc_error(ob->loc, "package '%s': object %s is defined twice (also at %s:%d)", o->s->pkg->name,
+					  ob->base, o->v[idx[first]].loc.file, o->v[idx[first]].loc.line);
 				errs++;
 			}
 		}
 		i = j;
+		if (interrupted()) {
+			free(idx);
+			*err = "interrupted";
+			return NULL;
+		}
 	}
 	free(idx);
 	if (errs) {
@@ -346,6 +359,13 @@ static struct ent *name_all(struct objects *o, size_t *nent, const char **err)
 	for (size_t i = 0; i < o->nextra; i++)
 		e[n++] = (struct ent){ o->extra[i].name, NULL, &o->extra[i] };
 	qsort(e, n, sizeof(*e), entcmp);
+	/* kind "a" named "configmap.x" would take ConfigMap x of namespace a's file */
+	for (size_t i = 1; i < n; i++)
+		if (!strcmp(e[i - 1].name, e[i].name)) {
+			*err = aprintf("two objects would be written to the same file %s (rename one)", e[i].name);
+			free(e);
+			return NULL;
+		}
 	*nent = n;
 	return e;
 }

@@ -35,7 +35,7 @@ struct conn {
 	const char *url;		/* the source's URL without its password */
 	struct url parsed;		/* the URL as given, split */
 	int tries;
-	int refused;			/* credentials were held back: plain http, another host */
+	enum { SENT, HELD_HTTP, HELD_HOST } refused;	/* credentials held back, and why */
 	int missing;			/* the server asked for a password, and there is none */
 };
 
@@ -58,7 +58,7 @@ static int credentials(git_credential **out, const char *url, const char *user_f
 	if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && token && *token) {
 		if (!url || !url_same_origin(url, c->url) ||
 		    !url_may_send_credentials(&c->parsed, "a git source's credentials")) {
-			c->refused = 1;
+			c->refused = !url || !url_same_origin(url, c->url) ? HELD_HOST : HELD_HTTP;
 			git_error_set_str(GIT_ERROR_NET, "authentication failed");
 			return GIT_EAUTH;
 		}
@@ -82,10 +82,12 @@ static const char *gitmsg(const char *what, const struct conn *c)
 	const char *pw = c ? c->parsed.password : NULL, *raw = c ? c->parsed.password_raw : NULL;
 	const char *r;
 
-	if (c && c->refused && !strcmp(c->parsed.scheme ? c->parsed.scheme : "", "http"))
+	/* a redirect to another server is said as such, even from a plain http source */
+	if (c && c->refused == HELD_HOST)
+		hint = " (a server other than the source's asked for credentials: a redirect?  idpmake offers"
+		       " a source's credentials to its own scheme, host and port only)";
+	else if (c && c->refused == HELD_HTTP)
 		hint = " (credentials are not sent over plain http: use https, or set IDPMAKE_GIT_ALLOW_HTTP=1)";
-	else if (c && c->refused)
-		hint = " (a server other than the source's asked for credentials: a redirect?)";
 	else if (c && (c->tries > 2 || c->missing))
 		hint = " (set IDPMAKE_SOURCE_TOKEN and IDPMAKE_SOURCE_USERNAME for git sources)";
 	r = aprintf("%s: %s%s", what, m, hint);
@@ -227,6 +229,40 @@ static int check_link(const char *root, const git_tree_entry *e, void *payload)
 }
 
 /*
+ * t without its submodules (gitlinks), as *out: a source's submodule is
+ * not fetched, and libgit2 cannot check one out without a work tree (the
+ * whole checkout failed).  The trees written go to the cache repository.
+ */
+static int drop_gitlinks(git_repository *repo, const git_tree *t, git_oid *out)
+{
+	git_treebuilder *tb = NULL;
+	int r = 0, changed = 0;
+
+	if (git_treebuilder_new(&tb, repo, t) < 0)
+		return -1;
+	for (size_t i = 0, n = git_tree_entrycount(t); i < n && !r; i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(t, i);
+		git_tree *sub = NULL;
+		git_oid id;
+		if (git_tree_entry_filemode(e) == GIT_FILEMODE_COMMIT) {
+			r = git_treebuilder_remove(tb, git_tree_entry_name(e));
+			changed = 1;
+		} else if (git_tree_entry_type(e) == GIT_OBJECT_TREE) {
+			if ((r = git_tree_lookup(&sub, repo, git_tree_entry_id(e))) == 0 &&
+			    (r = drop_gitlinks(repo, sub, &id)) == 0 && !git_oid_equal(&id, git_tree_entry_id(e))) {
+				r = git_treebuilder_insert(NULL, tb, git_tree_entry_name(e), &id, GIT_FILEMODE_TREE);
+				changed = 1;
+			}
+			git_tree_free(sub);
+		}
+	}
+	if (!r)
+		r = changed ? git_treebuilder_write(out, tb) : (git_oid_cpy(out, git_tree_id(t)), 0);
+	git_treebuilder_free(tb);
+	return r < 0 ? -1 : 0;
+}
+
+/*
  * Check tree `t` out into dir with libgit2, which refuses the names no
  * checkout may write (`..`, `.git`, absolute paths, names with '/'), and
  * refuse a symlink that resolves outside dir (it would hand a renderer
@@ -236,6 +272,8 @@ static int extract(git_repository *repo, git_tree *t, const char *dir, const cha
 {
 	git_checkout_options co;
 	struct links l = { dir, NULL, NULL };
+	git_tree *plain = NULL;
+	git_oid id;
 	int r;
 
 	if (mkdirs(dir) < 0) {
@@ -254,7 +292,14 @@ static int extract(git_repository *repo, git_tree *t, const char *dir, const cha
 	co.target_directory = astrdup(l.real);
 	free(l.real);
 	l.real = NULL;
-	if (git_checkout_tree(repo, (const git_object *)t, &co) < 0) {
+	if (drop_gitlinks(repo, t, &id) < 0 || git_tree_lookup(&plain, repo, &id) < 0) {
+		*err = gitmsg(aprintf("git source %s: cannot read its tree", shown), NULL);
+		rmtree(dir);
+		return -1;
+	}
+	r = git_checkout_tree(repo, (const git_object *)plain, &co);
+	git_tree_free(plain);
+	if (r < 0) {
 		*err = gitmsg(aprintf("git source %s: cannot check it out", shown), NULL);
 		rmtree(dir);
 		return -1;

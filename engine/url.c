@@ -36,13 +36,42 @@ int url_has_scheme(const char *s)
 	return n > 0 && !strncmp(s + n, "://", 3);
 }
 
+/* part `what` of h holds an '@' */
+static int has_at(CURLU *h, CURLUPart what)
+{
+	char *s = NULL;
+	int r = curl_url_get(h, what, &s, 0) == CURLUE_OK && s && strchr(s, '@');
+
+	curl_free(s);
+	return r;
+}
+
+/*
+ * A raw '#', '?' or '/' in a password ends the authority early, and what
+ * is left of it may still parse: "https://bob:4711#pw@host/r" is host bob,
+ * port 4711 and the fragment "pw@host/r", with no password for the masking
+ * to find.  An '@' in the fragment, or after an explicit port with no user,
+ * is that mistake: refused (url_masked then hides up to the last '@').
+ */
 static CURLU *parse(const char *s)
 {
 	CURLU *h;
+	char *user = NULL, *port = NULL;
+	int bad;
 
 	if (!url_has_scheme(s) || !(h = curl_url()))
 		return NULL;
 	if (curl_url_set(h, CURLUPART_URL, s, PARSE_FLAGS) != CURLUE_OK) {
+		curl_url_cleanup(h);
+		return NULL;
+	}
+	bad = has_at(h, CURLUPART_FRAGMENT) ||
+	      (curl_url_get(h, CURLUPART_USER, &user, 0) != CURLUE_OK &&
+	       curl_url_get(h, CURLUPART_PORT, &port, 0) == CURLUE_OK &&
+	       (has_at(h, CURLUPART_PATH) || has_at(h, CURLUPART_QUERY)));
+	curl_free(user);
+	curl_free(port);
+	if (bad) {
 		curl_url_cleanup(h);
 		return NULL;
 	}

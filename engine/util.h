@@ -68,8 +68,9 @@ int mkdirs(const char *path);		/* mkdir -p; -1 with errno */
 int mkdirs_user(const char *path);	/* mkdir -p, new folders 0777 & ~user_umask */
 int rmtree(const char *path);		/* rm -rf */
 char *read_file(const char *path, size_t *len);	/* malloc'd, NUL-terminated; NULL with errno */
-int write_file_atomic(const char *path, const void *data, size_t len);
-int write_file_user(const char *path, const void *data, size_t len);	/* mode 0666 & ~user_umask */
+int write_file_atomic(const char *path, const void *data, size_t len);	/* renamed into place, fsynced */
+int write_file_copy(const char *path, const void *data, size_t len);	/* renamed into place, no fsync */
+int write_file_user(const char *path, const void *data, size_t len);	/* as _copy, mode 0666 & ~user_umask */
 char *path_join(const char *a, const char *b);	/* arena */
 const char *path_base(const char *p);
 char *path_dir(const char *p);			/* arena */

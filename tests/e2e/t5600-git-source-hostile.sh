@@ -69,6 +69,13 @@ inl=$(blob cm.txt inside)
 commit_main inside "$(printf '100644 blob %s\tcm.txt\n120000 blob %s\tcm.yaml\n' "$cmi" "$inl" | tree inside)" ||
 	t_bail "cannot build the inside-symlink repository"
 
+# submodules (a gitlink at the root and one in a subfolder): not fetched, left out
+git init -q --bare "$T/src/submod.git"
+cms=$(blob "$(cmtext with-submodule)" submod)
+vend=$(printf '160000 commit %s\tlib\n100644 blob %s\tkeep.txt\n' 1111111111111111111111111111111111111111 "$cms" | tree submod)
+commit_main submod "$(printf '100644 blob %s\tcm.yaml\n160000 commit %s\tsub\n040000 tree %s\tvendor\n' "$cms" \
+	2222222222222222222222222222222222222222 "$vend" | tree submod)" || t_bail "cannot build the submodule repository"
+
 # distro REPO [SUBPATH]: d/distro.yaml with one package whose source is REPO
 distro() {
 	rm -rf "$T/d"
@@ -119,5 +126,13 @@ t_grep "naming it" "dangle\.yaml.*outside" "$STDERR"
 distro inside
 t_ok "up of a source with a symlink inside it" timeout 60 "$IDPMAKE" -C d up
 t_ok "renders its ConfigMap" git -C d/.idpmake/gitops.git cat-file -e main:in-cluster/evil/configmap.inside.yaml
+
+# ---- submodules: left out, the rest checked out ------------------------------------------------
+distro submod
+t_ok "up of a source with submodules" timeout 60 "$IDPMAKE" -C d up
+t_ok "renders its ConfigMap" git -C d/.idpmake/gitops.git cat-file -e main:in-cluster/evil/configmap.with-submodule.yaml
+src=$(find "$T/d/.idpmake/cache/git/src" -mindepth 1 -maxdepth 1 -type d | head -1)
+t_ok "the subfolder beside a submodule is checked out" test -f "$src/vendor/keep.txt"
+t_ok "the submodules are not" sh -c "! test -e '$src/sub' && ! test -e '$src/vendor/lib'"
 
 t_done

@@ -190,4 +190,30 @@ t_ok "the lock is released" lock_free two
 t_ok "plan" idpmake -C two plan
 t_grep "the hook is still to do" 'in-cluster/a:pre:stubborn' "$STDOUT"
 
+# a push of 200,000 new files: packing them took 14 s, and SIGINT waited for it
+mkdistro many <<'EOF'
+idpmake: 1
+name: manyfiles
+packages:
+  m:
+    type: manifests
+    path: p/m
+EOF
+mkdir -p many/p/m
+objs=200000
+case $IDPMAKE in */asan/*) objs=40000 ;; esac	# the render alone took over a minute
+awk -v n="$objs" 'BEGIN { for (i = 0; i < n; i++) printf "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c%d}\n", i }' \
+	>many/p/m/cms.yaml
+start_up many
+t_ok "the render finished, the push started" t_wait_for 120 grep -q 'render in-cluster/m:render' "$T/bg.out"
+sleep 0.5
+kill -INT "$pid"
+t_ok "SIGINT during the push: up ended within $big_limit s" ended_within "$big_limit"
+t_eq "with status 130" 130 "$st"
+t_grep "saying nothing was pushed" 'interrupted.*nothing was pushed' "$T/bg.out"
+t_ok "the lock is released" lock_free many
+t_ok "nothing pushed" sh -c '! git -C many/.idpmake/gitops.git rev-parse --verify -q main'
+t_ok "plan" idpmake -C many plan
+t_grep "the push is still to do" '^ *push' "$STDOUT"
+
 t_done

@@ -33,6 +33,13 @@ static void test_parse(void)
 	CHECK(url_parse("https://bob:s3cr#t@git.example/r.git", &u) < 0);
 	CHECK(url_parse("/srv/git/r.git", &u) < 0);
 	CHECK(url_parse("git@git.example:org/r.git", &u) < 0);
+	/* a password of digits before a raw '#', '?' or '/' parses as a port: refused */
+	CHECK(url_parse("https://bob:4711#pw@git.example/r.git", &u) < 0);
+	CHECK(url_parse("https://bob:4711?pw@git.example/r.git", &u) < 0);
+	CHECK(url_parse("https://bob:4711/pw@git.example/r.git", &u) < 0);
+	/* an '@' in a path is fine without a port, or with a user */
+	CHECK(url_parse("https://git.example/a@b/r.git", &u) == 0);
+	CHECK(url_parse("https://bob@git.example:8443/a@b/r.git", &u) == 0);
 }
 
 static void test_masked(void)
@@ -53,6 +60,8 @@ static void test_masked(void)
 	CHECK_STR(url_masked("https://bob@git.example/r.git", "***"), "https://bob@git.example/r.git");
 	CHECK_STR(url_masked("/srv/git/r.git", "***"), "/srv/git/r.git");
 	CHECK_STR(url_masked("git@git.example:org/r.git", "***"), "git@git.example:org/r.git");
+	CHECK_STR(url_masked("https://bob:4711#pw@git.example/r.git", "***"), "https://***@git.example/r.git");
+	CHECK_STR(url_strip("https://bob:4711/pw@git.example/r.git", 0), "https://***@git.example/r.git");
 }
 
 static void test_strip(void)
