@@ -21,6 +21,8 @@
  * element, an argocd-app file, a helm chart Argo CD renders) sync again.
  */
 #include <jansson.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,7 @@
 #include "bundle.h"
 #include "gitdrift.h"
 #include "gitremote.h"
+#include "intr.h"
 #include "plan.h"
 #include "remotekeys.h"
 #include "status.h"
@@ -284,11 +287,13 @@ static int collect_entry(const char *root, const git_tree_entry *e, void *payloa
 
 /*
  * A bundle into the cache without fsync: a file cut short by a crash does
- * not hash to its name, and is refused and rendered again (bundle.h).
+ * not hash to its name, and is refused and rendered again (bundle.h).  The
+ * temporary name holds the worker's number: two workers may write one
+ * output (two folders of equal content).
  */
-static int put_cached(const char *path, const char *data, size_t len)
+static int put_cached(const char *path, const char *data, size_t len, int worker)
 {
-	const char *tmp = aprintf("%s.tmp%d", path, (int)getpid());
+	const char *tmp = aprintf("%s.tmp%d.%d", path, (int)getpid(), worker);
 	FILE *f;
 	int ok;
 
@@ -301,24 +306,69 @@ static int put_cached(const char *path, const char *data, size_t len)
 	return ok ? 0 : -1;
 }
 
-/* does the tip's folder hold line k exactly?  Its bundle then goes to the cache */
-static int folder_proven(struct planner *pl, const char *folder, const struct remotekey *k)
+/*
+ * The last parent folder's tree, kept: libgit2 caches no tree over 4 KiB,
+ * so looking up CLUSTER/PKG from the root parses CLUSTER's tree, one line
+ * per package, again for every package (quadratic in a big fleet).
+ */
+struct parent {
+	char *path;		/* NULL: none kept (arena) */
+	git_tree *tree;		/* NULL: no such folder */
+};
+
+static void parent_free(struct parent *pa)
+{
+	git_tree_free(pa->tree);	/* the path is the arena's */
+	memset(pa, 0, sizeof(*pa));
+}
+
+/* entry_at(g, root, folder, id), through pa's tree: 1, 0 (none, *id zero) or -1 */
+static int entry_in(struct git *g, git_tree *root, const char *folder, git_oid *id, struct parent *pa)
+{
+	const char *slash = strrchr(folder, '/');
+	const git_tree_entry *e;
+	git_oid pid;
+	int found;
+
+	if (!slash)
+		return entry_at(g, root, folder, id);
+	if (!pa->path || strlen(pa->path) != (size_t)(slash - folder) ||
+	    memcmp(pa->path, folder, (size_t)(slash - folder))) {
+		parent_free(pa);
+		pa->path = astrndup(folder, (size_t)(slash - folder));
+		if ((found = entry_at(g, root, pa->path, &pid)) < 0)
+			return -1;
+		if (found && git_tree_lookup(&pa->tree, g->repo, &pid) < 0) {
+			git_error_clear();
+			pa->tree = NULL;	/* a file: nothing under it */
+		}
+	}
+	memset(id, 0, sizeof(*id));
+	if (!pa->tree || !(e = git_tree_entry_byname(pa->tree, slash + 1)))
+		return 0;
+	git_oid_cpy(id, git_tree_entry_id(e));
+	return 1;
+}
+
+/* does root's folder hold line k exactly?  Its bundle then goes to the cache */
+static int folder_proven(struct git *g, git_tree *root, struct parent *pa, const char *statedir, const char *folder,
+			 const struct remotekey *k, int worker)
 {
 	git_oid want, now;
 	git_tree *t = NULL;
-	struct collect c = { .g = &rk.g };
+	struct collect c = { .g = g };
 	struct buf out = BUF_INIT;
 	int found, ok = 0;
 	const char *path;
 	struct stat st;
 
-	if (git_oid_fromstr(&want, k->tree) < 0 || (found = entry_at(&rk.g, rk.root, folder, &now)) < 0) {
+	if (git_oid_fromstr(&want, k->tree) < 0 || (found = entry_in(g, root, folder, &now, pa)) < 0) {
 		git_error_clear();
 		return 0;
 	}
 	if (!git_oid_equal(&want, &now))
 		return 0;	/* not the tree the line names: changed by another hand */
-	if (found && git_tree_lookup(&t, rk.g.repo, &now) < 0) {
+	if (found && git_tree_lookup(&t, g->repo, &now) < 0) {
 		git_error_clear();
 		return 0;	/* a file where the folder should be */
 	}
@@ -326,10 +376,10 @@ static int folder_proven(struct planner *pl, const char *folder, const struct re
 		git_error_clear();
 	if (!c.bad) {
 		bundle_write(c.v, c.n, &out);
-		path = bundle_path(pl->statedir, k->output);
+		path = bundle_path(statedir, k->output);
 		ok = hash_eq(hash_bytes(out.s, out.len), k->output) &&
 		     ((stat(path, &st) == 0 && (size_t)st.st_size == out.len) ||
-		      put_cached(path, out.s, out.len) == 0);
+		      put_cached(path, out.s, out.len, worker) == 0);
 	}
 	for (size_t i = 0; i < c.n; i++)
 		git_blob_free(c.blobs[i]);
@@ -337,6 +387,83 @@ static int folder_proven(struct planner *pl, const char *folder, const struct re
 	buf_release(&out);
 	git_tree_free(t);
 	return ok;
+}
+
+/*
+ * The folders to prove, shared by -j workers: reading the blobs and
+ * writing the bundles is most of an empty state's cost, one folder is
+ * independent of the others, and a libgit2 repository is one thread's, so
+ * each worker opens the clone again.  The run's thread proves its share
+ * with the clone it has: there is progress when no worker starts.
+ */
+struct proof {
+	const char *folder;
+	const struct remotekey *k;
+	struct step *s;
+	int ok;
+};
+
+static struct {
+	struct proof *v;
+	size_t n, next;
+	const char *statedir;
+	pthread_mutex_t lock;
+} pj = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void prove_some(struct git *g, git_tree *root, int worker)
+{
+	struct parent pa = { 0 };
+
+	for (;;) {
+		size_t i;
+		pthread_mutex_lock(&pj.lock);
+		i = pj.next < pj.n ? pj.next++ : pj.n;
+		pthread_mutex_unlock(&pj.lock);
+		if (i >= pj.n || interrupted())
+			break;
+		pj.v[i].ok = folder_proven(g, root, &pa, pj.statedir, pj.v[i].folder, pj.v[i].k, worker);
+	}
+	parent_free(&pa);
+}
+
+static void *prove_worker(void *arg)
+{
+	struct git g = rk.g;	/* the settings gerror reads; a repository of its own */
+	git_tree *root = NULL;
+
+	g.repo = NULL;
+	g.odb = NULL;
+	g.mempack = NULL;
+	g.local = NULL;
+	g.remote = NULL;
+	if (git_repository_open_ext(&g.repo, rk.g.clone, GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE,
+				    NULL) == 0 &&
+	    git_repository_odb(&g.odb, g.repo) == 0 && git_tree_lookup(&root, g.repo, git_tree_id(rk.root)) == 0)
+		prove_some(&g, root, (int)(intptr_t)arg);
+	git_error_clear();
+	git_tree_free(root);
+	git_odb_free(g.odb);
+	git_repository_free(g.repo);
+	return NULL;
+}
+
+static void prove_all(struct planner *pl)
+{
+	pthread_t th[16];
+	int n = pl->jobs > 16 ? 16 : pl->jobs;
+
+	pj.next = 0;
+	pj.statedir = pl->statedir;
+	if (pj.n < 8)
+		n = 1;	/* not worth a thread */
+	for (int i = 1; i < n; i++)
+		if (pthread_create(&th[i], NULL, prove_worker, (void *)(intptr_t)i)) {
+			n = i;
+			break;
+		}
+	prove_some(&rk.g, rk.root, 0);
+	for (int i = 1; i < n; i++)
+		pthread_join(th[i], NULL);
 }
 
 /* the newest first-parent commit (at most 1000 back) that changed the index: idpmake's last push */
@@ -474,14 +601,33 @@ int remotekeys_renders(struct planner *pl)
 		    state_pushed(pl->st, pushed_key(pl, s->gitpath), &p) || !(f = norm_path(s->gitpath)) ||
 		    !(k = remotekeys_find(v, n, f)) || !hash_eq(k->key, s->key))
 			continue;
-		if (!folder_proven(pl, f, k)) {
+		pj.v = agrow(pj.v, pj.n, sizeof(*pj.v));
+		pj.v[pj.n++] = (struct proof){ f, k, s, 0 };
+	}
+	prove_all(pl);
+	if (interrupted())
+		return 0;	/* nothing recorded: the run stops, or renders */
+	/* one transaction for every step (a commit each writes the journal); the steps change once it holds */
+	if (state_begin(pl->st) < 0)
+		return -1;
+	for (size_t i = 0; i < pj.n; i++)
+		if (pj.v[i].ok && state_step_ok(pl->st, pj.v[i].s->id, pj.v[i].s->key, pj.v[i].k->output, NULL,
+						rk.tipid, 0) < 0) {
+			state_end(pl->st, 0);
+			return -1;
+		}
+	if (state_end(pl->st, 1) < 0)
+		return -1;
+	for (size_t i = 0; i < pj.n; i++) {
+		struct step *s = pj.v[i].s;
+		const struct remotekey *k = pj.v[i].k;
+		if (!pj.v[i].ok) {
 			distrusted++;
 			if (status_verbose())
-				fprintf(stderr, "idpmake: %s: %s is not what %s says: rendered\n", s->id, f, REMOTEKEYS_PATH);
+				fprintf(stderr, "idpmake: %s: %s is not what %s says: rendered\n", s->id, pj.v[i].folder,
+					REMOTEKEYS_PATH);
 			continue;
 		}
-		if (state_step_ok(pl->st, s->id, s->key, k->output, NULL, rk.tipid, 0) < 0)
-			return -1;
 		s->dirty = 0;
 		s->reason = R_UP_TO_DATE;
 		s->why = WHY_DONE;
@@ -584,4 +730,6 @@ void remotekeys_end(void)
 	git_commit_free(rk.tip);
 	clone_close(&rk.g);
 	memset(&rk, 0, sizeof(rk));
+	pj.v = NULL;	/* the arena's */
+	pj.n = pj.next = 0;
 }
