@@ -9,7 +9,8 @@
  *     the tip's FOLDER is the line's tree, its files       --no--> render (a hand
  *     a bundle hashing to the line's output?                       edit is drift)
  *           |yes
- *     bundle into the cache; render and push recorded (commit: the tip)
+ *     render and push recorded (commit: the tip); the bundle is left in
+ *     git, written to the cache when read (lazycache.h)
  *
  * and per sync step never recorded whose render was reconstructed: one GET
  * of the Application; Synced, Healthy (unless wait: synced), at a revision
@@ -22,7 +23,6 @@
  */
 #include <jansson.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +39,7 @@
 #include "gitdrift.h"
 #include "gitremote.h"
 #include "intr.h"
+#include "lazycache.h"
 #include "plan.h"
 #include "remotekeys.h"
 #include "status.h"
@@ -136,19 +137,6 @@ const struct remotekey *remotekeys_find(const struct remotekey *v, size_t n, con
 }
 
 /* the index in `tree` (NULL: none), parsed; 0, or -1 after an error */
-/* an object's size from its header, without reading it; -1 when unknown */
-static long long object_size(struct git *g, const git_oid *id)
-{
-	size_t len;
-	git_object_t type;
-
-	if (git_odb_read_header(&len, &type, g->odb, id) < 0) {
-		git_error_clear();
-		return -1;
-	}
-	return (long long)len;
-}
-
 static int read_index(struct git *g, git_tree *tree, struct remotekey **v, size_t *n)
 {
 	git_oid id;
@@ -160,7 +148,7 @@ static int read_index(struct git *g, git_tree *tree, struct remotekey **v, size_
 	if ((found = entry_at(g, tree, REMOTEKEYS_PATH, &id)) <= 0)
 		return found;
 	/* hostile: a blob over the cap is not an index, and is never read */
-	if (object_size(g, &id) > (long long)REMOTEKEYS_CAP)
+	if (git_object_size(g, &id) > (long long)REMOTEKEYS_CAP)
 		return 0;
 	if ((err = git_blob_lookup(&b, g->repo, &id)) < 0) {
 		git_error_clear();
@@ -241,71 +229,6 @@ static struct {
 	char tipid[41];
 } rk;
 
-/* a folder's files as a bundle (one that idpmake could have written); -1 when not */
-struct collect {
-	struct git *g;
-	struct bundle_entry *v;
-	git_blob **blobs;
-	size_t n;
-	unsigned long long total;	/* bytes read so far: at most what a render may output */
-	int bad;
-};
-
-/* what a render may output (render.c caps a renderer's at 512 MiB): more is not a render */
-#define FOLDER_CAP (512ull << 20)
-
-
-static int collect_entry(const char *root, const git_tree_entry *e, void *payload)
-{
-	struct collect *c = payload;
-	const char *name = git_tree_entry_name(e);
-	long long size;
-	git_blob *b;
-
-	/* a hostile tree may name an entry '..', '.', or hold a '/' (git accepts it unless fsck is on):
-	 * as a bundle name it would lead out of every folder the bundle is written to */
-	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/')) {
-		c->bad = 1;
-		return -1;
-	}
-	if (git_tree_entry_type(e) == GIT_OBJECT_TREE)
-		return 0;
-	if (git_tree_entry_filemode(e) != GIT_FILEMODE_BLOB || strchr(name, '\n') ||
-	    (size = object_size(c->g, git_tree_entry_id(e))) < 0 || (c->total += (unsigned long long)size) > FOLDER_CAP ||
-	    git_blob_lookup(&b, c->g->repo, git_tree_entry_id(e)) < 0) {
-		git_error_clear();
-		c->bad = 1;
-		return -1;
-	}
-	c->v = agrow(c->v, c->n, sizeof(*c->v));
-	c->blobs = xrealloc(c->blobs, (c->n + 1) * sizeof(*c->blobs));
-	c->blobs[c->n] = b;
-	c->v[c->n++] = (struct bundle_entry){ aprintf("%s%s", root, name), git_blob_rawcontent(b),
-					      (size_t)git_blob_rawsize(b) };
-	return 0;
-}
-
-/*
- * A bundle into the cache without fsync: a file cut short by a crash does
- * not hash to its name, and is refused and rendered again (bundle.h).  The
- * temporary name holds the worker's number: two workers may write one
- * output (two folders of equal content).
- */
-static int put_cached(const char *path, const char *data, size_t len, int worker)
-{
-	const char *tmp = aprintf("%s.tmp%d.%d", path, (int)getpid(), worker);
-	FILE *f;
-	int ok;
-
-	if (mkdirs(path_dir(path)) < 0 || !(f = fopen(tmp, "wbx")))
-		return -1;
-	ok = fwrite(data, 1, len, f) == len;
-	ok = (fclose(f) == 0) && ok && rename(tmp, path) == 0;
-	if (!ok)
-		unlink(tmp);
-	return ok ? 0 : -1;
-}
-
 /*
  * The last parent folder's tree, kept: libgit2 caches no tree over 4 KiB,
  * so looking up CLUSTER/PKG from the root parses CLUSTER's tree, one line
@@ -350,17 +273,17 @@ static int entry_in(struct git *g, git_tree *root, const char *folder, git_oid *
 	return 1;
 }
 
-/* does root's folder hold line k exactly?  Its bundle then goes to the cache */
-static int folder_proven(struct git *g, git_tree *root, struct parent *pa, const char *statedir, const char *folder,
-			 const struct remotekey *k, int worker)
+/*
+ * does root's folder hold line k exactly?  Its bundle is not written: the
+ * clone holds it, and lazycache writes it to the cache if it is ever read
+ */
+static int folder_proven(struct git *g, git_tree *root, struct parent *pa, const char *folder,
+			 const struct remotekey *k)
 {
 	git_oid want, now;
 	git_tree *t = NULL;
-	struct collect c = { .g = g };
 	struct buf out = BUF_INIT;
-	int found, ok = 0;
-	const char *path;
-	struct stat st;
+	int found, ok;
 
 	if (git_oid_fromstr(&want, k->tree) < 0 || (found = entry_in(g, root, folder, &now, pa)) < 0) {
 		git_error_clear();
@@ -372,26 +295,15 @@ static int folder_proven(struct git *g, git_tree *root, struct parent *pa, const
 		git_error_clear();
 		return 0;	/* a file where the folder should be */
 	}
-	if (t && git_tree_walk(t, GIT_TREEWALK_PRE, collect_entry, &c) < 0)
-		git_error_clear();
-	if (!c.bad) {
-		bundle_write(c.v, c.n, &out);
-		path = bundle_path(statedir, k->output);
-		ok = hash_eq(hash_bytes(out.s, out.len), k->output) &&
-		     ((stat(path, &st) == 0 && (size_t)st.st_size == out.len) ||
-		      put_cached(path, out.s, out.len, worker) == 0);
-	}
-	for (size_t i = 0; i < c.n; i++)
-		git_blob_free(c.blobs[i]);
-	free(c.blobs);
+	ok = folder_bundle(g, t, &out) == 0 && hash_eq(hash_bytes(out.s, out.len), k->output);
 	buf_release(&out);
 	git_tree_free(t);
 	return ok;
 }
 
 /*
- * The folders to prove, shared by -j workers: reading the blobs and
- * writing the bundles is most of an empty state's cost, one folder is
+ * The folders to prove, shared by -j workers: reading the blobs is most
+ * of an empty state's cost, one folder is
  * independent of the others, and a libgit2 repository is one thread's, so
  * each worker opens the clone again.  The run's thread proves its share
  * with the clone it has: there is progress when no worker starts.
@@ -406,11 +318,10 @@ struct proof {
 static struct {
 	struct proof *v;
 	size_t n, next;
-	const char *statedir;
 	pthread_mutex_t lock;
 } pj = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static void prove_some(struct git *g, git_tree *root, int worker)
+static void prove_some(struct git *g, git_tree *root)
 {
 	struct parent pa = { 0 };
 
@@ -421,13 +332,14 @@ static void prove_some(struct git *g, git_tree *root, int worker)
 		pthread_mutex_unlock(&pj.lock);
 		if (i >= pj.n || interrupted())
 			break;
-		pj.v[i].ok = folder_proven(g, root, &pa, pj.statedir, pj.v[i].folder, pj.v[i].k, worker);
+		pj.v[i].ok = folder_proven(g, root, &pa, pj.v[i].folder, pj.v[i].k);
 	}
 	parent_free(&pa);
 }
 
 static void *prove_worker(void *arg)
 {
+	(void)arg;
 	struct git g = rk.g;	/* the settings gerror reads; a repository of its own */
 	git_tree *root = NULL;
 
@@ -439,7 +351,7 @@ static void *prove_worker(void *arg)
 	if (git_repository_open_ext(&g.repo, rk.g.clone, GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE,
 				    NULL) == 0 &&
 	    git_repository_odb(&g.odb, g.repo) == 0 && git_tree_lookup(&root, g.repo, git_tree_id(rk.root)) == 0)
-		prove_some(&g, root, (int)(intptr_t)arg);
+		prove_some(&g, root);
 	git_error_clear();
 	git_tree_free(root);
 	git_odb_free(g.odb);
@@ -453,15 +365,14 @@ static void prove_all(struct planner *pl)
 	int n = pl->jobs > 16 ? 16 : pl->jobs;
 
 	pj.next = 0;
-	pj.statedir = pl->statedir;
 	if (pj.n < 8)
 		n = 1;	/* not worth a thread */
 	for (int i = 1; i < n; i++)
-		if (pthread_create(&th[i], NULL, prove_worker, (void *)(intptr_t)i)) {
+		if (pthread_create(&th[i], NULL, prove_worker, NULL)) {
 			n = i;
 			break;
 		}
-	prove_some(&rk.g, rk.root, 0);
+	prove_some(&rk.g, rk.root);
 	for (int i = 1; i < n; i++)
 		pthread_join(th[i], NULL);
 }
@@ -638,6 +549,7 @@ int remotekeys_renders(struct planner *pl)
 			free(s->tree);
 			s->tree = NULL;
 		}
+		lazycache_add(pl->statedir, k->output, rk.tipid, pj.v[i].folder);
 		np = agrow(np, nn, sizeof(*np));
 		np[nn++] = (struct pushed){ pushed_key(pl, s->gitpath), k->output, rk.tipid };
 	}
