@@ -220,21 +220,13 @@ int remotekeys_update(struct git *g, git_tree *base, struct change *ch, size_t n
 
 /* ---- reconstruction ------------------------------------------------------ */
 
-static struct {
-	int open;
-	struct git g;
-	struct gitops_opts o;
-	git_commit *tip;
-	git_tree *root;
-	char tipid[41];
-} rk;
-
 /*
  * The last parent folder's tree, kept: libgit2 caches no tree over 4 KiB,
  * so looking up CLUSTER/PKG from the root parses CLUSTER's tree, one line
  * per package, again for every package (quadratic in a big fleet).
  */
 struct parent {
+	git_oid root;		/* the tree it was looked up in */
 	char *path;		/* NULL: none kept (arena) */
 	git_tree *tree;		/* NULL: no such folder */
 };
@@ -253,11 +245,12 @@ static int entry_in(struct git *g, git_tree *root, const char *folder, git_oid *
 	git_oid pid;
 	int found;
 
-	if (!slash)
+	if (!slash || !root)
 		return entry_at(g, root, folder, id);
-	if (!pa->path || strlen(pa->path) != (size_t)(slash - folder) ||
+	if (!pa->path || !git_oid_equal(&pa->root, git_tree_id(root)) || strlen(pa->path) != (size_t)(slash - folder) ||
 	    memcmp(pa->path, folder, (size_t)(slash - folder))) {
 		parent_free(pa);
+		git_oid_cpy(&pa->root, git_tree_id(root));
 		pa->path = astrndup(folder, (size_t)(slash - folder));
 		if ((found = entry_at(g, root, pa->path, &pid)) < 0)
 			return -1;
@@ -272,6 +265,16 @@ static int entry_in(struct git *g, git_tree *root, const char *folder, git_oid *
 	git_oid_cpy(id, git_tree_entry_id(e));
 	return 1;
 }
+
+static struct {
+	int open;
+	struct git g;
+	struct gitops_opts o;
+	git_commit *tip;
+	git_tree *root;
+	char tipid[41];
+	struct parent at_tip, at_rev;	/* remotekeys_sync's, one Application after another */
+} rk;
 
 /*
  * does root's folder hold line k exactly?  Its bundle is not written: the
@@ -613,7 +616,8 @@ int remotekeys_sync(struct planner *pl, struct step *s, const struct record *rec
 		     subset(json_object_get(json_object_get(ours, "metadata"), "labels"), jget(app, "metadata.labels")) &&
 		     strlen(rev) == 40 && git_oid_fromstr(&rid, rev) == 0 &&
 		     git_commit_lookup(&rc, rk.g.repo, &rid) == 0 && git_commit_tree(&rt, rc) == 0 &&
-		     entry_at(&rk.g, rt, f, &at) >= 0 && entry_at(&rk.g, rk.root, f, &now) >= 0 && git_oid_equal(&at, &now);
+		     entry_in(&rk.g, rt, f, &at, &rk.at_rev) >= 0 && entry_in(&rk.g, rk.root, f, &now, &rk.at_tip) >= 0 &&
+		     git_oid_equal(&at, &now);
 		git_error_clear();
 		git_tree_free(rt);
 		git_commit_free(rc);
@@ -638,6 +642,8 @@ void remotekeys_end(void)
 {
 	if (!rk.open)
 		return;
+	parent_free(&rk.at_tip);
+	parent_free(&rk.at_rev);
 	git_tree_free(rk.root);
 	git_commit_free(rk.tip);
 	clone_close(&rk.g);
