@@ -70,7 +70,8 @@ static int collect_entry(const char *root, const git_tree_entry *e, void *payloa
 	c->v = agrow(c->v, c->n, sizeof(*c->v));
 	c->blobs = xrealloc(c->blobs, (c->n + 1) * sizeof(*c->blobs));
 	c->blobs[c->n] = b;
-	c->v[c->n++] = (struct bundle_entry){ aprintf("%s%s", root, name), git_blob_rawcontent(b),
+	/* the name lives as long as the tree, which outlives the bundle's writing */
+	c->v[c->n++] = (struct bundle_entry){ *root ? aprintf("%s%s", root, name) : name, git_blob_rawcontent(b),
 					      (size_t)git_blob_rawsize(b) };
 	return 0;
 }
