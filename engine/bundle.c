@@ -100,10 +100,40 @@ static int path_hash(const char *path, struct hash *h)
 	return hash_parse(hex, h);
 }
 
+static int (*on_missing)(const char *statedir, struct hash h);
+
+void bundle_on_missing(int (*fn)(const char *statedir, struct hash h))
+{
+	on_missing = fn;
+}
+
+/* a cache file that is not there, written by on_missing; 0, or -1 with errno ENOENT */
+static int fill_missing(const char *path)
+{
+	struct hash h;
+
+	if (!on_missing || path_hash(path, &h) < 0)
+		return errno = ENOENT, -1;
+	/* STATE/cache/rendered/XX/REST: STATE is the path up to its last 49 characters */
+	if (on_missing(astrndup(path, strlen(path) - 49), h) < 0)
+		return errno = ENOENT, -1;
+	return 0;
+}
+
+/* read_file, and read_file's answer again after on_missing wrote a missing cache file */
+static char *read_cached(const char *path, size_t *len)
+{
+	char *text = read_file(path, len);
+
+	if (text || errno != ENOENT || fill_missing(path) < 0)
+		return text;
+	return read_file(path, len);
+}
+
 int bundle_read(const char *path, struct bundle *b)
 {
 	size_t len;
-	char *text = read_file(path, &len);
+	char *text = read_cached(path, &len);
 	struct hash want;
 
 	if (!text) {
@@ -133,7 +163,9 @@ int bundle_open(struct bundle_stream *bs, const char *path)
 	memset(bs, 0, sizeof(*bs));
 	bs->path = path;
 	bs->check = !path_hash(path, &bs->want);
-	if (!(bs->f = fopen(path, "re")) || fstat(fileno(bs->f), &st) < 0) {
+	if (!(bs->f = fopen(path, "re")) && errno == ENOENT && fill_missing(path) == 0)
+		bs->f = fopen(path, "re");
+	if (!bs->f || fstat(fileno(bs->f), &st) < 0) {
 		if (bs->f)
 			fclose(bs->f);
 		bs->f = NULL;
@@ -219,7 +251,7 @@ int bundle_check(const char *statedir, struct hash h)
 	const char *path = bundle_path(statedir, h);
 	struct hash got;
 
-	if (hash_path(path, &got) < 0)
+	if (hash_path(path, &got) < 0 && !(errno == ENOENT && fill_missing(path) == 0 && hash_path(path, &got) == 0))
 		return -1;
 	if (hash_eq(h, got))
 		return 0;

@@ -79,6 +79,11 @@ void bundle_free(struct bundle *b);
 /* serialise entries (must be sorted) to out; the hash of the bytes is the output hash */
 struct buf;
 void bundle_write(const struct bundle_entry *v, size_t n, struct buf *out);
+/*
+ * who writes a cache bundle that is missing when it is read (lazycache.c):
+ * fn(statedir, h) writes it and returns 0, or -1
+ */
+void bundle_on_missing(int (*fn)(const char *statedir, struct hash h));
 /* the cache path of a bundle with output hash h */
 const char *bundle_path(const char *statedir, struct hash h);
 

@@ -42,6 +42,8 @@
  *              remotekeys.c: the keys index .idpmake/keys in every commit,
  *              and an empty state rebuilt from it and Argo CD (no render,
  *              push or sync of what the remote proves done)
+ *              lazycache.c: a render the clone holds, written to the
+ *              cache only when read (the empty state writes no bundle)
  *     sync     argocd.c: create or update the Application, sync, wait;
  *              argospec.c: the Application idpmake sends for a package;
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl);

@@ -34,6 +34,7 @@
 #include "kubectl.h"
 #include "manifest.h"
 #include "orphans.h"
+#include "lazycache.h"
 #include "plan.h"
 #include "register.h"
 #include "remotekeys.h"
@@ -467,7 +468,7 @@ int plan_renders(struct planner *pl)
 				set_changed(pl, s, &full);
 		} else if (!rec.ok) {
 			s->reason = R_FAILED_BEFORE;
-		} else if (stat(bundle_path(pl->statedir, rec.output), &st) < 0) {
+		} else if (stat(bundle_path(pl->statedir, rec.output), &st) < 0 && !lazycache_held(pl, s, rec.output)) {
 			s->reason = R_FORCED;
 			s->why = "rendered output missing from the cache";
 		} else if (!pushed_as(pl, s, rec.output) && bundle_check(pl->statedir, rec.output) < 0) {

@@ -9,7 +9,8 @@
  *     the tip's FOLDER is the line's tree, its files       --no--> render (a hand
  *     a bundle hashing to the line's output?                       edit is drift)
  *           |yes
- *     bundle into the cache; render and push recorded (commit: the tip)
+ *     render and push recorded (commit: the tip); the bundle is left in
+ *     git, written to the cache when read (lazycache.h)
  *
  * and per sync step never recorded whose render was reconstructed: one GET
  * of the Application; Synced, Healthy (unless wait: synced), at a revision
@@ -21,6 +22,7 @@
  * element, an argocd-app file, a helm chart Argo CD renders) sync again.
  */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,8 @@
 #include "bundle.h"
 #include "gitdrift.h"
 #include "gitremote.h"
+#include "intr.h"
+#include "lazycache.h"
 #include "plan.h"
 #include "remotekeys.h"
 #include "status.h"
@@ -133,19 +137,6 @@ const struct remotekey *remotekeys_find(const struct remotekey *v, size_t n, con
 }
 
 /* the index in `tree` (NULL: none), parsed; 0, or -1 after an error */
-/* an object's size from its header, without reading it; -1 when unknown */
-static long long object_size(struct git *g, const git_oid *id)
-{
-	size_t len;
-	git_object_t type;
-
-	if (git_odb_read_header(&len, &type, g->odb, id) < 0) {
-		git_error_clear();
-		return -1;
-	}
-	return (long long)len;
-}
-
 static int read_index(struct git *g, git_tree *tree, struct remotekey **v, size_t *n)
 {
 	git_oid id;
@@ -157,7 +148,7 @@ static int read_index(struct git *g, git_tree *tree, struct remotekey **v, size_
 	if ((found = entry_at(g, tree, REMOTEKEYS_PATH, &id)) <= 0)
 		return found;
 	/* hostile: a blob over the cap is not an index, and is never read */
-	if (object_size(g, &id) > (long long)REMOTEKEYS_CAP)
+	if (git_object_size(g, &id) > (long long)REMOTEKEYS_CAP)
 		return 0;
 	if ((err = git_blob_lookup(&b, g->repo, &id)) < 0) {
 		git_error_clear();
@@ -229,6 +220,52 @@ int remotekeys_update(struct git *g, git_tree *base, struct change *ch, size_t n
 
 /* ---- reconstruction ------------------------------------------------------ */
 
+/*
+ * The last parent folder's tree, kept: libgit2 caches no tree over 4 KiB,
+ * so looking up CLUSTER/PKG from the root parses CLUSTER's tree, one line
+ * per package, again for every package (quadratic in a big fleet).
+ */
+struct parent {
+	git_oid root;		/* the tree it was looked up in */
+	char *path;		/* NULL: none kept (arena) */
+	git_tree *tree;		/* NULL: no such folder */
+};
+
+static void parent_free(struct parent *pa)
+{
+	git_tree_free(pa->tree);	/* the path is the arena's */
+	memset(pa, 0, sizeof(*pa));
+}
+
+/* entry_at(g, root, folder, id), through pa's tree: 1, 0 (none, *id zero) or -1 */
+static int entry_in(struct git *g, git_tree *root, const char *folder, git_oid *id, struct parent *pa)
+{
+	const char *slash = strrchr(folder, '/');
+	const git_tree_entry *e;
+	git_oid pid;
+	int found;
+
+	if (!slash || !root)
+		return entry_at(g, root, folder, id);
+	if (!pa->path || !git_oid_equal(&pa->root, git_tree_id(root)) || strlen(pa->path) != (size_t)(slash - folder) ||
+	    memcmp(pa->path, folder, (size_t)(slash - folder))) {
+		parent_free(pa);
+		git_oid_cpy(&pa->root, git_tree_id(root));
+		pa->path = astrndup(folder, (size_t)(slash - folder));
+		if ((found = entry_at(g, root, pa->path, &pid)) < 0)
+			return -1;
+		if (found && git_tree_lookup(&pa->tree, g->repo, &pid) < 0) {
+			git_error_clear();
+			pa->tree = NULL;	/* a file: nothing under it */
+		}
+	}
+	memset(id, 0, sizeof(*id));
+	if (!pa->tree || !(e = git_tree_entry_byname(pa->tree, slash + 1)))
+		return 0;
+	git_oid_cpy(id, git_tree_entry_id(e));
+	return 1;
+}
+
 static struct {
 	int open;
 	struct git g;
@@ -236,107 +273,111 @@ static struct {
 	git_commit *tip;
 	git_tree *root;
 	char tipid[41];
+	struct parent at_tip, at_rev;	/* remotekeys_sync's, one Application after another */
 } rk;
 
-/* a folder's files as a bundle (one that idpmake could have written); -1 when not */
-struct collect {
-	struct git *g;
-	struct bundle_entry *v;
-	git_blob **blobs;
-	size_t n;
-	unsigned long long total;	/* bytes read so far: at most what a render may output */
-	int bad;
-};
-
-/* what a render may output (render.c caps a renderer's at 512 MiB): more is not a render */
-#define FOLDER_CAP (512ull << 20)
-
-
-static int collect_entry(const char *root, const git_tree_entry *e, void *payload)
-{
-	struct collect *c = payload;
-	const char *name = git_tree_entry_name(e);
-	long long size;
-	git_blob *b;
-
-	/* a hostile tree may name an entry '..', '.', or hold a '/' (git accepts it unless fsck is on):
-	 * as a bundle name it would lead out of every folder the bundle is written to */
-	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/')) {
-		c->bad = 1;
-		return -1;
-	}
-	if (git_tree_entry_type(e) == GIT_OBJECT_TREE)
-		return 0;
-	if (git_tree_entry_filemode(e) != GIT_FILEMODE_BLOB || strchr(name, '\n') ||
-	    (size = object_size(c->g, git_tree_entry_id(e))) < 0 || (c->total += (unsigned long long)size) > FOLDER_CAP ||
-	    git_blob_lookup(&b, c->g->repo, git_tree_entry_id(e)) < 0) {
-		git_error_clear();
-		c->bad = 1;
-		return -1;
-	}
-	c->v = agrow(c->v, c->n, sizeof(*c->v));
-	c->blobs = xrealloc(c->blobs, (c->n + 1) * sizeof(*c->blobs));
-	c->blobs[c->n] = b;
-	c->v[c->n++] = (struct bundle_entry){ aprintf("%s%s", root, name), git_blob_rawcontent(b),
-					      (size_t)git_blob_rawsize(b) };
-	return 0;
-}
-
 /*
- * A bundle into the cache without fsync: a file cut short by a crash does
- * not hash to its name, and is refused and rendered again (bundle.h).
+ * does root's folder hold line k exactly?  Its bundle is not written: the
+ * clone holds it, and lazycache writes it to the cache if it is ever read
  */
-static int put_cached(const char *path, const char *data, size_t len)
-{
-	const char *tmp = aprintf("%s.tmp%d", path, (int)getpid());
-	FILE *f;
-	int ok;
-
-	if (mkdirs(path_dir(path)) < 0 || !(f = fopen(tmp, "wbx")))
-		return -1;
-	ok = fwrite(data, 1, len, f) == len;
-	ok = (fclose(f) == 0) && ok && rename(tmp, path) == 0;
-	if (!ok)
-		unlink(tmp);
-	return ok ? 0 : -1;
-}
-
-/* does the tip's folder hold line k exactly?  Its bundle then goes to the cache */
-static int folder_proven(struct planner *pl, const char *folder, const struct remotekey *k)
+static int folder_proven(struct git *g, git_tree *root, struct parent *pa, const char *folder,
+			 const struct remotekey *k)
 {
 	git_oid want, now;
 	git_tree *t = NULL;
-	struct collect c = { .g = &rk.g };
 	struct buf out = BUF_INIT;
-	int found, ok = 0;
-	const char *path;
-	struct stat st;
+	int found, ok;
 
-	if (git_oid_fromstr(&want, k->tree) < 0 || (found = entry_at(&rk.g, rk.root, folder, &now)) < 0) {
+	if (git_oid_fromstr(&want, k->tree) < 0 || (found = entry_in(g, root, folder, &now, pa)) < 0) {
 		git_error_clear();
 		return 0;
 	}
 	if (!git_oid_equal(&want, &now))
 		return 0;	/* not the tree the line names: changed by another hand */
-	if (found && git_tree_lookup(&t, rk.g.repo, &now) < 0) {
+	if (found && git_tree_lookup(&t, g->repo, &now) < 0) {
 		git_error_clear();
 		return 0;	/* a file where the folder should be */
 	}
-	if (t && git_tree_walk(t, GIT_TREEWALK_PRE, collect_entry, &c) < 0)
-		git_error_clear();
-	if (!c.bad) {
-		bundle_write(c.v, c.n, &out);
-		path = bundle_path(pl->statedir, k->output);
-		ok = hash_eq(hash_bytes(out.s, out.len), k->output) &&
-		     ((stat(path, &st) == 0 && (size_t)st.st_size == out.len) ||
-		      put_cached(path, out.s, out.len) == 0);
-	}
-	for (size_t i = 0; i < c.n; i++)
-		git_blob_free(c.blobs[i]);
-	free(c.blobs);
+	ok = folder_bundle(g, t, &out) == 0 && hash_eq(hash_bytes(out.s, out.len), k->output);
 	buf_release(&out);
 	git_tree_free(t);
 	return ok;
+}
+
+/*
+ * The folders to prove, shared by -j workers: reading the blobs is most
+ * of an empty state's cost, one folder is
+ * independent of the others, and a libgit2 repository is one thread's, so
+ * each worker opens the clone again.  The run's thread proves its share
+ * with the clone it has: there is progress when no worker starts.
+ */
+struct proof {
+	const char *folder;
+	const struct remotekey *k;
+	struct step *s;
+	int ok;
+};
+
+static struct {
+	struct proof *v;
+	size_t n, next;
+	pthread_mutex_t lock;
+} pj = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void prove_some(struct git *g, git_tree *root)
+{
+	struct parent pa = { 0 };
+
+	for (;;) {
+		size_t i;
+		pthread_mutex_lock(&pj.lock);
+		i = pj.next < pj.n ? pj.next++ : pj.n;
+		pthread_mutex_unlock(&pj.lock);
+		if (i >= pj.n || interrupted())
+			break;
+		pj.v[i].ok = folder_proven(g, root, &pa, pj.v[i].folder, pj.v[i].k);
+	}
+	parent_free(&pa);
+}
+
+static void *prove_worker(void *arg)
+{
+	(void)arg;
+	struct git g = rk.g;	/* the settings gerror reads; a repository of its own */
+	git_tree *root = NULL;
+
+	g.repo = NULL;
+	g.odb = NULL;
+	g.mempack = NULL;
+	g.local = NULL;
+	g.remote = NULL;
+	if (git_repository_open_ext(&g.repo, rk.g.clone, GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE,
+				    NULL) == 0 &&
+	    git_repository_odb(&g.odb, g.repo) == 0 && git_tree_lookup(&root, g.repo, git_tree_id(rk.root)) == 0)
+		prove_some(&g, root);
+	git_error_clear();
+	git_tree_free(root);
+	git_odb_free(g.odb);
+	git_repository_free(g.repo);
+	return NULL;
+}
+
+static void prove_all(struct planner *pl)
+{
+	pthread_t th[16];
+	int n = pl->jobs > 16 ? 16 : pl->jobs;
+
+	pj.next = 0;
+	if (pj.n < 8)
+		n = 1;	/* not worth a thread */
+	for (int i = 1; i < n; i++)
+		if (pthread_create(&th[i], NULL, prove_worker, NULL)) {
+			n = i;
+			break;
+		}
+	prove_some(&rk.g, rk.root);
+	for (int i = 1; i < n; i++)
+		pthread_join(th[i], NULL);
 }
 
 /* the newest first-parent commit (at most 1000 back) that changed the index: idpmake's last push */
@@ -474,14 +515,33 @@ int remotekeys_renders(struct planner *pl)
 		    state_pushed(pl->st, pushed_key(pl, s->gitpath), &p) || !(f = norm_path(s->gitpath)) ||
 		    !(k = remotekeys_find(v, n, f)) || !hash_eq(k->key, s->key))
 			continue;
-		if (!folder_proven(pl, f, k)) {
+		pj.v = agrow(pj.v, pj.n, sizeof(*pj.v));
+		pj.v[pj.n++] = (struct proof){ f, k, s, 0 };
+	}
+	prove_all(pl);
+	if (interrupted())
+		return 0;	/* nothing recorded: the run stops, or renders */
+	/* one transaction for every step (a commit each writes the journal); the steps change once it holds */
+	if (state_begin(pl->st) < 0)
+		return -1;
+	for (size_t i = 0; i < pj.n; i++)
+		if (pj.v[i].ok && state_step_ok(pl->st, pj.v[i].s->id, pj.v[i].s->key, pj.v[i].k->output, NULL,
+						rk.tipid, 0) < 0) {
+			state_end(pl->st, 0);
+			return -1;
+		}
+	if (state_end(pl->st, 1) < 0)
+		return -1;
+	for (size_t i = 0; i < pj.n; i++) {
+		struct step *s = pj.v[i].s;
+		const struct remotekey *k = pj.v[i].k;
+		if (!pj.v[i].ok) {
 			distrusted++;
 			if (status_verbose())
-				fprintf(stderr, "idpmake: %s: %s is not what %s says: rendered\n", s->id, f, REMOTEKEYS_PATH);
+				fprintf(stderr, "idpmake: %s: %s is not what %s says: rendered\n", s->id, pj.v[i].folder,
+					REMOTEKEYS_PATH);
 			continue;
 		}
-		if (state_step_ok(pl->st, s->id, s->key, k->output, NULL, rk.tipid, 0) < 0)
-			return -1;
 		s->dirty = 0;
 		s->reason = R_UP_TO_DATE;
 		s->why = WHY_DONE;
@@ -492,6 +552,7 @@ int remotekeys_renders(struct planner *pl)
 			free(s->tree);
 			s->tree = NULL;
 		}
+		lazycache_add(pl->statedir, k->output, rk.tipid, pj.v[i].folder);
 		np = agrow(np, nn, sizeof(*np));
 		np[nn++] = (struct pushed){ pushed_key(pl, s->gitpath), k->output, rk.tipid };
 	}
@@ -555,7 +616,8 @@ int remotekeys_sync(struct planner *pl, struct step *s, const struct record *rec
 		     subset(json_object_get(json_object_get(ours, "metadata"), "labels"), jget(app, "metadata.labels")) &&
 		     strlen(rev) == 40 && git_oid_fromstr(&rid, rev) == 0 &&
 		     git_commit_lookup(&rc, rk.g.repo, &rid) == 0 && git_commit_tree(&rt, rc) == 0 &&
-		     entry_at(&rk.g, rt, f, &at) >= 0 && entry_at(&rk.g, rk.root, f, &now) >= 0 && git_oid_equal(&at, &now);
+		     entry_in(&rk.g, rt, f, &at, &rk.at_rev) >= 0 && entry_in(&rk.g, rk.root, f, &now, &rk.at_tip) >= 0 &&
+		     git_oid_equal(&at, &now);
 		git_error_clear();
 		git_tree_free(rt);
 		git_commit_free(rc);
@@ -580,8 +642,12 @@ void remotekeys_end(void)
 {
 	if (!rk.open)
 		return;
+	parent_free(&rk.at_tip);
+	parent_free(&rk.at_rev);
 	git_tree_free(rk.root);
 	git_commit_free(rk.tip);
 	clone_close(&rk.g);
 	memset(&rk, 0, sizeof(rk));
+	pj.v = NULL;	/* the arena's */
+	pj.n = pj.next = 0;
 }

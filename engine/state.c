@@ -675,6 +675,21 @@ const struct pushed *state_pushed_all(struct state *s, size_t *n)
 	return s->pushed;
 }
 
+int state_begin(struct state *s)
+{
+	return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 :
+	       db_error(s, "starting a transaction");
+}
+
+int state_end(struct state *s, int commit)
+{
+	if (!commit) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return 0;
+	}
+	return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : db_error(s, "committing");
+}
+
 int state_push_done(struct state *s, const struct pushed *v, size_t n, const char *commit)
 {
 	sqlite3_stmt *up, *del;

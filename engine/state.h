@@ -64,6 +64,10 @@ int state_pushed(struct state *s, const char *path, struct pushed *p);	/* 1 foun
 const struct pushed *state_pushed_all(struct state *s, size_t *n);
 /* for this run only: take a folder as not pushed, so the push writes it again (up --overwrite) */
 void state_pushed_drop(struct state *s, const char *path);
+/* one transaction around many state_step_ok (not around state_push_done, which has its own); 0 or -1 */
+int state_begin(struct state *s);
+/* commit (or, with commit 0, roll back) what state_begin started */
+int state_end(struct state *s, int commit);
 /* after a push: every folder's new output (zero hash: removed), one transaction */
 int state_push_done(struct state *s, const struct pushed *v, size_t n, const char *commit);
 

@@ -1,0 +1,42 @@
+/*
+ * lazycache.h - rendered output that the GitOps clone holds, written to the
+ * cache only when something reads it.
+ *
+ * An empty state rebuilt from the keys index (remotekeys.c) proves each
+ * folder by reading its files from git; writing them out again as one cache
+ * bundle per package cost more than the proof (thousands of new files on a
+ * fresh runner).  So a render whose bundle is missing from the cache, and
+ * whose folder the state records as pushed with that output at a commit
+ * the clone holds, is up to date; bundle_read asks for the file, and
+ * lazycache builds it from that folder at that commit, checks that it
+ * hashes to its name (bundle.h), and writes it.
+ */
+#ifndef IDPMAKE_LAZYCACHE_H
+#define IDPMAKE_LAZYCACHE_H
+
+#include "graph.h"
+
+#ifdef IDPMAKE_GITREMOTE_H
+struct buf;
+/* an object's size from its header, without reading it; -1 when unknown */
+long long git_object_size(struct git *g, const git_oid *id);
+/*
+ * tree t's files as a bundle (bundle.h) into out: 0, or -1 when it is not
+ * one idpmake could have written (a name that leads out of the folder, a
+ * link, a submodule, more than a render may output).
+ */
+int folder_bundle(struct git *g, git_tree *t, struct buf *out);
+#endif
+
+/* output is the bundle of folder (a clean repository path) at commit (40 hex): readable from now on */
+void lazycache_add(const char *statedir, struct hash output, const char *commit, const char *folder);
+
+struct planner;
+/*
+ * plan: step s's output, missing from the cache, is held by the clone (its
+ * folder recorded as pushed with it, at a commit the clone has): added as
+ * by lazycache_add, 1; else 0.
+ */
+int lazycache_held(struct planner *pl, const struct step *s, struct hash output);
+
+#endif
