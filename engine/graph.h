@@ -42,6 +42,9 @@
  *              remotekeys.c: the keys index .idpmake/keys in every commit,
  *              and an empty state rebuilt from it and Argo CD (no render,
  *              push or sync of what the remote proves done)
+ *              remotesync.c: an unrecorded sync proven done in Argo CD, per
+ *              kind (Application, Argo-rendered helm, argocd-app file,
+ *              ApplicationSet, fleet applicationset element)
  *     sync     argocd.c: create or update the Application, sync, wait;
  *              argospec.c: the Application idpmake sends for a package;
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl);

@@ -65,8 +65,17 @@ struct record;
  * the run renders).
  */
 int remotekeys_renders(struct planner *pl);
-/* plan_decide: a sync step never recorded, proven done in Argo CD: recorded, 1; else 0 */
+/*
+ * plan_decide (remotesync.c): a sync step never recorded, whose render was
+ * reconstructed, proven done in Argo CD: recorded, 1; else 0 (it syncs)
+ */
 int remotekeys_sync(struct planner *pl, struct step *s, const struct record *rec);
+/* remotesync.c: is r's render reconstructed by this run (the tip is read)? */
+int remotekeys_proving(const struct step *r);
+/* the tip's commit id (40 hex) */
+const char *remotekeys_tip(void);
+/* is rev (40 hex) a commit of the clone whose folder is the tip's folder? */
+int remotekeys_folder_at(const char *rev, const char *folder);
 /* the run's end: close what reconstruction kept open */
 void remotekeys_end(void);
 
