@@ -18,9 +18,10 @@
  * trusted, a folder must be a clean relative path.  It is never trusted on
  * its own: a render is taken as done only when the folder on the remote
  * tip has the tree the line names and its files, read as a bundle, hash to
- * the line's output hash; a sync only when Argo CD reports the
- * Application, as idpmake would send it, Synced (and Healthy) at a commit
- * whose folder is that tree.  What cannot be proven runs.
+ * the line's output hash; a sync only when Argo CD has what idpmake would
+ * send (Application, ApplicationSet or list element) and reports it Synced
+ * (and Healthy) at a commit whose folder is that tree, or a chart at its
+ * pinned version (remotesync.c).  What cannot be proven runs.
  */
 #ifndef IDPMAKE_REMOTEKEYS_H
 #define IDPMAKE_REMOTEKEYS_H

@@ -18,6 +18,7 @@
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
+# shellcheck disable=SC2119 # no emulator arguments
 start_gitops_argocd
 api() { curl -sS -f -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/api/v1/$1"; }
 # posts RE: POSTs to Argo CD's API (not the emulator's) since the last reset whose path matches RE
@@ -99,6 +100,7 @@ names = {a["metadata"]["name"] for a in json.load(open(sys.argv[1]))["items"]}
 assert {"staging-env", "production-env", "in-cluster-fleet", "in-cluster-chart", "in-cluster-app-my-app",
         "in-cluster-multi-two"} <= names, names' "$T/apps.json"
 # the ApplicationSet's Applications sync themselves (automated): Argo CD's, not idpmake's
+# shellcheck disable=SC2317 # run through t_wait_for
 synced() { api "applications/$1" | python3 -c 'import json, sys; sys.exit(json.load(sys.stdin)["status"]["sync"]["status"] != "Synced")'; }
 t_ok "Argo CD syncs staging-env and production-env" t_wait_for 20 eval 'synced staging-env && synced production-env'
 
