@@ -85,6 +85,8 @@ int argocd_cluster_known(struct call *c, const struct cluster *cl, const char **
  */
 int argocd_appset_element(struct call *c, const struct step *s, const char *name, json_t *app, const char *commit,
 			  const char **err);
+/* argoappset.c: the ApplicationSet's template for the Application `app` (new reference) */
+json_t *argocd_appset_template(const json_t *app);
 int request(struct call *c, const char *method, const char *path, json_t *body, struct resp *r, const char **err);
 void resp_reset(struct resp *r);
 /* r->json, and code and message for a status that is not 200, from r->body */

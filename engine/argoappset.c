@@ -28,7 +28,7 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* the template: the Application of `app` with {{.field}} where clusters differ */
-static json_t *template_of(const json_t *app)
+json_t *argocd_appset_template(const json_t *app)
 {
 	json_t *t = json_deep_copy(app), *spec = json_object_get(t, "spec");
 	json_t *src = json_object_get(spec, "source"), *dst = json_object();
@@ -91,7 +91,7 @@ int argocd_appset_element(struct call *c, const struct step *s, const char *name
 			"apiVersion", "argoproj.io/v1alpha1", "kind", "ApplicationSet",
 			"metadata", "name", pkg, "namespace", d->argocd.namespace,
 			"labels", "idpmake.io/distro", d->name ? d->name : "", "idpmake.io/package", pkg,
-			"spec", "goTemplate", 1, "generators", "list", "elements", elements, "template", template_of(app));
+			"spec", "goTemplate", 1, "generators", "list", "elements", elements, "template", argocd_appset_template(app));
 	elements = NULL;
 	resp_reset(&r);
 	if (request(c, "POST", "/api/v1/applicationsets?upsert=true", set, &r, err) == 0) {

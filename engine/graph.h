@@ -44,6 +44,9 @@
  *              push or sync of what the remote proves done)
  *              lazycache.c: a render the clone holds, written to the
  *              cache only when read (the empty state writes no bundle)
+ *              remotesync.c: an unrecorded sync proven done in Argo CD, per
+ *              kind (Application, Argo-rendered helm, argocd-app file,
+ *              ApplicationSet, fleet applicationset element)
  *     sync     argocd.c: create or update the Application, sync, wait;
  *              argospec.c: the Application idpmake sends for a package;
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl);

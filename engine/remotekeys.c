@@ -12,16 +12,10 @@
  *     render and push recorded (commit: the tip); the bundle is left in
  *     git, written to the cache when read (lazycache.h)
  *
- * and per sync step never recorded whose render was reconstructed: one GET
- * of the Application; Synced, Healthy (unless wait: synced), at a revision
- * whose FOLDER is the tip's, with every field idpmake sends equal to Argo
- * CD's (what Argo CD adds is not compared): recorded with this run's key;
- * otherwise it syncs.  Argo CD reports an Application whose resources need
- * pruning OutOfSync, so Synced covers the key's prune flag too.  Packages
- * whose Application idpmake does not send itself (an ApplicationSet
- * element, an argocd-app file, a helm chart Argo CD renders) sync again.
+ * and per sync step never recorded whose render was reconstructed, the
+ * proof in Argo CD (remotesync.c), which reads commits of the clone kept
+ * open here (remotekeys_folder_at).
  */
-#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +26,6 @@
 #include <git2.h>
 #include <git2/sys/odb_backend.h>
 
-#include "argoapi.h"
-#include "argocd.h"
 #include "buf.h"
 #include "bundle.h"
 #include "gitdrift.h"
@@ -273,7 +265,7 @@ static struct {
 	git_commit *tip;
 	git_tree *root;
 	char tipid[41];
-	struct parent at_tip, at_rev;	/* remotekeys_sync's, one Application after another */
+	struct parent at_tip, at_rev;	/* remotekeys_folder_at's, one Application after another */
 } rk;
 
 /*
@@ -564,77 +556,29 @@ int remotekeys_renders(struct planner *pl)
 	return 0;
 }
 
-/* is every field of `want` in `have`, equal?  An absent field equals an empty one */
-static int subset(json_t *want, json_t *have)
+int remotekeys_proving(const struct step *r)
 {
-	const char *k;
-	json_t *x;
-
-	if (json_is_object(want)) {
-		if (have && !json_is_object(have))
-			return 0;
-		json_object_foreach(want, k, x)
-			if (!subset(x, have ? json_object_get(have, k) : NULL))
-				return 0;
-		return 1;
-	}
-	if (!have)
-		return !want || json_is_null(want) || json_is_false(want) ||
-		       (json_is_string(want) && !*json_string_value(want)) ||
-		       (json_is_array(want) && !json_array_size(want));
-	return json_equal(want, have);
+	return rk.open && rk.root && r && r->why == WHY_DONE;
 }
 
-int remotekeys_sync(struct planner *pl, struct step *s, const struct record *rec)
+const char *remotekeys_tip(void)
 {
-	struct step *r = render_of(s);
-	const struct distro *d = pl->g->d;
-	struct call c;
-	struct resp re = { .code = -1 };
-	const char *name, *err = NULL, *f;
-	json_t *ours = NULL;
-	int ok = 0;
+	return rk.tipid;
+}
 
-	if (rec->have || !rk.open || !rk.root || !pl->argo || !r || r->why != WHY_DONE || s->drift ||
-	    s->pkg->deploy_kubectl || s->pkg->app_file || s->pkg->sync.appset || d->argocd.fleet_appset ||
-	    (s->pkg->rule->builtin == RENDER_HELM && !s->pkg->render_local) || !(name = argocd_app_name(d, s)) ||
-	    !(f = norm_path(s->gitpath)))
-		return 0;
-	if (call_open(&c, pl->argo, name, NULL, 120) < 0)
-		return 0;
-	if (request(&c, "GET", app_path(&c, "", "refresh=normal"), NULL, &re, &err) == 0 && re.status == 200 &&
-	    json_is_object(re.json)) {
-		json_t *app = re.json;
-		const char *rev = jstr(app, "status.sync.revision");
-		git_oid rid, at, now;
-		git_commit *rc = NULL;
-		git_tree *rt = NULL;
-		ours = argocd_app_spec(d, s, argocd_repo_url(d, pl->statedir));
-		ok = !strcmp(jstr(app, "status.sync.status"), "Synced") &&
-		     (!s->pkg->sync.wait_healthy || !strcmp(jstr(app, "status.health.status"), "Healthy")) &&
-		     subset(json_object_get(ours, "spec"), json_object_get(app, "spec")) &&
-		     subset(json_object_get(json_object_get(ours, "metadata"), "labels"), jget(app, "metadata.labels")) &&
-		     strlen(rev) == 40 && git_oid_fromstr(&rid, rev) == 0 &&
-		     git_commit_lookup(&rc, rk.g.repo, &rid) == 0 && git_commit_tree(&rt, rc) == 0 &&
-		     entry_in(&rk.g, rt, f, &at, &rk.at_rev) >= 0 && entry_in(&rk.g, rk.root, f, &now, &rk.at_tip) >= 0 &&
-		     git_oid_equal(&at, &now);
-		git_error_clear();
-		git_tree_free(rt);
-		git_commit_free(rc);
-		if (ok && state_step_ok(pl->st, s->id, s->key, r->output, NULL, astrdup(rev), 0) < 0)
-			ok = 0;
-		if (ok) {
-			s->dirty = 0;
-			s->reason = R_UP_TO_DATE;
-			s->why = aprintf("reconstructed: Argo CD reports it Synced%s at %.7s",
-					 s->pkg->sync.wait_healthy ? " and Healthy" : "", rev);
-		}
-	}
-	if (status_verbose() && !ok)
-		fprintf(stderr, "idpmake: %s: not proven done in Argo CD: synced\n", s->id);
-	json_decref(ours);
-	resp_reset(&re);
-	call_close(&c);
+int remotekeys_folder_at(const char *rev, const char *folder)
+{
+	git_oid rid, at, now;
+	git_commit *rc = NULL;
+	git_tree *rt = NULL;
+	int ok = rk.root && strlen(rev) == 40 && hex40(rev) && git_oid_fromstr(&rid, rev) == 0 &&
+		 git_commit_lookup(&rc, rk.g.repo, &rid) == 0 && git_commit_tree(&rt, rc) == 0 &&
+		 entry_in(&rk.g, rt, folder, &at, &rk.at_rev) >= 0 && entry_in(&rk.g, rk.root, folder, &now, &rk.at_tip) >= 0 &&
+		 git_oid_equal(&at, &now);
+
+	git_error_clear();
+	git_tree_free(rt);
+	git_commit_free(rc);
 	return ok;
 }
 

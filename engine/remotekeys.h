@@ -18,9 +18,10 @@
  * trusted, a folder must be a clean relative path.  It is never trusted on
  * its own: a render is taken as done only when the folder on the remote
  * tip has the tree the line names and its files, read as a bundle, hash to
- * the line's output hash; a sync only when Argo CD reports the
- * Application, as idpmake would send it, Synced (and Healthy) at a commit
- * whose folder is that tree.  What cannot be proven runs.
+ * the line's output hash; a sync only when Argo CD has what idpmake would
+ * send (Application, ApplicationSet or list element) and reports it Synced
+ * (and Healthy) at a commit whose folder is that tree, or a chart at its
+ * pinned version (remotesync.c).  What cannot be proven runs.
  */
 #ifndef IDPMAKE_REMOTEKEYS_H
 #define IDPMAKE_REMOTEKEYS_H
@@ -65,8 +66,17 @@ struct record;
  * the run renders).
  */
 int remotekeys_renders(struct planner *pl);
-/* plan_decide: a sync step never recorded, proven done in Argo CD: recorded, 1; else 0 */
+/*
+ * plan_decide (remotesync.c): a sync step never recorded, whose render was
+ * reconstructed, proven done in Argo CD: recorded, 1; else 0 (it syncs)
+ */
 int remotekeys_sync(struct planner *pl, struct step *s, const struct record *rec);
+/* remotesync.c: is r's render reconstructed by this run (the tip is read)? */
+int remotekeys_proving(const struct step *r);
+/* the tip's commit id (40 hex) */
+const char *remotekeys_tip(void);
+/* is rev (40 hex) a commit of the clone whose folder is the tip's folder? */
+int remotekeys_folder_at(const char *rev, const char *folder);
 /* the run's end: close what reconstruction kept open */
 void remotekeys_end(void);
 
