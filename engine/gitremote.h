@@ -76,7 +76,12 @@ void remote_print(const char *p);
 void remote_print_said(struct git *g);
 int clone_open(struct git *g, const struct gitops_opts *o, int network);
 void clone_close(struct git *g);
+/* gitpack.c: pack the mempack's new objects into the clone (and a local remote); 0 or -1 */
 int flush_objects(struct git *g);
+/* note a tree or commit just written to the mempack */
+void track(struct git *g, const git_oid *id);
+/* the tree of one package folder, from its bundle; *empty when it has no file; 0 or -1 */
+int folder_tree(struct git *g, const char *file, git_oid *out, int *empty);
 int clone_tracking_tip(struct git *g, git_oid *tip, int *have);
 
 #endif

@@ -33,7 +33,9 @@
  *              cache, so memory follows the largest object, not the output;
  *              share.c: renders of equal keys (one package on many
  *              clusters) run once, the others take that output
- *     push     gitops.c: one commit of the changed folders; gitremote.c: the
+ *     push     gitops.c: one commit of the changed folders; gitpack.c: its
+ *              new objects, from the bundles an entry at a time, packed
+ *              every 16 MiB and when the push needs them; gitremote.c: the
  *              clone, credentials, fetch and push (libgit2); gitdrift.c:
  *              changes made outside idpmake (plan, diff, --overwrite),
  *              reading a folder, whether a revision comes after a commit;
