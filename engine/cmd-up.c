@@ -290,8 +290,9 @@ static void register_hints(struct ctx *c, int after)
 			continue;
 		conn = argocd_cluster_connection(c->d, s->cluster);
 		if (after) {
-			if (s->dirty && s->state == S_DONE)
-				state_step_ok(c->st, s->id, s->key, conn, NULL, NULL, s->ms);
+			if (s->dirty && s->state == S_DONE && state_step_ok(c->st, s->id, s->key, conn, NULL, NULL, s->ms) < 0)
+				warn("%s: the state could not record the cluster's connection (see above): the next up "
+				     "registers it in full again", s->id);
 			continue;
 		}
 		rec = state_step(c->st, s->id);
