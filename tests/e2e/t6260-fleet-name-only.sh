@@ -42,6 +42,7 @@ cd d || exit 1
 
 # ---- unknown: legacy's steps fail before canary (an earlier wave) syncs ----
 # stdout and stderr in one stream, in the order they were written
+# shellcheck disable=SC2016 # $1 is the inner shell's
 t_exit 1 "an unknown name-only cluster fails the run" sh -c '"$1" up -j 1 2>&1' sh "$IDPMAKE"
 t_grep "its sync fails naming it" "FAILED: legacy/base:sync: cluster 'legacy' is not known to Argo CD \(destination.name 'legacy-argo'\)" "$OUTPUT"
 t_grep "with the lookup in its log" "GET .*/api/v1/clusters/legacy-argo\?id.type=name .*-> 403" "$OUTPUT"
