@@ -417,6 +417,11 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			if (s->kind == STEP_SYNC && !s->pkg->deploy_kubectl && !looked && build_sync.lookup) {
 				looked = 1;
 				names_preflight(pl, sum, ready, &nready, &left, &failures);
+				if (o->keep_going > 0 && failures >= o->keep_going) {
+					if (s->state != S_FAILED)
+						ready[nready++] = s;	/* -k: stopped before it started */
+					break;
+				}
 				if (s->state == S_FAILED)
 					continue;
 			}

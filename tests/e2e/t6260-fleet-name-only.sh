@@ -82,4 +82,29 @@ t_ok "a no-op up" idpmake up
 reqlog
 t_eq "makes no request" 0 "$(wc -l <"$T/req.txt")"
 
+# ---- without waves: -k 1 (the default) stops before anything syncs ---------
+mkdistro "$T/k" <<EOF
+idpmake: 1
+name: nowaves
+git: {remote: "$bare"}
+argocd: {server: argocd.invalid}
+clusters:
+  canary: {server: "https://canary.example:6443"}
+  ghost: {name: ghost-argo}
+packages:
+  solo: {type: manifests, path: packages/solo}
+EOF
+mkmanifest "$T/k/packages/solo/cm.yaml" ConfigMap solo
+cd "$T/k" || exit 1
+emu_reset
+t_exit 1 "an unknown name-only cluster, no waves, -k 1" idpmake up -j 1
+t_grep "its sync fails" "FAILED: ghost/solo:sync: cluster 'ghost' is not known to Argo CD" "$OUTPUT"
+t_grep "canary's sync is stopped, not started" "not run: canary/solo:sync: stopped after failures \(-k\)" "$OUTPUT"
+reqlog
+t_eq "the lookup is the only request" "GET /api/v1/clusters/ghost-argo?id.type=name" "$(cut -d' ' -f2- "$T/req.txt")"
+emu_reset
+t_exit 1 "with -k 0" idpmake up -j 1 -k 0
+t_grep "canary syncs" "sync canary/solo:sync" "$OUTPUT"
+t_grep "ghost fails" "FAILED: ghost/solo:sync: cluster 'ghost' is not known to Argo CD" "$OUTPUT"
+
 t_done
