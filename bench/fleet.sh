@@ -5,7 +5,8 @@
 # fast syncs; every figure side by side with the same distro on 1 cluster.
 # Then the no-op of BIG (1000) clusters x 50 packages (no Argo CD) against
 # 100. Prints a table with the targets of the fleet issue. STRICT=1: exit 1
-# when a target is missed.
+# when a target is missed. FLEET=applicationset: the Applications come from
+# one ApplicationSet per package (argocd.fleet) instead of one per cluster.
 set -u
 export LC_ALL=C NO_COLOR=1
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,7 +39,7 @@ gen() {	# gen DIR CLUSTERS ARGOCD(0|1)
 	git init -q --bare -b main "$d/gitops.git"
 	{
 		printf 'idpmake: 1\nname: fleet\ngit: {remote: "%s"}\n' "$d/gitops.git"
-		((argo)) && printf 'argocd: {server: argocd.invalid}\n'
+		((argo)) && printf 'argocd: {server: argocd.invalid%s}\n' "${FLEET:+, fleet: $FLEET}"
 		printf 'profiles:\n  core: [%s]\n  apps: [%s]\n  edge: [%s]\n' \
 			"$(seq -s, -f 'p%g' 1 20 | sed 's/,/, /g')" "$(seq -s, -f 'p%g' 21 45 | sed 's/,/, /g')" \
 			"$(seq -s, -f 'p%g' 46 50 | sed 's/,/, /g')"
@@ -118,6 +119,7 @@ measure() {	# measure NAME CLUSTERS: fills R_<figure>_NAME
 	eval "CHGR_$name=$(grep -o '[0-9]* rendered' "$DIR/$name-change.log" | cut -d' ' -f1)"
 	eval "CHGS_$name=$(grep -o '[0-9]* synced' "$DIR/$name-change.log" | cut -d' ' -f1)"
 	eval "CHGC_$name=$(git --git-dir="$d/gitops.git" rev-list --count main)"
+	eval "CHGREQ_$name=$(requests "$port")"
 	kill "$EMU_PID" 2>/dev/null
 	wait "$EMU_PID" 2>/dev/null
 	EMU_PID=
@@ -139,6 +141,8 @@ line "no-op up: time (s, median)" "$NOOP_one" "$NOOP_fleet" \
 line "no-op up: Argo CD requests" "$NOOPREQ_one" "$NOOPREQ_fleet" "0: $(verdict "$NOOPREQ_fleet == 0 && $NOOPREQ_one == 0")"
 line "one package changed: renders" "$CHGR_one" "$CHGR_fleet" "1: $(verdict "$CHGR_fleet == 1")"
 line "one package changed: syncs" "$CHGS_one" "$CHGS_fleet" "$CLUSTERS (every cluster has it): $(verdict "$CHGS_fleet == $CLUSTERS")"
+line "one package changed: API requests" "$CHGREQ_one" "$CHGREQ_fleet" \
+	"reported ($(awk -v n="$CHGREQ_fleet" -v c="$CLUSTERS" 'BEGIN{printf "%.1f", n/c}') per cluster, ${FLEET:-applications})"
 line "one package changed: commits" "$((CHGC_one - 1))" "$((CHGC_fleet - 1))" "1 more: $(verdict "$CHGC_fleet == 2")"
 line "peak memory (MiB)" "$((COLDRSS_one / 1024))" "$((COLDRSS_fleet / 1024))" "<= 100: $(verdict "$COLDRSS_fleet <= 102400")"
 

@@ -109,6 +109,13 @@ json_t *argocd_app_spec(const struct distro *d, const struct step *s, const char
  */
 int argocd_register_step(void *ctx, struct step *s, const char **err);
 /*
+ * Does Argo CD know the cluster named only by `name` (build.h's struct
+ * sync_ops .lookup)?  0 yes; 1 no, with *err naming it; -1 could not tell,
+ * with *err.  The request goes to LOG (may be NULL); the answer is kept for
+ * the run (the cluster's syncs ask no more).  Thread-safe.
+ */
+int argocd_cluster_lookup(void *ctx, const struct cluster *cl, const char *log, const char **err);
+/*
  * What a cluster's registration says besides its labels (server, name,
  * where the credential comes from; never the credential): recorded as the
  * CLUSTER:register step's output, so that a later run whose only change is

@@ -14,8 +14,10 @@
  *                        username: IDPMAKE_GIT_USERNAME (default git),
  *                        password: IDPMAKE_GIT_TOKEN}; no token: nothing to register.
  *   name-only clusters   GET /api/v1/clusters/NAME?id.type=name, once per run
- *                        and cluster, by the first sync to it (the others wait
- *                        for that answer); an unknown cluster fails its syncs.
+ *                        and cluster, before the run's first sync
+ *                        (argocd_cluster_lookup, from build.c), else by the
+ *                        first sync to it (the others wait for that answer);
+ *                        an unknown cluster fails its syncs.
  *
  * Invariant: the credentials (bearer token, client key and certificate data,
  * repository password) go only into request bodies.  The step's log and -v
@@ -375,6 +377,25 @@ int argocd_cluster_known(struct call *c, const struct cluster *cl, const char **
 	pthread_cond_broadcast(&memo_cond);
 	pthread_mutex_unlock(&memo_lock);
 	return ret;
+}
+
+int argocd_cluster_lookup(void *ctx, const struct cluster *cl, const char *log, const char **err)
+{
+	struct call c;
+	int ret, look;
+
+	if (call_open(&c, ctx, cl->name, log, 120) < 0)
+		return *err = "cannot start a libcurl handle", -1;
+	ret = argocd_cluster_known(&c, cl, err);
+	if (ret < 0)
+		note(&c, 0, "error: %s", *err);
+	call_close(&c);
+	if (ret == 0)
+		return 0;
+	pthread_mutex_lock(&memo_lock);
+	look = memo_of(cl)->look;
+	pthread_mutex_unlock(&memo_lock);
+	return look == LOOK_MISSING ? 1 : -1;
 }
 
 /* ---- CLUSTER:register ----------------------------------------------------- */

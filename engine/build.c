@@ -214,6 +214,55 @@ static void not_run(struct step *s, const char *cause, struct summary *sum, stru
 }
 
 /*
+ * Clusters named only by `name` (fleet.md "Clusters"): when the run's
+ * first Argo CD sync is about to start, every such cluster with a sync to
+ * do is looked up, and the syncs of one Argo CD does not know fail here,
+ * naming it, before anything is synced (its wave's gate judges them; the
+ * other clusters go on).  A lookup that cannot tell leaves the cluster to
+ * its own syncs, which ask again.
+ */
+static void names_preflight(struct planner *pl, struct summary *sum, struct step **ready, size_t *nready,
+			    size_t *left, int *failures)
+{
+	struct graph *g = pl->g;
+
+	for (size_t i = 0; i < g->nsteps; i++) {
+		struct step *s = g->steps[i], *r = render_of(s);
+		const struct cluster *cl = s->cluster;
+		const char *err = NULL;
+
+		if (s->kind != STEP_SYNC || !s->selected || s->pkg->deploy_kubectl || !cl || !cl->argo_name ||
+		    cl->server || (s->state != S_WAITING && s->state != S_READY))
+			continue;
+		if (!r || r->state == S_DONE || !r->dirty) {
+			plan_decide(pl, s);	/* its render is known: is there a sync to do? */
+			if (!s->dirty)
+				continue;
+		}
+		s->log = log_path(pl->statedir, s);
+		unlink(s->log);
+		if (build_sync.lookup(build_sync.ctx, cl, s->log, &err) != 1)
+			continue;
+		s->state = S_FAILED;
+		s->error = err;
+		s->ms = 0;
+		state_step_failed(pl->st, s->id, s->error, s->ms);
+		rollout_finished(s, 1);
+		if (!rollout_judged(s))
+			(*failures)++;
+		sum->failed++;
+		(*left)--;
+		status_failed(s, s->log);
+		not_run(s, aprintf("%s failed", s->id), sum, ready, nready);
+	}
+	for (size_t i = 0; i < g->nsteps; i++)
+		if (g->steps[i]->state == S_NOT_RUN && g->steps[i]->pending >= 0) {
+			g->steps[i]->pending = -1;
+			(*left)--;
+		}
+}
+
+/*
  * A finished job's success into the state (invariant 1), and its count in
  * the summary: 0, or -1 when the state could not record it (invariant 4).
  */
@@ -277,6 +326,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 	size_t nready = 0, nheld = 0, left = 0;
 	pthread_t *threads;
 	int nthreads = o->jobs > 0 ? o->jobs : 1, running = 0, failures = 0, total = 0, started = 0;
+	int looked = 0;	/* names_preflight ran */
 	const struct distro *d = g->d;
 
 	memset(sum, 0, sizeof(*sum));
@@ -340,6 +390,8 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 		while (nready && !stopping && running < nthreads) {
 			struct step *s = ready[--nready];
 			struct job *j;
+			if (s->state == S_FAILED || s->state == S_NOT_RUN)
+				continue;	/* failed by names_preflight while it waited */
 			if (s->kind != STEP_RENDER)
 				plan_decide(pl, s);
 			if (s->dirty && !rollout_may_start(s) && running) {
@@ -361,6 +413,17 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 					if (s->out[k]->selected && --s->out[k]->pending == 0 && s->out[k]->state == S_WAITING)
 						ready[nready++] = s->out[k];
 				continue;
+			}
+			if (s->kind == STEP_SYNC && !s->pkg->deploy_kubectl && !looked && build_sync.lookup) {
+				looked = 1;
+				names_preflight(pl, sum, ready, &nready, &left, &failures);
+				if (o->keep_going > 0 && failures >= o->keep_going) {
+					if (s->state != S_FAILED)
+						ready[nready++] = s;	/* -k: stopped before it started */
+					break;
+				}
+				if (s->state == S_FAILED)
+					continue;
 			}
 			j = xcalloc(1, sizeof(*j));
 			j->s = s;

@@ -23,6 +23,8 @@ struct sync_ops {
 	int (*verify)(void *ctx, struct step *s, const char *commit, const char **err);
 	/* CLUSTER:register and repository:register */
 	int (*reg)(void *ctx, struct step *s, const char **err);
+	/* a cluster named only by `name`: 0 Argo CD knows it, 1 it does not (*err), -1 could not tell */
+	int (*lookup)(void *ctx, const struct cluster *cl, const char *log, const char **err);
 	void *ctx;
 };
 extern struct sync_ops build_sync;

@@ -328,7 +328,8 @@ int cmd_up(struct ctx *c)
 		struct gitops_opts go = ctx_gitops(c);
 		argocd_set_git(a, &go);
 		build_sync = (struct sync_ops){
-			.sync = argocd_sync_step, .verify = argocd_verify_step, .reg = argocd_register_step, .ctx = a
+			.sync = argocd_sync_step, .verify = argocd_verify_step, .reg = argocd_register_step,
+			.lookup = argocd_cluster_lookup, .ctx = a
 		};
 	}	/* --prune without argocd: a usage error found by ctx_load, before the state is opened */
 	warn_insecure(c->d);

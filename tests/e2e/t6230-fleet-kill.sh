@@ -4,7 +4,8 @@
 # emulator has seen a random number of requests; after the loop an up
 # converges, every Application is at the last commit and Healthy, and over
 # the whole request log no Application was ever synced to a commit before
-# every Application of the earlier waves had been synced to it.
+# every Application of the earlier waves had been synced to it (an
+# automated Application counts as synced to the commit it is pinned to).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -109,10 +110,18 @@ wave = {"a": 0, "b1": 1, "b2": 1, "c": 2}
 had = set()   # (app, tree) an app was synced to
 bad, n = [], 0
 for e in sorted(log, key=lambda e: e["seq"]):
-    if e["method"] != "POST" or not e["path"].endswith("/sync"):
+    body = e.get("body") or {}
+    if e["method"] == "POST" and e["path"].endswith("/sync"):
+        app, rev = e["path"].split("/")[4], body.get("revision")
+    elif e["method"] == "POST" and e["path"] == "/api/v1/applications" and \
+            (body.get("spec") or {}).get("syncPolicy", {}).get("automated") is not None:
+        # an automated Application moves by itself to the commit it is pinned to
+        app, rev = body["metadata"]["name"], body["spec"]["source"].get("targetRevision")
+        if not rev or len(rev) != 40:
+            bad.append((e["seq"], app, "automated but not pinned to a commit: %r" % rev))
+            continue
+    else:
         continue
-    app = e["path"].split("/")[4]
-    rev = (e.get("body") or {}).get("revision")
     if not rev:
         continue
     cluster, pkg = app.split("-", 1)
