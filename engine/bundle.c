@@ -24,7 +24,9 @@
  * name's end (*sp, the last space: the length has none, a name may, as
  * RBAC names do) and the length, or -1: a NUL (a name cut short names
  * another file), no length, no name, or a length that is not plain
- * decimal (a leading zero: one bundle, one text).
+ * decimal (a leading zero: one bundle, one text), or a name that is not a
+ * relative path down (an empty, "." or ".." part: hooks' IDPMAKE_RENDERED
+ * and diff write a bundle out as DIR/NAME).
  */
 static int header(char *line, size_t n, char **sp, unsigned long long *len)
 {
@@ -43,6 +45,14 @@ static int header(char *line, size_t n, char **sp, unsigned long long *len)
 	for (char *c = *sp + 1; c < nl; c++)
 		if (*c < '0' || *c > '9')
 			return -1;
+	/* a name is a relative path down: no empty, "." or ".." part (readers write dir/NAME) */
+	for (char *p = line; p <= *sp; p++) {
+		char *e = memchr(p, '/', (size_t)(*sp - p));
+		size_t pl = (size_t)((e ? e : *sp) - p);
+		if (!pl || (pl == 1 && *p == '.') || (pl == 2 && p[0] == '.' && p[1] == '.'))
+			return -1;
+		p += pl;
+	}
 	errno = 0;
 	*len = strtoull(*sp + 1, &end, 10);
 	return end != nl || errno ? -1 : 0;
