@@ -24,7 +24,9 @@
  * name's end (*sp, the last space: the length has none, a name may, as
  * RBAC names do) and the length, or -1: a NUL (a name cut short names
  * another file), no length, no name, or a length that is not plain
- * decimal (a leading zero: one bundle, one text).
+ * decimal (a leading zero: one bundle, one text), or a name that is not a
+ * relative path down (an empty, "." or ".." part: hooks' IDPMAKE_RENDERED
+ * and diff write a bundle out as DIR/NAME).
  */
 static int header(char *line, size_t n, char **sp, unsigned long long *len)
 {
@@ -43,6 +45,14 @@ static int header(char *line, size_t n, char **sp, unsigned long long *len)
 	for (char *c = *sp + 1; c < nl; c++)
 		if (*c < '0' || *c > '9')
 			return -1;
+	/* a name is a relative path down: no empty, "." or ".." part (readers write dir/NAME) */
+	for (char *p = line; p <= *sp; p++) {
+		char *e = memchr(p, '/', (size_t)(*sp - p));
+		size_t pl = (size_t)((e ? e : *sp) - p);
+		if (!pl || (pl == 1 && *p == '.') || (pl == 2 && p[0] == '.' && p[1] == '.'))
+			return -1;
+		p += pl;
+	}
 	errno = 0;
 	*len = strtoull(*sp + 1, &end, 10);
 	return end != nl || errno ? -1 : 0;
@@ -120,14 +130,25 @@ static int fill_missing(const char *path)
 	return 0;
 }
 
-/* read_file, and read_file's answer again after on_missing wrote a missing cache file */
+/*
+ * A cache file opened for reading, after on_missing wrote it if it was
+ * missing; -1 with errno.  Only a regular file: a FIFO put in its place
+ * would make the run wait forever for a writer.
+ */
+static int open_cached(const char *path)
+{
+	int fd = open_regular(path);
+
+	if (fd >= 0 || errno != ENOENT || fill_missing(path) < 0)
+		return fd;
+	return open_regular(path);
+}
+
 static char *read_cached(const char *path, size_t *len)
 {
-	char *text = read_file(path, len);
+	int fd = open_cached(path);
 
-	if (text || errno != ENOENT || fill_missing(path) < 0)
-		return text;
-	return read_file(path, len);
+	return fd < 0 ? NULL : read_fd(fd, len);
 }
 
 int bundle_read(const char *path, struct bundle *b)
@@ -159,12 +180,13 @@ int bundle_open(struct bundle_stream *bs, const char *path)
 {
 	char magic[sizeof(MAGIC) - 1];
 	struct stat st;
+	int fd;
 
 	memset(bs, 0, sizeof(*bs));
 	bs->path = path;
 	bs->check = !path_hash(path, &bs->want);
-	if (!(bs->f = fopen(path, "re")) && errno == ENOENT && fill_missing(path) == 0)
-		bs->f = fopen(path, "re");
+	if ((fd = open_cached(path)) >= 0 && !(bs->f = fdopen(fd, "r")))
+		close(fd);
 	if (!bs->f || fstat(fileno(bs->f), &st) < 0) {
 		if (bs->f)
 			fclose(bs->f);
@@ -250,8 +272,14 @@ int bundle_check(const char *statedir, struct hash h)
 {
 	const char *path = bundle_path(statedir, h);
 	struct hash got;
+	int fd = open_cached(path);
 
-	if (hash_path(path, &got) < 0 && !(errno == ENOENT && fill_missing(path) == 0 && hash_path(path, &got) == 0))
+	if (fd < 0) {
+		if (errno == EINVAL)
+			unlink(path);	/* not a regular file: the next render writes one in its place */
+		return -1;
+	}
+	if (hash_fd(fd, &got) < 0)
 		return -1;
 	if (hash_eq(h, got))
 		return 0;

@@ -387,12 +387,17 @@ void tree_free(struct tree *t)
 int hash_path(const char *path, struct hash *out)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -1 : hash_fd(fd, out);
+}
+
+int hash_fd(int fd, struct hash *out)
+{
 	struct hasher *h;
 	char *chunk;
 	ssize_t r;
+	int e;
 
-	if (fd < 0)
-		return -1;
 	/* in pieces: a 100 MB input or bundle costs 64 KiB, not 100 MB */
 	h = hasher_new();
 	chunk = xmalloc(1 << 16);
@@ -404,8 +409,10 @@ int hash_path(const char *path, struct hash *out)
 		hasher_add(h, chunk, (size_t)r);
 	}
 	free(chunk);
+	e = errno;
 	close(fd);
 	*out = hasher_end(h);
+	errno = e;
 	return r < 0 ? -1 : 0;
 }
 

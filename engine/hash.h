@@ -18,6 +18,7 @@ void hasher_adds(struct hasher *h, const char *s);	/* includes the NUL: unambigu
 void hasher_addh(struct hasher *h, struct hash x);
 struct hash hasher_end(struct hasher *h);
 /* the hash of a file's bytes, read in pieces; 0, or -1 with errno */
+int hash_fd(int fd, struct hash *out);			/* hash_path's, of fd, which it closes */
 int hash_path(const char *path, struct hash *out);		/* frees h */
 
 struct hash hash_bytes(const void *p, size_t n);

@@ -45,6 +45,14 @@ struct collect {
 /* what a render may output (render.c caps a renderer's at 512 MiB): more is not a render */
 #define FOLDER_CAP (512ull << 20)
 
+static int has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 1;
+	return 0;
+}
+
 static int collect_entry(const char *root, const git_tree_entry *e, void *payload)
 {
 	struct collect *c = payload;
@@ -53,14 +61,16 @@ static int collect_entry(const char *root, const git_tree_entry *e, void *payloa
 	git_blob *b;
 
 	/* a hostile tree may name an entry '..', '.', or hold a '/' (git accepts it unless fsck is on):
-	 * as a bundle name it would lead out of every folder the bundle is written to */
-	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/')) {
+	 * as a bundle name it would lead out of every folder the bundle is written to.  Nor a newline,
+	 * a folder's included: a folder "x 0\n\n.." around "passwd" wrote the header lines "x 0",
+	 * "../passwd 6"; nor any control character, which idpmake never writes in a name (objects.c) */
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/') || has_control(name)) {
 		c->bad = 1;
 		return -1;
 	}
 	if (git_tree_entry_type(e) == GIT_OBJECT_TREE)
 		return 0;
-	if (git_tree_entry_filemode(e) != GIT_FILEMODE_BLOB || strchr(name, '\n') ||
+	if (git_tree_entry_filemode(e) != GIT_FILEMODE_BLOB ||
 	    (size = git_object_size(c->g, git_tree_entry_id(e))) < 0 ||
 	    (c->total += (unsigned long long)size) > FOLDER_CAP || git_blob_lookup(&b, c->g->repo, git_tree_entry_id(e)) < 0) {
 		git_error_clear();

@@ -14,6 +14,7 @@
  * sorts them and streams the bundle into the cache, hashing as it writes.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -405,6 +406,37 @@ int objects_bundle(struct objects *o, struct bundle *b, const char **err)
 	return 0;
 }
 
+/*
+ * A run killed while it wrote a bundle (a second Ctrl-C, the OOM killer)
+ * left its render.tmpPID.N, as big as the bundle, in the cache for good.
+ * Every writer of the cache's bundles holds the state lock (up, render,
+ * diff), so one of another process is stale: removed, once a process.
+ */
+static void sweep_stale(const char *dir)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static int done;
+	DIR *d;
+	struct dirent *e;
+
+	pthread_mutex_lock(&lock);
+	if (!done && (d = opendir(dir))) {
+		while ((e = readdir(d))) {
+			char *end;
+			long pid;
+			if (strncmp(e->d_name, "render.tmp", 10))
+				continue;
+			pid = strtol(e->d_name + 10, &end, 10);
+			if (end > e->d_name + 10 && *end == '.' && pid != (long)getpid() &&
+			    unlinkat(dirfd(d), e->d_name, 0) == 0)
+				warn("removed %s/%s, left by an interrupted run", dir, e->d_name);
+		}
+		closedir(d);
+	}
+	done = 1;
+	pthread_mutex_unlock(&lock);
+}
+
 /* write p[0..n) to fd and the hash; 0 or -1 (errno) */
 static int put(int fd, struct hasher *h, const void *p, size_t n)
 {
@@ -430,6 +462,7 @@ int objects_write(struct objects *o, const char *statedir, struct hash *output, 
 		free(e);
 		return -1;
 	}
+	sweep_stale(dir);
 	if ((fd = open_tmp_beside(aprintf("%s/render", dir), &tpath)) < 0) {
 		*err = aprintf("cannot write in %s: %s", dir, strerror(errno));
 		free(tpath);

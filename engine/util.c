@@ -290,13 +290,38 @@ int rmtree(const char *path)
 char *read_file(const char *path, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? NULL : read_fd(fd, len);
+}
+
+int open_regular(const char *path)
+{
+	/* O_NONBLOCK: opening a FIFO for reading would wait for a writer */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), fl, e;
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0)
+		e = errno;
+	else if (!S_ISREG(st.st_mode))
+		e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;	/* a FIFO, a device, a socket */
+	else if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+		e = errno;
+	else
+		return fd;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+char *read_fd(int fd, size_t *len)
+{
 	struct stat st;
 	char *buf;
 	size_t n = 0, cap;
 	ssize_t r;
 
-	if (fd < 0)
-		return NULL;
 	if (fstat(fd, &st) < 0) {
 		close(fd);
 		return NULL;

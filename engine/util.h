@@ -68,6 +68,8 @@ int mkdirs(const char *path);		/* mkdir -p; -1 with errno */
 int mkdirs_user(const char *path);	/* mkdir -p, new folders 0777 & ~user_umask */
 int rmtree(const char *path);		/* rm -rf */
 char *read_file(const char *path, size_t *len);	/* malloc'd, NUL-terminated; NULL with errno */
+char *read_fd(int fd, size_t *len);		/* read_file's, of fd, which it closes */
+int open_regular(const char *path);		/* read-only fd of a regular file, never waiting on a FIFO; -1 with errno */
 int write_file_atomic(const char *path, const void *data, size_t len);	/* renamed into place, fsynced */
 int write_file_copy(const char *path, const void *data, size_t len);	/* renamed into place, no fsync */
 int write_file_user(const char *path, const void *data, size_t len);	/* as _copy, mode 0666 & ~user_umask */

@@ -54,6 +54,11 @@ static void test_bad_inputs(void)
 		"idpmake-bundle 1",
 		"idpmake-bundle 2\n",
 		"",
+		"idpmake-bundle 1\n../x 1\nx\n",		/* a name that leads out of DIR/NAME */
+		"idpmake-bundle 1\na/../../x 1\nx\n",
+		"idpmake-bundle 1\n/etc/x 1\nx\n",
+		"idpmake-bundle 1\na//b 1\nx\n",
+		"idpmake-bundle 1\n. 1\nx\n",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -62,6 +67,13 @@ static void test_bad_inputs(void)
 		CHECK(r == -1 && b.n == 0 && b.v == NULL && b.text == NULL);
 		if (r != -1)
 			fprintf(stderr, "  bad input %zu was accepted\n", i);
+	}
+	{
+		/* dots inside a part are a name like any other */
+		static const char dots[] = "idpmake-bundle 1\n..a/b../.c 1\nx\n";
+		struct bundle b;
+		CHECK(parse_exact(dots, sizeof(dots) - 1, &b) == 0 && b.n == 1 && !strcmp(b.v[0].name, "..a/b../.c"));
+		bundle_free(&b);
 	}
 	{
 		/* a NUL in a name cuts it short: another file (found by tests/fuzz/fuzz-bundle) */
@@ -213,6 +225,10 @@ static void test_stream(void)
 		"idpmake-bundle 1\nconfigmap.a.yaml 01\nx\n", "idpmake-bundle 1\nconfigmap.a.yaml \nx\n",
 		"idpmake-bundle 1\n 1\nx\n", "idpmake-bundle 1\nnospace", "idpmake-bundle 1\ncm.yaml 1\nx\ncm2.yaml 3\n",
 		"idpmake-bundle 1", "idpmake-bundle 2\n", "",
+		/* names that are not a relative path down: a reader writes DIR/NAME */
+		"idpmake-bundle 1\n../x 1\nx\n", "idpmake-bundle 1\na/../../x 1\nx\n", "idpmake-bundle 1\n/etc/x 1\nx\n",
+		"idpmake-bundle 1\na//b 1\nx\n", "idpmake-bundle 1\na/./b 1\nx\n", "idpmake-bundle 1\na/ 1\nx\n",
+		"idpmake-bundle 1\n.. 1\nx\n", "idpmake-bundle 1\nx 0\n\n../passwd 6\nowned\n",
 	};
 	struct buf out = BUF_INIT, names = BUF_INIT;
 	const char *path = path_join(tmp, "s.bundle");

@@ -16,9 +16,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <git2.h>
+
 #include "buf.h"
 #include "bundle.h"
 #include "gitops.h"
+#include "gitremote.h"
+#include "lazycache.h"
 #include "remotekeys.h"
 #include "util.h"
 #include "test.h"
@@ -759,9 +763,52 @@ static void test_keys_index_memory(void)
 	free(text);
 }
 
+/*
+ * A folder of the GitOps repository as a bundle (lazycache.c, remotekeys.c's
+ * proof of an empty state): anyone who can push writes its tree, and a tree
+ * entry's name may hold a newline.  A folder named "x 0\n\n.." around a file
+ * "passwd" gave the bundle text "x 0\n\n../passwd 6\nowned\n": an entry
+ * "../passwd" that a hook's IDPMAKE_RENDERED unpacking wrote outside its
+ * folder.  Such a folder is not one idpmake could have written.
+ */
+static void test_folder_bundle_hostile_names(void)
+{
+	static const char *const names[] = { "x 0\\n\\n..", "a\\nb", "a\\rb", "sub" };
+	const char *repo = aprintf("%s/names.git", tmp);
+	struct git g;
+	git_oid id;
+	git_tree *t = NULL;
+	struct buf b = BUF_INIT;
+
+	CHECK(run("git init -q --bare %s", repo) == 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *root = out("cd %s && b=$(printf 'owned\\n' | git hash-object -w --stdin) && "
+				       "t=$(printf '100644 blob %%s\\tpasswd\\0' $b | git mktree -z) && "
+				       "printf '040000 tree %%s\\t%s\\0' $t | git mktree -z", repo, names[i]);
+		memset(&g, 0, sizeof(g));
+		git_libgit2_init();
+		CHECK(strlen(root) == 40 && git_repository_open_bare(&g.repo, repo) == 0 &&
+		      git_repository_odb(&g.odb, g.repo) == 0 && git_oid_fromstr(&id, root) == 0 &&
+		      git_tree_lookup(&t, g.repo, &id) == 0);
+		buf_reset(&b);
+		if (i < 3) {
+			CHECK(folder_bundle(&g, t, &b) == -1);
+		} else {
+			CHECK(folder_bundle(&g, t, &b) == 0);
+			CHECK_STR(b.s, BUNDLE_MAGIC "sub/passwd 6\nowned\n\n");
+		}
+		git_tree_free(t);
+		t = NULL;
+		git_odb_free(g.odb);
+		git_repository_free(g.repo);
+		git_libgit2_shutdown();
+	}
+	buf_release(&b);
+}
+
 TEST_MAIN_SHUFFLE(setup, teardown, test_first_push, test_one_folder_changes, test_same_content_no_commit,
 	  test_remove, test_race_other_folder, test_race_our_folder, test_retries_bounded, test_hand_edit,
 	  test_overwrite,
 	  test_push_landed_then_died, test_race_fresh_state, test_read,
 	  test_file_url, test_other_branch, test_errors, test_no_secret_shown,
-	  test_keys_index_memory)
+	  test_keys_index_memory, test_folder_bundle_hostile_names)
