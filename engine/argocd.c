@@ -498,7 +498,7 @@ out:
 	return ret;
 }
 
-int argocd_verify_step(void *ctx, struct step *s, const char *commit, const char **err)
+int argocd_verify_step(void *ctx, struct step *s, const char *commit, int refresh, const char **err)
 {
 	struct argocd *a = ctx;
 	const char *name = argocd_app_name(a->d, s);
@@ -511,8 +511,8 @@ int argocd_verify_step(void *ctx, struct step *s, const char *commit, const char
 		return *err = "argocd.app-name has an undefined variable (see above)", -1;
 	if (call_open(&c, a, name, s->log, 120) < 0)
 		return *err = "cannot start a libcurl handle", -1;
-	/* a fresh comparison: the gate must not pass on a stale one */
-	if (get_app(&c, 1, &app, err) == 0) {
+	/* the gate's last look asks for a fresh comparison: it must not pass on a stale one */
+	if (get_app(&c, refresh, &app, err) == 0) {
 		const char *sync = jstr(app, "status.sync.status"), *health = jstr(app, "status.health.status");
 		const char *rev = jstr(app, "status.sync.revision");
 		if (strcmp(sync, "Synced"))
@@ -520,9 +520,12 @@ int argocd_verify_step(void *ctx, struct step *s, const char *commit, const char
 		else if (!rev_reached(a, s, rev, want_rev))
 			*err = aprintf("application '%s' is Synced at %.12s, not at this run's commit %.12s"
 				       " or one after it", name, *rev ? rev : "?", want_rev);
-		else if (s->pkg->sync.wait_healthy && strcmp(health, "Healthy"))
-			*err = aprintf("application '%s' is %s", name, *health ? health : "of unknown health");
-		else
+		else if (s->pkg->sync.wait_healthy && strcmp(health, "Healthy")) {
+			const char *msg = jstr(app, "status.health.message");
+			const char *m = aprintf("application '%s' is %s%s%s", name,
+						*health ? health : "of unknown health", *msg ? ": " : "", msg);
+			*err = clean(a, m, strlen(m));
+		} else
 			ret = 0;
 		json_decref(app);
 	}
@@ -599,4 +602,9 @@ out:
 	resp_reset(&r);
 	call_close(&c);
 	return ret;
+}
+
+long argocd_poll_ms(const struct argocd *a)
+{
+	return a->poll_ms;
 }
