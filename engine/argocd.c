@@ -383,6 +383,24 @@ static const char *sync_revision(const struct step *s, const char *commit)
 	return !p || p->dirty ? commit : NULL;
 }
 
+/*
+ * Argo CD's answer to an Application whose destination server it does not
+ * know (400, "application destination spec for APP is invalid: " and, since
+ * v3.0, "error getting cluster by server ...", before it "unable to find
+ * destination server: there are no clusters with this URL: ..."): said as
+ * is, then which cluster of the distro that is and what to do.
+ */
+static const char *unknown_server(const struct cluster *cl, const struct resp *r, const char *err)
+{
+	const char *m = r->message ? r->message : "";
+
+	if (r->status != 400 || !cl || !strstr(m, "application destination spec for") ||
+	    !(strstr(m, "error getting cluster by server") || strstr(m, "there are no clusters with this URL")))
+		return err;
+	return aprintf("%s; cluster '%s' (%s) is not registered in Argo CD: give it `register` in the distro,"
+		       " or register it yourself (argocd cluster add)", err, cl->name, cl->server ? cl->server : "?");
+}
+
 int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char **err)
 {
 	struct argocd *a = ctx;
@@ -447,7 +465,7 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	if (!generated && request(&c, "POST", "/api/v1/applications?upsert=true", app, &r, err) < 0)
 		goto out;
 	if (!generated && r.status != 200) {
-		*err = api_error(&c, aprintf("creating or updating application '%s'", name), &r);
+		*err = unknown_server(s->cluster, &r, api_error(&c, aprintf("creating or updating application '%s'", name), &r));
 		goto out;
 	}
 
