@@ -82,4 +82,22 @@ t_grep "the halt names the wave, the step, the Application and what it became" \
 t_grep "the next wave does not run" "not run: eu/base:sync: wave:first failed" "$T/up3.txt"
 reqlog
 t_eq "eu's Application was not touched" 0 "$(grep -c 'eu-base' "$T/req.txt")"
+
+# ---- max-failed applies: a tolerated Application that degrades is a warning ---
+emu_reset
+sed -i '/^rollout:/,/^packages:/{/^packages:/!d}' distro.yaml
+sed -i 's/^packages:/rollout:\n  waves:\n    - {name: first, clusters: [canary, eu], bake: 3, max-failed: 1}\npackages:/' distro.yaml
+sed -i 's/change: "3"/change: "4"/' packages/base/cm.yaml
+"$IDPMAKE" up -j 2 >"$T/up4.txt" 2>&1 &
+pid=$!
+t_wait_for 60 grep -q 'sync canary/base:sync' "$T/up4.txt"
+t_report $? "canary is synced" "$T/up4.txt"
+t_wait_for 60 grep -q 'sync eu/base:sync' "$T/up4.txt"
+t_report $? "eu is synced, the wave bakes 3 s" "$T/up4.txt"
+emu_post fault '{"app": "canary-base", "health": "Degraded", "message": "OOMKilled", "now": true}'
+wait "$pid"
+t_eq "the run exits 0: max-failed 1 tolerates one cluster" 0 "$?"
+t_grep "the warning names the Application and what it became" \
+	"wave 'first': canary/base:sync [0-9.]* s into the bake of 3 s: application 'canary-base' is Degraded: OOMKilled \\(max-failed 1 tolerates it\\)" "$T/up4.txt"
+t_grep "the gate passed after the bake" "wave wave:first: gate passed \\([0-9]{4,} ms\\)" "$T/up4.txt"
 t_done
