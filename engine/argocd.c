@@ -383,6 +383,24 @@ static const char *sync_revision(const struct step *s, const char *commit)
 	return !p || p->dirty ? commit : NULL;
 }
 
+/*
+ * Argo CD's answer to an Application whose destination server it does not
+ * know (400, "application destination spec for APP is invalid: " and, since
+ * v3.0, "error getting cluster by server ...", before it "unable to find
+ * destination server: there are no clusters with this URL: ..."): said as
+ * is, then which cluster of the distro that is and what to do.
+ */
+static const char *unknown_server(const struct cluster *cl, const struct resp *r, const char *err)
+{
+	const char *m = r->message ? r->message : "";
+
+	if (r->status != 400 || !cl || !strstr(m, "application destination spec for") ||
+	    !(strstr(m, "error getting cluster by server") || strstr(m, "there are no clusters with this URL")))
+		return err;
+	return aprintf("%s; cluster '%s' (%s) is not registered in Argo CD: give it `register` in the distro,"
+		       " or register it yourself (argocd cluster add)", err, cl->name, cl->server ? cl->server : "?");
+}
+
 int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char **err)
 {
 	struct argocd *a = ctx;
@@ -447,7 +465,7 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	if (!generated && request(&c, "POST", "/api/v1/applications?upsert=true", app, &r, err) < 0)
 		goto out;
 	if (!generated && r.status != 200) {
-		*err = api_error(&c, aprintf("creating or updating application '%s'", name), &r);
+		*err = unknown_server(s->cluster, &r, api_error(&c, aprintf("creating or updating application '%s'", name), &r));
 		goto out;
 	}
 
@@ -498,7 +516,7 @@ out:
 	return ret;
 }
 
-int argocd_verify_step(void *ctx, struct step *s, const char *commit, const char **err)
+int argocd_verify_step(void *ctx, struct step *s, const char *commit, int refresh, const char **err)
 {
 	struct argocd *a = ctx;
 	const char *name = argocd_app_name(a->d, s);
@@ -511,8 +529,8 @@ int argocd_verify_step(void *ctx, struct step *s, const char *commit, const char
 		return *err = "argocd.app-name has an undefined variable (see above)", -1;
 	if (call_open(&c, a, name, s->log, 120) < 0)
 		return *err = "cannot start a libcurl handle", -1;
-	/* a fresh comparison: the gate must not pass on a stale one */
-	if (get_app(&c, 1, &app, err) == 0) {
+	/* the gate's last look asks for a fresh comparison: it must not pass on a stale one */
+	if (get_app(&c, refresh, &app, err) == 0) {
 		const char *sync = jstr(app, "status.sync.status"), *health = jstr(app, "status.health.status");
 		const char *rev = jstr(app, "status.sync.revision");
 		if (strcmp(sync, "Synced"))
@@ -520,9 +538,12 @@ int argocd_verify_step(void *ctx, struct step *s, const char *commit, const char
 		else if (!rev_reached(a, s, rev, want_rev))
 			*err = aprintf("application '%s' is Synced at %.12s, not at this run's commit %.12s"
 				       " or one after it", name, *rev ? rev : "?", want_rev);
-		else if (s->pkg->sync.wait_healthy && strcmp(health, "Healthy"))
-			*err = aprintf("application '%s' is %s", name, *health ? health : "of unknown health");
-		else
+		else if (s->pkg->sync.wait_healthy && strcmp(health, "Healthy")) {
+			const char *msg = jstr(app, "status.health.message");
+			const char *m = aprintf("application '%s' is %s%s%s", name,
+						*health ? health : "of unknown health", *msg ? ": " : "", msg);
+			*err = clean(a, m, strlen(m));
+		} else
 			ret = 0;
 		json_decref(app);
 	}
@@ -599,4 +620,9 @@ out:
 	resp_reset(&r);
 	call_close(&c);
 	return ret;
+}
+
+long argocd_poll_ms(const struct argocd *a)
+{
+	return a->poll_ms;
 }

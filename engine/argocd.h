@@ -61,9 +61,12 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 /*
  * A wave's bake (build.h's verify): is the sync step's Application still
  * Synced at the commit (a newer push too, for the packages synced at their
- * own revision) and, unless `wait: synced`, Healthy?  One GET ?refresh=normal.
+ * own revision) and, unless `wait: synced`, Healthy?  One GET, with
+ * ?refresh=normal when `refresh` (the bake's last look; its polls do not).
  */
-int argocd_verify_step(void *ctx, struct step *s, const char *commit, const char **err);
+int argocd_verify_step(void *ctx, struct step *s, const char *commit, int refresh, const char **err);
+/* IDPMAKE_ARGOCD_POLL_MS: how often waits and bakes poll */
+long argocd_poll_ms(const struct argocd *a);
 
 /*
  * The application's status.sync.status and status.health.status (malloc'd,

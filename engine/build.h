@@ -19,8 +19,10 @@ struct build_opts {
  */
 struct sync_ops {
 	int (*sync)(void *ctx, struct step *s, const char *commit, const char **err);
-	/* is the sync step's Application still at commit (or newer) and Healthy? (a wave's bake) */
-	int (*verify)(void *ctx, struct step *s, const char *commit, const char **err);
+	/* is the sync step's Application still at commit (or newer) and Healthy? (a wave's bake;
+	 * `refresh`: ask for a fresh comparison first) */
+	int (*verify)(void *ctx, struct step *s, const char *commit, int refresh, const char **err);
+	long poll_ms;	/* how often a bake polls verify */
 	/* CLUSTER:register and repository:register */
 	int (*reg)(void *ctx, struct step *s, const char **err);
 	/* a cluster named only by `name`: 0 Argo CD knows it, 1 it does not (*err), -1 could not tell */

@@ -8,8 +8,11 @@
  *   1. every sync of the wave that ran succeeded, which already means
  *      "Synced at this run's commit (or a newer push) AND Healthy"
  *      (argocd.c's wait), never health alone;
- *   2. after `bake` seconds, each of them still is (ops->verify: one GET
- *      per Application, with a refresh);
+ *   2. each of them stays so for `bake` seconds: the gate polls them
+ *      (ops->verify, one GET per Application every ops->poll_ms) and
+ *      looks once more with a refresh when the bake ends; one that left
+ *      "at the commit and Healthy" counts its cluster failed, and more
+ *      failed clusters than max-failed fail the gate at once;
  *   3. the wave's `check` exited 0 (/bin/sh -c in the distro's folder, with
  *      IDPMAKE_WAVE, IDPMAKE_WAVE_CLUSTERS and IDPMAKE_COMMIT).
  *
@@ -86,16 +89,81 @@ void wave_decide(struct planner *pl, struct step *s, const struct record *rec, i
 	}
 }
 
-static int bake(const struct step *s, const char **err)
+/* ms since t0 */
+static long since(const struct timespec *t0)
 {
-	struct timespec tick = { 0, 100 * 1000000L };
+	struct timespec t;
 
-	for (long i = 0; i < (long)s->wave->bake * 10; i++) {
-		if (build_interrupted)
-			return *err = "interrupted while baking", -1;
-		nanosleep(&tick, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000L + (t.tv_nsec - t0->tv_nsec) / 1000000L;
+}
+
+/*
+ * One look at every sync step of the wave that ran and is not yet known
+ * bad: a step whose Application is no longer at the commit and Healthy
+ * marks its cluster bad (bad[cluster index]); more bad clusters than
+ * max-failed allows halts the gate: -1 with *err naming the Application
+ * and what it became.
+ */
+static int look(struct planner *pl, const struct step *s, const char *commit, const struct sync_ops *ops,
+		int refresh, long ms, char *bad, const char **err)
+{
+	const struct wave *w = s->wave;
+	const struct distro *d = pl->g->d;
+
+	for (size_t i = 0; i < pl->g->nsteps; i++) {
+		struct step *y = pl->g->steps[i];
+		size_t c;
+		const char *why;
+		if (y->kind != STEP_SYNC || !y->selected || !in_wave(y, w) || y->state != S_DONE)
+			continue;
+		c = (size_t)(y->cluster - d->clusters);
+		if (bad[c] || ops->verify(ops->ctx, y, commit, refresh, &why) == 0)
+			continue;
+		bad[c] = 1;
+		why = refresh ? aprintf("%s after %d s of bake: %s", y->id, w->bake, why)
+			      : aprintf("%s %.1f s into the bake of %d s: %s", y->id, ms / 1000.0, w->bake, why);
+		if (rollout_tolerates(w, bad))
+			warn("wave '%s': %s (max-failed %d%s tolerates it)", w->name, why, w->max_failed,
+			     w->max_failed_pct ? "%" : "");
+		else
+			return *err = why, -1;
 	}
 	return 0;
+}
+
+/*
+ * The bake: every ops->poll_ms, one GET per Application (look without a
+ * refresh: Argo CD's own view), for `bake` seconds; then one last look with
+ * a refresh.  Fails as soon as the Applications that left "at the commit and
+ * Healthy" are more clusters than max-failed allows.
+ */
+static int bake(struct planner *pl, const struct step *s, const char *commit, const struct sync_ops *ops,
+		const char **err)
+{
+	const long total = s->wave->bake * 1000L, poll = ops && ops->verify && ops->poll_ms > 0 ? ops->poll_ms : 0;
+	char *bad = xcalloc(pl->g->d->nclusters + 1, 1);
+	struct timespec t0, tick = { 0, 20 * 1000000L };
+	long next = poll, ms;
+	int r = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (r == 0 && (ms = since(&t0)) < total) {
+		if (build_interrupted) {
+			*err = "interrupted while baking", r = -1;
+			break;
+		}
+		if (poll && ms >= next) {
+			r = look(pl, s, commit, ops, 0, ms, bad, err);
+			next = since(&t0) + poll;
+			continue;
+		}
+		nanosleep(&tick, NULL);
+	}
+	if (r == 0 && ops && ops->verify)
+		r = look(pl, s, commit, ops, 1, total, bad, err);
+	free(bad);
+	return r;
 }
 
 static int run_check(struct planner *pl, struct step *s, const char *commit, const char **err)
@@ -120,16 +188,8 @@ int wave_run(struct planner *pl, struct step *s, const char *commit, const struc
 	if ((why = rollout_halt(w)))
 		return *err = why, -1;
 
-	if (w->bake > 0 && bake(s, &why) < 0)
+	if (w->bake > 0 && bake(pl, s, commit, ops, &why) < 0)
 		return *err = aprintf("wave '%s': %s", w->name, why), -1;
-	if (w->bake > 0 && ops && ops->verify)
-		for (size_t i = 0; i < pl->g->nsteps; i++) {
-			struct step *y = pl->g->steps[i];
-			if (y->kind != STEP_SYNC || !y->selected || !in_wave(y, w) || y->state != S_DONE)
-				continue;
-			if (ops->verify(ops->ctx, y, commit, &why) < 0)
-				return *err = aprintf("wave '%s': %s after %d s of bake: %s", w->name, y->id, w->bake, why), -1;
-		}
 	if (s->hook && run_check(pl, s, commit, &why) < 0)
 		return *err = aprintf("wave '%s': %s", w->name, why), -1;
 	return 0;
@@ -234,6 +294,18 @@ int rollout_finished(const struct step *s, int failed)
 static int allowed(const struct wave *w)
 {
 	return w->max_failed_pct ? (int)((long)w->max_failed * (long)w->nclusters / 100) : w->max_failed;
+}
+
+int rollout_tolerates(const struct wave *w, const char *bad)
+{
+	int n = 0;
+
+	if (!ro.d)
+		return 0;
+	for (size_t i = 0; i < ro.d->nclusters; i++)
+		if (ro.d->clusters[i].wave == w && (ro.failed[i] || bad[i]))
+			n++;
+	return n <= allowed(w);
 }
 
 int rollout_judged(const struct step *s)

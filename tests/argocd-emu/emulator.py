@@ -22,7 +22,7 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
         {"path_regex": RE, "status": 502, "body": "<html>...</html>", "content_type": "text/html"}
         {"delay_ms": MS, "path_regex": RE, "method": M, "count": N}
         {"drop": true, "path_regex": RE, "method": M, "count": N}
-        {"app": NAME, "health": "Degraded", "message": S}  {"app": NAME, "sync_fail": S}
+        {"app": NAME, "health": "Degraded", "message": S, ["now": true]}  {"app": NAME, "sync_fail": S}
         {"app": NAME, "busy_for_ms": MS}  {"app": NAME, "out_of_sync": true}  {"app": NAME, "clear": true}
         {"app": NAME, "report_revision": SHA}: every comparison reports Synced at SHA
       Request faults match the raw request path (before --rootpath stripping, query excluded) with re.search
@@ -32,7 +32,8 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
       they answer that text as is instead, as Content-Type content_type (default text/html), as a
       proxy in front of Argo CD does (nginx's 502 page).  App faults
       (health, sync_fail) persist until reset/clear and apply to every later sync of that app name;
-      busy_for_ms starts an automated operation now; out_of_sync marks live drift and reconciles now.
+      busy_for_ms starts an automated operation now; out_of_sync marks live drift and reconciles now;
+      health with "now" also sets the application's health now (a workload that degrades after its sync).
     GET  /_emu/faults    active faults          GET /_emu/requests   request log
     POST /_emu/reset     clears log and faults ({"apps": true} also deletes all applications)
     GET  /_emu/apps      raw stored applications
@@ -992,6 +993,12 @@ class Emu(ResourcesMixin, FleetMixin):
                 self.app_faults.pop(name, None)
             if "health" in f:
                 af.update(health=f["health"], message=f.get("message"))
+                if f.get("now"):
+                    recs = [r for (ns, n), r in self.apps.items() if n == name]
+                    if not recs:
+                        raise LookupError("no application %r" % name)
+                    self.set_health(recs[0], f["health"], f.get("message"))
+                    self.touch(recs[0])
             if "sync_fail" in f:
                 af["sync_fail"] = f["sync_fail"]
                 af["times"] = int(f.get("times", -1))

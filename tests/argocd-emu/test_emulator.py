@@ -459,6 +459,14 @@ class EmulatorTest(unittest.TestCase):
         self.c.req("POST", "/api/v1/applications/deg/sync", {})
         a = self.wait_for("deg", lambda a: self.done(a) and a["status"]["health"]["status"] in ("Healthy", "Degraded"))
         self.assertEqual(a["status"]["health"], dict(a["status"]["health"], status="Degraded", message="Back-off pulling image"))
+        # "now": a Healthy application degrades without a sync
+        self.fault({"app": "deg", "health": "Healthy", "now": True})
+        self.assertEqual(self.c.req("GET", "/api/v1/applications/deg")[2]["status"]["health"]["status"], "Healthy")
+        self.fault({"app": "deg", "health": "Degraded", "message": "CrashLoopBackOff", "now": True})
+        h = self.c.req("GET", "/api/v1/applications/deg")[2]["status"]["health"]
+        self.assertEqual((h["status"], h["message"]), ("Degraded", "CrashLoopBackOff"))
+        self.assertEqual(self.c.req("POST", "/_emu/fault", {"app": "nosuch", "health": "Degraded", "now": True},
+                                    token=None)[0], 404)
         self.create("fail")
         self.fault({"app": "fail", "sync_fail": "one or more objects failed to apply"})
         self.c.req("POST", "/api/v1/applications/fail/sync", {})

@@ -1,9 +1,11 @@
 #!/bin/bash
-# A wave's bake (fleet.md "Waves"): the gate waits `bake` seconds after its
-# clusters are Synced at the run's commit and Healthy, then checks that each
-# still is; an Application that drifts during the bake halts the rollout
-# (exit 1, naming the wave, the step and the cause) before any Application
-# of a later wave is touched.
+# A wave's bake (fleet.md "Waves"): the gate watches, for `bake` seconds after
+# its clusters are Synced at the run's commit and Healthy, that each stays so
+# (one GET per Application every IDPMAKE_ARGOCD_POLL_MS, then one with a
+# refresh); an Application that degrades during the bake halts the rollout at
+# once, one that drifts halts it at the latest when the bake ends (exit 1,
+# naming the wave, the step and the cause), before any Application of a later
+# wave is touched.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -37,6 +39,11 @@ ms=$(sed -n 's/.*wave wave:first: gate passed (\([0-9]*\) ms).*/\1/p' "$OUTPUT")
 [ -n "$ms" ] && [ "$ms" -ge 4000 ]
 t_report $? "the gate of wave first took the bake (${ms:-?} ms >= 4000)" "$OUTPUT"
 t_grep "then the next wave synced" " 2 synced" "$OUTPUT"
+reqlog
+# the sync's wait polls too (op-ms 300 + health-ms 300): bake/interval = 80, plus those
+n=$(grep -c 'GET /api/v1/applications/canary-base$' "$T/req.txt")
+[ "$n" -ge 20 ] && [ "$n" -le 130 ]
+t_report $? "the bake polled canary-base about bake/interval times ($n GETs, 20..130 for 4 s / 50 ms)" "$T/req.txt"
 
 # ---- drift during the bake halts the rollout ---------------------------------
 echo '  change: "2"' >>packages/base/cm.yaml
@@ -49,8 +56,48 @@ emu_post live '{"app": "canary-base", "kind": "ConfigMap", "name": "base", "dele
 wait "$pid"
 t_eq "the run exits 1" 1 "$?"
 t_grep "the halt names the wave, the step and the cause" \
-	"FAILED: wave:first: wave 'first': canary/base:sync after 4 s of bake: application 'canary-base' is OutOfSync" "$T/up2.txt"
+	"FAILED: wave:first: wave 'first': canary/base:sync [0-9.]* s into the bake of 4 s: application 'canary-base' is OutOfSync" "$T/up2.txt"
 t_grep "the next wave does not run" "not run: eu/base:sync: wave:first failed" "$T/up2.txt"
 reqlog
 t_eq "eu's Application was not touched" 0 "$(grep -c 'eu-base' "$T/req.txt")"
+
+# ---- an Application that degrades in the middle of the bake halts it at once --
+sed -i 's/bake: 4}/bake: 30}/' distro.yaml
+sed -i "s/change: \"2\"/change: \"3\"/" packages/base/cm.yaml
+emu_reset
+"$IDPMAKE" up -j 2 >"$T/up3.txt" 2>&1 &
+pid=$!
+t_wait_for 60 grep -q 'sync canary/base:sync' "$T/up3.txt"
+t_report $? "canary is synced, its wave bakes 30 s" "$T/up3.txt"
+sleep 1
+emu_post fault '{"app": "canary-base", "health": "Degraded", "message": "Back-off restarting failed container", "now": true}'
+start=$(date +%s)
+wait "$pid"
+rc=$? took=$(($(date +%s) - start))
+t_eq "the run exits 1" 1 "$rc"
+[ "$took" -le 10 ]
+t_report $? "the run ended ${took} s after the Application degraded, well before the 30 s bake ends" "$T/up3.txt"
+t_grep "the halt names the wave, the step, the Application and what it became" \
+	"FAILED: wave:first: wave 'first': canary/base:sync [0-9.]* s into the bake of 30 s: application 'canary-base' is Degraded: Back-off restarting failed container" "$T/up3.txt"
+t_grep "the next wave does not run" "not run: eu/base:sync: wave:first failed" "$T/up3.txt"
+reqlog
+t_eq "eu's Application was not touched" 0 "$(grep -c 'eu-base' "$T/req.txt")"
+
+# ---- max-failed applies: a tolerated Application that degrades is a warning ---
+emu_reset
+sed -i '/^rollout:/,/^packages:/{/^packages:/!d}' distro.yaml
+sed -i 's/^packages:/rollout:\n  waves:\n    - {name: first, clusters: [canary, eu], bake: 3, max-failed: 1}\npackages:/' distro.yaml
+sed -i 's/change: "3"/change: "4"/' packages/base/cm.yaml
+"$IDPMAKE" up -j 2 >"$T/up4.txt" 2>&1 &
+pid=$!
+t_wait_for 60 grep -q 'sync canary/base:sync' "$T/up4.txt"
+t_report $? "canary is synced" "$T/up4.txt"
+t_wait_for 60 grep -q 'sync eu/base:sync' "$T/up4.txt"
+t_report $? "eu is synced, the wave bakes 3 s" "$T/up4.txt"
+emu_post fault '{"app": "canary-base", "health": "Degraded", "message": "OOMKilled", "now": true}'
+wait "$pid"
+t_eq "the run exits 0: max-failed 1 tolerates one cluster" 0 "$?"
+t_grep "the warning names the Application and what it became" \
+	"wave 'first': canary/base:sync [0-9.]* s into the bake of 3 s: application 'canary-base' is Degraded: OOMKilled \\(max-failed 1 tolerates it\\)" "$T/up4.txt"
+t_grep "the gate passed after the bake" "wave wave:first: gate passed \\([0-9]{4,} ms\\)" "$T/up4.txt"
 t_done
