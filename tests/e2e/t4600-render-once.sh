@@ -98,6 +98,7 @@ t_ok "plan after us-2's region changed" idpmake plan
 t_grep "plan: us-2/regional re-renders" '^render +us-2/regional:render' "$OUTPUT"
 t_nogrep "plan: web does not re-render" 'web' "$OUTPUT"
 t_nogrep "plan: other clusters' regional do not re-render" '(eu-1|eu-2|us-1)/regional:render' "$OUTPUT"
+t_grep "plan: the us group's folder, used by no cluster now, is removed" "^remove $us/ " "$OUTPUT"
 t_ok "up after the change" idpmake up
 t_grep "one render" 'idpmake: 1 rendered' "$OUTPUT"
 t_eq "kubectl still ran once in all" 1 "$(calls)"
@@ -165,6 +166,13 @@ t_ok "argocd: eu-1's Application points at a _shared group folder" test "${p1#_s
 t_eq "argocd: eu-2's Application points at the same folder" "$p1" "$p2"
 t_ok "argocd: that folder holds the eu render" grep -q 'region: eu' "$T/co2/$p1/configmap.regional.yaml"
 t_eq "argocd: us-1's Application points at its own folder" us-1/regional "$(app_path us-1)"
+# an empty state folder: the keys index gives back both groups' renders
+before=$(commits)
+rm -rf .idpmake
+t_ok "up with an empty state folder" idpmake up -v
+t_grep "empty state: nothing rendered, nothing pushed" 'idpmake: 0 rendered, nothing pushed' "$OUTPUT"
+t_grep "empty state: the 3 renders reconstructed" '3 renders reconstructed from .idpmake/keys' "$OUTPUT"
+t_eq "empty state: no new commit" "$before" "$(commits)"
 
 # a change of the package's files: one render per group, one commit, same folders
 before=$(commits)
@@ -191,4 +199,36 @@ t_eq "the eu group is back in its folder, eu-2 in its own" "$p1 eu-2/regional " 
 t_eq "eu-1 points at it" "$p1" "$(app_path eu-1)"
 t_eq "us-1 points at it" "$p1" "$(app_path us-1)"
 t_eq "eu-2 points at its own folder" eu-2/regional "$(app_path eu-2)"
+
+# ---- fleet: applicationset: the elements of a group name its folder ----------
+cd "$T" || exit 1
+mkdistro g <<EOF
+idpmake: 1
+name: sets
+git: {remote: "$bare", branch: sets}
+argocd: {server: argocd.invalid, fleet: applicationset}
+clusters:
+  eu-1: {server: "https://eu-1.example:6443", vars: {region: eu}}
+  eu-2: {server: "https://eu-2.example:6443", vars: {region: eu}}
+  us-1: {server: "https://us-1.example:6443", vars: {region: us}}
+packages:
+  zone:
+    type: manifests
+    path: packages/zone
+    rewrite: [{match: REGION, replace: "\${region}"}]
+EOF
+mkdir -p g/packages/zone
+cp f/packages/regional/cm.yaml g/packages/zone/cm.yaml
+cd g || exit 1
+t_ok "up through an ApplicationSet" idpmake up
+t_grep "applicationset: 2 renders for 3 clusters" 'idpmake: 2 rendered' "$OUTPUT"
+# "cluster=folder ..." of the ApplicationSet's elements
+elements=$(curl -sS -f -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/api/v1/applicationsets/zone" |
+	python3 -c 'import json, sys
+s = json.load(sys.stdin)
+print(" ".join(sorted("%s=%s" % (e["cluster"], e["path"]) for e in s["spec"]["generators"][0]["list"]["elements"])))')
+zf=$(git -C "$bare" ls-tree --name-only sets:_shared | grep '^zone-')
+t_ok "applicationset: one group folder on the branch" test -n "$zf"
+t_eq "applicationset: eu-1 and eu-2 name the group folder, us-1 its own" \
+	"eu-1=_shared/$zf eu-2=_shared/$zf us-1=us-1/zone" "$elements"
 t_done
