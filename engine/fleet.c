@@ -250,13 +250,16 @@ static struct hash variant(const struct distro *d, const struct cluster *c, cons
 {
 	struct hasher *h;
 	const char *ns;
+	char hex[33];
 
 	if (p->rule->builtin == RENDER_HELM || p->rule->builtin == RENDER_ARGOCD_APP || p->values.n ||
 	    !(ns = package_namespace(d, c, p)))
 		return (struct hash){ 0, 0 };
 	h = hasher_new();
 	hasher_adds(h, ns);
-	hasher_addh(h, vars_hash(d, c, p, ns, 0));
+	/* as hex, not the struct's bytes: the folder's name is the same on every machine */
+	hash_hex(vars_hash(d, c, p, ns, 0), hex);
+	hasher_adds(h, hex);
 	return hasher_end(h);
 }
 

@@ -87,6 +87,9 @@ t_nogrep "regional: no per-cluster folder" '^[a-z]' "$T/folders"
 eu=$(cd "$T/co" && grep -l 'region: eu' _shared/regional-*/configmap.regional.yaml | sed 's|/configmap.regional.yaml||')
 us=$(cd "$T/co" && grep -l 'region: us' _shared/regional-*/configmap.regional.yaml | sed 's|/configmap.regional.yaml||')
 t_ok "one eu folder and one us folder" test -n "$eu" -a -n "$us" -a "$eu" != "$us"
+# the name is the hash of the values the package uses (namespace, region=eu): pinned, so it is
+# the same on every run and machine and no release renames the folders of a repository
+t_eq "the eu group's folder name is the same as ever" _shared/regional-6a755fbb "$eu"
 
 t_ok "no-op" idpmake up
 t_eq "no-op: kubectl not run again" 1 "$(calls)"
