@@ -120,6 +120,56 @@ t_exit 1 "a broken shared render fails the run" idpmake -k 0 up
 t_eq "the broken render ran kubectl once more" 2 "$(calls)"
 t_eq "every cluster's web render is reported failed" 4 "$(grep -c '^FAILED: [a-z0-9-]*/web:render' "$OUTPUT")"
 t_eq "three of them name the render they took" 3 "$(grep -c 'the same render on [a-z0-9-]*/web:render failed' "$OUTPUT")"
+# ---- a group folder's name another package already has: that group keeps per-cluster folders ----
+cd "$T" || exit 1
+mkdistro h <<'EOF'
+idpmake: 1
+name: clash
+clusters:
+  eu-1: {server: "https://eu-1.example:6443", vars: {region: eu}}
+  eu-2: {server: "https://eu-2.example:6443", vars: {region: eu}}
+  us-1: {server: "https://us-1.example:6443", vars: {region: us}}
+packages:
+  regional:
+    type: manifests
+    path: packages/regional
+    rewrite: [{match: REGION, replace: "${region}"}]
+  regional-6a755fbb:
+    type: manifests
+    path: packages/other
+EOF
+mkdir -p h/packages/regional
+cp d/packages/regional/cm.yaml h/packages/regional/cm.yaml
+mkmanifest h/packages/other/cm.yaml ConfigMap other
+t_ok "up with a package named like a group folder" idpmake -C h up
+hfolders=$(git --git-dir=h/.idpmake/gitops.git ls-tree -r --name-only HEAD | grep -v '^\.' | sed 's|/[^/]*$||' | sort -u | tr '\n' ' ')
+t_eq "clash: the package has _shared/NAME, the eu group per-cluster folders" \
+	"_shared/regional-6a755fbb eu-1/regional eu-2/regional us-1/regional " "$hfolders"
+t_ok "clash: _shared/regional-6a755fbb holds the package of that name" \
+	sh -c "git --git-dir=h/.idpmake/gitops.git show HEAD:_shared/regional-6a755fbb/configmap.other.yaml | grep -q 'name: other'"
+
+# ---- git.path as written: clusters that render alike may share its folder ----
+mkdistro p <<'EOF'
+idpmake: 1
+name: bypath
+git: {path: "${region}/${package}"}
+clusters:
+  eu-1: {server: "https://eu-1.example:6443", vars: {region: eu}}
+  eu-2: {server: "https://eu-2.example:6443", vars: {region: eu}}
+  us-1: {server: "https://us-1.example:6443", vars: {region: us}}
+packages:
+  regional:
+    type: manifests
+    path: packages/regional
+    rewrite: [{match: REGION, replace: "${region}"}]
+EOF
+mkdir -p p/packages/regional
+cp d/packages/regional/cm.yaml p/packages/regional/cm.yaml
+t_ok "up with git.path \${region}/\${package}" idpmake -C p up
+t_grep "git.path: 2 renders" 'idpmake: 2 rendered' "$OUTPUT"
+pfolders=$(git --git-dir=p/.idpmake/gitops.git ls-tree -r --name-only HEAD | grep -v '^\.' | sed 's|/[^/]*$||' | sort -u | tr '\n' ' ')
+t_eq "git.path: the user's folders, no _shared" "eu/regional us/regional " "$pfolders"
+
 cd "$T" || exit 1
 
 # ---- with Argo CD: 3 clusters, two alike -> 2 folders, 2 renders ----------
