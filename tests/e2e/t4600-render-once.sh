@@ -8,7 +8,11 @@
 # changing one cluster's value re-renders only that cluster and moves it, and
 # a folder no cluster uses any more is removed. With Argo CD (the emulator),
 # the Applications of a group's clusters point at their group's folder, and a
-# change of the package's files is one render per group and one commit.
+# change of the package's files is one render per group and one commit; an
+# ApplicationSet's elements name the group's folder. A group folder's name is
+# the hash of the values (pinned); one that another package's _shared/NAME
+# takes leaves the group per-cluster folders; git.path as written still lets
+# clusters that render alike share its folder.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -120,6 +124,7 @@ t_exit 1 "a broken shared render fails the run" idpmake -k 0 up
 t_eq "the broken render ran kubectl once more" 2 "$(calls)"
 t_eq "every cluster's web render is reported failed" 4 "$(grep -c '^FAILED: [a-z0-9-]*/web:render' "$OUTPUT")"
 t_eq "three of them name the render they took" 3 "$(grep -c 'the same render on [a-z0-9-]*/web:render failed' "$OUTPUT")"
+
 # ---- a group folder's name another package already has: that group keeps per-cluster folders ----
 cd "$T" || exit 1
 mkdistro h <<'EOF'
