@@ -287,14 +287,15 @@ const char **fleet_linked_folders(const struct distro *d)
 {
 	size_t nc = d->nclusters, np = d->npackages;
 	const char **v = amalloc((nc * np + 1) * sizeof(*v));
-	struct hash *k = xcalloc(nc + 1, sizeof(*k)), *u = xcalloc(nc + 1, sizeof(*u));
-	const char **taken = amalloc((np + 1) * sizeof(*taken));
+	struct hash *k, *u;
+	const char **taken, **gf;
 
-	if (d->git.path_loc.line) {
-		free(k);
-		free(u);
+	if (d->git.path_loc.line)
 		return v;	/* git.path as written: the user's layout */
-	}
+	k = xcalloc(nc + 1, sizeof(*k));
+	u = xcalloc(nc + 1, sizeof(*u));
+	gf = amalloc((nc + 1) * sizeof(*gf));
+	taken = amalloc((np + 1) * sizeof(*taken));
 	for (size_t pi = 0; pi < np; pi++)
 		taken[pi] = aprintf("_shared/%s", d->packages[pi].name);
 	qsort(taken, np, sizeof(*taken), strptrcmp);
@@ -318,28 +319,33 @@ const char **fleet_linked_folders(const struct distro *d)
 		qsort(u, nu, sizeof(*u), hash_cmp);
 		if (!nzero && n >= 2 && hash_eq(u[0], u[nu - 1])) {
 			/* one group holds them all */
+			const char *all = aprintf("_shared/%s", p->name);
 			for (size_t ci = 0; ci < nc; ci++)
 				if (!hash_zero(k[ci]))
-					v[ci * np + pi] = aprintf("_shared/%s", p->name);
+					v[ci * np + pi] = all;
 			continue;
 		}
 		for (size_t i = 0, j; i < nu; i = j) {
-			const char *f;
-			int clash = 0;
+			const char *f = NULL;
+			unsigned top = (unsigned)(u[i].hi >> 32);
 			for (j = i + 1; j < nu && hash_eq(u[j], u[i]); j++)
 				;
-			if (j - i < 2)
-				continue;	/* alone with its values: its own folder */
-			f = group_folder(p, u[i]);
-			/* another group with the same 8 digits, or another package's _shared/NAME */
-			for (size_t m = 0; m < nu; m++)
-				if (!hash_eq(u[m], u[i]) && (u[m].hi >> 32) == (u[i].hi >> 32))
-					clash = 1;
-			if (clash || bsearch(&f, taken, np, sizeof(*taken), strptrcmp))
-				continue;
-			for (size_t ci = 0; ci < nc; ci++)
-				if (hash_eq(k[ci], u[i]) && !hash_zero(k[ci]))
-					v[ci * np + pi] = f;
+			/* a group of two or more (one alone keeps its own folder), unless another
+			 * group has the same 8 digits (sorted: they are next to it) or another
+			 * package is named PACKAGE-XXXXXXXX */
+			if (j - i >= 2 && !(i && (unsigned)(u[i - 1].hi >> 32) == top) &&
+			    !(j < nu && (unsigned)(u[j].hi >> 32) == top)) {
+				f = group_folder(p, u[i]);
+				if (bsearch(&f, taken, np, sizeof(*taken), strptrcmp))
+					f = NULL;
+			}
+			for (size_t m = i; m < j; m++)
+				gf[m] = f;
+		}
+		for (size_t ci = 0; ci < nc; ci++) {
+			const struct hash *x;
+			if (!hash_zero(k[ci]) && (x = bsearch(&k[ci], u, nu, sizeof(*u), hash_cmp)))
+				v[ci * np + pi] = gf[x - u];
 		}
 	}
 	free(k);
