@@ -227,25 +227,39 @@ size_t fleet_unmatched(const struct distro *d)
 
 /*
  * Linked clusters share a package's folder (fleet.md "Renders once, stored
- * once"): with the default git.path, a package that goes to two or more
- * linked clusters and renders alike on all of them (same variables used,
- * same namespace, and a renderer whose output does not name the cluster)
- * is written once, to _shared/PACKAGE, which every linked cluster's
- * Application points at.  '_' starts no cluster name, so the folder cannot
- * collide with CLUSTER/PACKAGE.  Cloned clusters keep their own copy.
+ * once"): with the default git.path, the linked clusters on which a package
+ * renders alike (same variables used, same namespace, and a renderer whose
+ * output does not name the cluster) form a group, and each group of two or
+ * more is written once, to one folder that its clusters' Applications point
+ * at:
+ *   - _shared/PACKAGE when one group holds every linked cluster of the
+ *     package (the layout before groups: such repositories do not churn);
+ *   - _shared/PACKAGE-XXXXXXXX otherwise, XXXXXXXX the first 8 hex digits of
+ *     the hash of what the group renders alike on (the namespace, the
+ *     variables the package uses and their values).  It names no cluster
+ *     and no file: it stays when the package's files change (one folder
+ *     changed, one commit), is the same on every machine, and a cluster
+ *     whose values change moves to its new group's folder.
+ * '_' starts no cluster name, so the folders cannot collide with
+ * CLUSTER/PACKAGE; a name that another package's folder already takes (a
+ * package named PACKAGE-XXXXXXXX) leaves that group a folder per cluster.
+ * A cluster alone with its values, and cloned clusters, keep their own.
  */
 /* what a package's render depends on, on a cluster (zero: it names the cluster, as helm and argocd-app do) */
 static struct hash variant(const struct distro *d, const struct cluster *c, const struct package *p)
 {
 	struct hasher *h;
 	const char *ns;
+	char hex[33];
 
 	if (p->rule->builtin == RENDER_HELM || p->rule->builtin == RENDER_ARGOCD_APP || p->values.n ||
 	    !(ns = package_namespace(d, c, p)))
 		return (struct hash){ 0, 0 };
 	h = hasher_new();
 	hasher_adds(h, ns);
-	hasher_addh(h, vars_hash(d, c, p, ns, 0));
+	/* as hex, not the struct's bytes: the folder's name is the same on every machine */
+	hash_hex(vars_hash(d, c, p, ns, 0), hex);
+	hasher_adds(h, hex);
 	return hasher_end(h);
 }
 
@@ -255,29 +269,86 @@ int fleet_renders_alike(const struct distro *d, const struct cluster *a, const s
 	return !hash_zero(x) && hash_eq(x, variant(d, b, p));
 }
 
+static int hash_cmp(const void *a, const void *b)
+{
+	const struct hash *x = a, *y = b;
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* the folder of a group: _shared/PACKAGE-XXXXXXXX, from the hash of its render inputs */
+static const char *group_folder(const struct package *p, struct hash k)
+{
+	return aprintf("_shared/%s-%08x", p->name, (unsigned)(k.hi >> 32));
+}
+
 const char **fleet_linked_folders(const struct distro *d)
 {
-	const char **v = amalloc((d->npackages + 1) * sizeof(*v));
+	size_t nc = d->nclusters, np = d->npackages;
+	const char **v = amalloc((nc * np + 1) * sizeof(*v));
+	struct hash *k, *u;
+	const char **taken, **gf;
 
 	if (d->git.path_loc.line)
 		return v;	/* git.path as written: the user's layout */
-	for (size_t pi = 0; pi < d->npackages; pi++) {
+	k = xcalloc(nc + 1, sizeof(*k));
+	u = xcalloc(nc + 1, sizeof(*u));
+	gf = amalloc((nc + 1) * sizeof(*gf));
+	taken = amalloc((np + 1) * sizeof(*taken));
+	for (size_t pi = 0; pi < np; pi++)
+		taken[pi] = aprintf("_shared/%s", d->packages[pi].name);
+	qsort(taken, np, sizeof(*taken), strptrcmp);
+	for (size_t pi = 0; pi < np; pi++) {
 		const struct package *p = &d->packages[pi];
-		struct hash first = { 0, 0 };
-		size_t n = 0;
-		int same = 1;
-		for (size_t ci = 0; ci < d->nclusters && same; ci++) {
+		size_t n = 0, nu = 0, nzero = 0;
+		for (size_t ci = 0; ci < nc; ci++) {
 			const struct cluster *c = &d->clusters[ci];
-			struct hash k;
+			k[ci] = (struct hash){ 0, 0 };
 			if (c->mode != MODE_LINKED || !cluster_has(d, c, p))
 				continue;
-			k = variant(d, c, p);
-			if (hash_zero(k) || (n++ && !hash_eq(k, first)))
-				same = 0;
-			first = k;
+			k[ci] = variant(d, c, p);
+			if (hash_zero(k[ci]))
+				nzero++;
+			else
+				u[nu++] = k[ci];
+			n++;
 		}
-		if (same && n >= 2)
-			v[pi] = aprintf("_shared/%s", p->name);
+		if (!nu)
+			continue;
+		qsort(u, nu, sizeof(*u), hash_cmp);
+		if (!nzero && n >= 2 && hash_eq(u[0], u[nu - 1])) {
+			/* one group holds them all */
+			const char *all = aprintf("_shared/%s", p->name);
+			for (size_t ci = 0; ci < nc; ci++)
+				if (!hash_zero(k[ci]))
+					v[ci * np + pi] = all;
+			continue;
+		}
+		for (size_t i = 0, j; i < nu; i = j) {
+			const char *f = NULL;
+			unsigned top = (unsigned)(u[i].hi >> 32);
+			for (j = i + 1; j < nu && hash_eq(u[j], u[i]); j++)
+				;
+			/* a group of two or more (one alone keeps its own folder), unless another
+			 * group has the same 8 digits (sorted: they are next to it) or another
+			 * package is named PACKAGE-XXXXXXXX */
+			if (j - i >= 2 && !(i && (unsigned)(u[i - 1].hi >> 32) == top) &&
+			    !(j < nu && (unsigned)(u[j].hi >> 32) == top)) {
+				f = group_folder(p, u[i]);
+				if (bsearch(&f, taken, np, sizeof(*taken), strptrcmp))
+					f = NULL;
+			}
+			for (size_t m = i; m < j; m++)
+				gf[m] = f;
+		}
+		for (size_t ci = 0; ci < nc; ci++) {
+			const struct hash *x;
+			if (!hash_zero(k[ci]) && (x = bsearch(&k[ci], u, nu, sizeof(*u), hash_cmp)))
+				v[ci * np + pi] = gf[x - u];
+		}
 	}
+	free(k);
+	free(u);
 	return v;
 }

@@ -19,7 +19,7 @@ int cluster_name_match(const char *pattern, const char *name);
 
 /* does p render alike on clusters a and b (same variables used, namespace; a renderer that names no cluster)? */
 int fleet_renders_alike(const struct distro *d, const struct cluster *a, const struct cluster *b, const struct package *p);
-/* per package: the folder its linked clusters share (_shared/PACKAGE), or NULL */
+/* [cluster * npackages + package]: the folder a linked cluster shares with its group (_shared/PACKAGE[-XXXXXXXX]), or NULL */
 const char **fleet_linked_folders(const struct distro *d);
 
 #endif

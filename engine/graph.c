@@ -107,7 +107,7 @@ static int unit_folder_cmp(const void *a, const void *b)
 
 /*
  * Two renders never share a folder unless they are one render: a package
- * that renders alike on linked clusters (fleet.c's _shared/PACKAGE, or a
+ * that renders alike on linked clusters (fleet.c's _shared/PACKAGE[-XXXXXXXX], or a
  * git.path without ${cluster}).  Otherwise a git.path that does not tell
  * two clusters (or packages) apart would make one push drop the other's
  * render, and every later run flip between them.
@@ -172,7 +172,7 @@ struct graph *graph_build(struct distro *d)
 			u.render->render = u.render;
 			u.render->namespace = package_namespace(d, c, p);
 			vars_init(&v, d, c, p, u.render->namespace);
-			u.render->gitpath = linked[pi] && c->mode == MODE_LINKED ? linked[pi] :
+			u.render->gitpath = linked[ci * d->npackages + pi] ? linked[ci * d->npackages + pi] :
 					    expand(d->git.path, d->git.path_loc, &v);
 			if (!u.render->namespace || !u.render->gitpath) {
 				free(uof);
