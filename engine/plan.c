@@ -154,7 +154,9 @@ static const char *tree_name(const struct package *p)
 /*
  * Scanning is most of a no-op run (a stat per input file), and it needs
  * no state: the source folders are scanned on -j threads first, then
- * compared with the stat cache in order.
+ * compared with the stat cache in order.  A package's folder is scanned
+ * once however many clusters render it (its tree's name, tree_name, is the
+ * package's): the other clusters' renders take the known content hash.
  */
 struct scan_job {
 	struct step **v;
@@ -198,27 +200,75 @@ static void *scan_worker(void *arg)
 	}
 }
 
+/* the first render step of each package, by the package's address */
+struct first_scan {
+	const struct package **k;
+	struct step **v;
+	size_t mask;
+};
+
+static struct step **first_slot(struct first_scan *f, const struct package *p)
+{
+	size_t i = ((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull & f->mask;
+
+	while (f->k[i] && f->k[i] != p)
+		i = (i + 1) & f->mask;
+	f->k[i] = p;
+	return &f->v[i];
+}
+
 static void scan_all(struct planner *pl)
 {
 	struct scan_job j = { NULL, 0, 0, PTHREAD_MUTEX_INITIALIZER, pl };
+	struct first_scan f;
+	struct step **later = NULL;
+	size_t nlater = 0, cap = 16;
 	pthread_t th[16];
 	int n = pl->jobs > 16 ? 16 : pl->jobs;
 
+	while (cap < 2 * pl->g->nsteps)
+		cap *= 2;
+	f.k = xcalloc(cap, sizeof(*f.k));
+	f.v = xcalloc(cap, sizeof(*f.v));
+	f.mask = cap - 1;
 	for (size_t i = 0; i < pl->g->nsteps; i++) {
-		struct step *s = pl->g->steps[i];
-		if (s->kind == STEP_RENDER && s->selected && !s->tree && s->pkg->src == SRC_PATH && s->pkg->path) {
-			j.v = agrow(j.v, j.n, sizeof(*j.v));
-			j.v[j.n++] = s;
+		struct step *s = pl->g->steps[i], **first;
+		if (s->kind != STEP_RENDER || !s->selected || s->tree || s->pkg->src != SRC_PATH || !s->pkg->path)
+			continue;
+		if (*(first = first_slot(&f, s->pkg))) {
+			later = agrow(later, nlater, sizeof(*later));
+			later[nlater++] = s;
+			continue;
 		}
+		*first = s;
+		j.v = agrow(j.v, j.n, sizeof(*j.v));
+		j.v[j.n++] = s;
 	}
 	if (n < 2 || j.n < 8) {
-		return;
+		scan_worker(&j);
+	} else {
+		for (int i = 0; i < n; i++)
+			if (pthread_create(&th[i], NULL, scan_worker, &j))
+				n = i;
+		if (!n)
+			scan_worker(&j);
+		for (int i = 0; i < n; i++)
+			pthread_join(th[i], NULL);
 	}
-	for (int i = 0; i < n; i++)
-		if (pthread_create(&th[i], NULL, scan_worker, &j))
-			n = i;
-	for (int i = 0; i < n; i++)
-		pthread_join(th[i], NULL);
+	/*
+	 * The other clusters' renders of a package whose tree the stat cache
+	 * knows take its content hash; a changed tree is scanned again per
+	 * render, in order, which reads the stat cache its first one updated.
+	 */
+	for (size_t i = 0; i < nlater; i++) {
+		const struct step *first = *first_slot(&f, later[i]->pkg);
+		if (first->tree && first->tree->dropped) {
+			later[i]->tree = xcalloc(1, sizeof(*later[i]->tree));
+			*later[i]->tree = *first->tree;
+		}
+	}
+	free(f.k);
+	free(f.v);
 }
 
 /*
