@@ -488,16 +488,55 @@ static void hold_clones(struct planner *pl)
 	}
 }
 
+/*
+ * Outputs whose bundle this run has seen in the cache: renders of equal
+ * output (a package on many clusters) stat their bundle once.
+ */
+struct seen_outputs {
+	struct hash *v;
+	size_t mask;
+};
+
+static int output_seen(struct seen_outputs *o, struct hash h, int add)
+{
+	size_t i = (size_t)(h.lo ^ h.hi) & o->mask;
+
+	for (; !hash_zero(o->v[i]); i = (i + 1) & o->mask)
+		if (hash_eq(o->v[i], h))
+			return 1;
+	if (add)
+		o->v[i] = h;
+	return 0;
+}
+
+static int bundle_present(struct planner *pl, struct seen_outputs *o, struct hash h)
+{
+	struct stat st;
+
+	if (!hash_zero(h) && output_seen(o, h, 0))
+		return 1;
+	if (stat(bundle_path(pl->statedir, h), &st) < 0)
+		return 0;
+	if (!hash_zero(h))
+		output_seen(o, h, 1);
+	return 1;
+}
+
 int plan_renders(struct planner *pl)
 {
 	int ret = 0;
+	struct seen_outputs seen;
+	size_t cap = 16;
 
+	while (cap < 2 * pl->g->nsteps)
+		cap *= 2;
+	seen.v = xcalloc(cap, sizeof(*seen.v));
+	seen.mask = cap - 1;
 	scan_all(pl);
 	for (size_t i = 0; i < pl->g->nsteps; i++) {
 		struct step *s = pl->g->steps[i];
 		struct inputs in = { 0 };
 		struct record rec;
-		struct stat st;
 		if (s->kind != STEP_RENDER || !s->selected)
 			continue;
 		if (render_components(pl, s, &in, 0) < 0) {
@@ -518,7 +557,7 @@ int plan_renders(struct planner *pl)
 				set_changed(pl, s, &full);
 		} else if (!rec.ok) {
 			s->reason = R_FAILED_BEFORE;
-		} else if (stat(bundle_path(pl->statedir, rec.output), &st) < 0 && !lazycache_held(pl, s, rec.output)) {
+		} else if (!bundle_present(pl, &seen, rec.output) && !lazycache_held(pl, s, rec.output)) {
 			s->reason = R_FORCED;
 			s->why = "rendered output missing from the cache";
 		} else if (!pushed_as(pl, s, rec.output) && bundle_check(pl->statedir, rec.output) < 0) {
@@ -550,6 +589,7 @@ int plan_renders(struct planner *pl)
 	/* an empty or lost state: what the GitOps repository proves done is not rendered again */
 	if (!ret && pl->reconstruct && !pl->dry_run && remotekeys_renders(pl) < 0)
 		warn("cannot read what the GitOps repository holds (%s): rendering", REMOTEKEYS_PATH);
+	free(seen.v);
 	hold_clones(pl);
 	share_group(pl->g);
 	return ret;
