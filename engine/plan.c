@@ -595,22 +595,36 @@ int plan_renders(struct planner *pl)
 	return ret;
 }
 
+/* json_dump_callback's output, streamed into the hasher */
+static int hash_dump(const char *b, size_t n, void *h)
+{
+	hasher_add(h, b, n);
+	return 0;
+}
+
 struct hash sync_key(struct planner *pl, struct step *sync, struct hash output)
 {
 	const struct distro *d = pl->g->d;
 	struct package *p = sync->pkg;
 	struct hasher *h = hasher_new();
+	json_t *app;
 
 	/* the Application idpmake sends (name, labels, source, destination, project, sync options) */
-	json_t *app = argocd_app_spec(d, sync, argocd_repo_url(d, pl->statedir));
-	char *text = json_dumps(app, JSON_SORT_KEYS | JSON_COMPACT);
-
+	if (!pl->repo_url)
+		pl->repo_url = argocd_repo_url(d, pl->statedir);
+	app = argocd_app_spec(d, sync, pl->repo_url);
 	hasher_addh(h, output);
-	hasher_adds(h, text);
+	/* its compact text with sorted keys and a NUL after it, as hasher_adds would add it */
+	if (json_dump_callback(app, hash_dump, h, JSON_SORT_KEYS | JSON_COMPACT) < 0) {
+		/* as when json_dumps returned NULL: no text */
+		hasher_end(h);
+		h = hasher_new();
+		hasher_addh(h, output);
+	}
+	hasher_add(h, "", 1);
 	hasher_add(h, &p->sync.wait_healthy, sizeof(int));
 	hasher_add(h, &p->sync.prune, sizeof(int));
 	hasher_adds(h, pl->argocd_server ? pl->argocd_server : "");
-	free(text);
 	json_decref(app);
 	return hasher_end(h);
 }
