@@ -595,31 +595,27 @@ int plan_renders(struct planner *pl)
 	return ret;
 }
 
-/* json_dump_callback's output, streamed into the hasher */
-static int hash_dump(const char *b, size_t n, void *h)
-{
-	hasher_add(h, b, n);
-	return 0;
-}
-
 struct hash sync_key(struct planner *pl, struct step *sync, struct hash output)
 {
 	const struct distro *d = pl->g->d;
 	struct package *p = sync->pkg;
 	struct hasher *h = hasher_new();
 	json_t *app;
+	char buf[4096];
+	size_t n;
 
 	/* the Application idpmake sends (name, labels, source, destination, project, sync options) */
 	if (!pl->repo_url)
 		pl->repo_url = argocd_repo_url(d, pl->statedir);
 	app = argocd_app_spec(d, sync, pl->repo_url);
 	hasher_addh(h, output);
-	/* its compact text with sorted keys and a NUL after it, as hasher_adds would add it */
-	if (json_dump_callback(app, hash_dump, h, JSON_SORT_KEYS | JSON_COMPACT) < 0) {
-		/* as when json_dumps returned NULL: no text */
-		hasher_end(h);
-		h = hasher_new();
-		hasher_addh(h, output);
+	/* its compact text with sorted keys and a NUL after it, as hasher_adds adds a string */
+	if ((n = json_dumpb(app, buf, sizeof(buf), JSON_SORT_KEYS | JSON_COMPACT)) <= sizeof(buf)) {
+		hasher_add(h, buf, n);	/* 0: it could not be written, no text */
+	} else {
+		char *text = json_dumps(app, JSON_SORT_KEYS | JSON_COMPACT);
+		hasher_add(h, text ? text : "", text ? strlen(text) : 0);
+		free(text);
 	}
 	hasher_add(h, "", 1);
 	hasher_add(h, &p->sync.wait_healthy, sizeof(int));
