@@ -22,8 +22,9 @@
  *
  * plan.c computes every step's key (hash.c: XXH3 over file contents through
  * the stat cache; source.c: git sources; register.c: register steps;
- * rollout.c: wave gates) and compares it with the key recorded for the
- * step's last success (state.c, SQLite).  build.c runs the dirty steps in
+ * rollout.c: wave gates; scan.c: the source folders, each package's once
+ * however many clusters render it) and compares it with the key recorded
+ * for the step's last success (state.c, SQLite).  build.c runs the dirty steps in
  * dependency order on -j workers:
  *
  *     render   render.c: renderers from rule.c, run by exec.c (helm.c: the

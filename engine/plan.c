@@ -21,7 +21,6 @@
  * hash; no file is opened.  A no-op run therefore reads distro.yaml, stats
  * the source trees, and reads state.db; nothing else.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +38,7 @@
 #include "register.h"
 #include "remotekeys.h"
 #include "rollout.h"
+#include "scan.h"
 #include "share.h"
 #include "source.h"
 #include "util.h"
@@ -135,90 +135,6 @@ static const char *tool_version(struct planner *pl, struct rule *r, const char *
 static struct hash hs(const char *s)
 {
 	return hash_bytes(s ? s : "", s ? strlen(s) : 0);
-}
-
-/* the stat cache's name for a package's source tree: its folder and globs */
-static const char *tree_name(const struct package *p)
-{
-	struct buf b = BUF_INIT;
-	const char *r;
-
-	buf_addf(&b, "t:%s", p->path);
-	for (size_t i = 0; i < p->rule->inputs.n; i++)
-		buf_addf(&b, "\n%s", p->rule->inputs.v[i]);
-	r = astrdup(b.s);
-	buf_release(&b);
-	return r;
-}
-
-/*
- * Scanning is most of a no-op run (a stat per input file), and it needs
- * no state: the source folders are scanned on -j threads first, then
- * compared with the stat cache in order.
- */
-struct scan_job {
-	struct step **v;
-	size_t n, next;
-	pthread_mutex_t lock;
-	struct planner *pl;
-};
-
-static void *scan_worker(void *arg)
-{
-	struct scan_job *j = arg;
-
-	for (;;) {
-		struct step *s;
-		pthread_mutex_lock(&j->lock);
-		s = j->next < j->n ? j->v[j->next++] : NULL;
-		pthread_mutex_unlock(&j->lock);
-		if (!s)
-			return NULL;
-		s->tree = xcalloc(1, sizeof(*s->tree));
-		if (scan_tree(s->pkg->path, &s->pkg->rule->inputs, s->tree) < 0) {
-			tree_free(s->tree);
-			free(s->tree);
-			s->tree = NULL;	/* scanned again in order, which reports the error */
-		} else {
-			/*
-			 * The stat cache, read only while the workers run: an
-			 * unchanged tree keeps its content hash, and its file list
-			 * goes now, so the next scan reuses the memory.
-			 */
-			struct hash fp, content;
-			int racy;
-			if (state_tree(j->pl->st, tree_name(s->pkg), &fp, &racy, &content) &&
-			    hash_eq(fp, s->tree->fingerprint) && !racy) {
-				s->tree->content = content;
-				s->tree->known = 1;
-				s->tree->dropped = 1;
-				tree_free(s->tree);
-			}
-		}
-	}
-}
-
-static void scan_all(struct planner *pl)
-{
-	struct scan_job j = { NULL, 0, 0, PTHREAD_MUTEX_INITIALIZER, pl };
-	pthread_t th[16];
-	int n = pl->jobs > 16 ? 16 : pl->jobs;
-
-	for (size_t i = 0; i < pl->g->nsteps; i++) {
-		struct step *s = pl->g->steps[i];
-		if (s->kind == STEP_RENDER && s->selected && !s->tree && s->pkg->src == SRC_PATH && s->pkg->path) {
-			j.v = agrow(j.v, j.n, sizeof(*j.v));
-			j.v[j.n++] = s;
-		}
-	}
-	if (n < 2 || j.n < 8) {
-		return;
-	}
-	for (int i = 0; i < n; i++)
-		if (pthread_create(&th[i], NULL, scan_worker, &j))
-			n = i;
-	for (int i = 0; i < n; i++)
-		pthread_join(th[i], NULL);
 }
 
 /*
@@ -441,13 +357,18 @@ static void hold_clones(struct planner *pl)
 int plan_renders(struct planner *pl)
 {
 	int ret = 0;
+	struct seen_outputs seen;
+	size_t cap = 16;
 
+	while (cap < 2 * pl->g->nsteps)
+		cap *= 2;
+	seen.v = xcalloc(cap, sizeof(*seen.v));
+	seen.mask = cap - 1;
 	scan_all(pl);
 	for (size_t i = 0; i < pl->g->nsteps; i++) {
 		struct step *s = pl->g->steps[i];
 		struct inputs in = { 0 };
 		struct record rec;
-		struct stat st;
 		if (s->kind != STEP_RENDER || !s->selected)
 			continue;
 		if (render_components(pl, s, &in, 0) < 0) {
@@ -468,7 +389,7 @@ int plan_renders(struct planner *pl)
 				set_changed(pl, s, &full);
 		} else if (!rec.ok) {
 			s->reason = R_FAILED_BEFORE;
-		} else if (stat(bundle_path(pl->statedir, rec.output), &st) < 0 && !lazycache_held(pl, s, rec.output)) {
+		} else if (!bundle_present(pl, &seen, rec.output) && !lazycache_held(pl, s, rec.output)) {
 			s->reason = R_FORCED;
 			s->why = "rendered output missing from the cache";
 		} else if (!pushed_as(pl, s, rec.output) && bundle_check(pl->statedir, rec.output) < 0) {
@@ -500,6 +421,7 @@ int plan_renders(struct planner *pl)
 	/* an empty or lost state: what the GitOps repository proves done is not rendered again */
 	if (!ret && pl->reconstruct && !pl->dry_run && remotekeys_renders(pl) < 0)
 		warn("cannot read what the GitOps repository holds (%s): rendering", REMOTEKEYS_PATH);
+	free(seen.v);
 	hold_clones(pl);
 	share_group(pl->g);
 	return ret;
@@ -510,17 +432,27 @@ struct hash sync_key(struct planner *pl, struct step *sync, struct hash output)
 	const struct distro *d = pl->g->d;
 	struct package *p = sync->pkg;
 	struct hasher *h = hasher_new();
+	json_t *app;
+	char buf[4096];
+	size_t n;
 
 	/* the Application idpmake sends (name, labels, source, destination, project, sync options) */
-	json_t *app = argocd_app_spec(d, sync, argocd_repo_url(d, pl->statedir));
-	char *text = json_dumps(app, JSON_SORT_KEYS | JSON_COMPACT);
-
+	if (!pl->repo_url)
+		pl->repo_url = argocd_repo_url(d, pl->statedir);
+	app = argocd_app_spec(d, sync, pl->repo_url);
 	hasher_addh(h, output);
-	hasher_adds(h, text);
+	/* its compact text with sorted keys and a NUL after it, as hasher_adds adds a string */
+	if ((n = json_dumpb(app, buf, sizeof(buf), JSON_SORT_KEYS | JSON_COMPACT)) <= sizeof(buf)) {
+		hasher_add(h, buf, n);	/* 0: it could not be written, no text */
+	} else {
+		char *text = json_dumps(app, JSON_SORT_KEYS | JSON_COMPACT);
+		hasher_add(h, text ? text : "", text ? strlen(text) : 0);
+		free(text);
+	}
+	hasher_add(h, "", 1);
 	hasher_add(h, &p->sync.wait_healthy, sizeof(int));
 	hasher_add(h, &p->sync.prune, sizeof(int));
 	hasher_adds(h, pl->argocd_server ? pl->argocd_server : "");
-	free(text);
 	json_decref(app);
 	return hasher_end(h);
 }

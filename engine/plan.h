@@ -22,6 +22,7 @@ struct planner {
 	const struct gitops_opts *reconstruct;	/* up: what this state never recorded may be proven
 						   done from the GitOps repository (remotekeys.h), or NULL */
 	struct argocd *argo;		/* and from this Argo CD, or NULL */
+	const char *repo_url;		/* sync_key's memo of argocd_repo_url, or NULL */
 };
 
 /* scan and key every selected render step; -1 after an error */

@@ -155,7 +155,8 @@ static size_t strhash(const char *s)
 	size_t h = 1469598103934665603ULL;
 	while (*s)
 		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
+	/* FNV-1a's low bits follow the last bytes ("c12/p3:sync"): mix the high ones in */
+	return h ^ (h >> 29) ^ (h >> 47);
 }
 
 static struct slot *table_find(struct table *t, const char *name, int insert)
