@@ -610,3 +610,16 @@ EOF
 		esac
 	} >"$file"
 }
+
+# ---- a full disk: a tmpfs at $mnt, filled (t3610, t3611) ---------------------
+# free KiB on $mnt
+avail() { df -k --output=avail "$mnt" | tail -1 | tr -d ' '; }
+# fill the tmpfs $mnt, leaving $1 KiB free (0: all of it)
+fill() {
+	rm -f "$mnt/filler"
+	local n=$(($(avail) - $1))
+	[ "$n" -gt 0 ] && dd if=/dev/zero of="$mnt/filler" bs=1k count="$n" 2>/dev/null
+	[ "$1" -gt 0 ] || cat /dev/zero >>"$mnt/filler" 2>/dev/null
+	return 0
+}
+unfill() { rm -f "$mnt/filler"; }

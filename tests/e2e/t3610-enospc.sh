@@ -16,16 +16,7 @@ if ! err=$(mount -t tmpfs -o size=2M tmpfs "$mnt" 2>&1); then
 fi
 trap 'umount "$mnt" 2>/dev/null; t_cleanup' EXIT
 
-avail() { df -k --output=avail "$mnt" | tail -1 | tr -d ' '; }
-# fill the tmpfs, leaving $1 KiB free (0: all of it)
-fill() {
-	rm -f "$mnt/filler"
-	local n=$(($(avail) - $1))
-	[ "$n" -gt 0 ] && dd if=/dev/zero of="$mnt/filler" bs=1k count="$n" 2>/dev/null
-	[ "$1" -gt 0 ] || cat /dev/zero >>"$mnt/filler" 2>/dev/null
-	return 0
-}
-unfill() { rm -f "$mnt/filler"; }
+# avail, fill and unfill: lib.sh
 # a ConfigMap of about $2 KiB of incompressible text, named $1
 bigmap() {
 	python3 - "$1" "$2" <<'EOF'

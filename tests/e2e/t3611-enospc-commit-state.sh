@@ -26,16 +26,7 @@ overmount() {
 	rm -rf "$keep" && cp -a "$1" "$keep" && mount -t tmpfs -o "size=$2" tmpfs "$1" &&
 		cp -a "$keep/." "$1/" && rm -rf "$keep" && mnt=$1 && mounted="$1 $mounted"
 }
-avail() { df -k --output=avail "$mnt" | tail -1 | tr -d ' '; }
-# fill the tmpfs $mnt, leaving $1 KiB free (0: all of it)
-fill() {
-	rm -f "$mnt/filler"
-	local n=$(($(avail) - $1))
-	[ "$n" -gt 0 ] && dd if=/dev/zero of="$mnt/filler" bs=1k count="$n" 2>/dev/null
-	[ "$1" -gt 0 ] || cat /dev/zero >>"$mnt/filler" 2>/dev/null
-	return 0
-}
-unfill() { rm -f "$mnt/filler"; }
+# avail, fill and unfill: lib.sh
 # the state's cache, clone and logs moved to $T/disk and bind-mounted back,
 # so that only state.db (and the lock) stay on the tmpfs
 disk_out() {
