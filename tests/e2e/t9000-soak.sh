@@ -129,7 +129,7 @@ check_apps() {
 	python3 "$model" apps "$T/d" >"$T/apps.want" || return 1
 	apps_json || { echo "cannot list the Applications"; return 1; }
 	python3 - "$T/apps.want" "$T/apps.json" "$bare" <<'EOF'
-import json, subprocess, sys
+import json, re, subprocess, sys
 want = dict(l.split() for l in open(sys.argv[1]) if l.strip())
 items = json.load(open(sys.argv[2])).get("items") or []
 bare = sys.argv[3]
@@ -143,12 +143,22 @@ for n in sorted(set(got) - set(want)):
     print("an Application the model does not have: %s" % n); bad += 1
 for n in sorted(set(want) - set(got)):
     print("missing Application: %s" % n); bad += 1
+group = {}  # the model's _shared/PACKAGE-{N}: the one folder its Applications point at
 for n in sorted(set(want) & set(got)):
     a, st = got[n], got[n].get("status") or {}
     path = (a["spec"].get("source") or {}).get("path")
     sync = (st.get("sync") or {}).get("status")
     health = (st.get("health") or {}).get("status")
     rev = (((st.get("operationState") or {}).get("syncResult")) or {}).get("revision")
+    if "-{" in want[n]:
+        g = want[n]
+        if not re.match(r"^%s-[0-9a-f]{8}$" % re.escape(g.rsplit("-{", 1)[0]), path or ""):
+            print("%s: path %s, the model says a folder %s-XXXXXXXX" % (n, path, g.rsplit("-{", 1)[0])); bad += 1
+        elif group.setdefault(g, path) != path:
+            print("%s: path %s, another cluster of its group is at %s" % (n, path, group[g])); bad += 1
+        elif list(group.values()).count(path) > 1:
+            print("%s: path %s, which another group has too" % (n, path)); bad += 1
+        want[n] = path or g
     if path != want[n]:
         print("%s: path %s, the model says %s" % (n, path, want[n])); bad += 1
     if sync != "Synced" or health != "Healthy":

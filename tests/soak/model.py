@@ -12,7 +12,12 @@ hold and which Applications Argo CD must have:
 - a package goes to a cluster when one of the cluster's profiles lists it;
 - its folder is CLUSTER/PACKAGE, or _shared/PACKAGE when it goes to two or
   more clusters and renders alike on all of them (same namespace and same
-  values of the variables it uses: fleet.md "Renders once, stored once");
+  values of the variables it uses: fleet.md "Renders once, stored once"),
+  or else one folder for each group of two or more clusters that render it
+  alike; the spec does not name that folder, so the model writes it
+  _shared/PACKAGE-{N} and `check` matches it to a _shared/PACKAGE-XXXXXXXX
+  folder of the remote holding the group's render (the Applications of the
+  group must all point at one such folder, t9000's check_apps);
 - one file per object, KIND.NAME.yaml in lower case, the object as written
   with the rewrite rules applied (`@DOMAIN@` -> ${domain}, `@TIER@` ->
   ${tier}, with the cluster's vars over the distro's);
@@ -158,12 +163,60 @@ def placements(m):
     for p in PACKAGES:
         x = m["packages"][p]
         cs = [c for c in CLUSTERS if any(p in m["profiles"].get(pr, []) for pr in m["clusters"][c]["profiles"])]
-        looks = {json.dumps([expand(x["namespace"], cluster_vars(m, c))] +
-                            [cluster_vars(m, c)[n] for n in used_vars(x)]) for c in cs}
-        shared = len(cs) >= 2 and len(looks) == 1
+        groups = {}
         for c in cs:
-            out[(c, p)] = ("_shared/" if shared else c + "/") + p
+            groups.setdefault(json.dumps([expand(x["namespace"], cluster_vars(m, c))] +
+                                         [cluster_vars(m, c)[n] for n in used_vars(x)]), []).append(c)
+        for gi, (_, members) in enumerate(sorted(groups.items())):
+            for c in members:
+                if len(members) < 2:
+                    out[(c, p)] = c + "/" + p
+                elif len(groups) == 1:
+                    out[(c, p)] = "_shared/" + p
+                else:
+                    out[(c, p)] = "_shared/%s-{%d}" % (p, gi)
     return out
+
+
+def resolve(want, names, gitdir, rev):
+    """want's _shared/PACKAGE-{N} folders, each matched to a _shared/PACKAGE-XXXXXXXX
+    folder among names (the remote's files) with the same files and objects"""
+    groups = sorted({posixpath.dirname(n) for n in want if "-{" in n})
+    if not groups:
+        return want
+    actual = {}
+    for n in names:
+        f = posixpath.dirname(n)
+        if re.match(r"^_shared/[^/]+-[0-9a-f]{8}$", f):
+            actual.setdefault(f, []).append(n)
+    used, mapping = set(), {}
+    for g in groups:
+        p = g[len("_shared/"):].rsplit("-{", 1)[0]
+        files = {posixpath.basename(n): want[n] for n in want if posixpath.dirname(n) == g}
+        for a in sorted(actual):
+            if a in used or a.rsplit("-", 1)[0] != "_shared/" + p or \
+                    sorted(posixpath.basename(n) for n in actual[a]) != sorted(files):
+                continue
+            if all(yaml.safe_load(subprocess.run(["git", "-C", gitdir, "show", "%s:%s" % (rev, n)], check=True,
+                                                 capture_output=True, text=True).stdout) ==
+                   files[posixpath.basename(n)] for n in actual[a]):
+                mapping[g] = a
+                used.add(a)
+                break
+    # a group whose folder differs (a file missing, an object changed): the
+    # candidate sharing most file names, so that check names the real files
+    for g in groups:
+        if g in mapping:
+            continue
+        p = g[len("_shared/"):].rsplit("-{", 1)[0]
+        files = {posixpath.basename(n) for n in want if posixpath.dirname(n) == g}
+        best = sorted((-len(files & {posixpath.basename(n) for n in actual[a]}), a) for a in actual
+                      if a not in used and a.rsplit("-", 1)[0] == "_shared/" + p)
+        if best and best[0][0] < 0:
+            mapping[g] = best[0][1]
+            used.add(best[0][1])
+    return {posixpath.join(mapping.get(posixpath.dirname(n), posixpath.dirname(n)), posixpath.basename(n)): o
+            for n, o in want.items()}
 
 
 def render(m):
@@ -285,9 +338,9 @@ def do_round(seed, n, d):
 
 def check(d, gitdir, rev):
     m = load(d)
-    want = render(m)
     names = subprocess.run(["git", "-C", gitdir, "ls-tree", "-r", "--name-only", rev],
                            check=True, capture_output=True, text=True).stdout.split()
+    want = resolve(render(m), names, gitdir, rev)
     bad = 0
     # the keys index (.idpmake/keys) is idpmake's, not the model's: checked apart below
     got = [n for n in names if not n.startswith("other/") and not n.startswith(".idpmake/")]
