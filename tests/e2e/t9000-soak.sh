@@ -123,6 +123,22 @@ apps_json() {
 	curl -sS -f -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "$api/applications" >"$T/apps.json"
 }
 
+# busy_fault APP MS: APP busy with an automated operation for MS ms.  An
+# operation that a killed round left running (a few ms at --op-ms 30) is
+# waited out first: the emulator refuses a second one (400), as it should.
+busy_fault() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		curl -sS -m 10 -X POST -H 'Content-Type: application/json' -d "{\"app\": \"$1\", \"busy_for_ms\": $2}" \
+			"${emu:-http://$ARGOCD_SERVER/_emu}/fault" >"$T/.busy" 2>&1
+		grep -q "already has an operation" "$T/.busy" || break
+		sleep 0.1
+	done
+	grep -q '"ok"' "$T/.busy" && return 0
+	t_report 1 "the emulator takes the busy fault for $1" "$T/.busy"
+	return 1
+}
+
 # check_apps: the model's Applications, each at its folder, Synced and
 # Healthy, its last sync at a commit whose folder is main's; no others
 check_apps() {
@@ -257,7 +273,7 @@ while [ $round -lt "$rounds" ] && [ $((SECONDS - start)) -lt "$secs" ]; do
 			up_round "$fault" 0 1 ;;
 	busy)
 		if [ "$app" != - ] && apps_json && grep -q "\"name\":\"$app\"" "$T/apps.json"; then
-			emu_post fault "{\"app\": \"$app\", \"busy_for_ms\": $((200 * k + 100))}" && up_round "$fault" 0 1
+			busy_fault "$app" $((200 * k + 100)) && up_round "$fault" 0 1
 		else
 			up_round "$fault (no such app yet)" 0 1
 		fi ;;
