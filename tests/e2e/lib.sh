@@ -613,6 +613,7 @@ EOF
 
 # ---- a full disk: a tmpfs at $mnt, filled (t3610, t3611) ---------------------
 # free KiB on $mnt
+# shellcheck disable=SC2154 # mnt is the calling script's
 avail() { df -k --output=avail "$mnt" | tail -1 | tr -d ' '; }
 # fill the tmpfs $mnt, leaving $1 KiB free (0: all of it)
 fill() {
