@@ -17,20 +17,7 @@ fi
 trap 'umount "$mnt" 2>/dev/null; t_cleanup' EXIT
 
 # avail, fill and unfill: lib.sh
-# a ConfigMap of about $2 KiB of incompressible text, named $1
-bigmap() {
-	python3 - "$1" "$2" <<'EOF'
-import os, sys, base64
-print("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:" % sys.argv[1])
-for i in range(int(sys.argv[2])):
-    print("  k%d: %s" % (i, base64.b32encode(os.urandom(640)).decode()))
-EOF
-}
-# status --json: "RESULT KEY" of a step
-rec() { idpmake -C "$T/d" --state "$state" status --json | python3 -c '
-import json, sys
-s = [s for s in json.load(sys.stdin)["steps"] if s["id"] == sys.argv[1]]
-print(s[0]["result"], s[0]["key"]) if s else print("none")' "$1"; }
+# bigmap and rec: lib.sh
 tip() { git -C "$remote" rev-parse -q --verify main || echo none; }
 im() { idpmake -C "$T/d" --state "$state" "$@"; }
 

@@ -38,20 +38,7 @@ disk_out() {
 		mounted="$state/$f $mounted"
 	done
 }
-# a ConfigMap of about $2 KiB of incompressible text, named $1
-bigmap() {
-	python3 - "$1" "$2" <<'EOF'
-import os, sys, base64
-print("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:" % sys.argv[1])
-for i in range(int(sys.argv[2])):
-    print("  k%d: %s" % (i, base64.b32encode(os.urandom(640)).decode()))
-EOF
-}
-# status --json: "RESULT KEY" of a step
-rec() { idpmake -C "$T/d" --state "$state" status --json | python3 -c '
-import json, sys
-s = [s for s in json.load(sys.stdin)["steps"] if s["id"] == sys.argv[1]]
-print(s[0]["result"], s[0]["key"]) if s else print("none")' "$1"; }
+# bigmap and rec: lib.sh
 commit_of() { idpmake -C "$T/d" --state "$state" status --json |
 	python3 -c 'import json, sys; print([s for s in json.load(sys.stdin)["steps"] if s["id"] == sys.argv[1]][0]["commit"])' "$1"; }
 tip() { git -C "$remote" rev-parse -q --verify main || echo none; }
