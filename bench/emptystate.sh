@@ -8,7 +8,7 @@
 #   cold scan    up after every source file was touched: each is hashed
 #                again (the stat cache misses), nothing renders
 #   empty state  up after rm -rf .idpmake: keys from the scan, renders and
-#                pushes proven from .idpmake/keys and the folders in git
+#                pushes proven from .idpmake/keys and the folders' trees
 # Targets: the empty-state up <= 1.5 x the cold scan, with 0 renders and no
 # commit.  No Argo CD here (t6800 covers the syncs).  STRICT=1: exit 1 when
 # a target is missed.  KEEP=1 keeps the folder.

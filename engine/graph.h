@@ -329,6 +329,8 @@ struct step {
 	struct hash old_output;		/* render: output recorded with old_key */
 	int dirty;			/* will run */
 	int behind;			/* render of a cloned cluster held at its last render (fleet.md) */
+	int unproven;			/* render: its folder's recorded output never read (plan.c): 1;
+					 * read and equal 0, read and not 2 */
 	struct step *same;		/* render: first dirty render of equal key (share.c), or NULL */
 	struct share *share;		/* render: the group's state, on its first step */
 	const char *drift;		/* --refresh: how Argo CD differs (the step runs), or NULL */

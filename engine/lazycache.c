@@ -53,6 +53,24 @@ static int has_control(const char *s)
 	return 0;
 }
 
+/*
+ * An entry idpmake could not have written: a hostile tree may name an entry
+ * '..', '.', or hold a '/' (git accepts it unless fsck is on): as a bundle
+ * name it would lead out of every folder the bundle is written to.  Nor a
+ * newline, a folder's included: a folder "x 0\n\n.." around "passwd" wrote
+ * the header lines "x 0", "../passwd 6"; nor any control character, which
+ * idpmake never writes in a name (objects.c); nor a link, an executable or a
+ * submodule.
+ */
+static int entry_bad(const git_tree_entry *e)
+{
+	const char *name = git_tree_entry_name(e);
+
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/') || has_control(name))
+		return 1;
+	return git_tree_entry_type(e) != GIT_OBJECT_TREE && git_tree_entry_filemode(e) != GIT_FILEMODE_BLOB;
+}
+
 static int collect_entry(const char *root, const git_tree_entry *e, void *payload)
 {
 	struct collect *c = payload;
@@ -60,18 +78,13 @@ static int collect_entry(const char *root, const git_tree_entry *e, void *payloa
 	long long size;
 	git_blob *b;
 
-	/* a hostile tree may name an entry '..', '.', or hold a '/' (git accepts it unless fsck is on):
-	 * as a bundle name it would lead out of every folder the bundle is written to.  Nor a newline,
-	 * a folder's included: a folder "x 0\n\n.." around "passwd" wrote the header lines "x 0",
-	 * "../passwd 6"; nor any control character, which idpmake never writes in a name (objects.c) */
-	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/') || has_control(name)) {
+	if (entry_bad(e)) {
 		c->bad = 1;
 		return -1;
 	}
 	if (git_tree_entry_type(e) == GIT_OBJECT_TREE)
 		return 0;
-	if (git_tree_entry_filemode(e) != GIT_FILEMODE_BLOB ||
-	    (size = git_object_size(c->g, git_tree_entry_id(e))) < 0 ||
+	if ((size = git_object_size(c->g, git_tree_entry_id(e))) < 0 ||
 	    (c->total += (unsigned long long)size) > FOLDER_CAP || git_blob_lookup(&b, c->g->repo, git_tree_entry_id(e)) < 0) {
 		git_error_clear();
 		c->bad = 1;
@@ -84,6 +97,25 @@ static int collect_entry(const char *root, const git_tree_entry *e, void *payloa
 	c->v[c->n++] = (struct bundle_entry){ *root ? aprintf("%s%s", root, name) : name, git_blob_rawcontent(b),
 					      (size_t)git_blob_rawsize(b) };
 	return 0;
+}
+
+static int check_entry(const char *root, const git_tree_entry *e, void *payload)
+{
+	(void)root;
+	if (entry_bad(e)) {
+		*(int *)payload = 1;
+		return -1;
+	}
+	return 0;
+}
+
+int folder_names_ok(git_tree *t)
+{
+	int bad = 0;
+
+	if (t && git_tree_walk(t, GIT_TREEWALK_PRE, check_entry, &bad) < 0)
+		git_error_clear();
+	return !bad;
 }
 
 static int entry_cmp(const void *a, const void *b)
@@ -155,10 +187,13 @@ static int put_cached(const char *path, const char *data, size_t len)
 	return ok ? 0 : -1;
 }
 
-/* bundle_read's hook: the bundle of output h written from the clone; 0, or -1 when it holds none */
-static int fetch(const char *statedir, struct hash h)
+/*
+ * Does folder at commit, in the clone of statedir, hold the bundle of output
+ * h?  With put, the bundle is written to the cache as well.  A repository of
+ * the calling thread's own (libgit2's rule).
+ */
+static int folder_is(const char *statedir, const char *commit, const char *folder, struct hash h, int put)
 {
-	struct held want = { 0 };
 	struct git g = { 0 };
 	git_oid id;
 	git_commit *c = NULL;
@@ -167,25 +202,17 @@ static int fetch(const char *statedir, struct hash h)
 	struct buf out = BUF_INIT;
 	int ok = 0;
 
-	pthread_mutex_lock(&lz.lock);
-	for (size_t i = 0; i < lz.n && !want.commit; i++)
-		if (hash_eq(lz.v[i].output, h))
-			want = lz.v[i];
-	pthread_mutex_unlock(&lz.lock);
-	if (!want.commit || !lz.statedir || strcmp(statedir, lz.statedir))
-		return -1;
-	/* a repository of this thread's own (libgit2's rule) */
 	pthread_once(&init_once, init_libgit2);
 	g.clone = path_join(statedir, "repo");
 	if (git_repository_open_ext(&g.repo, g.clone, GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE, NULL) == 0 &&
-	    git_repository_odb(&g.odb, g.repo) == 0 && git_oid_fromstr(&id, want.commit) == 0 &&
+	    git_repository_odb(&g.odb, g.repo) == 0 && git_oid_fromstr(&id, commit) == 0 &&
 	    git_commit_lookup(&c, g.repo, &id) == 0 && git_commit_tree(&root, c) == 0) {
-		int err = git_tree_entry_bypath(&e, root, want.folder);
+		int err = git_tree_entry_bypath(&e, root, folder);
 		/* no folder: an empty render, pushed as no folder */
 		if (err == GIT_ENOTFOUND ||
 		    (err == 0 && git_tree_entry_type(e) == GIT_OBJECT_TREE && git_tree_lookup(&t, g.repo, git_tree_entry_id(e)) == 0))
 			ok = folder_bundle(&g, t, &out) == 0 && hash_eq(hash_bytes(out.s, out.len), h) &&
-			     put_cached(bundle_path(statedir, h), out.s, out.len) == 0;
+			     (!put || put_cached(bundle_path(statedir, h), out.s, out.len) == 0);
 	}
 	git_error_clear();
 	buf_release(&out);
@@ -195,7 +222,28 @@ static int fetch(const char *statedir, struct hash h)
 	git_commit_free(c);
 	git_odb_free(g.odb);
 	git_repository_free(g.repo);
-	return ok ? 0 : -1;
+	return ok;
+}
+
+/* bundle_read's hook: the bundle of output h written from the clone; 0, or -1 when it holds none */
+static int fetch(const char *statedir, struct hash h)
+{
+	struct held want = { 0 };
+
+	pthread_mutex_lock(&lz.lock);
+	for (size_t i = 0; i < lz.n && !want.commit; i++)
+		if (hash_eq(lz.v[i].output, h))
+			want = lz.v[i];
+	pthread_mutex_unlock(&lz.lock);
+	if (!want.commit || !lz.statedir || strcmp(statedir, lz.statedir))
+		return -1;
+	return folder_is(statedir, want.commit, want.folder, h, 1) ? 0 : -1;
+}
+
+int lazycache_holds(const char *statedir, const char *commit, const char *gitpath, struct hash output)
+{
+	const char *f = norm_path(gitpath);
+	return f && commit && strlen(commit) == 40 && folder_is(statedir, commit, f, output, 0);
 }
 
 void lazycache_add(const char *statedir, struct hash output, const char *commit, const char *folder)

@@ -2,14 +2,21 @@
  * lazycache.h - rendered output that the GitOps clone holds, written to the
  * cache only when something reads it.
  *
- * An empty state rebuilt from the keys index (remotekeys.c) proves each
- * folder by reading its files from git; writing them out again as one cache
- * bundle per package cost more than the proof (thousands of new files on a
- * fresh runner).  So a render whose bundle is missing from the cache, and
- * whose folder the state records as pushed with that output at a commit
- * the clone holds, is up to date; bundle_read asks for the file, and
- * lazycache builds it from that folder at that commit, checks that it
- * hashes to its name (bundle.h), and writes it.
+ * An empty state rebuilt from the keys index (remotekeys.c) takes a
+ * folder whose tree is the one the index names as done, and records the
+ * index's output for it without reading a file: reading 200,000 files from
+ * git cost more than scanning the sources, and writing them out again as one
+ * cache bundle per package more still.  The output is checked when it is
+ * first used:
+ *   - a render whose bundle is missing from the cache, and whose folder the
+ *     state records as pushed with that output at a commit the clone holds,
+ *     is up to date; bundle_read asks for the file, and lazycache builds it
+ *     from that folder at that commit, checks that it hashes to its name
+ *     (bundle.h), and writes it;
+ *   - a render that comes out equal to an output the cache never held
+ *     pushes unless its folder holds that output (lazycache_holds, from
+ *     plan_push_changes): an index that lies about a folder's output cannot
+ *     make a later render look pushed.
  */
 #ifndef IDPMAKE_LAZYCACHE_H
 #define IDPMAKE_LAZYCACHE_H
@@ -26,10 +33,18 @@ long long git_object_size(struct git *g, const git_oid *id);
  * link, a submodule, more than a render may output).
  */
 int folder_bundle(struct git *g, git_tree *t, struct buf *out);
+/* tree t names only files idpmake could have written (as folder_bundle checks, without reading them): 1 or 0 */
+int folder_names_ok(git_tree *t);
 #endif
 
 /* output is the bundle of folder (a clean repository path) at commit (40 hex): readable from now on */
 void lazycache_add(const char *statedir, struct hash output, const char *commit, const char *folder);
+
+/*
+ * Does gitpath's folder at commit (40 hex), in the clone of statedir, hold
+ * the bundle of output?  Read and hashed, never written: 1 or 0.
+ */
+int lazycache_holds(const char *statedir, const char *commit, const char *gitpath, struct hash output);
 
 struct planner;
 /*

@@ -329,6 +329,19 @@ static int pushed_as(struct planner *pl, const struct step *s, struct hash h)
 }
 
 /*
+ * s's folder recorded as pushed with an output the cache never held: an
+ * empty state rebuilt from the keys index took the index's word for it
+ * (remotekeys.c).  A render that comes out equal to that output checks the
+ * folder before the push leaves it (plan_push_changes).
+ */
+static int output_unproven(struct planner *pl, struct seen_outputs *seen, const struct step *s)
+{
+	struct pushed p;
+	return state_pushed(pl->st, pushed_key(pl, s->gitpath), &p) && !hash_zero(p.output) &&
+	       !bundle_present(pl, seen, p.output);
+}
+
+/*
  * A cloned cluster keeps the render it was built or last promoted with
  * (fleet.md "Linked and cloned"): a render of it that would run, and that
  * succeeded before, is held at that output (so nothing is pushed or synced
@@ -407,6 +420,8 @@ int plan_renders(struct planner *pl)
 				s->tree = NULL;
 			}
 		}
+		if (s->dirty)
+			s->unproven = output_unproven(pl, &seen, s);
 		if (s->dirty && s->tree && s->tree->dropped) {
 			/* it renders after all (its spec changed): it needs the file list back */
 			struct hash content = s->tree->content;
@@ -649,8 +664,13 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 			continue;
 		if (hash_zero(s->output))
 			continue;	/* not rendered (dry run) */
-		if (state_pushed(pl->st, pushed_key(pl, s->gitpath), &p) && hash_eq(p.output, s->output))
-			continue;
+		if (state_pushed(pl->st, pushed_key(pl, s->gitpath), &p) && hash_eq(p.output, s->output)) {
+			/* the index's word for the output, taken by an empty state: the folder must hold it */
+			if (s->unproven == 1)
+				s->unproven = lazycache_holds(pl->statedir, p.commit, s->gitpath, p.output) ? 0 : 2;
+			if (s->unproven != 2)
+				continue;
+		}
 		if (linked_seen(&seen, s->gitpath))
 			continue;	/* a linked folder: its clusters' renders are one (share.c) */
 		*v = agrow(*v, *n, sizeof(**v));

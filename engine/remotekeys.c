@@ -6,11 +6,14 @@
  *
  *     the tip's index has FOLDER with this run's key? --no--> render
  *           |yes
- *     the tip's FOLDER is the line's tree, its files       --no--> render (a hand
- *     a bundle hashing to the line's output?                       edit is drift)
+ *     the tip's FOLDER is the line's tree (git's content   --no--> render (a hand
+ *     hash: what idpmake pushed), naming only files idpmake        edit is drift)
+ *     could have written?
  *           |yes
- *     render and push recorded (commit: the tip); the bundle is left in
- *     git, written to the cache when read (lazycache.h)
+ *     render and push recorded with the line's output (commit: the tip);
+ *     the files are not read: the bundle is left in git, built and checked
+ *     against that output when first read or when a render comes out equal
+ *     to it (lazycache.h)
  *
  * and per sync step never recorded whose render was reconstructed, the
  * proof in Argo CD (remotesync.c), which reads commits of the clone kept
@@ -269,15 +272,15 @@ static struct {
 } rk;
 
 /*
- * does root's folder hold line k exactly?  Its bundle is not written: the
- * clone holds it, and lazycache writes it to the cache if it is ever read
+ * Is root's folder line k's tree, with names only idpmake writes?  Its
+ * files are not read: the tree id is their content's hash, and the line's
+ * output is checked when it is used (lazycache.h)
  */
 static int folder_proven(struct git *g, git_tree *root, struct parent *pa, const char *folder,
 			 const struct remotekey *k)
 {
 	git_oid want, now;
 	git_tree *t = NULL;
-	struct buf out = BUF_INIT;
 	int found, ok;
 
 	if (git_oid_fromstr(&want, k->tree) < 0 || (found = entry_in(g, root, folder, &now, pa)) < 0) {
@@ -290,18 +293,17 @@ static int folder_proven(struct git *g, git_tree *root, struct parent *pa, const
 		git_error_clear();
 		return 0;	/* a file where the folder should be */
 	}
-	ok = folder_bundle(g, t, &out) == 0 && hash_eq(hash_bytes(out.s, out.len), k->output);
-	buf_release(&out);
+	ok = folder_names_ok(t);
 	git_tree_free(t);
 	return ok;
 }
 
 /*
- * The folders to prove, shared by -j workers: reading the blobs is most
- * of an empty state's cost, one folder is
- * independent of the others, and a libgit2 repository is one thread's, so
- * each worker opens the clone again.  The run's thread proves its share
- * with the clone it has: there is progress when no worker starts.
+ * The folders to prove, shared by -j workers: reading the trees is most
+ * of the proof's cost, one folder is independent of the others, and a
+ * libgit2 repository is one thread's, so each worker opens the clone again.
+ * The run's thread proves its share with the clone it has: there is
+ * progress when no worker starts.
  */
 struct proof {
 	const char *folder;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # An empty state folder rebuilt from the keys index (issue 8 §5) proves each
-# folder from git but writes no cache bundle (lazycache.h): the proof reads
-# the files, thousands of new cache files would cost more.  The renders are
+# folder by its tree in git and writes no cache bundle (lazycache.h):
+# thousands of new cache files would cost more than the proof.  The renders are
 # up to date all the same; a reader of the cache (diff A/ B/, a hook, an
 # Application file) gets the bundle from the clone, checked against its
 # hash, without rendering; and with the clone gone a missing bundle is
