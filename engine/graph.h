@@ -49,7 +49,8 @@
  *              cache only when read (the empty state writes no bundle)
  *              remotesync.c: an unrecorded sync proven done in Argo CD, per
  *              kind (Application, Argo-rendered helm, argocd-app file,
- *              ApplicationSet, fleet applicationset element)
+ *              ApplicationSet, fleet applicationset element); lsremote.c:
+ *              what another repository's targetRevision names now
  *     sync     argocd.c: create or update the Application, sync, wait;
  *              argospec.c: the Application idpmake sends for a package;
  *              argoapi.c: settings, HTTP requests, error shapes (libcurl);

@@ -17,8 +17,9 @@
  * REMOTEKEYS_CAP bytes, a bad line is skipped, a folder named twice is not
  * trusted, a folder must be a clean relative path.  It is never trusted on
  * its own: a render is taken as done only when the folder on the remote
- * tip has the tree the line names and its files, read as a bundle, hash to
- * the line's output hash; a sync only when Argo CD has what idpmake would
+ * tip has the tree the line names (with names idpmake writes), and the
+ * line's output is checked against the folder's files when first used
+ * (lazycache.h); a sync only when Argo CD has what idpmake would
  * send (Application, ApplicationSet or list element) and reports it Synced
  * (and Healthy) at a commit whose folder is that tree, or a chart at its
  * pinned version (remotesync.c).  What cannot be proven runs.

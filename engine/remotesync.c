@@ -11,8 +11,11 @@
  *     a folder of the GitOps repository   a commit whose folder is the tip's
  *     a Helm chart (chart: set)            the spec's targetRevision, an exact
  *                                          version (a range may have moved)
- *     anything else (another repository,   not proven
- *     a ref-only values source)
+ *     a ref-only source of the GitOps      the tip idpmake fetched, when it
+ *     repository                           names the branch (or a commit)
+ *     another git repository               the commit its targetRevision names
+ *                                          now (lsremote.c: a branch, a tag,
+ *                                          HEAD; a range is not proven)
  *
  * A multi-source Application is proven source by source, its
  * status.sync.revisions by position.  Per kind of package:
@@ -41,6 +44,7 @@
 #include "argoapi.h"
 #include "argocd.h"
 #include "gitdrift.h"
+#include "lsremote.h"
 #include "plan.h"
 #include "remotekeys.h"
 #include "status.h"
@@ -90,32 +94,43 @@ static int status_ok(const struct step *s, json_t *app)
 }
 
 /* one source at its synced revision, by its kind (the table above) */
-static int source_at(const char *repo, json_t *src, const char *rev)
+static int source_at(const struct argocd *a, json_t *src, const char *rev)
 {
-	const char *path = jstr(src, "path"), *ver = jstr(src, "targetRevision"), *f;
+	const char *path = jstr(src, "path"), *ver = jstr(src, "targetRevision"), *url = jstr(src, "repoURL"), *f;
+	const char *branch = a->d->git.branch ? a->d->git.branch : "main";
 
 	if (!json_is_object(src) || !*rev)
 		return 0;
 	if (*jstr(src, "chart"))
 		return *ver && !ver[strcspn(ver, "*^~<>=|, xX")] && !strcmp(rev, ver);
-	if (strcmp(jstr(src, "repoURL"), repo) || !*path || !is_commit(rev) || !(f = norm_path(path)) || !*f)
+	if (!is_commit(rev))
+		return 0;
+	if (strcmp(url, a->repo_url))
+		return lsremote_names(url, ver, rev);	/* another repository: what the revision names now */
+	if (!*path) {
+		/* a ref-only source of the GitOps repository: its branch is the tip idpmake fetched */
+		return (is_commit(ver) && !strcmp(ver, rev)) ||
+		       ((!strcmp(ver, branch) || !strcmp(ver, aprintf("refs/heads/%s", branch))) &&
+			!strcmp(rev, remotekeys_tip()));
+	}
+	if (!(f = norm_path(path)) || !*f)
 		return 0;
 	return remotekeys_folder_at(rev, f);
 }
 
 /* every source of Argo CD's Application at its synced revision */
-static int revisions_ok(const char *repo, json_t *app)
+static int revisions_ok(const struct argocd *a, json_t *app)
 {
 	json_t *srcs = jget(app, "spec.sources"), *revs = jget(app, "status.sync.revisions");
 	size_t n = json_array_size(srcs);
 
 	if (!n)
-		return source_at(repo, jget(app, "spec.source"), jstr(app, "status.sync.revision"));
+		return source_at(a, jget(app, "spec.source"), jstr(app, "status.sync.revision"));
 	if (!json_is_array(revs) || json_array_size(revs) != n)
 		return 0;
 	for (size_t i = 0; i < n; i++)
 		if (!json_is_string(json_array_get(revs, i)) ||
-		    !source_at(repo, json_array_get(srcs, i), json_string_value(json_array_get(revs, i))))
+		    !source_at(a, json_array_get(srcs, i), json_string_value(json_array_get(revs, i))))
 			return 0;
 	return 1;
 }
@@ -137,7 +152,7 @@ static json_t *get(struct call *c, const char *path)
 static int prove_app(struct call *c, const struct step *s, json_t *ours, const char **rev)
 {
 	json_t *app = get(c, app_path(c, "", "refresh=normal"));
-	int ok = app && status_ok(s, app) && same_object(ours, app) && revisions_ok(c->a->repo_url, app);
+	int ok = app && status_ok(s, app) && same_object(ours, app) && revisions_ok(c->a, app);
 
 	if (ok)
 		*rev = astrdup(json_array_size(jget(app, "spec.sources")) ? "" : jstr(app, "status.sync.revision"));
@@ -190,7 +205,7 @@ static int prove_cnoe_set(struct call *c, const struct step *s, const char *name
 		app = get(c, aprintf("/api/v1/applications/%s?appNamespace=%s&refresh=normal", url_escape(jstr(r, "name")),
 				     url_escape(ns)));
 		ok = app && owned(app, jstr(set, "metadata.uid")) && status_ok(s, app) &&
-		     revisions_ok(c->a->repo_url, app);
+		     revisions_ok(c->a, app);
 		json_decref(app);
 	}
 	json_decref(set);
