@@ -9,9 +9,13 @@
 # never left out.  A skip (a check that could not run here, with its reason)
 # is counted apart, never as a pass.
 #
+# `all` runs the plain and the sanitizer passes at once (the sanitizer
+# pass's lines prefixed "asan: "); SERIAL=1 runs one after the other.  The
+# e2e runner's lines (one per script) are printed as they come.
+#
 # Environment: NINJA (default ninja), NINJA_FLAGS (say -j2), TMPDIR, TEST_SEED
 # (the order of the unit tests in the asan pass; 1 by default, the plain pass
-# runs them in the order listed).
+# runs them in the order listed), SERIAL.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 mode=${1:-all}
@@ -45,20 +49,30 @@ tally() {	# tally LOGFILE EXIT: add the "N passed, N failed[, N skipped]" line o
 	fi
 }
 
-suite() {	# suite NAME COMMAND...
-	local name=$1 log rc
+suite() {	# suite [-s] NAME COMMAND...: -s streams its output as it comes (the e2e runner's line per script)
+	local stream=0 name log rc
+	if [ "$1" = -s ]; then
+		stream=1
+		shift
+	fi
+	name=$1
 	shift
 	log=$(mktemp "${TMPDIR:-/tmp}/idpmake-suite.XXXXXX")
 	echo "== $name"
-	"$@" >"$log" 2>&1
-	rc=$?
-	if [ $rc != 0 ]; then
-		cat "$log"
+	if [ $stream = 1 ]; then
+		"$@" 2>&1 | tee "$log"
+		rc=${PIPESTATUS[0]}
 	else
-		grep -E '^(not ok|FAIL)|# SKIP' "$log"
-		tail -n 1 "$log"
+		"$@" >"$log" 2>&1
+		rc=$?
+		if [ $rc != 0 ]; then
+			cat "$log"
+		else
+			grep -E '^(not ok|FAIL)|# SKIP' "$log"
+			tail -n 1 "$log"
+		fi
 	fi
-	tally "$log" $rc
+	tally "$log" "$rc"
 	rm -f "$log"
 }
 
@@ -103,19 +117,61 @@ fi
 if [ "$mode" = all ] || [ "$mode" = asan ]; then
 	build "$builddir/asan/idpmake" "${units[@]/#/$builddir/asan/}"
 fi
-if [ "$mode" = all ] || [ "$mode" = fast ]; then
+plain_pass() {
 	unit "$builddir"
 	suite "argocd emulator self-test" emulator_selftest
-	suite "e2e" env IDPMAKE="$PWD/idpmake" tests/e2e/run.sh
-fi
-if [ "$mode" = all ] || [ "$mode" = asan ]; then
+	suite -s "e2e" env IDPMAKE="$PWD/idpmake" tests/e2e/run.sh
+}
+
+asan_pass() {
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=86:fast_unwind_on_malloc=0}
 	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=86}
 	export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp:print_suppressions=0}
 	# the sanitizer pass runs the unit tests in another order than the plain one
 	unit "$builddir/asan" "asan, TEST_SEED=${TEST_SEED:-1}" "${TEST_SEED:-1}"
-	suite "e2e (asan)" env IDPMAKE="$PWD/$builddir/asan/idpmake" tests/e2e/run.sh
-fi
+	suite -s "e2e (asan)" env IDPMAKE="$PWD/$builddir/asan/idpmake" tests/e2e/run.sh
+}
+
+case $mode in
+fast) plain_pass ;;
+asan) asan_pass ;;
+all)
+	if [ "${SERIAL:-0}" = 1 ]; then
+		plain_pass
+		asan_pass
+	else
+		# Both passes at once, each on its own core (the e2e scripts wait on
+		# servers and on Argo CD's emulator as much as they compute), the
+		# sanitizer pass's lines prefixed "asan: "; each adds its counts at the
+		# end, and a pass that ends without them is a failure.
+		counts=$(mktemp -d "${TMPDIR:-/tmp}/idpmake-run.XXXXXX")
+		(
+			# shellcheck disable=SC2030 # each pass counts in its subshell, then in $counts
+			passed=0 failed=0 skipped=0
+			asan_pass
+			echo "$passed $failed $skipped" >"$counts/asan"
+		) 2>&1 | sed -u 's/^/asan: /' &
+		apid=$!
+		(
+			# shellcheck disable=SC2030
+			passed=0 failed=0 skipped=0
+			plain_pass
+			echo "$passed $failed $skipped" >"$counts/plain"
+		)
+		wait "$apid"
+		for pass in plain asan; do
+			# shellcheck disable=SC2031 # the parent's counts (the builds') plus each pass's
+			if read -r p f s <"$counts/$pass" 2>/dev/null; then
+				passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+			else
+				echo "(the $pass pass ended without its counts; counted as 1 failure)"
+				failed=$((failed + 1))
+			fi
+		done
+		rm -rf "$counts"
+	fi
+	;;
+esac
 echo
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
