@@ -62,6 +62,8 @@
 #	emu_post ENDPOINT JSON     POST to $emu/ENDPOINT (a fault, say); a refused
 #	                           or failed POST is a failed check, so a fault
 #	                           that did not take cannot pass unnoticed
+#	emu_posts RE               the POSTs to Argo CD's API since the last
+#	                           emu_reset whose path matches RE
 #	emu_reset                  emu_post reset '{}'
 #
 # Call the start_* functions directly, not in $(...): the server must be a child
@@ -544,6 +546,15 @@ emu_post() {
 }
 
 emu_reset() { emu_post reset '{}'; }
+# emu_posts RE: the POSTs to Argo CD's API (not the emulator's, not sessions)
+# since the last emu_reset whose path matches RE
+emu_posts() {
+	curl -sS -f "$emu/requests" | python3 -c '
+import json, re, sys
+print(sum(1 for e in json.load(sys.stdin) if e["method"] == "POST" and e["path"].startswith("/api/v1/")
+          and not e["path"].startswith("/api/v1/session") and re.search(sys.argv[1], e["path"])))' "$1" ||
+		t_bail "cannot read the request log"
+}
 
 # ---- fixtures ----------------------------------------------------------
 # make_tls [SAN]: a private CA ($tls/ca.pem, .key), a second CA that signed

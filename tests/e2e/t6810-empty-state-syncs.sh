@@ -21,14 +21,6 @@
 # shellcheck disable=SC2119 # no emulator arguments
 start_gitops_argocd
 api() { curl -sS -f -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/api/v1/$1"; }
-# posts RE: POSTs to Argo CD's API (not the emulator's) since the last reset whose path matches RE
-posts() {
-	curl -sS -f "$emu/requests" | python3 -c '
-import json, re, sys
-print(sum(1 for e in json.load(sys.stdin) if e["method"] == "POST" and e["path"].startswith("/api/v1/")
-          and not e["path"].startswith("/api/v1/session") and re.search(sys.argv[1], e["path"])))' "$1" ||
-		t_bail "cannot read the request log"
-}
 tip() { git --git-dir="$bare" rev-parse main; }
 
 mkdistro d <<EOF
@@ -116,14 +108,14 @@ before=$(tip)
 empty_up "up to date"
 t_grep "up to date: 0 rendered, nothing pushed, 0 synced" '^idpmake: 0 rendered, nothing pushed, 0 synced' "$STDOUT"
 t_eq "up to date: no new commit" "$before" "$(tip)"
-t_eq "up to date: no sync request" 0 "$(posts '/sync$')"
-t_eq "up to date: no Application or ApplicationSet upserted" 0 "$(posts '^/api/v1/application(set)?s$')"
+t_eq "up to date: no sync request" 0 "$(emu_posts '/sync$')"
+t_eq "up to date: no Application or ApplicationSet upserted" 0 "$(emu_posts '^/api/v1/application(set)?s$')"
 t_nogrep "up to date: -v names no sync as unproven" 'not proven done in Argo CD' "$STDERR"
 t_nogrep "up to date: nothing is synced" ':sync' "$STDOUT"
 emu_reset
 t_ok "the next up" idpmake up
 t_grep "the next up is a no-op" '^idpmake: 0 rendered, nothing pushed, 0 synced' "$STDOUT"
-t_eq "the next up: no request that changes anything" 0 "$(posts .)"
+t_eq "the next up: no request that changes anything" 0 "$(emu_posts .)"
 
 # ---- per kind, an Argo CD that differs: that kind, only, syncs ---------
 # KIND FAULT-APP RE: an out_of_sync fault on FAULT-APP (after emu_reset, which clears faults);
@@ -143,9 +135,9 @@ for k in "chart in-cluster-chart (^/api/v1/applications|/in-cluster-chart/sync)$
 	t_grep "$1 OutOfSync: the summary names it" "in-cluster/$1:sync" "$STDOUT"
 	t_grep "$1 OutOfSync: -v names it" "^idpmake: in-cluster/$1:sync: not proven done in Argo CD" "$STDERR"
 	t_eq "$1 OutOfSync: no new commit" "$before" "$(tip)"
-	n=$(posts "$3")
+	n=$(emu_posts "$3")
 	t_ok "$1 OutOfSync: it made requests" test "$n" -ge 1
-	t_eq "$1 OutOfSync: its requests only" "$(posts .)" "$n"
+	t_eq "$1 OutOfSync: its requests only" "$(emu_posts .)" "$n"
 	emu_post fault "{\"app\": \"$2\", \"out_of_sync\": false}"
 done
 
@@ -161,7 +153,7 @@ curl -sS -f -X POST -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" -H 'Content-Ty
 	t_bail "cannot change in-cluster-app-my-app by hand"
 empty_up "a hand-changed Application"
 t_grep "a hand-changed Application: it syncs" '^idpmake: 0 rendered, nothing pushed, 1 synced' "$STDOUT"
-t_eq "a hand-changed Application: its upsert restored the spec" 1 "$(posts '^/api/v1/applications$')"
+t_eq "a hand-changed Application: its upsert restored the spec" 1 "$(emu_posts '^/api/v1/applications$')"
 
 api applicationsets/in-cluster-set-envs >"$T/set.json" || t_bail "cannot read the ApplicationSet"
 python3 -c '
@@ -176,13 +168,13 @@ curl -sS -f -X POST -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" -H 'Content-Ty
 empty_up "a hand-changed ApplicationSet"
 t_grep "a hand-changed ApplicationSet: it is upserted again" '^idpmake: 0 rendered, nothing pushed, 1 synced' "$STDOUT"
 t_eq "a hand-changed ApplicationSet: one upsert, nothing else" "1 1" \
-	"$(posts '^/api/v1/applicationsets$') $(posts .)"
+	"$(emu_posts '^/api/v1/applicationsets$') $(emu_posts .)"
 
 # ---- a chart at a version range is never proven ------------------------
 sed -i 's/version: 6.5.0/version: "^6.5.0"/' distro.yaml
 t_ok "the chart at a range" idpmake up
 empty_up "a chart at a range"
 t_grep "a chart at a range: it syncs again" '^idpmake: 0 rendered, nothing pushed, 1 synced' "$STDOUT"
-t_eq "a chart at a range: its sync only" "1 1" "$(posts 'in-cluster-chart/sync$') $(posts '/sync$')"
+t_eq "a chart at a range: its sync only" "1 1" "$(emu_posts 'in-cluster-chart/sync$') $(emu_posts '/sync$')"
 
 t_done

@@ -17,15 +17,7 @@
 
 ext=$T/ext.git
 git init -q --bare -b main "$ext" || t_bail "git init failed"
-# shellcheck disable=SC2119 # emulator arguments follow
 start_gitops_argocd --repo-map "file://$ext=$ext" --repo-map "https://ext.invalid/ext.git=$ext"
-posts() {
-	curl -sS -f "$emu/requests" | python3 -c '
-import json, re, sys
-print(sum(1 for e in json.load(sys.stdin) if e["method"] == "POST" and e["path"].startswith("/api/v1/")
-          and not e["path"].startswith("/api/v1/session") and re.search(sys.argv[1], e["path"])))' "$1" ||
-		t_bail "cannot read the request log"
-}
 tip() { git --git-dir="$bare" rev-parse main; }
 
 # the other repository: app/ on main, tagged v1 (annotated)
@@ -81,7 +73,7 @@ empty_up() {
 before=$(tip)
 empty_up "up to date"
 t_grep "up to date: 0 rendered, nothing pushed, 0 synced" '^idpmake: 0 rendered, nothing pushed, 0 synced' "$STDOUT"
-t_eq "up to date: no request that changes anything" 0 "$(posts .)"
+t_eq "up to date: no request that changes anything" 0 "$(emu_posts .)"
 t_eq "up to date: no new commit" "$before" "$(tip)"
 t_nogrep "up to date: -v names no sync as unproven" 'not proven done in Argo CD' "$STDERR"
 t_grep "-v lists the other repository once" "^idpmake: git ls-remote file://$ext\$" "$STDERR"
@@ -98,7 +90,7 @@ t_ok "branch moved: up with an empty state folder" idpmake up -v
 t_grep "branch moved: only that Application syncs" '^idpmake: 0 rendered, nothing pushed, 1 synced' "$STDOUT"
 t_grep "it is the branch's" 'in-cluster/branch-from-branch:sync' "$STDOUT"
 t_grep "-v says it was not proven" 'branch:sync: not proven done in Argo CD' "$STDERR"
-t_eq "one sync request" 1 "$(posts '/sync$')"
+t_eq "one sync request" 1 "$(emu_posts '/sync$')"
 emu_post fault '{"app": "in-cluster-branch-from-branch", "clear": true}'
 
 # ---- a repository idpmake cannot list: it syncs ------------------------
