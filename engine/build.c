@@ -42,6 +42,7 @@
 #include "build.h"
 #include "intr.h"
 #include "kubectl.h"
+#include "plan.h"
 #include "util.h"
 
 struct sync_ops build_sync;

@@ -3,7 +3,7 @@
 #define IDPMAKE_BUILD_H
 
 #include "intr.h"
-#include "plan.h"
+#include "planner.h"
 #include "status.h"
 
 struct build_opts {

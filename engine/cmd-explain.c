@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "plan.h"
 #include "util.h"
 
 static void hex(struct hash h, char out[33])

@@ -12,6 +12,7 @@
 #include "gitops.h"
 #include "manifest.h"
 #include "orphans.h"
+#include "plan.h"
 #include "remotekeys.h"
 #include "rollout.h"
 #include "savedplan.h"

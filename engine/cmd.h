@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "graph.h"
-#include "plan.h"
+#include "planner.h"
 #include "state.h"
 #include "status.h"
 

@@ -24,8 +24,10 @@
  * the stat cache; source.c: git sources; register.c: register steps;
  * rollout.c: wave gates; scan.c: the source folders, each package's once
  * however many clusters render it) and compares it with the key recorded
- * for the step's last success (state.c, SQLite).  build.c runs the dirty steps in
- * dependency order on -j workers:
+ * for the step's last success (state.c, SQLite).  planner.c, below plan.c
+ * and the modules it calls: struct planner and the helpers they share
+ * (render_of, plan_compare, pushed_key), so that none calls back into
+ * plan.c.  build.c runs the dirty steps in dependency order on -j workers:
  *
  *     render   render.c: renderers from rule.c, run by exec.c (helm.c: the
  *              helm renderer; renderers.h what they share); objects.c:

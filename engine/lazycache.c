@@ -16,7 +16,7 @@
 #include "gitdrift.h"
 #include "gitremote.h"
 #include "lazycache.h"
-#include "plan.h"
+#include "planner.h"
 #include "state.h"
 #include "util.h"
 

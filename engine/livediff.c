@@ -35,6 +35,7 @@
 #include "argocd.h"
 #include "bundle.h"
 #include "cmd.h"
+#include "plan.h"
 #include "hash.h"
 #include "livediff.h"
 #include "objdiff.h"

@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include "plan.h"
+#include "planner.h"
 
 /* a folder the remote and branch hold that no package of the distro writes any more */
 struct orphan_folder {

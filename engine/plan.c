@@ -44,11 +44,6 @@
 #include "util.h"
 #include "yaml.h"
 
-struct step *render_of(struct step *s)
-{
-	return s ? s->render : NULL;
-}
-
 /* the content hash of one file, through the stat cache (name "f:PATH") */
 static int file_hash(struct planner *pl, const char *path, struct hash *h)
 {
@@ -601,24 +596,6 @@ void plan_decide(struct planner *pl, struct step *s)
 			 s->hook->when == WHEN_ONCE ? "hook command or inputs changed" : "hook or package changed");
 }
 
-void plan_compare(struct step *s, const struct record *rec, const char *why_changed)
-{
-	if (!rec->have || hash_zero(rec->key)) {
-		s->dirty = 1;
-		s->reason = R_NEVER;
-	} else if (!hash_eq(rec->key, s->key)) {
-		s->dirty = 1;
-		s->reason = R_KEY_CHANGED;
-		s->why = why_changed;
-	} else if (!rec->ok) {
-		s->dirty = 1;
-		s->reason = R_FAILED_BEFORE;
-	} else {
-		s->dirty = 0;
-		s->reason = R_UP_TO_DATE;
-	}
-}
-
 /* the folders a push already changes, sorted: a linked folder is changed once */
 struct folders {
 	const char **v;
@@ -688,16 +665,6 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 		(*np)[(*n)++] = (struct pushed){ gone[i].key, { 0, 0 }, NULL };
 	}
 	return 0;
-}
-
-/*
- * What a remote and branch hold is recorded per folder under a key naming
- * them (the URL without credentials), so that a distro pointed at another
- * remote or branch pushes every folder there, not only the changed ones.
- */
-const char *pushed_key(const struct planner *pl, const char *path)
-{
-	return aprintf("%s#%s %s", pl->rc.remote_url, pl->g->d->git.branch, path);
 }
 
 const char *changed_name(const char *entry)

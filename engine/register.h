@@ -2,7 +2,7 @@
 #ifndef IDPMAKE_REGISTER_H
 #define IDPMAKE_REGISTER_H
 
-#include "plan.h"
+#include "planner.h"
 
 /*
  * Decide a register step (plan_decide's contract).  Its key covers what

@@ -35,7 +35,7 @@
 #include "gitremote.h"
 #include "intr.h"
 #include "lazycache.h"
-#include "plan.h"
+#include "planner.h"
 #include "remotekeys.h"
 #include "status.h"
 #include "util.h"

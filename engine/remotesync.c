@@ -45,7 +45,7 @@
 #include "argocd.h"
 #include "gitdrift.h"
 #include "lsremote.h"
-#include "plan.h"
+#include "planner.h"
 #include "remotekeys.h"
 #include "status.h"
 #include "url.h"

@@ -40,6 +40,7 @@
 #include "buf.h"
 #include "bundle.h"
 #include "cmd.h"
+#include "plan.h"
 #include "manifest.h"
 #include "revdiff.h"
 #include "util.h"

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "build.h"
-#include "plan.h"
+#include "planner.h"
 
 /* decide a wave:NAME step whose in-steps are finished (plan_decide's contract) */
 void wave_decide(struct planner *pl, struct step *s, const struct record *rec, int upstream);

@@ -49,6 +49,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "plan.h"
 #include "orphans.h"
 #include "revdiff.h"
 #include "savedplan.h"

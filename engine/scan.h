@@ -6,7 +6,7 @@
 #ifndef IDPMAKE_SCAN_H
 #define IDPMAKE_SCAN_H
 
-#include "plan.h"
+#include "planner.h"
 
 /* the stat cache's name for a package's source tree: its folder and globs */
 const char *tree_name(const struct package *p);

@@ -28,6 +28,7 @@
 #include "buf.h"
 #include "build.h"
 #include "cmd.h"
+#include "plan.h"
 #include "util.h"
 #include "test.h"
 
