@@ -8,13 +8,16 @@
  * (Argo CD picks the highest tag matching it) is not resolved here: a newer
  * tag may match it now.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <git2.h>
 
+#include "intr.h"
 #include "lsremote.h"
 #include "status.h"
 #include "url.h"
@@ -53,40 +56,146 @@ static int allowed_scheme(const char *url)
 	return 0;
 }
 
-/* git ls-remote url, without credentials */
-static void list(struct listed *l)
+/*
+ * One listing, on a thread of its own: libgit2 1.5 has no timeout, and a
+ * server that accepts the connection and never answers would hold the run
+ * forever.  The caller waits at most IDPMAKE_LSREMOTE_TIMEOUT_MS (30 s) and
+ * then leaves the thread to finish on its own; whoever is last frees the job.
+ * The thread allocates with malloc, not in the arena.
+ */
+struct job {
+	char *url;
+	char **names;
+	char (*ids)[41];
+	size_t n;
+	int ok, done, refs;
+	char err[256];
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+};
+
+static void job_drop(struct job *j)
 {
+	int last;
+
+	pthread_mutex_lock(&j->m);
+	last = --j->refs == 0;
+	pthread_mutex_unlock(&j->m);
+	if (!last)
+		return;
+	for (size_t i = 0; i < j->n; i++)
+		free(j->names[i]);
+	free(j->names);
+	free(j->ids);
+	free(j->url);
+	pthread_mutex_destroy(&j->m);
+	pthread_cond_destroy(&j->cv);
+	free(j);
+}
+
+/* git ls-remote url, without credentials */
+static void *list_thread(void *arg)
+{
+	struct job *j = arg;
 	git_remote *r = NULL;
 	git_remote_callbacks cb;
 	git_proxy_options proxy;
 	const git_remote_head **heads;
 	size_t n;
 
-	pthread_once(&init_once, init_libgit2);
 	git_remote_init_callbacks(&cb, GIT_REMOTE_CALLBACKS_VERSION);	/* no credentials callback: none is sent */
 	git_proxy_options_init(&proxy, GIT_PROXY_OPTIONS_VERSION);
 	proxy.type = GIT_PROXY_AUTO;
-	if (status_verbose())
-		fprintf(stderr, "idpmake: git ls-remote %s\n", url_masked(l->url, "***"));
-	if (git_remote_create_detached(&r, l->url) == 0 &&
+	if (git_remote_create_detached(&r, j->url) == 0 &&
 	    git_remote_connect(r, GIT_DIRECTION_FETCH, &cb, &proxy, NULL) == 0 && git_remote_ls(&heads, &n, r) == 0) {
-		l->v = xcalloc(n + 1, sizeof(*l->v));
+		j->names = xcalloc(n + 1, sizeof(*j->names));
+		j->ids = xcalloc(n + 1, sizeof(*j->ids));
 		for (size_t i = 0; i < n; i++) {
-			l->v[i].name = astrdup(heads[i]->name);
-			git_oid_tostr(l->v[i].id, sizeof(l->v[i].id), &heads[i]->oid);
+			j->names[i] = xstrdup(heads[i]->name);
+			git_oid_tostr(j->ids[i], sizeof(j->ids[i]), &heads[i]->oid);
 		}
-		l->n = n;
-		l->ok = 1;
-	} else if (status_verbose()) {
+		j->n = n;
+		j->ok = 1;
+	} else {
 		const git_error *e = git_error_last();
-		fprintf(stderr, "idpmake: cannot list %s: %s\n", url_masked(l->url, "***"),
-			e && e->message ? e->message : "unknown error");
+		snprintf(j->err, sizeof(j->err), "%s", e && e->message ? e->message : "unknown error");
 	}
 	git_error_clear();
 	if (r) {
 		git_remote_disconnect(r);
 		git_remote_free(r);
 	}
+	pthread_mutex_lock(&j->m);
+	j->done = 1;
+	pthread_cond_signal(&j->cv);
+	pthread_mutex_unlock(&j->m);
+	job_drop(j);
+	return NULL;
+}
+
+static long timeout_ms(void)
+{
+	const char *v = getenv("IDPMAKE_LSREMOTE_TIMEOUT_MS");
+	char *end;
+	long n;
+
+	if (!v || !*v || (n = strtol(v, &end, 10), *end) || n <= 0)
+		return 30000;
+	return n;
+}
+
+static void list(struct listed *l)
+{
+	struct job *j = xcalloc(1, sizeof(*j));
+	pthread_attr_t attr;
+	pthread_t th;
+	long left = timeout_ms();
+	const char *why = NULL;
+	int done = 0;
+
+	pthread_once(&init_once, init_libgit2);
+	if (status_verbose())
+		fprintf(stderr, "idpmake: git ls-remote %s\n", url_masked(l->url, "***"));
+	j->url = xstrdup(l->url);
+	j->refs = 2;
+	pthread_mutex_init(&j->m, NULL);
+	pthread_cond_init(&j->cv, NULL);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &attr, list_thread, j)) {
+		j->refs = 1;
+		why = "cannot start a thread";
+	}
+	pthread_attr_destroy(&attr);
+	/* in slices: an interrupt ends the wait */
+	pthread_mutex_lock(&j->m);
+	while (!why && !j->done && left > 0 && !interrupted()) {
+		struct timespec ts;
+		long slice = left < 100 ? left : 100;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += slice * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		if (pthread_cond_timedwait(&j->cv, &j->m, &ts) == ETIMEDOUT)
+			left -= slice;
+	}
+	done = j->done;
+	pthread_mutex_unlock(&j->m);
+	if (!why && !done)
+		why = interrupted() ? "interrupted" : "no answer in time";
+	else if (!why && j->ok) {
+		l->v = xcalloc(j->n + 1, sizeof(*l->v));
+		for (size_t i = 0; i < j->n; i++) {
+			l->v[i].name = astrdup(j->names[i]);
+			memcpy(l->v[i].id, j->ids[i], sizeof(l->v[i].id));
+		}
+		l->n = j->n;
+		l->ok = 1;
+	} else if (!why)
+		why = astrdup(j->err);
+	if (why && status_verbose())
+		fprintf(stderr, "idpmake: cannot list %s: %s\n", url_masked(l->url, "***"), why);
+	job_drop(j);
 }
 
 static struct listed *listed(const char *url)

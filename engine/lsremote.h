@@ -17,7 +17,8 @@
  * HEAD, or a 40-hex commit) of the repository at url name commit `commit`
  * (40 hex) now?  A tag matches by its own id or the commit it peels to.  A
  * version range, an unknown revision, an unreachable or private repository,
- * a scheme other than https, http, ssh, git or file: 0.
+ * a scheme other than https, http, ssh, git or file, a remote that does
+ * not answer within IDPMAKE_LSREMOTE_TIMEOUT_MS (30 s): 0.
  */
 int lsremote_names(const char *url, const char *rev, const char *commit);
 
