@@ -3,10 +3,12 @@
  * repo-server resolves it (lsremote.h).
  *
  * Argo CD takes a 40-hex revision as it is; otherwise it lists the remote's
- * refs and takes the one named by the revision, "refs/heads/REV" or
- * "refs/tags/REV" (HEAD when empty).  A revision that is a version range
- * (Argo CD picks the highest tag matching it) is not resolved here: a newer
- * tag may match it now.
+ * refs and takes the first, in the server's order, whose name or short name
+ * is the revision (HEAD when empty): "feature/x" is refs/feature/x before
+ * refs/heads/feature/x.  A revision that is a version range (Argo CD picks
+ * the highest tag matching it, "1.x" included) is not resolved here: a newer
+ * tag may match it now.  Nor is a truncated commit, which Argo CD takes as
+ * it is when no ref has its name.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -98,16 +100,15 @@ static void *list_thread(void *arg)
 {
 	struct job *j = arg;
 	git_remote *r = NULL;
-	git_remote_callbacks cb;
-	git_proxy_options proxy;
+	git_remote_connect_options o;
 	const git_remote_head **heads;
 	size_t n;
 
-	git_remote_init_callbacks(&cb, GIT_REMOTE_CALLBACKS_VERSION);	/* no credentials callback: none is sent */
-	git_proxy_options_init(&proxy, GIT_PROXY_OPTIONS_VERSION);
-	proxy.type = GIT_PROXY_AUTO;
-	if (git_remote_create_detached(&r, j->url) == 0 &&
-	    git_remote_connect(r, GIT_DIRECTION_FETCH, &cb, &proxy, NULL) == 0 && git_remote_ls(&heads, &n, r) == 0) {
+	git_remote_connect_options_init(&o, GIT_REMOTE_CONNECT_OPTIONS_VERSION);	/* no credentials callback: none is sent */
+	o.proxy_opts.type = GIT_PROXY_AUTO;
+	o.follow_redirects = GIT_REMOTE_REDIRECT_NONE;	/* as Argo CD's client: a redirect is not listed */
+	if (git_remote_create_detached(&r, j->url) == 0 && git_remote_connect_ext(r, GIT_DIRECTION_FETCH, &o) == 0 &&
+	    git_remote_ls(&heads, &n, r) == 0) {
 		j->names = xcalloc(n + 1, sizeof(*j->names));
 		j->ids = xcalloc(n + 1, sizeof(*j->ids));
 		for (size_t i = 0; i < n; i++) {
@@ -213,24 +214,68 @@ static struct listed *listed(const char *url)
 	return l;
 }
 
-/* does ref `name` (or its peeled "^{}" line) hold commit? */
-static int ref_names(const struct listed *l, const char *name, const char *commit)
+/* go-git's ReferenceName.Short(), which Argo CD compares a revision with */
+static const char *short_name(const char *name)
 {
-	const char *peeled = aprintf("%s^{}", name);
-	int found = 0;
+	static const char *const prefix[] = { "refs/heads/", "refs/tags/", "refs/remotes/", "refs/" };
 
-	for (size_t i = 0; i < l->n; i++)
-		if (!strcmp(l->v[i].name, name) || !strcmp(l->v[i].name, peeled)) {
-			found = 1;
-			if (!strcmp(l->v[i].id, commit))
-				return 1;
-		}
-	return found ? 0 : -1;
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(*prefix); i++)
+		if (!strncmp(name, prefix[i], strlen(prefix[i])))
+			return name + strlen(prefix[i]);
+	return name;
+}
+
+/*
+ * Argo CD's pick (util/git/client.go lsRemote): the first ref, in the
+ * server's order, whose name or short name is rev; does it, or the commit
+ * its tag peels to, hold commit?  1, 0, or -1 when no ref is rev.
+ */
+static int ref_names(const struct listed *l, const char *rev, const char *commit)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const char *name = l->v[i].name;
+		size_t len = strlen(name);
+		if (len > 3 && !strcmp(name + len - 3, "^{}"))
+			continue;	/* a peeled line: go-git's short name keeps the "^{}" */
+		if (strcmp(name, rev) && strcmp(short_name(name), rev))
+			continue;
+		if (!strcmp(l->v[i].id, commit))
+			return 1;
+		for (size_t j = 0; j < l->n; j++)
+			if (!strncmp(l->v[j].name, name, len) && !strcmp(l->v[j].name + len, "^{}"))
+				return !strcmp(l->v[j].id, commit);
+		return 0;
+	}
+	return -1;
 }
 
 static int is_hex40(const char *s)
 {
 	return strlen(s) == 40 && strspn(s, "0123456789abcdef") == 40;
+}
+
+/*
+ * A semantic version range Argo CD resolves to its highest matching tag
+ * (Masterminds' constraints): an operator, or a wildcard part, "1.x",
+ * "v2.X.0", "x".  Taken widely: a revision taken for a range is not proven,
+ * which costs a sync.
+ */
+static int version_range(const char *rev)
+{
+	const char *p = rev;
+	size_t n;
+	int wild = 0;
+
+	if (rev[strcspn(rev, "*^~<>=|, !")])
+		return 1;
+	if (*p == 'v' || *p == 'V')
+		p++;
+	n = strcspn(p, "-+");	/* a pre-release or build suffix */
+	if (!n || strspn(p, "0123456789xX.") < n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		wild |= p[i] == 'x' || p[i] == 'X';
+	return wild;
 }
 
 int lsremote_names(const char *url, const char *rev, const char *commit)
@@ -243,18 +288,12 @@ int lsremote_names(const char *url, const char *rev, const char *commit)
 	if (is_hex40(rev))
 		return !strcmp(rev, commit);
 	/* a version range, or anything a ref name cannot be */
-	if (rev[strcspn(rev, "*^~<>=|, :?[\\")] || !allowed_scheme(url))
+	if (version_range(rev) || rev[strcspn(rev, ":?[\\")] || !allowed_scheme(url))
 		return 0;
 	pthread_mutex_lock(&lock);
 	l = listed(url);
-	if (l->ok) {
-		if (!*rev || !strcmp(rev, "HEAD"))
-			r = ref_names(l, "HEAD", commit);
-		else if (!strncmp(rev, "refs/", 5))
-			r = ref_names(l, rev, commit);
-		else if ((r = ref_names(l, aprintf("refs/heads/%s", rev), commit)) < 0)
-			r = ref_names(l, aprintf("refs/tags/%s", rev), commit);
-	}
+	if (l->ok)
+		r = ref_names(l, *rev ? rev : "HEAD", commit);
 	pthread_mutex_unlock(&lock);
 	return r == 1;
 }

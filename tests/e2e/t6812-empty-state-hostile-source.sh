@@ -4,7 +4,8 @@
 #   silent   accepts the connection and never answers: the proof gives up
 #            in time (the Application syncs), the run does not hang
 #   auth     asks for credentials: none is sent, neither IDPMAKE_GIT_TOKEN
-#            nor IDPMAKE_SOURCE_TOKEN, nor after a redirect to it (redir)
+#            nor IDPMAKE_SOURCE_TOKEN
+#   redir    redirects to another host: not followed (Argo CD follows none)
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -22,7 +23,7 @@ class H(http.server.BaseHTTPRequestHandler):
             time.sleep(3600)
         elif self.path.startswith("/redir"):
             self.send_response(302)
-            self.send_header("Location", "http://127.0.0.1:%d/auth/x.git/info/refs?service=git-upload-pack" % port)
+            self.send_header("Location", "http://localhost:%d/landing/x.git/info/refs?service=git-upload-pack" % port)
             self.end_headers()
         else:
             self.send_response(401)
@@ -88,6 +89,7 @@ t_ok "in well under two minutes" [ $(($(date +%s) - start)) -lt 60 ]
 t_grep "the silent server was asked" '^GET /silent/' "$hlog"
 t_grep "the asking one" '^GET /auth/' "$hlog"
 t_grep "the redirecting one" '^GET /redir/' "$hlog"
+t_nogrep "its redirect is not followed" '^GET /landing/' "$hlog"
 t_nogrep "no Authorization header reached it" '^authorization:' "$(tr 'A-Z' 'a-z' <"$hlog" >"$T/hl" && echo "$T/hl")"
 t_nostring "nor the GitOps token" "$IDPMAKE_GIT_TOKEN" "$hlog"
 t_nostring "nor the source token" "$IDPMAKE_SOURCE_TOKEN" "$hlog"
