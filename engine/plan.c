@@ -677,8 +677,7 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 			if (s->unproven == 1) {
 				s->unproven = lazycache_holds(pl->statedir, p.commit, s->gitpath, p.output) ? 0 : 2;
 				/* a false record is forgotten: a push that fails now is not taken as done later */
-				struct pushed gone = { pushed_key(pl, s->gitpath), { 0, 0 }, NULL };
-				if (s->unproven == 2 && state_push_done(pl->st, &gone, 1, NULL) < 0)
+				if (s->unproven == 2 && state_pushed_forget(pl->st, pushed_key(pl, s->gitpath)) < 0)
 					warn("%s: cannot forget what the keys index claimed for it", s->gitpath);
 			}
 			if (s->unproven != 2)

@@ -29,7 +29,7 @@ clusters:
   dev: {server: "https://dev.example:6443"}
 packages:
   web: {type: counted, path: packages/web}
-  db: {type: counted, path: packages/db}
+  db: {type: counted, path: packages/db, needs: [web]}
 EOF
 mkdir -p d/rules
 cat >d/rules/counted.yaml <<EOF
@@ -97,5 +97,23 @@ t_grep "dev/web did not hold it: one commit" '^idpmake: 1 rendered, 1 commit pus
 t_eq "the remote's dev/web is v2's folder now" "$tree2" "$(git --git-dir="$bare" rev-parse main:dev/web)"
 t_ok "the next up" idpmake up
 t_grep "the next up is a no-op" '^idpmake: 0 rendered, nothing pushed' "$STDOUT"
+
+# ---- the lie found in a run that overwrites a hand edit of dev/db ------
+# (forgetting dev/web's record must not bring back dev/db's, which
+# --overwrite set aside so that the push writes the folder again)
+git --git-dir="$bare" update-ref refs/heads/main "$lied" || t_bail "cannot put the lie back"
+dbtree=$(git --git-dir="$bare" rev-parse main:dev/db)
+sed -i '/version: two/d' packages/web/cm.yaml
+sed -i '/^# /d' packages/db/cm.yaml
+rm -rf .idpmake
+t_ok "empty state against the lying index, a third time" idpmake up
+rm -rf "$work"
+git clone -q "$bare" "$work" && echo '# by hand' >>"$work/dev/db/configmap.web.yaml" &&
+	git -C "$work" -c user.name=Hand -c user.email=hand@example.com commit -q -am "a hand edit in dev/db" &&
+	git -C "$work" push -q origin HEAD:main || t_bail "the hand edit was not pushed"
+echo '  version: two' >>packages/web/cm.yaml
+t_ok "up --overwrite db (which needs web), with web v2" idpmake up --overwrite db
+t_eq "dev/web is v2's folder" "$tree2" "$(git --git-dir="$bare" rev-parse main:dev/web)"
+t_eq "dev/db is its render again" "$dbtree" "$(git --git-dir="$bare" rev-parse main:dev/db)"
 
 t_done
