@@ -289,7 +289,10 @@ int lazycache_held(struct planner *pl, const struct step *s, struct hash output)
 		}
 		atexit(close_repo);
 	}
-	/* the commit, not the folder: what the state records as pushed there was written or proven there */
+	/*
+	 * the commit, not the folder: what the state records as pushed there was written there, or
+	 * taken from the keys index, and fetch checks the folder against output before it is read
+	 */
 	if (!git_odb_exists(lz.odb, &id))
 		return 0;
 	lazycache_add(pl->statedir, output, p.commit, f);

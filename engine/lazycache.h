@@ -13,10 +13,12 @@
  *     is up to date; bundle_read asks for the file, and lazycache builds it
  *     from that folder at that commit, checks that it hashes to its name
  *     (bundle.h), and writes it;
- *   - a render that comes out equal to an output the cache never held
- *     pushes unless its folder holds that output (lazycache_holds, from
- *     plan_push_changes): an index that lies about a folder's output cannot
- *     make a later render look pushed.
+ *   - a render that comes out equal to a reconstructed folder's output (or
+ *     to one the cache never held) pushes unless its folder holds that
+ *     output (lazycache_holds, from plan_push_changes), and a folder that
+ *     does not is forgotten as pushed: an index that lies about a folder's
+ *     output cannot make a later render look pushed, even when another
+ *     folder put that output in the cache, or the push then fails.
  */
 #ifndef IDPMAKE_LAZYCACHE_H
 #define IDPMAKE_LAZYCACHE_H

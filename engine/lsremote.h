@@ -15,9 +15,13 @@
 /*
  * Does revision rev (a branch, a tag, a full ref name, HEAD or empty for
  * HEAD, or a 40-hex commit) of the repository at url name commit `commit`
- * (40 hex) now?  A tag matches by its own id or the commit it peels to.  A
- * version range, an unknown revision, an unreachable or private repository,
- * a scheme other than https, http, ssh, git or file: 0.
+ * (40 hex) now?  As Argo CD: the first ref, in the server's order, whose
+ * name or short name (go-git's) is rev; a tag matches by its own id or the
+ * commit it peels to.  A version range (Argo CD's highest matching tag:
+ * an operator or an x wildcard, "1.x"), an unknown revision, a redirect to
+ * another host, an unreachable or private repository,
+ * a scheme other than https, http, ssh, git or file, a remote that does
+ * not answer within IDPMAKE_LSREMOTE_TIMEOUT_MS (30 s): 0.
  */
 int lsremote_names(const char *url, const char *rev, const char *commit);
 

@@ -324,16 +324,24 @@ static int pushed_as(struct planner *pl, const struct step *s, struct hash h)
 }
 
 /*
- * s's folder recorded as pushed with an output the cache never held: an
- * empty state rebuilt from the keys index took the index's word for it
- * (remotekeys.c).  A render that comes out equal to that output checks the
- * folder before the push leaves it (plan_push_changes).
+ * s's folder recorded as pushed with an output nobody read there: an empty
+ * state rebuilt from the keys index took the index's word for it
+ * (remotekeys.c), and recorded the render at the commit it recorded the
+ * folder at (rec, the step's last success); or the cache never held that
+ * output.  A render that comes out equal to it checks the folder before the
+ * push leaves it (plan_push_changes).  The cache holding the output is no
+ * proof for a reconstructed folder: another folder's render, or its check,
+ * may have written it.
  */
-static int output_unproven(struct planner *pl, struct seen_outputs *seen, const struct step *s)
+static int output_unproven(struct planner *pl, struct seen_outputs *seen, const struct step *s,
+			   const struct record *rec)
 {
 	struct pushed p;
-	return state_pushed(pl->st, pushed_key(pl, s->gitpath), &p) && !hash_zero(p.output) &&
-	       !bundle_present(pl, seen, p.output);
+	if (!state_pushed(pl->st, pushed_key(pl, s->gitpath), &p) || hash_zero(p.output))
+		return 0;
+	if (rec->commit && p.commit && !strcmp(rec->commit, p.commit))
+		return 1;
+	return !bundle_present(pl, seen, p.output);
 }
 
 /*
@@ -416,7 +424,7 @@ int plan_renders(struct planner *pl)
 			}
 		}
 		if (s->dirty)
-			s->unproven = output_unproven(pl, &seen, s);
+			s->unproven = output_unproven(pl, &seen, s, &rec);
 		if (s->dirty && s->tree && s->tree->dropped) {
 			/* it renders after all (its spec changed): it needs the file list back */
 			struct hash content = s->tree->content;
@@ -643,8 +651,12 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 			continue;	/* not rendered (dry run) */
 		if (state_pushed(pl->st, pushed_key(pl, s->gitpath), &p) && hash_eq(p.output, s->output)) {
 			/* the index's word for the output, taken by an empty state: the folder must hold it */
-			if (s->unproven == 1)
+			if (s->unproven == 1) {
 				s->unproven = lazycache_holds(pl->statedir, p.commit, s->gitpath, p.output) ? 0 : 2;
+				/* a false record is forgotten: a push that fails now is not taken as done later */
+				if (s->unproven == 2 && state_pushed_forget(pl->st, pushed_key(pl, s->gitpath)) < 0)
+					warn("%s: cannot forget what the keys index claimed for it", s->gitpath);
+			}
 			if (s->unproven != 2)
 				continue;
 		}

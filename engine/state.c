@@ -670,6 +670,22 @@ void state_pushed_drop(struct state *s, const char *path)
 	}
 }
 
+int state_pushed_forget(struct state *s, const char *path)
+{
+	sqlite3_stmt *del;
+	int rc;
+
+	if (prepare(s, &del, "DELETE FROM pushed WHERE path = ?1") < 0)
+		return -1;
+	sqlite3_bind_text(del, 1, path, -1, SQLITE_STATIC);
+	rc = run_stmt(s, del, "forgetting a pushed folder");
+	sqlite3_finalize(del);
+	if (rc < 0)
+		return -1;
+	state_pushed_drop(s, path);	/* not reloaded: this run's other drops stay */
+	return 0;
+}
+
 const struct pushed *state_pushed_all(struct state *s, size_t *n)
 {
 	*n = s->npushed;

@@ -64,6 +64,8 @@ int state_pushed(struct state *s, const char *path, struct pushed *p);	/* 1 foun
 const struct pushed *state_pushed_all(struct state *s, size_t *n);
 /* for this run only: take a folder as not pushed, so the push writes it again (up --overwrite) */
 void state_pushed_drop(struct state *s, const char *path);
+/* for good: the folder is not known to hold what the state said (a false keys index line); 0 or -1 */
+int state_pushed_forget(struct state *s, const char *path);
 /* one transaction around many state_step_ok (not around state_push_done, which has its own); 0 or -1 */
 int state_begin(struct state *s);
 /* commit (or, with commit 0, roll back) what state_begin started */

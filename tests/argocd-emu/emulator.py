@@ -25,6 +25,7 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
         {"app": NAME, "health": "Degraded", "message": S, ["now": true]}  {"app": NAME, "sync_fail": S}
         {"app": NAME, "busy_for_ms": MS}  {"app": NAME, "out_of_sync": true}  {"app": NAME, "clear": true}
         {"app": NAME, "report_revision": SHA}: every comparison reports Synced at SHA
+        {"app": NAME, "report_revisions": [SHA, ...]}: the same for a multi-source app, source by source
       Request faults match the raw request path (before --rootpath stripping, query excluded) with re.search
       and the method (any if absent); they act before everything else (415, router, auth).  count defaults
       to 1 for status/drop and to unlimited (-1) for a pure delay.  status faults answer the Argo error
@@ -449,6 +450,9 @@ class Emu(ResourcesMixin, FleetMixin):
         if shown and not o["spec"].get("sources"):
             # a repo server answering from another revision (a stale cache, a moved tag): Synced, there
             sync = dict(sync, status="Synced", revision=shown)
+        shown = self.app_faults.get(o["metadata"]["name"], {}).get("report_revisions")
+        if shown and len(shown) == len(o["spec"].get("sources") or []):
+            sync = dict(sync, status="Synced", revisions=shown)
         status = dict(st, sync=sync, health=st.get("health") or {}, summary=st.get("summary") or {},
                       sourceHydrator=st.get("sourceHydrator") or {})
         status = ordered(status, ["resources", "sync", "health", "history", "conditions", "reconciledAt",
@@ -1004,6 +1008,8 @@ class Emu(ResourcesMixin, FleetMixin):
                 af["times"] = int(f.get("times", -1))
             if "report_revision" in f:
                 af["report_revision"] = str(f["report_revision"])
+            if "report_revisions" in f:
+                af["report_revisions"] = [str(r) for r in f["report_revisions"]]
             if "busy_for_ms" in f or "out_of_sync" in f:
                 recs = [r for (ns, n), r in self.apps.items() if n == name and ns == (f.get("appNamespace") or ns)]
                 if not recs:

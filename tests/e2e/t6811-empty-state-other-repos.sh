@@ -9,8 +9,9 @@
 #            source of the GitOps repository at its branch (the tip idpmake
 #            fetched)
 # and syncs again what it cannot prove: an Application Argo CD reports at an
-# older commit of the branch than the branch's now, one whose repository
-# cannot be listed.  (A version range of tags is not resolved either, as
+# older commit of the branch than the branch's now, one whose ref-only
+# source Argo CD reports at an older tip of the GitOps branch, one whose
+# repository cannot be listed.  (A version range of tags is not resolved either, as
 # for charts in t6810; the emulator resolves no tag range.)
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -78,6 +79,20 @@ t_eq "up to date: no new commit" "$before" "$(tip)"
 t_nogrep "up to date: -v names no sync as unproven" 'not proven done in Argo CD' "$STDERR"
 t_grep "-v lists the other repository once" "^idpmake: git ls-remote file://$ext\$" "$STDERR"
 t_eq "once for both of its Applications" 1 "$(grep -c 'git ls-remote' "$STDERR")"
+
+# ---- the GitOps branch moved, Argo CD reports its ref source at the old tip
+gw=$T/gitops-work
+git clone -q "$bare" "$gw" && echo hand >"$gw/README" && git -C "$gw" add README &&
+	git -C "$gw" -c user.name=H -c user.email=h@example.com commit -q -m readme &&
+	git -C "$gw" push -q origin HEAD:main || t_bail "cannot move the GitOps branch"
+rm -rf .idpmake
+emu_reset
+emu_post fault "{\"app\": \"in-cluster-values-with-values\", \"report_revisions\": [\"$(tip)\", \"$before\"]}"
+t_ok "values at the old tip: up with an empty state folder" idpmake up -v
+t_grep "values at the old tip: only that Application syncs" '^idpmake: 0 rendered, nothing pushed, 1 synced' "$STDOUT"
+t_grep "it is with-values" 'in-cluster/values-with-values:sync' "$STDOUT"
+t_grep "-v says it was not proven" 'values:sync: not proven done in Argo CD' "$STDERR"
+emu_post fault '{"app": "in-cluster-values-with-values", "clear": true}'
 
 # ---- the branch moved, Argo CD still reports the old commit ------------
 echo '# two' >>"$work/app/cm.yaml"
