@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <git2.h>
@@ -60,13 +61,20 @@ static int has_control(const char *s)
  * newline, a folder's included: a folder "x 0\n\n.." around "passwd" wrote
  * the header lines "x 0", "../passwd 6"; nor any control character, which
  * idpmake never writes in a name (objects.c); nor a link, an executable or a
- * submodule.
+ * submodule; nor .git.
  */
 static int entry_bad(const git_tree_entry *e)
 {
 	const char *name = git_tree_entry_name(e);
+	size_t n = strlen(name);
 
 	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/') || has_control(name))
+		return 1;
+	/* ".git" as git sees it (any case, trailing dots or spaces, NTFS's GIT~1): a hook that runs git
+	 * in its IDPMAKE_RENDERED copy would take a hostile one's config; libgit2 writes none */
+	while (n && (name[n - 1] == '.' || name[n - 1] == ' '))
+		n--;
+	if ((n == 4 && !strncasecmp(name, ".git", 4)) || (n == 5 && !strncasecmp(name, "git~1", 5)))
 		return 1;
 	return git_tree_entry_type(e) != GIT_OBJECT_TREE && git_tree_entry_filemode(e) != GIT_FILEMODE_BLOB;
 }

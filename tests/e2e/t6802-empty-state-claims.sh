@@ -9,8 +9,8 @@
 #     does not hold it, and pushes;
 #   - an honest line checks out the same way, and a render equal to it pushes
 #     nothing;
-#   - a folder with a name idpmake never writes (a link, an executable) is
-#     not taken, even when the line names its tree.
+#   - a folder with a name idpmake never writes (a link, .git in any of the
+#     forms git takes for it) is not taken, even when the line names its tree.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -118,5 +118,27 @@ t_eq "db rendered" 1 "$(wc -l <"$rlog")"
 t_grep "the renderer ran for db" 'packages/db$' "$rlog"
 t_ok "the remote's files" git --git-dir="$bare" ls-tree -r --name-only main
 t_nogrep "the link is gone: db's render replaced the folder" 'link\.yaml' "$STDOUT"
+
+# ---- a ".git" entry (any case; git itself will not add one) -----------
+mktree() {	# mktree TREE NAME MODE TYPE ID: the id of TREE with entry NAME set to MODE TYPE ID
+	{ git --git-dir="$bare" ls-tree "$1" | awk -F '\t' -v n="$2" '$2 != n'
+	  printf '%s %s %s\t%s\n' "$3" "$4" "$5" "$2"; } | git --git-dir="$bare" mktree
+}
+for name in .GIT 'git~1' '.git. '; do
+	blob=$(printf 'gitdir: elsewhere\n' | git --git-dir="$bare" hash-object -w --stdin) || t_bail "no blob"
+	db=$(mktree main:dev/db "$name" 100644 blob "$blob") && dev=$(mktree main:dev db 040000 tree "$db") &&
+		keys=$(git --git-dir="$bare" show main:.idpmake/keys | sed "s|^\(dev/db [0-9a-f]* [0-9a-f]*\) [0-9a-f]*$|\1 $db|" |
+			git --git-dir="$bare" hash-object -w --stdin) &&
+		idx=$(mktree main:.idpmake keys 100644 blob "$keys") &&
+		root=$(mktree "main^{tree}" dev 040000 tree "$dev") && root=$(mktree "$root" .idpmake 040000 tree "$idx") &&
+		c=$(git --git-dir="$bare" commit-tree "$root" -p main -m "$name in dev/db") &&
+		git --git-dir="$bare" update-ref refs/heads/main "$c" || t_bail "cannot make the commit with $name"
+	t_eq "$name: the index names the folder holding it" "$db" "$(line dev/db | awk '{print $4}')"
+	rm -rf .idpmake
+	: >"$rlog"
+	t_ok "empty state, $name in dev/db" idpmake up -v
+	t_grep "$name: only web is taken from the index" '1 render reconstructed from .idpmake/keys' "$STDERR"
+	t_eq "$name: db rendered" 1 "$(wc -l <"$rlog")"
+done
 
 t_done
