@@ -275,3 +275,34 @@ out:
 	buf_release(&tb);
 	return changed;
 }
+
+void objdiff_note_crd(json_t *obj, json_t *crds)
+{
+	json_t *spec = json_object_get(obj, "spec");
+	const char *api = json_string_value(json_object_get(obj, "apiVersion"));
+	const char *scope = json_string_value(json_object_get(spec, "scope"));
+	const char *group = json_string_value(json_object_get(spec, "group"));
+	const char *kind = json_string_value(json_object_get(json_object_get(spec, "names"), "kind"));
+	const char *what = json_string_value(json_object_get(obj, "kind"));
+
+	if (api && !strncmp(api, "apiextensions.k8s.io/", 21) && what && !strcmp(what, "CustomResourceDefinition") &&
+	    scope && !strcmp(scope, "Cluster") && group && kind)
+		json_object_set_new(crds, aprintf("%s/%s", group, kind), json_true());
+}
+
+int objdiff_cluster_scoped(const char *group, const char *kind, json_t *crds)
+{
+	static const char *const kinds[] = {
+		"APIService", "CSIDriver", "CSINode", "CertificateSigningRequest", "ClusterIssuer", "ClusterRole",
+		"ClusterRoleBinding", "ComponentStatus", "CustomResourceDefinition", "FlowSchema", "IngressClass",
+		"MutatingWebhookConfiguration", "Namespace", "Node", "PersistentVolume", "PodSecurityPolicy",
+		"PriorityClass", "PriorityLevelConfiguration", "RuntimeClass", "StorageClass",
+		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ValidatingWebhookConfiguration",
+		"VolumeAttachment", "VolumeSnapshotClass", "VolumeSnapshotContent",
+	};
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(*kinds); i++)
+		if (!strcmp(kind, kinds[i]))
+			return 1;
+	return json_object_get(crds, aprintf("%s/%s", group, kind)) != NULL;
+}

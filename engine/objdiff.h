@@ -43,5 +43,12 @@ void objdiff_drop(json_t *obj, const char *pointer);
  * the same), or -1 with a message.
  */
 int objdiff_lines(json_t *a, json_t *b, const char *la, const char *lb, json_t *lines);
+/*
+ * Cluster-scoped kinds, for an object Argo CD does not list yet (a create):
+ * Kubernetes' own, and those of a CustomResourceDefinition with scope:
+ * Cluster that objdiff_note_crd recorded in `crds` ("GROUP/Kind": true).
+ */
+void objdiff_note_crd(json_t *obj, json_t *crds);
+int objdiff_cluster_scoped(const char *group, const char *kind, json_t *crds);
 
 #endif
