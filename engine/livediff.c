@@ -295,6 +295,10 @@ static int show(struct ctx *c, json_t *doc)
 				print_object(o, label(str(o, "group"), str(o, "kind"), str(o, "namespace"), str(o, "name")), NULL,
 					     color);
 		}
+		json_array_foreach(json_object_get(doc, "uncompared"), i, x)
+			printf("%sapplication %s (%s/%s): changes (chart, values or source); Argo CD renders its objects: "
+			       "not compared%s\n", color ? "\x1b[1m" : "", str(x, "name"), str(x, "cluster"), str(x, "package"),
+			       color ? "\x1b[m" : "");
 	}
 	if (!strcmp(str(doc, "mode"), "clusters"))
 		fprintf(stderr, "idpmake: %d object%s differ%s between %s and %s\n", differ, differ == 1 ? "" : "s",
@@ -305,7 +309,12 @@ static int show(struct ctx *c, json_t *doc)
 			(int)json_integer_value(json_object_get(doc, "create")),
 			(int)json_integer_value(json_object_get(doc, "change")),
 			(int)json_integer_value(json_object_get(doc, "prune")));
-	return c->exit_code && differ ? 1 : 0;
+	if (json_array_size(json_object_get(doc, "uncompared")))
+		fprintf(stderr, "idpmake: and %zu Application%s whose objects Argo CD renders change%s\n",
+			json_array_size(json_object_get(doc, "uncompared")),
+			json_array_size(json_object_get(doc, "uncompared")) == 1 ? "" : "s",
+			json_array_size(json_object_get(doc, "uncompared")) == 1 ? "s" : "");
+	return c->exit_code && (differ || json_array_size(json_object_get(doc, "uncompared"))) ? 1 : 0;
 }
 
 /* ---- diff --live ------------------------------------------------------------ */
@@ -544,7 +553,7 @@ int livediff_live(struct ctx *c)
 	struct argocd *a;
 	struct tally t = { 0 };
 	const char *err = NULL, *commit;
-	json_t *doc, *apps, *crds;
+	json_t *doc, *apps, *crds, *unc;
 	struct {
 		struct step *s;
 		struct obj *v;
@@ -574,12 +583,17 @@ int livediff_live(struct ctx *c)
 	/* every render's objects first: a CRD of scope Cluster makes its kind's new objects cluster-scoped */
 	ld = amalloc((c->g->nsteps + 1) * sizeof(*ld));
 	crds = json_object();
+	unc = json_array();
 	for (size_t i = 0; i < c->g->nsteps && !failed; i++) {
 		struct step *s = c->g->steps[i];
 		if (s->kind != STEP_RENDER || !s->selected)
 			continue;
-		if (!compared(s)) {
+		if (!compared(s)) {	/* a changed one still counts: its Application changes (chart, values) */
 			fprintf(stderr, "idpmake: %s: rendered by Argo CD or an Application itself: not compared\n", s->id);
+			if (s->dirty && argocd_app_name(c->d, s))
+				json_array_append_new(unc, json_pack("{s:s, s:s, s:s, s:s}", "name", argocd_app_name(c->d, s),
+								     "step", s->id, "cluster", s->cluster->name,
+								     "package", s->pkg->name));
 			continue;
 		}
 		ld[nld].s = s;
@@ -597,6 +611,7 @@ int livediff_live(struct ctx *c)
 	json_decref(crds);
 	argocd_close(a);
 	json_object_set_new(doc, "applications", apps);
+	json_object_set_new(doc, "uncompared", unc);
 	json_object_set_new(doc, "create", json_integer(t.create));
 	json_object_set_new(doc, "change", json_integer(t.change));
 	json_object_set_new(doc, "prune", json_integer(t.prune));
