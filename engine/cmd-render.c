@@ -10,6 +10,7 @@
 #include "gitops.h"
 #include "hash.h"
 #include "livediff.h"
+#include "objdiff.h"
 #include "render.h"
 #include "revdiff.h"
 #include "source.h"
@@ -121,8 +122,15 @@ static int print_patch(const char *path, const char *old, size_t oldlen, const c
 	git_patch *patch = NULL;
 	git_buf out = { 0 };
 	git_diff_options opts;
+	size_t ml = 0, nl = 0;
+	const char *mn = objdiff_mask_secret(path, new, newlen, old, oldlen, &nl);	/* a Secret's values: hidden */
+	const char *mo = objdiff_mask_secret(path, old, oldlen, NULL, 0, &ml);
 	int r;
 
+	if (mo)
+		old = mo, oldlen = ml;
+	if (mn)
+		new = mn, newlen = nl;
 	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
 	r = git_patch_from_buffers(&patch, old, oldlen, old ? path : NULL, new, newlen, new ? path : NULL, &opts);
 	if (r < 0)

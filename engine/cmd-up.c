@@ -159,8 +159,31 @@ int orphan_apps_apply(const struct ctx *c)
 	return c->pl.argocd_server && needs_argocd(c) && !c->ntargets && !c->labels.n;
 }
 
+static int named(const struct ctx *c, const struct step *s);
+
+/* has s's folder changed outside idpmake (v: gitops_drift's), and is it not --overwrite's to replace? */
+static int git_drifted(const struct ctx *c, const struct step *s, const struct gitops_drift *v, int nd)
+{
+	for (int i = 0; i < nd; i++)
+		if (s->gitpath && !strcmp(v[i].folder, s->gitpath))
+			return !(c->overwrite && s->render && named(c, s->render));
+	return 0;
+}
+
 static void find_drift(struct ctx *c, struct argocd *a)
 {
+	struct gitops_opts go = ctx_gitops(c);
+	const char **folders = amalloc((c->g->nsteps + 1) * sizeof(*folders));
+	struct gitops_drift *v = NULL;
+	size_t n = 0;
+	int nd;
+
+	/* the GitOps repository too: an Application whose folder someone edited is OutOfSync for that */
+	for (size_t i = 0; i < c->g->nsteps; i++)
+		if (c->g->steps[i]->kind == STEP_RENDER && c->g->steps[i]->selected)
+			folders[n++] = c->g->steps[i]->gitpath;
+	if ((nd = n ? gitops_drift(&go, 1, folders, n, &v) : 0) < 0)
+		nd = 0;
 	for (size_t i = 0; i < c->g->nsteps; i++) {
 		struct step *s = c->g->steps[i];
 		struct record rec;
@@ -172,6 +195,13 @@ static void find_drift(struct ctx *c, struct argocd *a)
 		rec = state_step(c->st, s->id);
 		if (!rec.have || !rec.ok)
 			continue;	/* it runs anyway */
+		if (git_drifted(c, s, v, nd)) {
+			/* syncing it again would deploy the edit, and wait for a Synced that never comes */
+			fprintf(stderr, "idpmake: --refresh: %s: not synced again: %s was changed outside idpmake "
+				"(revert the change in the GitOps repository, or idpmake up --overwrite %s/%s)\n",
+				s->id, s->gitpath, s->cluster->name, s->pkg->name);
+			continue;
+		}
 		r = argocd_app_status(a, argocd_app_name(c->d, s), 1, &sync, &health, &err);
 		if (r < 0)
 			warn("--refresh: %s: %s", s->id, err);
@@ -451,6 +481,15 @@ int cmd_plan(struct ctx *c)
 		return 1;
 	if (c->outdir)
 		return savedplan_write(c);	/* plan -o FILE: a saved plan (savedplan.c) */
+	/* --refresh: what Argo CD reports too, as up --refresh asks it (find_drift) */
+	if (c->refresh && c->pl.argocd_server) {
+		const char *err = NULL;
+		struct argocd *a = argocd_open(c->d, c->statedir, c->verbose, &err);
+		if (!a)
+			return error("argocd: %s", err ? err : "cannot use Argo CD"), 1;
+		find_drift(c, a);
+		argocd_close(a);
+	}
 	if (!c->json) {
 		rollout_print(c->d, stdout);
 		print_behind(c->g);

@@ -16,8 +16,10 @@
  *      the fields the render sets (objdiff_project) before the compare.
  *   3. `status` never counts; the Application's ignoreDifferences
  *      jsonPointers are removed from both sides; a cluster-scoped object
- *      (a known kind, or one Argo CD lists without a namespace) has no
- *      metadata.namespace on either side.
+ *      (one Argo CD lists without a namespace; for an object it does not
+ *      list yet, a Kubernetes kind or one whose CRD a selected package
+ *      renders with scope: Cluster, objdiff_cluster_scoped) has no
+ *      metadata.namespace on either side, nor in its label.
  *   4. Secrets: every data value is replaced by a placeholder on both sides
  *      before anything is compared, printed or saved.  Argo CD masks live
  *      values ("++++++++", equal values equal within one answer), so keys
@@ -44,19 +46,6 @@
 static const char HIDDEN[] = "(hidden)";
 
 /* ---- objects --------------------------------------------------------------- */
-
-static int cluster_scoped_kind(const char *kind)
-{
-	static const char *const kinds[] = {
-		"APIService", "CSIDriver", "ClusterIssuer", "ClusterRole", "ClusterRoleBinding",
-		"CustomResourceDefinition", "IngressClass", "MutatingWebhookConfiguration", "Namespace", "Node",
-		"PersistentVolume", "PriorityClass", "RuntimeClass", "StorageClass", "ValidatingWebhookConfiguration",
-	};
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(*kinds); i++)
-		if (!strcmp(kind, kinds[i]))
-			return 1;
-	return 0;
-}
 
 static const char *str(json_t *o, const char *key)
 {
@@ -168,8 +157,8 @@ struct obj {
 	int matched;
 };
 
-/* the step's objects (arena array; v owned by the caller: objs_free) */
-static int step_objects(struct ctx *c, struct step *s, struct obj **out, size_t *n)
+/* the step's objects (arena array; v owned by the caller: objs_free); CRDs of scope Cluster noted in crds */
+static int step_objects(struct ctx *c, struct step *s, struct obj **out, size_t *n, json_t *crds)
 {
 	struct bundle b;
 	struct obj *v = NULL;
@@ -194,8 +183,8 @@ static int step_objects(struct ctx *c, struct step *s, struct obj **out, size_t 
 		x->ns = astrdup(str(json_object_get(o, "metadata"), "namespace"));
 		if (!*x->ns)
 			x->ns = s->namespace ? s->namespace : "";
-		if (cluster_scoped_kind(x->kind))
-			x->ns = "";
+		if (crds)
+			objdiff_note_crd(o, crds);
 		x->file = astrdup(b.v[i].name);
 		x->v = o;
 		(*n)++;
@@ -307,6 +296,10 @@ static int show(struct ctx *c, json_t *doc)
 				print_object(o, label(str(o, "group"), str(o, "kind"), str(o, "namespace"), str(o, "name")), NULL,
 					     color);
 		}
+		json_array_foreach(json_object_get(doc, "uncompared"), i, x)
+			printf("%sapplication %s (%s/%s): changes (chart, values or source); Argo CD renders its objects: "
+			       "not compared%s\n", color ? "\x1b[1m" : "", str(x, "name"), str(x, "cluster"), str(x, "package"),
+			       color ? "\x1b[m" : "");
 	}
 	if (!strcmp(str(doc, "mode"), "clusters"))
 		fprintf(stderr, "idpmake: %d object%s differ%s between %s and %s\n", differ, differ == 1 ? "" : "s",
@@ -317,7 +310,12 @@ static int show(struct ctx *c, json_t *doc)
 			(int)json_integer_value(json_object_get(doc, "create")),
 			(int)json_integer_value(json_object_get(doc, "change")),
 			(int)json_integer_value(json_object_get(doc, "prune")));
-	return c->exit_code && differ ? 1 : 0;
+	if (json_array_size(json_object_get(doc, "uncompared")))
+		fprintf(stderr, "idpmake: and %zu Application%s whose objects Argo CD renders change%s\n",
+			json_array_size(json_object_get(doc, "uncompared")),
+			json_array_size(json_object_get(doc, "uncompared")) == 1 ? "" : "s",
+			json_array_size(json_object_get(doc, "uncompared")) == 1 ? "s" : "");
+	return c->exit_code && (differ || json_array_size(json_object_get(doc, "uncompared"))) ? 1 : 0;
 }
 
 /* ---- diff --live ------------------------------------------------------------ */
@@ -380,7 +378,7 @@ static int compare(struct obj *x, json_t *item, json_t *spec, int prune_on, json
 {
 	const char *group = x ? x->group : str(item, "group"), *kind = x ? x->kind : str(item, "kind");
 	const char *ns = item ? str(item, "namespace") : x->ns, *name = x ? x->name : str(item, "name");
-	int scoped = item ? !*ns : cluster_scoped_kind(kind), secret = is_secret(group, kind), n;
+	int scoped = item ? !*ns : !*x->ns, secret = is_secret(group, kind), n;
 	json_t *live = item ? state_of(item, "normalizedLiveState") : NULL;
 	json_t *target = x ? json_deep_copy(x->v) : NULL, *e = json_object(), *notes = json_array(), *lines = json_array();
 	json_t *pointers = ignore_pointers(spec, group, kind, ns, name), *proj = NULL;
@@ -462,17 +460,17 @@ static int compare(struct obj *x, json_t *item, json_t *spec, int prune_on, json
 }
 
 /* one Application: its entry in the document; -1 after a message */
-static int live_app(struct ctx *c, struct argocd *a, struct step *s, json_t *apps, struct tally *t)
+static int live_app(struct ctx *c, struct argocd *a, struct step *s, struct obj *v, size_t n, json_t *apps,
+		    struct tally *t)
 {
 	const char *name = argocd_app_name(c->d, s), *err = NULL;
 	json_t *app = NULL, *mr = NULL, *items, *e = json_object(), *objs = json_array(), *item;
-	struct obj *v = NULL;
 	struct call call;
-	size_t n = 0, i;
+	size_t i;
 	char hex[33];
 	int r, ret = -1;
 
-	if (!name || step_objects(c, s, &v, &n) < 0)
+	if (!name)
 		goto out;
 	if (call_open(&call, a, name, NULL, 120) < 0) {
 		error("%s: cannot start a libcurl handle", s->id);
@@ -493,7 +491,7 @@ static int live_app(struct ctx *c, struct argocd *a, struct step *s, json_t *app
 			if (json_is_true(json_object_get(item, "hook")) || strcmp(str(item, "group"), v[k].group) ||
 			    strcmp(str(item, "kind"), v[k].kind) || strcmp(str(item, "name"), v[k].name))
 				continue;
-			if (!strcmp(str(item, "namespace"), v[k].ns) || !*str(item, "namespace")) {
+			if (!strcmp(str(item, "namespace"), v[k].ns) || !*str(item, "namespace") || !*v[k].ns) {
 				found = item;
 				json_object_set_new(item, "idpmake-matched", json_true());
 				break;
@@ -527,7 +525,6 @@ static int live_app(struct ctx *c, struct argocd *a, struct step *s, json_t *app
 	json_array_append(apps, e);
 	ret = 0;
 out:
-	objs_free(v, n);
 	json_decref(app), json_decref(mr), json_decref(e), json_decref(objs);
 	return ret;
 }
@@ -557,7 +554,13 @@ int livediff_live(struct ctx *c)
 	struct argocd *a;
 	struct tally t = { 0 };
 	const char *err = NULL, *commit;
-	json_t *doc, *apps;
+	json_t *doc, *apps, *crds, *unc;
+	struct {
+		struct step *s;
+		struct obj *v;
+		size_t n;
+	} *ld;
+	size_t nld = 0;
 	int r, failed = 0;
 
 	if ((r = ctx_load(c, 1)))
@@ -578,18 +581,38 @@ int livediff_live(struct ctx *c)
 	json_object_set_new(doc, "idpmake-diff", json_integer(1));
 	json_object_set_new(doc, "mode", json_string("live"));
 	json_object_set_new(doc, "commit", commit ? json_string(commit) : json_null());
+	/* every render's objects first: a CRD of scope Cluster makes its kind's new objects cluster-scoped */
+	ld = amalloc((c->g->nsteps + 1) * sizeof(*ld));
+	crds = json_object();
+	unc = json_array();
 	for (size_t i = 0; i < c->g->nsteps && !failed; i++) {
 		struct step *s = c->g->steps[i];
 		if (s->kind != STEP_RENDER || !s->selected)
 			continue;
-		if (!compared(s)) {
+		if (!compared(s)) {	/* a changed one still counts: its Application changes (chart, values) */
 			fprintf(stderr, "idpmake: %s: rendered by Argo CD or an Application itself: not compared\n", s->id);
+			if (s->dirty && argocd_app_name(c->d, s))
+				json_array_append_new(unc, json_pack("{s:s, s:s, s:s, s:s}", "name", argocd_app_name(c->d, s),
+								     "step", s->id, "cluster", s->cluster->name,
+								     "package", s->pkg->name));
 			continue;
 		}
-		failed = live_app(c, a, s, apps, &t) < 0;
+		ld[nld].s = s;
+		failed = step_objects(c, s, &ld[nld].v, &ld[nld].n, crds) < 0;
+		nld++;
 	}
+	for (size_t i = 0; i < nld; i++)
+		for (size_t k = 0; k < ld[i].n; k++)
+			if (objdiff_cluster_scoped(ld[i].v[k].group, ld[i].v[k].kind, crds))
+				ld[i].v[k].ns = "";
+	for (size_t i = 0; i < nld && !failed; i++)
+		failed = live_app(c, a, ld[i].s, ld[i].v, ld[i].n, apps, &t) < 0;
+	for (size_t i = 0; i < nld; i++)
+		objs_free(ld[i].v, ld[i].n);
+	json_decref(crds);
 	argocd_close(a);
 	json_object_set_new(doc, "applications", apps);
+	json_object_set_new(doc, "uncompared", unc);
 	json_object_set_new(doc, "create", json_integer(t.create));
 	json_object_set_new(doc, "change", json_integer(t.change));
 	json_object_set_new(doc, "prune", json_integer(t.prune));
@@ -687,7 +710,7 @@ static int compare_package(struct ctx *c, const char *an, const char *bn, struct
 		ret = 0;
 		goto done;
 	}
-	if (step_objects(c, sa, &va, &na) < 0 || step_objects(c, sb, &vb, &nb) < 0)
+	if (step_objects(c, sa, &va, &na, NULL) < 0 || step_objects(c, sb, &vb, &nb, NULL) < 0)
 		goto out;
 	/* both lists are in the bundles' (sorted) file order */
 	while (i < na || j < nb) {

@@ -2,6 +2,7 @@
  * objdiff.c - a field-level diff of two objects (objdiff.h): jansson trees
  * written as YAML by libyaml's emitter, compared by libgit2's line diff.
  */
+#define _GNU_SOURCE	/* memmem */
 #include <errno.h>
 #include <git2.h>
 #include <stdio.h>
@@ -274,4 +275,78 @@ out:
 	buf_release(&ta);
 	buf_release(&tb);
 	return changed;
+}
+
+void objdiff_note_crd(json_t *obj, json_t *crds)
+{
+	json_t *spec = json_object_get(obj, "spec");
+	const char *api = json_string_value(json_object_get(obj, "apiVersion"));
+	const char *scope = json_string_value(json_object_get(spec, "scope"));
+	const char *group = json_string_value(json_object_get(spec, "group"));
+	const char *kind = json_string_value(json_object_get(json_object_get(spec, "names"), "kind"));
+	const char *what = json_string_value(json_object_get(obj, "kind"));
+
+	if (api && !strncmp(api, "apiextensions.k8s.io/", 21) && what && !strcmp(what, "CustomResourceDefinition") &&
+	    scope && !strcmp(scope, "Cluster") && group && kind)
+		json_object_set_new(crds, aprintf("%s/%s", group, kind), json_true());
+}
+
+int objdiff_cluster_scoped(const char *group, const char *kind, json_t *crds)
+{
+	static const char *const kinds[] = {
+		"APIService", "CSIDriver", "CSINode", "CertificateSigningRequest", "ClusterIssuer", "ClusterRole",
+		"ClusterRoleBinding", "ComponentStatus", "CustomResourceDefinition", "FlowSchema", "IngressClass",
+		"MutatingWebhookConfiguration", "Namespace", "Node", "PersistentVolume", "PodSecurityPolicy",
+		"PriorityClass", "PriorityLevelConfiguration", "RuntimeClass", "StorageClass",
+		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ValidatingWebhookConfiguration",
+		"VolumeAttachment", "VolumeSnapshotClass", "VolumeSnapshotContent",
+	};
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(*kinds); i++)
+		if (!strcmp(kind, kinds[i]))
+			return 1;
+	return json_object_get(crds, aprintf("%s/%s", group, kind)) != NULL;
+}
+
+static json_t *secret_of(const char *name, const char *text, size_t len)
+{
+	json_t *o;
+	const char *api, *kind;
+
+	if (!text || !memmem(text, len, "Secret", 6) || !(o = objdiff_parse(name, text, len)))
+		return NULL;
+	api = json_string_value(json_object_get(o, "apiVersion"));
+	kind = json_string_value(json_object_get(o, "kind"));
+	if (api && !strcmp(api, "v1") && kind && !strcmp(kind, "Secret"))
+		return o;
+	json_decref(o);
+	return NULL;
+}
+
+const char *objdiff_mask_secret(const char *name, const char *text, size_t len, const char *other, size_t olen,
+				size_t *outlen)
+{
+	json_t *o = secret_of(name, text, len), *oo = secret_of(name, other, olen), *v;
+	struct buf b = BUF_INIT;
+	const char *ret = NULL, *k;
+
+	if (!o)
+		goto out;
+	for (const char *const *m = (const char *const[]){ "data", "stringData", NULL }; *m; m++) {
+		json_t *map = json_object_get(o, *m), *omap = json_object_get(oo, *m);
+		if (!json_is_object(map))
+			continue;
+		json_object_foreach(map, k, v) {
+			json_t *ov = json_object_get(omap, k);
+			json_object_set_new(map, k, json_string(ov && !json_equal(ov, v) ? "(hidden, differs)" : "(hidden)"));
+		}
+	}
+	if (objdiff_yaml(o, &b) == 0) {
+		ret = astrndup(b.s, b.len);
+		*outlen = b.len;
+	}
+out:
+	buf_release(&b);
+	json_decref(o), json_decref(oo);
+	return ret;
 }

@@ -43,5 +43,20 @@ void objdiff_drop(json_t *obj, const char *pointer);
  * the same), or -1 with a message.
  */
 int objdiff_lines(json_t *a, json_t *b, const char *la, const char *lb, json_t *lines);
+/*
+ * Cluster-scoped kinds, for an object Argo CD does not list yet (a create):
+ * Kubernetes' own, and those of a CustomResourceDefinition with scope:
+ * Cluster that objdiff_note_crd recorded in `crds` ("GROUP/Kind": true).
+ */
+void objdiff_note_crd(json_t *obj, json_t *crds);
+/*
+ * A core Secret's YAML with each data and stringData value replaced by
+ * "(hidden)", or "(hidden, differs)" where `other` (the other side's text,
+ * or NULL) holds the same key with another value: an arena string (*outlen
+ * its length), or NULL when `text` is not a Secret.
+ */
+const char *objdiff_mask_secret(const char *name, const char *text, size_t len, const char *other, size_t olen,
+				size_t *outlen);
+int objdiff_cluster_scoped(const char *group, const char *kind, json_t *crds);
 
 #endif

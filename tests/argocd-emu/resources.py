@@ -21,7 +21,8 @@ except ImportError:  # pragma: no cover - depends on the machine
 
 CLUSTER_SCOPED = {"Namespace", "Node", "PersistentVolume", "StorageClass", "ClusterRole", "ClusterRoleBinding",
                   "CustomResourceDefinition", "PriorityClass", "ValidatingWebhookConfiguration", "IngressClass",
-                  "MutatingWebhookConfiguration", "APIService", "CSIDriver", "RuntimeClass", "ClusterIssuer"}
+                  "MutatingWebhookConfiguration", "APIService", "CSIDriver", "RuntimeClass", "ClusterIssuer",
+                  "VolumeSnapshotClass"}
 HEALTH_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Pod", "Service", "Ingress",
                 "PersistentVolumeClaim", "Job", "Application", "HorizontalPodAutoscaler", "Namespace"}
 TRACKING = "argocd.argoproj.io/tracking-id"
@@ -239,6 +240,10 @@ class ResourcesMixin:
                     docs = load_yaml_docs(text + "\n")
                 except Exception as e:  # noqa: BLE001 - a manifest Argo CD could not parse
                     raise GitError("Failed to unmarshal %q: %s" % (rel, e))
+                for d in docs:  # a CRD of scope Cluster: its kind is cluster-scoped, as discovery says
+                    sp = d.get("spec") if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition" else None
+                    if isinstance(sp, dict) and sp.get("scope") == "Cluster" and isinstance(sp.get("names"), dict):
+                        CLUSTER_SCOPED.add(sp["names"].get("kind"))
                 for d in docs:
                     if not isinstance(d, dict) or not d.get("kind"):
                         continue
