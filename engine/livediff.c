@@ -390,6 +390,8 @@ static int compare(struct obj *x, json_t *item, json_t *spec, int prune_on, json
 		normalize(target, scoped, pointers);
 	if (live)
 		normalize(live, scoped, pointers);
+	/* Secrets in a List, and a Secret's last-applied annotation: hidden (its data below) */
+	objdiff_hide_secrets(target, live, secret), objdiff_hide_secrets(live, NULL, secret);
 	if (secret) {
 		json_t *tk = target ? take_secret_data(target) : json_object();
 		json_t *lk = live ? take_secret_data(live) : json_object();
@@ -674,7 +676,8 @@ static json_t *masked(json_t *o, json_t *other)
 	const char *k, *api = str(o, "apiVersion");
 
 	if (strchr(api, '/') || strcmp(str(o, "kind"), "Secret"))
-		return c;
+		return objdiff_hide_secrets(c, other, 0), c;	/* a List's Secrets */
+	objdiff_hide_secrets(c, other, 1);
 	keys = take_secret_data(c);
 	if (other) {
 		json_t *oc = json_deep_copy(other);

@@ -308,39 +308,89 @@ int objdiff_cluster_scoped(const char *group, const char *kind, json_t *crds)
 	return json_object_get(crds, aprintf("%s/%s", group, kind)) != NULL;
 }
 
-static json_t *secret_of(const char *name, const char *text, size_t len)
+#define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
+
+static int core_secret(json_t *o)
+{
+	const char *api = json_string_value(json_object_get(o, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(o, "kind"));
+	return api && !strcmp(api, "v1") && kind && !strcmp(kind, "Secret");
+}
+
+/* o's field f hidden: "(hidden, differs)" where the other side's (of) holds another value */
+static void hide_value(json_t *o, const char *f, json_t *of)
+{
+	json_t *v = json_object_get(o, f);
+
+	if (v)
+		json_object_set_new(o, f, json_string(of && !json_equal(of, v) ? "(hidden, differs)" : "(hidden)"));
+}
+
+int objdiff_hide_secrets(json_t *v, json_t *ov, int annotation_only)
+{
+	json_t *x, *ann;
+	const char *k;
+	size_t i;
+	int n = 0;
+
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, x)
+			n += objdiff_hide_secrets(x, json_array_get(ov, i), annotation_only);
+		return n;
+	}
+	if (!json_is_object(v))
+		return 0;
+	if (!core_secret(v)) {	/* a List's items, or any object holding one */
+		json_object_foreach(v, k, x)
+			n += objdiff_hide_secrets(x, json_object_get(ov, k), annotation_only);
+		return n;
+	}
+	/* kubectl's record of what it applied holds the values too */
+	ann = json_object_get(json_object_get(v, "metadata"), "annotations");
+	if (json_is_object(ann))
+		hide_value(ann, LAST_APPLIED, json_object_get(json_object_get(json_object_get(ov, "metadata"), "annotations"),
+							      LAST_APPLIED));
+	for (const char *const *m = (const char *const[]){ "data", "stringData", NULL }; !annotation_only && *m; m++) {
+		json_t *map = json_object_get(v, *m), *omap = json_object_get(ov, *m);
+		if (!map)
+			continue;
+		if (!json_is_object(map)) {	/* not a map: hidden whole */
+			hide_value(v, *m, omap);
+			continue;
+		}
+		json_object_foreach(map, k, x)
+			hide_value(map, k, json_object_get(omap, k));
+	}
+	return 1;
+}
+
+static json_t *parsed(const char *name, const char *text, size_t len, int *bad)
 {
 	json_t *o;
-	const char *api, *kind;
 
-	if (!text || !memmem(text, len, "Secret", 6) || !(o = objdiff_parse(name, text, len)))
+	*bad = 0;
+	if (!text || !memmem(text, len, "Secret", 6))
 		return NULL;
-	api = json_string_value(json_object_get(o, "apiVersion"));
-	kind = json_string_value(json_object_get(o, "kind"));
-	if (api && !strcmp(api, "v1") && kind && !strcmp(kind, "Secret"))
-		return o;
-	json_decref(o);
-	return NULL;
+	if (!(o = objdiff_parse(name, text, len)))
+		*bad = 1;	/* not YAML, or not an object: nothing of it shown */
+	return o;
 }
 
 const char *objdiff_mask_secret(const char *name, const char *text, size_t len, const char *other, size_t olen,
 				size_t *outlen)
 {
-	json_t *o = secret_of(name, text, len), *oo = secret_of(name, other, olen), *v;
+	int bad, obad;
+	json_t *o = parsed(name, text, len, &bad), *oo = parsed(name, other, olen, &obad);
 	struct buf b = BUF_INIT;
-	const char *ret = NULL, *k;
+	const char *ret = NULL;
 
-	if (!o)
+	if (bad) {
+		ret = "# (hidden: mentions a Secret and does not parse)\n";
+		*outlen = strlen(ret);
 		goto out;
-	for (const char *const *m = (const char *const[]){ "data", "stringData", NULL }; *m; m++) {
-		json_t *map = json_object_get(o, *m), *omap = json_object_get(oo, *m);
-		if (!json_is_object(map))
-			continue;
-		json_object_foreach(map, k, v) {
-			json_t *ov = json_object_get(omap, k);
-			json_object_set_new(map, k, json_string(ov && !json_equal(ov, v) ? "(hidden, differs)" : "(hidden)"));
-		}
 	}
+	if (!o || !objdiff_hide_secrets(o, oo, 0))
+		goto out;
 	if (objdiff_yaml(o, &b) == 0) {
 		ret = astrndup(b.s, b.len);
 		*outlen = b.len;

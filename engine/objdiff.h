@@ -53,10 +53,20 @@ void objdiff_note_crd(json_t *obj, json_t *crds);
  * A core Secret's YAML with each data and stringData value replaced by
  * "(hidden)", or "(hidden, differs)" where `other` (the other side's text,
  * or NULL) holds the same key with another value: an arena string (*outlen
- * its length), or NULL when `text` is not a Secret.
+ * its length), or NULL when `text` holds no Secret (objdiff_hide_secrets);
+ * a text that mentions a Secret and does not parse is hidden whole.
  */
 const char *objdiff_mask_secret(const char *name, const char *text, size_t len, const char *other, size_t olen,
 				size_t *outlen);
+/*
+ * Hide in place the values of every core Secret at or under v (a List's
+ * items too): data and stringData values (the whole field where it is not a
+ * map) and kubectl's last-applied-configuration annotation, as "(hidden)", or
+ * "(hidden, differs)" where ov (the other side at the same place, or NULL)
+ * holds another value; with annotation_only, the annotation alone.  The
+ * number of Secrets found.
+ */
+int objdiff_hide_secrets(json_t *v, json_t *ov, int annotation_only);
 int objdiff_cluster_scoped(const char *group, const char *kind, json_t *crds);
 
 #endif

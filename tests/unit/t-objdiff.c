@@ -1,3 +1,4 @@
+#define _GNU_SOURCE	/* memmem */
 /*
  * t-objdiff.c - the field-level object diff (engine/objdiff.c): YAML typed
  * as Kubernetes reads it, JSON written back as YAML with sorted keys,
@@ -148,4 +149,39 @@ static void test_lines(void)
 	json_decref(b);
 }
 
-TEST_MAIN(test_types, test_yaml, test_project, test_drop, test_lines)
+/* a Secret's values never in the masked text, whatever its shape */
+static void test_mask(void)
+{
+	static const char *const texts[] = {
+		"apiVersion: v1\nkind: Secret\nmetadata: {name: a}\nstringData: {p: VALUE-Zq5}\n",
+		"apiVersion: v1\nkind: Secret\nmetadata: {name: a}\nstringData: VALUE-Zq5\n",
+		"apiVersion: v1\nkind: Secret\nmetadata: {name: a}\ndata: [VALUE-Zq5]\n",
+		"apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\n  annotations:\n"
+		"    kubectl.kubernetes.io/last-applied-configuration: '{\"data\":{\"p\":\"VALUE-Zq5\"}}'\n",
+		"apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems:\n- apiVersion: v1\n  kind: Secret\n"
+		"  metadata: {name: a}\n  data: {p: VALUE-Zq5}\n",
+		"apiVersion: v1\nkind: Secret\nmetadata: {name: a}\nstringData: {p: VALUE-Zq5, p: [\n",	/* a hand edit that does not parse */
+	};
+	for (size_t i = 0; i < sizeof(texts) / sizeof(*texts); i++) {
+		size_t len = 0;
+		const char *m = objdiff_mask_secret("t.yaml", texts[i], strlen(texts[i]), NULL, 0, &len);
+		CHECK(m != NULL);
+		CHECK(m && !memmem(m, len, "VALUE-Zq5", 9));
+	}
+	/* a changed value marked on the new side */
+	{
+		const char *o = "apiVersion: v1\nkind: Secret\nmetadata: {name: a}\nstringData: {p: x, q: y}\n";
+		const char *n = "apiVersion: v1\nkind: Secret\nmetadata: {name: a}\nstringData: {p: x, q: z}\n";
+		size_t len = 0;
+		const char *m = objdiff_mask_secret("t.yaml", n, strlen(n), o, strlen(o), &len);
+		CHECK(m && strstr(m, "p: (hidden)\n") && strstr(m, "q: (hidden, differs)\n"));
+	}
+	/* not a Secret: left as it is */
+	{
+		const char *c = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Secret}\ndata: {p: x}\n";
+		size_t len = 0;
+		CHECK(objdiff_mask_secret("t.yaml", c, strlen(c), NULL, 0, &len) == NULL);
+	}
+}
+
+TEST_MAIN(test_types, test_yaml, test_project, test_drop, test_lines, test_mask)
