@@ -153,6 +153,7 @@ static int step_bundle(struct ctx *c, struct step *s, struct bundle *b)
 
 struct obj {
 	const char *group, *kind, *ns, *name, *file;
+	const char *rns;	/* the namespace as rendered (or the package's): what matches a live item */
 	json_t *v;
 	int matched;
 };
@@ -183,6 +184,7 @@ static int step_objects(struct ctx *c, struct step *s, struct obj **out, size_t 
 		x->ns = astrdup(str(json_object_get(o, "metadata"), "namespace"));
 		if (!*x->ns)
 			x->ns = s->namespace ? s->namespace : "";
+		x->rns = x->ns;
 		if (crds)
 			objdiff_note_crd(o, crds);
 		x->file = astrdup(b.v[i].name);
@@ -491,9 +493,11 @@ static int live_app(struct ctx *c, struct argocd *a, struct step *s, struct obj 
 		json_t *found = NULL;
 		json_array_foreach(items, i, item) {
 			if (json_is_true(json_object_get(item, "hook")) || strcmp(str(item, "group"), v[k].group) ||
-			    strcmp(str(item, "kind"), v[k].kind) || strcmp(str(item, "name"), v[k].name))
+			    strcmp(str(item, "kind"), v[k].kind) || strcmp(str(item, "name"), v[k].name) ||
+			    json_object_get(item, "idpmake-matched"))
 				continue;
-			if (!strcmp(str(item, "namespace"), v[k].ns) || !*str(item, "namespace") || !*v[k].ns) {
+			/* Argo CD's listing says the scope: a render's CRD never makes a namespaced item match another's */
+			if (!strcmp(str(item, "namespace"), v[k].rns) || !*str(item, "namespace")) {
 				found = item;
 				json_object_set_new(item, "idpmake-matched", json_true());
 				break;

@@ -293,17 +293,25 @@ void objdiff_note_crd(json_t *obj, json_t *crds)
 
 int objdiff_cluster_scoped(const char *group, const char *kind, json_t *crds)
 {
-	static const char *const kinds[] = {
-		"APIService", "CSIDriver", "CSINode", "CertificateSigningRequest", "ClusterIssuer", "ClusterRole",
-		"ClusterRoleBinding", "ComponentStatus", "CustomResourceDefinition", "FlowSchema", "IngressClass",
-		"MutatingWebhookConfiguration", "Namespace", "Node", "PersistentVolume", "PodSecurityPolicy",
-		"PriorityClass", "PriorityLevelConfiguration", "RuntimeClass", "StorageClass",
-		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ValidatingWebhookConfiguration",
-		"VolumeAttachment", "VolumeSnapshotClass", "VolumeSnapshotContent",
+	static const char *const kinds[][2] = {	/* group, kind: another group's kind of that name is not one */
+		{ "apiregistration.k8s.io", "APIService" }, { "storage.k8s.io", "CSIDriver" },
+		{ "storage.k8s.io", "CSINode" }, { "certificates.k8s.io", "CertificateSigningRequest" },
+		{ "cert-manager.io", "ClusterIssuer" }, { "rbac.authorization.k8s.io", "ClusterRole" },
+		{ "rbac.authorization.k8s.io", "ClusterRoleBinding" }, { "", "ComponentStatus" },
+		{ "apiextensions.k8s.io", "CustomResourceDefinition" }, { "flowcontrol.apiserver.k8s.io", "FlowSchema" },
+		{ "networking.k8s.io", "IngressClass" }, { "admissionregistration.k8s.io", "MutatingWebhookConfiguration" },
+		{ "", "Namespace" }, { "", "Node" }, { "", "PersistentVolume" }, { "policy", "PodSecurityPolicy" },
+		{ "scheduling.k8s.io", "PriorityClass" }, { "flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration" },
+		{ "node.k8s.io", "RuntimeClass" }, { "storage.k8s.io", "StorageClass" },
+		{ "admissionregistration.k8s.io", "ValidatingAdmissionPolicy" },
+		{ "admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding" },
+		{ "admissionregistration.k8s.io", "ValidatingWebhookConfiguration" },
+		{ "storage.k8s.io", "VolumeAttachment" }, { "snapshot.storage.k8s.io", "VolumeSnapshotClass" },
+		{ "snapshot.storage.k8s.io", "VolumeSnapshotContent" },
 	};
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(*kinds); i++)
-		if (!strcmp(kind, kinds[i]))
+		if (!strcmp(group, kinds[i][0]) && !strcmp(kind, kinds[i][1]))
 			return 1;
 	return json_object_get(crds, aprintf("%s/%s", group, kind)) != NULL;
 }

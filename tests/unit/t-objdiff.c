@@ -184,4 +184,19 @@ static void test_mask(void)
 	}
 }
 
-TEST_MAIN(test_types, test_yaml, test_project, test_drop, test_lines, test_mask)
+/* a cluster-scoped kind is Kubernetes' own in its group, or a CRD's of scope Cluster */
+static void test_scope(void)
+{
+	json_t *crds = json_object();
+
+	CHECK(objdiff_cluster_scoped("", "Namespace", crds));
+	CHECK(objdiff_cluster_scoped("storage.k8s.io", "StorageClass", crds));
+	CHECK(!objdiff_cluster_scoped("example.com", "StorageClass", crds));	/* a namespaced CRD's kind */
+	CHECK(!objdiff_cluster_scoped("example.com", "Node", crds));
+	CHECK(!objdiff_cluster_scoped("", "ConfigMap", crds));
+	json_object_set_new(crds, "example.com/Gadget", json_true());
+	CHECK(objdiff_cluster_scoped("example.com", "Gadget", crds));
+	json_decref(crds);
+}
+
+TEST_MAIN(test_types, test_yaml, test_project, test_drop, test_lines, test_mask, test_scope)
