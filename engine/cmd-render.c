@@ -117,6 +117,41 @@ static int collect(void *ctx, const char *name, const char *data, size_t len)
 	return 0;
 }
 
+/*
+ * Does s's render differ from its folder in the GitOps repository (fetched
+ * once a run, under the state's lock, as diff does)?  1 yes, 0 no, -1 when
+ * the repository could not be read (a message printed).
+ */
+int render_differs_from_gitops(struct ctx *c, struct step *s)
+{
+	static int fetched, locked;
+	struct gitops_opts go = ctx_gitops(c);
+	struct remote_files rf = { 0 };
+	struct bundle b;
+	char tip[41];
+	int differs = 0;
+
+	if (!locked) {
+		if (mkdirs(c->statedir) < 0 || state_lock(c->st, c->wait) < 0)
+			return -1;
+		locked = 1;
+		git_libgit2_init();
+	}
+	if (render_one(c, s, &b) < 0)
+		return -1;
+	if (gitops_read(&go, !fetched, s->gitpath, collect, &rf, tip) < 0) {
+		free(b.v);
+		return -1;
+	}
+	fetched = 1;
+	differs = rf.n != b.n;
+	for (size_t i = 0; !differs && i < b.n; i++)
+		differs = strcmp(rf.name[i], b.v[i].name) || rf.len[i] != b.v[i].len ||
+			  memcmp(rf.data[i], b.v[i].data, b.v[i].len);
+	free(rf.name), free(rf.data), free(rf.len), free(b.v);
+	return differs;
+}
+
 static int print_patch(const char *path, const char *old, size_t oldlen, const char *new, size_t newlen)
 {
 	git_patch *patch = NULL;

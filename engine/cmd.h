@@ -69,6 +69,8 @@ int orphan_apps_apply(const struct ctx *c);
 /* render a step for render and diff (no state change): 0, or -1 after printing why */
 struct bundle;
 int render_one(struct ctx *c, struct step *s, struct bundle *b);
+/* does s's render differ from its folder in the GitOps repository? 1, 0, or -1 (cmd-render.c) */
+int render_differs_from_gitops(struct ctx *c, struct step *s);
 
 int cmd_up(struct ctx *c);
 int cmd_promote(struct ctx *c);

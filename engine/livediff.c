@@ -597,7 +597,8 @@ int livediff_live(struct ctx *c)
 			continue;
 		if (!compared(s)) {	/* a changed one still counts: its Application changes (chart, values) */
 			fprintf(stderr, "idpmake: %s: rendered by Argo CD or an Application itself: not compared\n", s->id);
-			if (s->dirty && argocd_app_name(c->d, s))
+			/* a key unknown to this state (a fresh runner) is a change only where the GitOps repository differs */
+			if (s->dirty && argocd_app_name(c->d, s) && render_differs_from_gitops(c, s) != 0)
 				json_array_append_new(unc, json_pack("{s:s, s:s, s:s, s:s}", "name", argocd_app_name(c->d, s),
 								     "step", s->id, "cluster", s->cluster->name,
 								     "package", s->pkg->name));

@@ -4,7 +4,9 @@
 # helm chart): idpmake has no objects of it to compare, but a pending change
 # to it (a chart bump) is still a difference: it is listed ("changes ...:
 # not compared"), counted by --exit-code (1, not 0), kept in --json and in
-# -o FILE for --from; once up, it is no difference (exit 0).
+# -o FILE for --from; once up, it is no difference (exit 0), nor for a
+# fresh runner whose empty state knows no key (the GitOps repository holds
+# the render).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -31,6 +33,12 @@ t_ok "setup: up" idpmake up
 t_exit 0 "diff --live --exit-code right after up: nothing differs" idpmake diff --live --exit-code
 t_grep "the chart's package is said not compared" 'in-cluster/podinfo:render: rendered by Argo CD .*: not compared' "$STDERR"
 t_nogrep "and not listed as changing" 'changes' "$STDOUT"
+
+# a fresh runner (an empty state folder) knows no key: the GitOps repository says nothing changed
+mv .idpmake "$T/state.kept" || t_bail "cannot move the state"
+t_exit 0 "an empty state: diff --live --exit-code: nothing differs" idpmake --color=never diff --live --exit-code
+t_nogrep "nothing listed as changing" 'changes' "$STDOUT"
+rm -rf .idpmake && mv "$T/state.kept" .idpmake || t_bail "cannot restore the state"
 
 sed -i 's/version: 6.5.0/version: 6.6.0/' distro.yaml
 t_exit 1 "a chart bump: diff --live --exit-code exits 1" idpmake --color=never diff --live --exit-code
