@@ -3,7 +3,7 @@
 # Secret values never printed by the diffs of renders, whatever the
 # Secret's shape: a data or stringData that is not a map (a string, a list),
 # a value kept in kubectl's last-applied-configuration annotation, a Secret
-# in a List; and a hand-edited Secret in the GitOps repository that no
+# in a List (a file that does not parse: t-objdiff.c test_mask).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
