@@ -240,12 +240,20 @@ settle() {
 	return 1
 }
 
+# apps_settle: check_apps passes within 10 s (the last try's problems printed)
+apps_settle() {
+	t_wait_for 10 check_apps >/dev/null || check_apps
+}
+
 checkpoint() {
 	local name=$1
 	t_ok "$name: up succeeds once the faults are cleared" settle
 	[ "$t_status" = 0 ] || cat "$T/up.out"
 	t_ok "$name: the remote holds the model's render" python3 "$model" check "$T/d" "$bare" main
-	t_ok "$name: every Application is at its folder's last commit and Healthy" check_apps
+	# within 10 s: a round's busy fault is an operation idpmake did not start, and when it ends
+	# after the run, its Application is Progressing for the emulator's health delay (a soak
+	# failed on that, once in 4 runs of 300 rounds)
+	t_ok "$name: every Application is at its folder's last commit and Healthy" apps_settle
 	t_ok "$name: no commit of the pusher is lost" check_pushed
 	t_ok "$name: no two commits carry the same run" check_runs
 	t_ok "$name: plan has nothing to do" "$IDPMAKE" plan --exit-code
