@@ -157,15 +157,9 @@ static int print_patch(const char *path, const char *old, size_t oldlen, const c
 	git_patch *patch = NULL;
 	git_buf out = { 0 };
 	git_diff_options opts;
-	size_t ml = 0, nl = 0;
-	const char *mn = objdiff_mask_secret(path, new, newlen, old, oldlen, &nl);	/* a Secret's values: hidden */
-	const char *mo = objdiff_mask_secret(path, old, oldlen, NULL, 0, &ml);
 	int r;
 
-	if (mo)
-		old = mo, oldlen = ml;
-	if (mn)
-		new = mn, newlen = nl;
+	objdiff_mask_pair(path, &old, &oldlen, &new, &newlen);	/* a Secret's values: hidden */
 	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
 	r = git_patch_from_buffers(&patch, old, oldlen, old ? path : NULL, new, newlen, new ? path : NULL, &opts);
 	if (r < 0)

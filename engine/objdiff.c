@@ -408,3 +408,15 @@ out:
 	json_decref(o), json_decref(oo);
 	return ret;
 }
+
+void objdiff_mask_pair(const char *name, const char **old, size_t *oldlen, const char **new, size_t *newlen)
+{
+	size_t ml = 0, nl = 0;
+	const char *mn = objdiff_mask_secret(name, *new, *newlen, *old, *oldlen, &nl);	/* against the unmasked old side */
+	const char *mo = objdiff_mask_secret(name, *old, *oldlen, NULL, 0, &ml);
+
+	if (mo)
+		*old = mo, *oldlen = ml;
+	if (mn)
+		*new = mn, *newlen = nl;
+}

@@ -58,6 +58,8 @@ void objdiff_note_crd(json_t *obj, json_t *crds);
  */
 const char *objdiff_mask_secret(const char *name, const char *text, size_t len, const char *other, size_t olen,
 				size_t *outlen);
+/* both sides of a text diff with their Secrets' values hidden, as above, in place */
+void objdiff_mask_pair(const char *name, const char **old, size_t *oldlen, const char **new, size_t *newlen);
 /*
  * Hide in place the values of every core Secret at or under v (a List's
  * items too): data and stringData values (the whole field where it is not a

@@ -272,15 +272,8 @@ static void add_obj(struct rdiff *rd, const struct pkgout *p, const char *name, 
 	o = &rd->v[rd->n++];
 	*o = (struct objdiff){ p->cluster, p->pkg, path, status, "", "" };
 	rd->count[status]++;
-	{	/* a Secret's values never printed: "(hidden)", "(hidden, differs)" on the new side */
-		size_t ml = 0, nl = 0;
-		const char *mn = objdiff_mask_secret(path, new, newlen, old, oldlen, &nl);
-		const char *mo = objdiff_mask_secret(path, old, oldlen, NULL, 0, &ml);
-		if (mo)
-			old = mo, oldlen = ml;
-		if (mn)
-			new = mn, newlen = nl;
-	}
+	/* a Secret's values never printed: "(hidden)", "(hidden, differs)" on the new side */
+	objdiff_mask_pair(path, &old, &oldlen, &new, &newlen);
 	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
 	if (git_patch_from_buffers(&patch, old, oldlen, old ? path : NULL, new, newlen, new ? path : NULL, &opts) == 0 &&
 	    git_patch_to_buf(&out, patch) == 0 && out.ptr) {
