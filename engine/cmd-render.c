@@ -13,6 +13,7 @@
 #include "objdiff.h"
 #include "render.h"
 #include "revdiff.h"
+#include "share.h"
 #include "source.h"
 #include "util.h"
 
@@ -176,6 +177,8 @@ static int print_patch(const char *path, const char *old, size_t oldlen, const c
 int cmd_diff(struct ctx *c)
 {
 	struct gitops_opts go;
+	struct folder *fo;
+	size_t nf;
 	int r, changed = 0, fetched = 0;
 
 	if (c->rev)
@@ -202,14 +205,13 @@ int cmd_diff(struct ctx *c)
 		return 1;
 	git_libgit2_init();
 	go = ctx_gitops(c);
-	for (size_t i = 0; i < c->g->nsteps; i++) {
-		struct step *s = c->g->steps[i];
+	nf = share_folders(c->g, &fo);	/* a _shared folder is diffed once, not once per cluster */
+	for (size_t i = 0; i < nf; i++) {
+		struct step *s = fo[i].steps[0];
 		struct remote_files rf = { 0 };
 		struct bundle b;
 		char tip[41];
 		size_t a = 0, k = 0;
-		if (s->kind != STEP_RENDER || !s->selected)
-			continue;
 		if (render_one(c, s, &b) < 0)
 			return 1;
 		if (gitops_read(&go, !fetched, s->gitpath, collect, &rf, tip) < 0) {

@@ -17,6 +17,7 @@
 #include "rollout.h"
 #include "savedplan.h"
 #include "share.h"
+#include "state.h"
 #include "util.h"
 
 struct gitops_opts ctx_gitops(const struct ctx *c)
@@ -42,41 +43,45 @@ static const char *target_of(const struct step *s)
 int show_drift(struct ctx *c, int fetch, FILE *f, json_t *json)
 {
 	struct gitops_opts go = ctx_gitops(c);
-	const char **folders = amalloc((c->g->nsteps + 1) * sizeof(*folders));
-	struct step **steps = amalloc((c->g->nsteps + 1) * sizeof(*steps));
+	struct folder *fo;
+	size_t n = share_folders(c->g, &fo);	/* a _shared folder once, however many clusters it serves */
+	const char **folders = amalloc((n + 1) * sizeof(*folders));
 	struct gitops_drift *v;
 	struct buf targets = BUF_INIT;
-	size_t n = 0;
 	int nd;
 
-	for (size_t i = 0; i < c->g->nsteps; i++) {
-		struct step *s = c->g->steps[i];
-		if (s->kind == STEP_RENDER && s->selected) {
-			folders[n] = s->gitpath;
-			steps[n++] = s;
-		}
-	}
-	if (!n || (nd = gitops_drift(&go, fetch, folders, n, &v)) <= 0)
+	for (size_t k = 0; k < n; k++)
+		folders[k] = fo[k].gitpath;
+	if ((nd = n ? gitops_drift(&go, fetch, folders, n, &v) : 0) <= 0)
 		return n ? nd : 0;
 	for (int i = 0; i < nd; i++) {
-		const char *target = v[i].folder, *what = v[i].removed ? "removed" : "changed";
-		json_t *o, *commits;
-		for (size_t k = 0; k < n; k++)
-			if (!strcmp(steps[k]->gitpath, v[i].folder))
-				target = target_of(steps[k]);
+		const char *target = v[i].folder, *what = v[i].removed ? "removed" : "changed", *on = "";
+		json_t *o, *commits, *clusters;
+		const struct folder *fi = NULL;
+		for (size_t k = 0; k < n && !fi; k++)
+			if (!strcmp(fo[k].gitpath, v[i].folder))
+				fi = &fo[k];
+		if (fi) {
+			target = target_of(fi->steps[0]);	/* --overwrite of any of its targets writes it */
+			on = share_folder_clusters(fi);
+		}
 		buf_addf(&targets, " %s", target);
 		if (!json) {
 			if (!v[i].ncommits)
-				fprintf(f, "drift  %s: %s outside idpmake\n", v[i].folder, what);
+				fprintf(f, "drift  %s%s: %s outside idpmake\n", v[i].folder, on, what);
 			for (size_t k = 0; k < v[i].ncommits; k++)
-				fprintf(f, "drift  %s: %s outside idpmake by %.7s %s \"%s\"\n", v[i].folder, what,
+				fprintf(f, "drift  %s%s: %s outside idpmake by %.7s %s \"%s\"\n", v[i].folder, on, what,
 					v[i].commits[k].id, v[i].commits[k].author, v[i].commits[k].summary);
 			continue;
 		}
 		o = json_object();
 		commits = json_array();
+		clusters = json_array();
 		json_object_set_new(o, "folder", json_string(v[i].folder));
 		json_object_set_new(o, "target", json_string(target));
+		for (size_t k = 0; fi && k < fi->n; k++)
+			json_array_append_new(clusters, json_string(fi->steps[k]->cluster->name));
+		json_object_set_new(o, "clusters", clusters);
 		json_object_set_new(o, "removed", json_boolean(v[i].removed));
 		for (size_t k = 0; k < v[i].ncommits; k++)
 			json_array_append_new(commits, json_pack("{s:s, s:s, s:s}", "id", v[i].commits[k].id,
@@ -117,18 +122,27 @@ static int named(const struct ctx *c, const struct step *s)
  */
 static void set_owners(struct ctx *c)
 {
+	struct folder *fo;
+	size_t n = share_folders(c->g, &fo);	/* selected steps: only those can be --overwrite's */
 	struct gitops_owner *v = amalloc((c->g->nsteps + 1) * sizeof(*v));
-	size_t n = 0;
+	size_t nv = 0;
 
+	for (size_t k = 0; k < n; k++) {
+		/* a _shared folder is one folder: any of its clusters' targets names it */
+		int ow = 0;
+		for (size_t j = 0; j < fo[k].n && c->overwrite && !ow; j++)
+			ow = named(c, fo[k].steps[j]);
+		v[nv++] = (struct gitops_owner){ fo[k].gitpath, target_of(fo[k].steps[0]), ow };
+		if (ow)
+			state_pushed_drop(c->st, pushed_key(&c->pl, fo[k].gitpath));
+	}
+	/* the folders of steps not selected, for their names in a conflict */
 	for (size_t i = 0; i < c->g->nsteps; i++) {
 		struct step *s = c->g->steps[i];
-		if (s->kind != STEP_RENDER)
-			continue;
-		v[n] = (struct gitops_owner){ s->gitpath, target_of(s), c->overwrite && s->selected && named(c, s) };
-		if (v[n++].overwrite)
-			state_pushed_drop(c->st, pushed_key(&c->pl, s->gitpath));
+		if (s->kind == STEP_RENDER && !s->selected)
+			v[nv++] = (struct gitops_owner){ s->gitpath, target_of(s), 0 };
 	}
-	gitops_set_owners(v, n);
+	gitops_set_owners(v, nv);
 }
 
 /*
@@ -173,15 +187,15 @@ static int git_drifted(const struct ctx *c, const struct step *s, const struct g
 static void find_drift(struct ctx *c, struct argocd *a)
 {
 	struct gitops_opts go = ctx_gitops(c);
-	const char **folders = amalloc((c->g->nsteps + 1) * sizeof(*folders));
+	struct folder *fo;
+	size_t n = share_folders(c->g, &fo);
+	const char **folders = amalloc((n + 1) * sizeof(*folders));
 	struct gitops_drift *v = NULL;
-	size_t n = 0;
 	int nd;
 
 	/* the GitOps repository too: an Application whose folder someone edited is OutOfSync for that */
-	for (size_t i = 0; i < c->g->nsteps; i++)
-		if (c->g->steps[i]->kind == STEP_RENDER && c->g->steps[i]->selected)
-			folders[n++] = c->g->steps[i]->gitpath;
+	for (size_t k = 0; k < n; k++)
+		folders[k] = fo[k].gitpath;
 	if ((nd = n ? gitops_drift(&go, 1, folders, n, &v) : 0) < 0)
 		nd = 0;
 	for (size_t i = 0; i < c->g->nsteps; i++) {

@@ -44,6 +44,7 @@
 #include "manifest.h"
 #include "objdiff.h"
 #include "revdiff.h"
+#include "share.h"
 #include "util.h"
 
 #define MD_CAP 60000		/* a pull-request comment's characters (GitHub allows 65,536) */
@@ -118,7 +119,9 @@ enum { OBJ_CREATED, OBJ_CHANGED, OBJ_DELETED };
 static const char *const obj_word[] = { "created", "changed", "deleted" };
 
 struct objdiff {
-	const char *cluster, *pkg;
+	const char *cluster, *pkg;	/* the first cluster whose render changes it */
+	const char **clusters;		/* every cluster it is for: a _shared folder serves many */
+	size_t ncl;
 	const char *path;		/* FOLDER/FILE in the GitOps repository */
 	int status;
 	const char *patch;		/* unified diff, from its --- line (arena) */
@@ -270,7 +273,8 @@ static void add_obj(struct rdiff *rd, const struct pkgout *p, const char *name, 
 
 	rd->v = agrow(rd->v, rd->n, sizeof(*rd->v));
 	o = &rd->v[rd->n++];
-	*o = (struct objdiff){ p->cluster, p->pkg, path, status, "", "" };
+	*o = (struct objdiff){ p->cluster, p->pkg, agrow(NULL, 0, sizeof(*o->clusters)), 1, path, status, "", "" };
+	o->clusters[0] = p->cluster;
 	rd->count[status]++;
 	/* a Secret's values never printed: "(hidden)", "(hidden, differs)" on the new side */
 	objdiff_mask_pair(path, &old, &oldlen, &new, &newlen);
@@ -304,22 +308,67 @@ static size_t distinct(const char **v, size_t n)
 	return d;
 }
 
+/*
+ * One pair of renders compared: a linked fleet's clusters that share a
+ * folder (_shared/PACKAGE) have the same pair, whose files change once,
+ * not once per cluster.
+ */
+struct pairdone {
+	const struct pkgout *pa, *pb;
+	size_t first, end;		/* its objects in rd->v */
+};
+
+static int same_out(const struct pkgout *x, const struct pkgout *y)
+{
+	if (!x || !y)
+		return x == y;
+	return !strcmp(x->gitpath, y->gitpath) && hash_eq(x->output, y->output);
+}
+
+/*
+ * A pair of _shared folders compared before (same folders, same renders):
+ * add the cluster to its objects and return how many there are; -1 when
+ * the pair is new.
+ */
+static long done_before(struct rdiff *rd, const struct pairdone *v, size_t n, const struct pkgout *pa,
+			const struct pkgout *pb)
+{
+	const char *cluster = (pa ? pa : pb)->cluster;
+
+	if ((pa && strncmp(pa->gitpath, "_shared/", 8)) || (pb && strncmp(pb->gitpath, "_shared/", 8)))
+		return -1;	/* a cluster's own folder: compared for it alone */
+	for (size_t j = 0; j < n; j++) {
+		if (!same_out(v[j].pa, pa) || !same_out(v[j].pb, pb))
+			continue;
+		for (size_t o = v[j].first; o < v[j].end; o++) {
+			rd->v[o].clusters = agrow(rd->v[o].clusters, rd->v[o].ncl, sizeof(*rd->v[o].clusters));
+			rd->v[o].clusters[rd->v[o].ncl++] = cluster;
+		}
+		return (long)(v[j].end - v[j].first);
+	}
+	return -1;
+}
+
 static int compare(struct ctx *c, struct rdiff *rd)
 {
 	size_t na, nb, i = 0, k = 0;
 	struct pkgout *a = outputs(&rd->a, &na), *b = outputs(&rd->b, &nb);
 	const char **pkgs = NULL, **clusters = NULL;
-	size_t ngroups = 0;
+	struct pairdone *done = NULL;
+	size_t ngroups = 0, ndone = 0;
 
 	while (i < na || k < nb) {
 		int cmp = i >= na ? 1 : k >= nb ? -1 : strcmp(a[i].id, b[k].id);
 		const struct pkgout *pa = cmp <= 0 ? &a[i] : NULL, *pb = cmp >= 0 ? &b[k] : NULL;
 		struct bundle ba, bb;
 		size_t x = 0, y = 0, before = rd->n;
+		long prev;
 		i += cmp <= 0;
 		k += cmp >= 0;
 		if (pa && pb && hash_eq(pa->output, pb->output))
 			continue;
+		if ((prev = done_before(rd, done, ndone, pa, pb)) >= 0)
+			goto count;
 		if (open_bundle(c->statedir, pa, &ba) < 0 || open_bundle(c->statedir, pb, &bb) < 0)
 			return -1;
 		while (x < ba.n || y < bb.n) {
@@ -340,7 +389,10 @@ static int compare(struct ctx *c, struct rdiff *rd)
 		}
 		bundle_free(&ba);
 		bundle_free(&bb);
-		if (rd->n > before) {
+		done = agrow(done, ndone, sizeof(*done));
+		done[ndone++] = (struct pairdone){ pa, pb, before, rd->n };
+count:
+		if (rd->n > before || prev > 0) {
 			pkgs = agrow(pkgs, ngroups, sizeof(*pkgs));
 			clusters = agrow(clusters, ngroups, sizeof(*clusters));
 			pkgs[ngroups] = (pa ? pa : pb)->pkg;
@@ -375,7 +427,8 @@ static void print_text(const struct ctx *c, const struct rdiff *rd)
 
 	for (size_t i = 0; i < rd->n; i++) {
 		const struct objdiff *o = &rd->v[i];
-		printf("%s%s %s%s\n", color ? "\033[1m" : "", obj_word[o->status], o->path, color ? "\033[m" : "");
+		printf("%s%s %s%s%s\n", color ? "\033[1m" : "", obj_word[o->status], o->path,
+		       share_clusters_text(o->clusters, o->ncl), color ? "\033[m" : "");
 		if (!color) {
 			fputs(o->head, stdout);
 			fputs(o->patch, stdout);
@@ -412,8 +465,13 @@ static void print_json(const struct rdiff *rd)
 						    : json_pack("{s:s}", "rev", "work tree"));
 	for (size_t i = 0; i < rd->n; i++) {
 		const struct objdiff *o = &rd->v[i];
-		json_array_append_new(objs, json_pack("{s:s, s:s, s:s, s:s, s:s}", "cluster", o->cluster, "package", o->pkg,
-						      "path", o->path, "status", obj_word[o->status], "diff", o->patch));
+		json_t *cl = json_array();
+		for (size_t k = 0; k < o->ncl; k++)
+			json_array_append_new(cl, json_string(o->clusters[k]));
+		/* once per file: "clusters" names every cluster a _shared folder's file is for */
+		json_array_append_new(objs, json_pack("{s:s, s:o, s:s, s:s, s:s, s:s}", "cluster", o->cluster, "clusters", cl,
+						      "package", o->pkg, "path", o->path, "status", obj_word[o->status],
+						      "diff", o->patch));
 	}
 	json_object_set_new(doc, "objects", objs);
 	json_object_set_new(doc, "created", json_integer(rd->count[OBJ_CREATED]));
@@ -435,6 +493,21 @@ static void md_escape(struct buf *b, const char *s)
 		default: buf_addc(b, *s);
 		}
 	}
+}
+
+/* is word one of the ", "-separated items of list? */
+static int strstr_word(const char *list, const char *word)
+{
+	size_t len = strlen(word);
+
+	for (const char *p = list; p && *p;) {
+		const char *e = strstr(p, ", ");
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n == len && !strncmp(p, word, len))
+			return 1;
+		p = e ? e + 2 : NULL;
+	}
+	return 0;
 }
 
 /* per package: the clusters where it differs, its counts, and whether it came or went */
@@ -478,11 +551,15 @@ static struct pkgsum *summarise(const struct rdiff *rd, size_t *n)
 			*p = (struct pkgsum){ .pkg = o->pkg, .clusters = BUF_INIT };
 		}
 		p->count[o->status]++;
-		if (!p->last_cluster || strcmp(p->last_cluster, o->cluster)) {
-			buf_addf(&p->clusters, "%s%s", p->clusters.len ? ", " : "", o->cluster);
-			p->last_cluster = o->cluster;
-			p->added |= !in_side(&rd->a, o->cluster, o->pkg);
-			p->removed |= !in_side(&rd->b, o->cluster, o->pkg);
+		for (size_t k = 0; k < o->ncl; k++) {
+			if (p->last_cluster && !strcmp(p->last_cluster, o->clusters[k]))
+				continue;
+			if (o->ncl > 1 && strstr_word(p->clusters.s, o->clusters[k]))
+				continue;	/* a _shared folder's clusters, listed with its first file */
+			buf_addf(&p->clusters, "%s%s", p->clusters.len ? ", " : "", o->clusters[k]);
+			p->last_cluster = o->clusters[k];
+			p->added |= !in_side(&rd->a, o->clusters[k], o->pkg);
+			p->removed |= !in_side(&rd->b, o->clusters[k], o->pkg);
 		}
 	}
 	if (*n)
@@ -535,7 +612,10 @@ static void print_markdown(const struct rdiff *rd)
 		buf_reset(&block);
 		buf_addf(&block, "<details><summary>%s <code>", obj_word[o->status]);
 		md_escape(&block, o->path);
-		buf_addf(&block, "</code></summary>\n\n%.*sdiff\n%s%s%.*s\n\n</details>\n\n", fence,
+		buf_adds(&block, "</code>");
+		if (o->ncl > 1)
+			buf_addf(&block, " (for %zu clusters)", o->ncl);
+		buf_addf(&block, "</summary>\n\n%.*sdiff\n%s%s%.*s\n\n</details>\n\n", fence,
 			 "``````````````````````````````````````````````````", o->patch,
 			 *o->patch && o->patch[strlen(o->patch) - 1] != '\n' ? "\n" : "", fence,
 			 "``````````````````````````````````````````````````");

@@ -119,3 +119,62 @@ int render_once(const struct render_ctx *rc, struct step *s, struct hash *output
 	pthread_mutex_unlock(&lock);
 	return rc2;
 }
+
+static int bypath_cmp(const void *a, const void *b)
+{
+	const struct step *x = *(struct step *const *)a, *y = *(struct step *const *)b;
+	int r = strcmp(x->gitpath, y->gitpath);
+	return r ? r : (x->index > y->index) - (x->index < y->index);
+}
+
+static int byfirst_cmp(const void *a, const void *b)
+{
+	const struct folder *x = a, *y = b;
+	return (x->steps[0]->index > y->steps[0]->index) - (x->steps[0]->index < y->steps[0]->index);
+}
+
+size_t share_folders(const struct graph *g, struct folder **out)
+{
+	struct step **v = amalloc((g->nsteps + 1) * sizeof(*v));
+	struct folder *f;
+	size_t n = 0, nf = 0;
+
+	for (size_t i = 0; i < g->nsteps; i++)
+		if (g->steps[i]->kind == STEP_RENDER && g->steps[i]->selected && g->steps[i]->gitpath)
+			v[n++] = g->steps[i];
+	qsort(v, n, sizeof(*v), bypath_cmp);
+	f = amalloc((n + 1) * sizeof(*f));
+	for (size_t i = 0; i < n; i++) {
+		if (nf && !strcmp(f[nf - 1].gitpath, v[i]->gitpath)) {
+			f[nf - 1].n++;
+			continue;
+		}
+		f[nf++] = (struct folder){ v[i]->gitpath, v + i, 1 };
+	}
+	qsort(f, nf, sizeof(*f), byfirst_cmp);
+	*out = f;
+	return nf;
+}
+
+const char *share_clusters_text(const char *const *names, size_t n)
+{
+	enum { SHOWN = 3 };
+	const char *s = "";
+
+	if (n < 2)
+		return "";
+	for (size_t i = 0; i < n && i < SHOWN; i++)
+		s = aprintf("%s%s%s", s, i ? ", " : "", names[i]);
+	if (n > SHOWN)
+		return aprintf(" (for %s and %zu more clusters)", s, n - SHOWN);
+	return aprintf(" (for %s)", s);
+}
+
+const char *share_folder_clusters(const struct folder *f)
+{
+	const char **names = amalloc((f->n + 1) * sizeof(*names));
+
+	for (size_t i = 0; i < f->n; i++)
+		names[i] = f->steps[i]->cluster->name;
+	return share_clusters_text(names, f->n);
+}

@@ -21,4 +21,24 @@ size_t share_count(const struct step *head);
  */
 int render_once(const struct render_ctx *rc, struct step *s, struct hash *output, const char **err);
 
+/*
+ * The GitOps folders of the selected render steps, each once: a linked
+ * fleet's `_shared/PACKAGE` folder is one folder however many clusters it
+ * serves.  Folders in the order of their first step; each folder's steps in
+ * graph order (steps[0] names it: its target CLUSTER/PACKAGE).  Run-lifetime
+ * memory (the arena).
+ */
+struct folder {
+	const char *gitpath;
+	struct step **steps;
+	size_t n;
+};
+size_t share_folders(const struct graph *g, struct folder **out);
+/*
+ * " (for canary, eu-1, us-1 and 2 more clusters)" when a folder serves more
+ * than one cluster, else "" (arena).
+ */
+const char *share_clusters_text(const char *const *names, size_t n);
+const char *share_folder_clusters(const struct folder *f);
+
 #endif
