@@ -123,6 +123,7 @@ from emucommon import (ApiError, GitError, ts, gojson, ordered, prune, sources_o
                        CONTROL_NS, IN_CLUSTER)
 from resources import ResourcesMixin  # noqa: E402
 from fleet import FleetMixin, AUTH_REQUIRED  # noqa: E402
+from reposerver import RepoServerMixin  # noqa: E402
 
 
 def b64url(b):
@@ -291,7 +292,7 @@ class Rec:
         self.reconciled = 0.0     # time of the last comparison (for the reconcile interval)
 
 
-class Emu(ResourcesMixin, FleetMixin):
+class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
     def __init__(self, a):
         self.lock = threading.RLock()
         self.apps, self.rv, self.log, self.faults, self.app_faults, self.fault_id = {}, 1000, [], [], {}, 0
@@ -305,6 +306,7 @@ class Emu(ResourcesMixin, FleetMixin):
         self.reconcile_ms, self.delete_ms = a.reconcile_ms, a.delete_ms
         self.resync_ms, self.retry_ms, self.same_second = a.resync_ms, a.retry_ms, a.same_second
         self.fleet_init(a)
+        self.reposerver_init()
         self.repos.guard = self.repo_guard
         threading.Thread(target=self.controller_loop, daemon=True).start()
         self.tls, self.rootpath = bool(a.tls_cert), a.rootpath.rstrip("/")
@@ -514,7 +516,7 @@ class Emu(ResourcesMixin, FleetMixin):
         try:
             tg = self.targets(spec)
             try:
-                rec.target = self.target_objects(spec, [r for r, _, _ in tg])
+                rec.target = self.repo_objects(rec, spec, [r for r, _, _ in tg])
             except GitError as e:
                 e.index, e.total = 1, len(tg)
                 raise
@@ -624,7 +626,7 @@ class Emu(ResourcesMixin, FleetMixin):
             self.reconcile(rec)  # the failed comparison is the reconciliation
             return
         try:
-            rec.op_target = self.target_objects(app["spec"], [r for r, _, _ in tg])
+            rec.op_target = self.repo_objects(rec, app["spec"], [r for r, _, _ in tg])
         except GitError as e:
             state.update(phase="Error", message="ComparisonError: " + str(e), finishedAt=now)
             app.pop("operation", None)
@@ -969,7 +971,8 @@ class Emu(ResourcesMixin, FleetMixin):
 
     # ------------------------------------------------------------------------ control API
     SETTINGS = {"op_ms": int, "health_ms": int, "start_ms": int, "reconcile_ms": int, "delete_ms": int,
-                "resync_ms": int, "retry_ms": int, "same_second": bool, "require_repo_creds": bool, "api_versions": list}
+                "resync_ms": int, "retry_ms": int, "same_second": bool, "require_repo_creds": bool, "api_versions": list,
+                "manifest_generate_paths": bool}
 
     def config(self):
         return {k: getattr(self, k) for k in self.SETTINGS}
@@ -1312,12 +1315,15 @@ class Handler(BaseHTTPRequestHandler):
         with emu.lock:
             if method == "GET" and path == "/_emu/requests":
                 return js(200, emu.log)
+            if method == "GET" and path == "/_emu/stats":
+                return js(200, emu.reposerver_stats())
             if method == "GET" and path == "/_emu/faults":
                 return js(200, {"requests": emu.faults, "apps": emu.app_faults})
             if method == "GET" and path == "/_emu/apps":
                 return js(200, [emu.render(r) for _, r in sorted(emu.apps.items())])
             if method == "POST" and path == "/_emu/reset":
                 emu.log, emu.faults, emu.app_faults = [], [], {}
+                emu.reposerver_reset()
                 if isinstance(payload, dict) and payload.get("apps"):
                     for r in emu.apps.values():
                         r.seq += 1
