@@ -38,6 +38,9 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
     GET  /_emu/faults    active faults          GET /_emu/requests   request log
     POST /_emu/reset     clears log and faults ({"apps": true} also deletes all applications)
     GET  /_emu/apps      raw stored applications
+    GET  /_emu/stats     the repo-server model's manifest generations (reposerver.py): {"manifest_generations": N,
+                         "by_commit": {sha: N}}; reset by /_emu/reset.  {"manifest_generate_paths": false} in
+                         /_emu/config ignores the annotation, as an Argo CD without it
     GET,POST /_emu/config  settings changed at run time: {"start_ms": 500, "resync_ms": 100, "same_second": true,
                          "require_repo_creds": true, "api_versions": [...], "op_ms", "health_ms", "reconcile_ms",
                          "delete_ms", "retry_ms"}
