@@ -424,6 +424,7 @@ void argocd_close(struct argocd *a)
 {
 	if (!a)
 		return;
+	watch_stop(a);
 	memset(a->auth, 0, strlen(a->auth));
 	free(a->auth);
 	free(a);
@@ -471,25 +472,11 @@ static int transient(CURLcode rc)
 	}
 }
 
-/* one exchange; the CURLcode (CURLE_OK when an HTTP answer came) */
-static CURLcode exchange(struct call *c, const char *method, const char *url, const char *body, struct resp *r,
-			 char *ebuf)
+struct curl_slist *argocd_curl_setup(struct argocd *a, CURL *k, const char *url, const char *accept, char *ebuf,
+				     struct curl_slist *h)
 {
-	struct argocd *a = c->a;
-	struct curl_slist *h = NULL;
-	CURL *k = c->curl;
-	long timeout = REQUEST_TIMEOUT_MS;
-	CURLcode rc;
-
-	if (c->deadline) {
-		long left = (long)((c->deadline - now_s()) * 1000);
-		if (left < timeout)
-			timeout = left < 1000 ? 1000 : left;
-	}
 	curl_easy_reset(k);
-	h = curl_slist_append(h, "Accept: application/json");
-	if (strcmp(method, "GET"))
-		h = curl_slist_append(h, "Content-Type: application/json");	/* invariant 1 */
+	h = curl_slist_append(h, accept);
 	h = curl_slist_append(h, "Expect:");
 	h = curl_slist_append(h, a->auth);
 	for (size_t i = 0; i < a->nheaders; i++)
@@ -499,7 +486,6 @@ static CURLcode exchange(struct call *c, const char *method, const char *url, co
 	curl_easy_setopt(k, CURLOPT_USERAGENT, "idpmake/" IDPMAKE_VERSION);
 	curl_easy_setopt(k, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(k, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-	curl_easy_setopt(k, CURLOPT_TIMEOUT_MS, timeout);
 	curl_easy_setopt(k, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(k, CURLOPT_ERRORBUFFER, ebuf);
 #if LIBCURL_VERSION_NUM >= 0x075500
@@ -513,6 +499,27 @@ static CURLcode exchange(struct call *c, const char *method, const char *url, co
 	} else if (a->cainfo) {
 		curl_easy_setopt(k, CURLOPT_CAINFO, a->cainfo);
 	}
+	return h;
+}
+
+/* one exchange; the CURLcode (CURLE_OK when an HTTP answer came) */
+static CURLcode exchange(struct call *c, const char *method, const char *url, const char *body, struct resp *r,
+			 char *ebuf)
+{
+	struct curl_slist *h = NULL;
+	CURL *k = c->curl;
+	long timeout = REQUEST_TIMEOUT_MS;
+	CURLcode rc;
+
+	if (c->deadline) {
+		long left = (long)((c->deadline - now_s()) * 1000);
+		if (left < timeout)
+			timeout = left < 1000 ? 1000 : left;
+	}
+	if (strcmp(method, "GET"))
+		h = curl_slist_append(h, "Content-Type: application/json");	/* invariant 1 */
+	h = argocd_curl_setup(c->a, k, url, "Accept: application/json", ebuf, h);
+	curl_easy_setopt(k, CURLOPT_TIMEOUT_MS, timeout);
 	curl_easy_setopt(k, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(k, CURLOPT_WRITEDATA, r);
 	if (!strcmp(method, "POST") || !strcmp(method, "PUT") || !strcmp(method, "PATCH") || body) {

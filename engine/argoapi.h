@@ -26,6 +26,8 @@
 #define DEFAULT_TIMEOUT 300		/* seconds, when a package says 0 */
 
 
+struct watch;
+
 struct argocd {
 	const struct distro *d;
 	const char *statedir;
@@ -42,6 +44,8 @@ struct argocd {
 	int token_jwt;			/* the token has Argo CD's a.b.c shape */
 	struct gitops_opts git;		/* the GitOps clone, to tell a newer revision from a stale one */
 	int have_git;
+	struct watch *watch;		/* the run's watch stream (argowatch.c), once a wait asked for it */
+	int watch_off;			/* IDPMAKE_ARGOCD_WATCH=0, or given up: waits poll */
 };
 
 /* one conversation: a step's (or a call's) curl handle, log and deadline */
@@ -88,6 +92,27 @@ int argocd_appset_element(struct call *c, const struct step *s, const char *name
 /* argoappset.c: the ApplicationSet's template for the Application `app` (new reference) */
 json_t *argocd_appset_template(const json_t *app);
 int request(struct call *c, const char *method, const char *path, json_t *body, struct resp *r, const char **err);
+/*
+ * A curl handle made ready for Argo CD (after curl_easy_reset): the URL, the
+ * Accept header line, the token, ARGOCD_OPTS' headers, TLS, no redirects;
+ * h: header lines already added (freed by the caller with the result).
+ */
+struct curl_slist *argocd_curl_setup(struct argocd *a, CURL *k, const char *url, const char *accept, char *ebuf,
+				     struct curl_slist *h);
+
+/*
+ * argowatch.c: the run's Applications through one watch stream
+ * (GET /api/v1/stream/applications, issue 26) instead of a GET per
+ * Application per poll.  watch_wait: the newest Application `name` with a
+ * resourceVersion above *rv (a new reference in *app; *rv set to it): 1;
+ * 0 when max_ms passed first; -1 when there is no stream (off, refused,
+ * dropped for good, or a proxy that buffers it: warned once), and the
+ * caller polls.  watch_stop ends it (argocd_close).
+ */
+int watch_wait(struct argocd *a, const char *name, long long *rv, long max_ms, json_t **app);
+void watch_stop(struct argocd *a);
+/* the resourceVersion of an Application (0 when it has none) */
+long long app_rv(json_t *app);
 void resp_reset(struct resp *r);
 /* r->json, and code and message for a status that is not 200, from r->body */
 void resp_decode(struct argocd *a, struct resp *r, const char *ctype);	/* ctype: the Content-Type, or NULL */

@@ -42,6 +42,8 @@ json_t *argocd_appset_template(const json_t *app)
 	json_object_set_new(md, "name", json_string("{{.name}}"));
 	if (labels)
 		json_object_set_new(labels, "idpmake.io/cluster", json_string("{{.cluster}}"));
+	if (json_object_get(json_object_get(md, "annotations"), ARGOCD_GENERATE_PATHS))
+		json_object_set_new(json_object_get(md, "annotations"), ARGOCD_GENERATE_PATHS, json_string("/{{.path}}"));
 	json_object_set_new(src, "path", json_string("{{.path}}"));
 	json_object_set_new(src, "targetRevision", json_string("{{.revision}}"));
 	json_object_set_new(dst, "server", json_string("{{.server}}"));

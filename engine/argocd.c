@@ -218,19 +218,49 @@ static int wait_idle(struct call *c, int timeout, const char **err)
 	}
 }
 
-/* poll after the sync was accepted; -1 with *err */
-static int wait_done(struct call *c, struct step *s, const char *want_rev, int timeout, const char **err)
+/*
+ * The application's next state: from the run's watch stream (argowatch.c),
+ * one with a resourceVersion above *rv; else, and for a refresh, and when
+ * the stream said nothing for NEWS_MS or the deadline came, a GET after a
+ * poll interval.  0 with *app, or -1 with *err.
+ */
+#define NEWS_MS 10000L
+static int next_app(struct call *c, int refresh, long long *rv, json_t **app, const char **err)
+{
+	long waited = 0;
+
+	while (!refresh && *rv >= 0 && waited < NEWS_MS && !past(c)) {	/* rv < 0: no state known yet, GET one */
+		int r = watch_wait(c->a, c->app, rv, 1000, app);
+		if (r == 1)
+			return 0;
+		if (r < 0)
+			break;	/* no stream: poll */
+		if (build_interrupted)
+			return *err = "interrupted", -1;
+		waited += 1000;
+	}
+	if (nap(c->a->poll_ms) < 0)
+		return *err = "interrupted", -1;
+	if (get_app(c, refresh, app, err) < 0)
+		return -1;
+	if (app_rv(*app) > *rv)
+		*rv = app_rv(*app);
+	return 0;
+}
+
+/* wait after the sync was accepted (rv: the resourceVersion it answered with); -1 with *err */
+static int wait_done(struct call *c, struct step *s, const char *want_rev, long long rv, int timeout,
+		     const char **err)
 {
 	int refreshed = 0, refresh = 0, polls = 0, wait_healthy = s->pkg->sync.wait_healthy;
 	const char *last = NULL, *seen = NULL;
 
+	rv--;	/* the state the sync answered with is one to look at */
 	for (;; polls++) {
 		json_t *app;
 		const char *sync, *health, *phase, *rev, *state;
 		int synced, at_rev;
-		if (nap(c->a->poll_ms) < 0)
-			return *err = "interrupted", -1;
-		if (get_app(c, refresh, &app, err) < 0)
+		if (next_app(c, refresh, &rv, &app, err) < 0)
 			return -1;
 		refreshed |= refresh;
 		refresh = 0;
@@ -407,6 +437,7 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	const struct distro *d = a->d;
 	int timeout = s->pkg->sync.timeout > 0 ? s->pkg->sync.timeout : DEFAULT_TIMEOUT, helm = argocd_helm_app(s), ret = -1;
 	int cnoe = s->pkg->app_file != NULL, appset = 0, generated = 0;
+	long long sync_rv = 0;
 	/* Applications whose sources idpmake does not own whole sync at their own revisions */
 	const char *name = argocd_app_name(d, s), *want_rev = helm || cnoe ? NULL : pushed_commit(s, commit);
 	struct resp r = { .code = -1 };
@@ -491,6 +522,7 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 		if (request(&c, "POST", app_path(&c, "/sync", NULL), body, &r, err) < 0)
 			break;
 		if (r.status == 200) {
+			sync_rv = app_rv(r.json);	/* the Application with its operation: wait from there */
 			ret = 0;
 			break;
 		}
@@ -504,7 +536,7 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	}
 	json_decref(body);
 	if (ret == 0)
-		ret = wait_done(&c, s, want_rev, timeout, err);
+		ret = wait_done(&c, s, want_rev, sync_rv, timeout, err);
 	if (ret == 0)
 		note(&c, 0, "application '%s' is Synced%s", name, s->pkg->sync.wait_healthy ? " and Healthy" : "");
 out:

@@ -100,6 +100,16 @@ const char *argocd_repo_url(const struct distro *d, const char *statedir);
  * through the render's output hash.
  */
 json_t *argocd_app_spec(const struct distro *d, const struct step *s, const char *repo_url);
+/*
+ * The annotation that tells Argo CD which folders an Application's
+ * manifests come from: a commit that changes none of them moves its cached
+ * manifests to the new commit instead of generating them again (Argo CD's
+ * high_availability.md, "Webhook and Manifest Paths Annotation").  Set to
+ * "/FOLDER" on every Application whose source is its GitOps folder; not on
+ * a helm package Argo CD renders (its source is the chart) nor on an
+ * argocd-app package's Application, relayed as written.
+ */
+extern const char ARGOCD_GENERATE_PATHS[];
 
 /*
  * Registration (argoreg.c, fleet.md "Clusters").  The register step

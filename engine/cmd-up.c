@@ -99,6 +99,39 @@ int show_drift(struct ctx *c, int fetch, FILE *f, json_t *json)
 	return nd;
 }
 
+/*
+ * An argocd-app package's Application is relayed as written (argospec.c):
+ * without manifest-generate-paths, Argo CD generates its manifests again
+ * on every commit to the GitOps repository.  Said once per package whose
+ * sync would run.
+ */
+static void relayed_note(const struct ctx *c)
+{
+	const struct package *said[64];
+	size_t n = 0;
+
+	if (!c->pl.argocd_server)
+		return;
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		const struct step *s = c->g->steps[i];
+		size_t k = 0;
+		if (s->kind != STEP_SYNC || !s->selected || !s->dirty || !s->pkg->app_file || s->pkg->deploy_kubectl)
+			continue;
+		while (k < n && said[k] != s->pkg)
+			k++;
+		if (k < n)
+			continue;
+		if (n == sizeof(said) / sizeof(said[0])) {
+			printf("note   and more argocd-app packages, likewise\n");
+			return;
+		}
+		said[n++] = s->pkg;
+		printf("note   %s: an argocd-app package's Application is relayed as written, without "
+		       "argocd.argoproj.io/manifest-generate-paths: Argo CD generates its manifests again on every "
+		       "commit to the GitOps repository\n", s->pkg->name);
+	}
+}
+
 /* does a target of the command line name the package of render step s? */
 static int named(const struct ctx *c, const struct step *s)
 {
@@ -570,6 +603,7 @@ int cmd_plan(struct ctx *c)
 		json_decref(orphans);
 		json_print(doc, 1);
 	} else {
+		relayed_note(c);
 		printf("idpmake: %d step%s would run, %d up to date%s%s\n", work, work == 1 ? "" : "s", uptodate,
 		       c->pl.argocd_server ? "" : " (no argocd configured: sync steps are skipped)",
 		       orphans_summary(gone));

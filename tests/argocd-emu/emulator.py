@@ -38,6 +38,11 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
     GET  /_emu/faults    active faults          GET /_emu/requests   request log
     POST /_emu/reset     clears log and faults ({"apps": true} also deletes all applications)
     GET  /_emu/apps      raw stored applications
+    GET  /_emu/stats     the repo-server model's manifest generations (reposerver.py): {"manifest_generations": N,
+                         "by_commit": {sha: N}}, reset by /_emu/reset; watch streams open now and opened in all
+                         ({"watchers", "watch_opens"}: watch.py, GET /api/v1/stream/applications; config
+                         stream_drop_after N, stream_buffer true, keepalive_ms).  {"manifest_generate_paths": false} in
+                         /_emu/config ignores the annotation, as an Argo CD without it
     GET,POST /_emu/config  settings changed at run time: {"start_ms": 500, "resync_ms": 100, "same_second": true,
                          "require_repo_creds": true, "api_versions": [...], "op_ms", "health_ms", "reconcile_ms",
                          "delete_ms", "retry_ms"}
@@ -123,6 +128,8 @@ from emucommon import (ApiError, GitError, ts, gojson, ordered, prune, sources_o
                        CONTROL_NS, IN_CLUSTER)
 from resources import ResourcesMixin  # noqa: E402
 from fleet import FleetMixin, AUTH_REQUIRED  # noqa: E402
+from reposerver import RepoServerMixin  # noqa: E402
+from watch import serve_watch  # noqa: E402
 
 
 def b64url(b):
@@ -291,7 +298,7 @@ class Rec:
         self.reconciled = 0.0     # time of the last comparison (for the reconcile interval)
 
 
-class Emu(ResourcesMixin, FleetMixin):
+class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
     def __init__(self, a):
         self.lock = threading.RLock()
         self.apps, self.rv, self.log, self.faults, self.app_faults, self.fault_id = {}, 1000, [], [], {}, 0
@@ -305,6 +312,9 @@ class Emu(ResourcesMixin, FleetMixin):
         self.reconcile_ms, self.delete_ms = a.reconcile_ms, a.delete_ms
         self.resync_ms, self.retry_ms, self.same_second = a.resync_ms, a.retry_ms, a.same_second
         self.fleet_init(a)
+        self.reposerver_init()
+        self.watchers, self.watch_opens = 0, 0
+        self.stream_drop_after, self.stream_buffer, self.keepalive_ms = 0, False, 15000
         self.repos.guard = self.repo_guard
         threading.Thread(target=self.controller_loop, daemon=True).start()
         self.tls, self.rootpath = bool(a.tls_cert), a.rootpath.rstrip("/")
@@ -514,7 +524,7 @@ class Emu(ResourcesMixin, FleetMixin):
         try:
             tg = self.targets(spec)
             try:
-                rec.target = self.target_objects(spec, [r for r, _, _ in tg])
+                rec.target = self.repo_objects(rec, spec, [r for r, _, _ in tg])
             except GitError as e:
                 e.index, e.total = 1, len(tg)
                 raise
@@ -624,7 +634,7 @@ class Emu(ResourcesMixin, FleetMixin):
             self.reconcile(rec)  # the failed comparison is the reconciliation
             return
         try:
-            rec.op_target = self.target_objects(app["spec"], [r for r, _, _ in tg])
+            rec.op_target = self.repo_objects(rec, app["spec"], [r for r, _, _ in tg])
         except GitError as e:
             state.update(phase="Error", message="ComparisonError: " + str(e), finishedAt=now)
             app.pop("operation", None)
@@ -969,7 +979,8 @@ class Emu(ResourcesMixin, FleetMixin):
 
     # ------------------------------------------------------------------------ control API
     SETTINGS = {"op_ms": int, "health_ms": int, "start_ms": int, "reconcile_ms": int, "delete_ms": int,
-                "resync_ms": int, "retry_ms": int, "same_second": bool, "require_repo_creds": bool, "api_versions": list}
+                "resync_ms": int, "retry_ms": int, "same_second": bool, "require_repo_creds": bool, "api_versions": list,
+                "manifest_generate_paths": bool, "stream_drop_after": int, "stream_buffer": bool, "keepalive_ms": int}
 
     def config(self):
         return {k: getattr(self, k) for k in self.SETTINGS}
@@ -1216,6 +1227,11 @@ class Handler(BaseHTTPRequestHandler):
                 status, ctype, data, extra = st, fault.get("content_type") or "text/html", fault["body"].encode(), []
             else:
                 status, ctype, data, extra = st, "application/json", gojson({"error": msg, "code": code, "message": msg}), []
+        elif method == "GET" and path == emu.rootpath + "/api/v1/stream/applications" and \
+                emu.authenticate(self.headers)[1] is None:
+            entry["status"] = 200
+            sys.stderr.write("%s %s %s -> 200 (stream)\n" % (ts(), method, self.path))
+            return serve_watch(self, emu, rawq, parse_selector, sel_match, CONTROL_NS)
         else:
             status, ctype, data, extra = self.dispatch(emu, method, path, rawq, body)
         entry["status"] = status
@@ -1312,12 +1328,15 @@ class Handler(BaseHTTPRequestHandler):
         with emu.lock:
             if method == "GET" and path == "/_emu/requests":
                 return js(200, emu.log)
+            if method == "GET" and path == "/_emu/stats":
+                return js(200, dict(emu.reposerver_stats(), watchers=emu.watchers, watch_opens=emu.watch_opens))
             if method == "GET" and path == "/_emu/faults":
                 return js(200, {"requests": emu.faults, "apps": emu.app_faults})
             if method == "GET" and path == "/_emu/apps":
                 return js(200, [emu.render(r) for _, r in sorted(emu.apps.items())])
             if method == "POST" and path == "/_emu/reset":
                 emu.log, emu.faults, emu.app_faults = [], [], {}
+                emu.reposerver_reset()
                 if isinstance(payload, dict) and payload.get("apps"):
                     for r in emu.apps.values():
                         r.seq += 1

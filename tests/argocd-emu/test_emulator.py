@@ -864,6 +864,22 @@ class YamlFallbackTest(unittest.TestCase):
             resources._yaml = saved
 
 
+class RepoServerModelTest(unittest.TestCase):
+    """manifest-generate-paths as Argo CD reads it (util/app/path GetSourceRefreshPaths, AppFilesHaveChanged)."""
+    def test_refresh_paths_and_changes(self):
+        sys.path.insert(0, HERE)
+        import reposerver
+        app = {"metadata": {"annotations": {reposerver.ANNOTATION: "/_shared/web; .;../other ;"}}}
+        spec = {"source": {"repoURL": REPO_URL, "path": "c1/web"}}
+        self.assertEqual(reposerver.refresh_paths(app, spec), ["_shared/web", "c1/web", "c1/other"])
+        self.assertEqual(reposerver.refresh_paths({"metadata": {}}, spec), [])
+        paths = ["_shared/web"]
+        self.assertTrue(reposerver.files_changed_under(paths, ["_shared/web/cm.yaml"]))
+        self.assertTrue(reposerver.files_changed_under(paths, ["_shared/web"]))
+        self.assertFalse(reposerver.files_changed_under(paths, ["_shared/web-1234/cm.yaml", "_shared/db/x.yaml"]))
+        self.assertTrue(reposerver.files_changed_under([""], ["anything.yaml"]))
+
+
 class RootPathTlsTest(unittest.TestCase):
     def test_rootpath_and_tls(self):
         tmp = tempfile.mkdtemp(prefix="argocd-emu-tls-")

@@ -30,6 +30,8 @@ requests() {
 import json, sys
 log = json.load(open(sys.argv[1]))
 def app_of(e):
+    if e["path"].startswith("/api/v1/stream/"):
+        return None  # the run's watch stream: every Application of the distro, none touched
     p = e["path"].split("/")
     if e["path"] == "/api/v1/applications":
         return (e.get("body") or {}).get("metadata", {}).get("name")
