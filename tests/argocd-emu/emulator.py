@@ -9,6 +9,7 @@ are resolved against real local repositories given with --repo-map URL=PATH.
     python3 emulator.py --port 0 --token TOKEN [--user admin:password] [--repo-map URL=PATH ...]
         [--port-file FILE] [--tls-cert F --tls-key F] [--rootpath /argocd]
         [--op-ms 300] [--health-ms 300] [--start-ms 0] [--reconcile-ms 100] [--delete-ms 300]
+        [--appset-ms 250] [--rbac-deny "RESOURCE, ACTION, OBJECT" ...]
         [--cluster NAME=URL ...] [--resync-ms 180000] [--retry-ms 200] [--same-second]
         [--require-repo-creds] [--repo-creds URL=USER:PASS ...] [--api-versions v1,v1/ConfigMap,...]
 
@@ -40,7 +41,7 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
     GET  /_emu/apps      raw stored applications
     GET,POST /_emu/config  settings changed at run time: {"start_ms": 500, "resync_ms": 100, "same_second": true,
                          "require_repo_creds": true, "api_versions": [...], "op_ms", "health_ms", "reconcile_ms",
-                         "delete_ms", "retry_ms"}
+                         "delete_ms", "retry_ms", "appset_ms", "rbac_deny": ["applications, delete, *"]}
     POST /_emu/cluster   one cluster's info.apiVersions: {"server": S or "name": N, "api_versions": [...]}
                          (null: the emulator-wide list again; CRDs synced to it still add their kinds)
     POST /_emu/live      live drift: {"app": A, "kind": K, "name": N, ["namespace", "group"], "set": {"spec.replicas": 3}}
@@ -52,6 +53,7 @@ import copy
 import hashlib
 import hmac
 import json
+import fnmatch
 import os
 import posixpath
 import re
@@ -304,6 +306,7 @@ class Emu(ResourcesMixin, FleetMixin):
         self.op_ms, self.health_ms, self.start_ms = a.op_ms, a.health_ms, a.start_ms
         self.reconcile_ms, self.delete_ms = a.reconcile_ms, a.delete_ms
         self.resync_ms, self.retry_ms, self.same_second = a.resync_ms, a.retry_ms, a.same_second
+        self.rbac_deny = list(a.rbac_deny)
         self.fleet_init(a)
         self.repos.guard = self.repo_guard
         threading.Thread(target=self.controller_loop, daemon=True).start()
@@ -367,16 +370,44 @@ class Emu(ResourcesMixin, FleetMixin):
         return (str(claims.get("sub") or "admin").split(":")[0] or "admin"), None
 
     # -- applications: lookup and validation
-    def lookup(self, name, ns, project):
+    # -- RBAC (util/rbac EnforceErr; server/application getAppEnforceRBAC)
+    @staticmethod
+    def rbac_name(project, ns, name):
+        """security.RBACName: project/name in the control namespace, else project/namespace/name."""
+        return "%s/%s" % (project, name) if ns == CONTROL_NS else "%s/%s/%s" % (project, ns, name)
+
+    def allowed(self, resource, action, obj):
+        """Everything is allowed but what a --rbac-deny rule "RESOURCE, ACTION, OBJECT" (globs) matches."""
+        for rule in self.rbac_deny:
+            parts = [x.strip() for x in rule.split(",", 2)]
+            if len(parts) == 3 and fnmatch.fnmatchcase(resource, parts[0]) and \
+                    fnmatch.fnmatchcase(action, parts[1]) and fnmatch.fnmatchcase(obj, parts[2]):
+                return False
+        return True
+
+    def enforce(self, user, resource, action, obj):
+        """EnforceErr: the 403 that names what was refused and to whom."""
+        if not self.allowed(resource, action, obj):
+            raise ApiError(7, "permission denied: %s, %s, %s, sub: %s" % (resource, action, obj, user or "admin"))
+
+    # -- applications: lookup and validation
+    def lookup(self, name, ns, project, action="get"):
+        """getAppEnforceRBAC: with a project, a missing Application is a 404 and a refusal a bare 403; without
+        one, both are the bare 403 (the server does not say whether it exists)."""
         ns = ns or CONTROL_NS
+        denied, missing = ApiError(7, "permission denied"), ApiError(5, 'applications.argoproj.io "%s" not found' % name)
+        if project and not self.allowed("applications", action, self.rbac_name(project, ns, name)):
+            raise denied
         rec = self.apps.get((ns, name)) if ns in self.namespaces else None
         if ns not in self.namespaces:
-            raise ApiError(7, "permission denied")
-        if project:
-            if rec is None or rec.obj["spec"].get("project") != project:
-                raise ApiError(5, 'applications.argoproj.io "%s" not found' % name)
-        elif rec is None:
-            raise ApiError(7, "permission denied")
+            raise denied
+        if rec is None:
+            raise missing if project else denied
+        real = rec.obj["spec"].get("project") or "default"
+        if not self.allowed("applications", action, self.rbac_name(real, ns, name)):
+            raise missing if project else denied
+        if project and real != project:
+            raise missing
         return rec
 
     def normalize(self, body):
@@ -811,6 +842,8 @@ class Emu(ResourcesMixin, FleetMixin):
         meta["namespace"] = ns
         key = (ns, meta["name"])
         rec = self.apps.get(key)
+        rbac = self.rbac_name(spec["project"], ns, meta["name"])
+        self.enforce(c.user, "applications", "create", rbac)
         if rec is None:
             if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", meta["name"]) \
                     or len(meta["name"]) > 253:
@@ -827,6 +860,7 @@ class Emu(ResourcesMixin, FleetMixin):
             return self.render(rec)
         if not c.bools["upsert"]:
             raise ApiError(3, "existing application spec is different, use upsert flag to force update")
+        self.enforce(c.user, "applications", "update", rbac)
         for k in ("labels", "annotations"):
             merged = dict(old.get(k) or {}, **(meta.get(k) or {}))
             if merged:
@@ -883,6 +917,7 @@ class Emu(ResourcesMixin, FleetMixin):
             raise ApiError(3, "invalid propagation policy: %s" % pol)
         rec = self.lookup(c.params["name"], c.q("appNamespace"), c.q("project"))
         meta = rec.obj["metadata"]
+        self.enforce(c.user, "applications", "delete", self.rbac_name(rec.obj["spec"]["project"], meta["namespace"], meta["name"]))
         key = (meta["namespace"], meta["name"])
         fins = list(meta.get("finalizers") or [])
         if cascade:
@@ -908,6 +943,8 @@ class Emu(ResourcesMixin, FleetMixin):
         rec = self.lookup(c.params["name"], b.get("appNamespace"), b.get("project"))
         app = rec.obj
         spec = app["spec"]
+        self.enforce(c.user, "applications", "sync", self.rbac_name(spec["project"], app["metadata"]["namespace"],
+                                                                     app["metadata"]["name"]))
         if app["metadata"].get("deletionTimestamp"):
             raise ApiError(9, "application is deleting")
         auto = (spec.get("syncPolicy") or {}).get("automated")
@@ -956,7 +993,7 @@ class Emu(ResourcesMixin, FleetMixin):
         return out
 
     def h_terminate(self, c):
-        rec = self.lookup(c.params["name"], c.q("appNamespace"), c.q("project"))
+        rec = self.lookup(c.params["name"], c.q("appNamespace"), c.q("project"), "sync")
         state = rec.obj["status"].get("operationState")
         if not rec.obj.get("operation") or not state:
             raise ApiError(3, "Unable to terminate operation. No operation is in progress")
@@ -969,7 +1006,8 @@ class Emu(ResourcesMixin, FleetMixin):
 
     # ------------------------------------------------------------------------ control API
     SETTINGS = {"op_ms": int, "health_ms": int, "start_ms": int, "reconcile_ms": int, "delete_ms": int,
-                "resync_ms": int, "retry_ms": int, "same_second": bool, "require_repo_creds": bool, "api_versions": list}
+                "resync_ms": int, "retry_ms": int, "same_second": bool, "require_repo_creds": bool, "api_versions": list,
+                "appset_ms": int, "rbac_deny": list}
 
     def config(self):
         return {k: getattr(self, k) for k in self.SETTINGS}
@@ -1371,6 +1409,10 @@ def main(argv=None):
     ap.add_argument("--start-ms", type=int, default=0, help="delay before the controller picks up an operation")
     ap.add_argument("--reconcile-ms", type=int, default=100, help="delay between operation end and re-comparison")
     ap.add_argument("--delete-ms", type=int, default=300, help="time a cascading delete takes")
+    ap.add_argument("--appset-ms", type=int, default=250,
+                    help="delay before the ApplicationSet controller generates the Applications of a stored set")
+    ap.add_argument("--rbac-deny", action="append", default=[],
+                    help='RBAC: refuse "RESOURCE, ACTION, OBJECT" (globs, e.g. "applications, delete, default/*")')
     ap.add_argument("--project", action="append", default=[], help="extra AppProject names (default always exists)")
     ap.add_argument("--app-namespace", action="append", default=[], help="extra enabled application namespaces")
     ap.add_argument("--cluster", action="append", default=[], help="extra registered cluster NAME=URL")
