@@ -597,6 +597,26 @@ class EmulatorTest(unittest.TestCase):
         finally:
             self.c.req("DELETE", "/api/v1/clusters/" + urllib.parse.quote("https://far.example.com", safe=""))
 
+    def test_hooks_not_managed(self):
+        """gitops-engine hook.IsHook: objects annotated argocd.argoproj.io/hook (unless only Skip) or helm.sh/hook
+        (not crd-install) are hooks: a sync runs them; managed-resources and the comparison leave them out"""
+        def obj(name, ann):
+            return ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  annotations:\n    %s\ndata:\n  k: v\n"
+                    % (name, ann))
+        self.commit({"in-cluster/hooks/pre.yaml": obj("pre", "argocd.argoproj.io/hook: PreSync"),
+                     "in-cluster/hooks/helm.yaml": obj("helmhook", "helm.sh/hook: pre-install"),
+                     "in-cluster/hooks/crd.yaml": obj("crdinstall", "helm.sh/hook: crd-install"),
+                     "in-cluster/hooks/skip.yaml": obj("skipped", "argocd.argoproj.io/hook: Skip"),
+                     "in-cluster/hooks/plain.yaml": obj("plain", "x: y")}, "hooks")
+        self.create("hooks", path="in-cluster/hooks")
+        names = lambda: sorted(i["name"] for i in self.c.req(  # noqa: E731
+            "GET", "/api/v1/applications/hooks/managed-resources")[2].get("items", []))
+        self.assertEqual(names(), ["crdinstall", "plain", "skipped"])
+        self.c.req("POST", "/api/v1/applications/hooks/sync", {})
+        a = self.wait_for("hooks", lambda a: self.done(a) and a["status"]["sync"]["status"] == "Synced")
+        self.assertEqual(sorted(r["name"] for r in a["status"]["resources"]), ["crdinstall", "plain", "skipped"])
+        self.assertEqual(names(), ["crdinstall", "plain", "skipped"])
+
     # -- issue 11 §3: resource model, managed-resources, resource-tree, drift
     def test_resource_model(self):
         secret = ("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\ntype: Opaque\n"
