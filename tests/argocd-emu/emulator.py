@@ -17,6 +17,19 @@ Modules: resources.py (live objects, managed-resources, resource-tree, drift), f
 repositories, ApplicationSets), emucommon.py (shared helpers).  An Application with syncPolicy.automated is
 synced by the emulated controller whenever a comparison finds it OutOfSync at a revision not yet attempted.
 
+As Argo CD (v3.6 source, read for this):
+  - ApplicationSets: POST only stores the set (its status as it was); the ApplicationSet controller generates,
+    updates and deletes its Applications --appset-ms later (default 250).  appsetNamespace (default argocd)
+    names the set's namespace; one not enabled (--app-namespace) is a plain error, HTTP 500.
+  - RBAC (server/application getAppEnforceRBAC, util/rbac EnforceErr): everything is allowed but what a
+    --rbac-deny "RESOURCE, ACTION, OBJECT" rule (fnmatch globs; OBJECT as RBACName: PROJECT/NAME, or
+    PROJECT/NAMESPACE/NAME outside argocd) refuses.  With project= in the query a missing Application is a
+    404 and a refused get a bare 403 "permission denied"; without it both are the bare 403; an action refused
+    on an Application the account may get (delete, sync, create, update) is "permission denied: applications,
+    ACTION, OBJECT, sub: USER".
+  - Hooks (argocd.argoproj.io/hook unless only Skip, helm.sh/hook but crd-install) are neither compared nor
+    listed in managed-resources; a sync does not run them here.
+
 Control API (never under --rootpath, not recorded in /_emu/requests, never faulted):
     POST /_emu/fault     JSON object (or list of objects):
         {"path_regex": RE, "method": M, "status": 503, "count": N, "code": C, "message": S}
