@@ -34,7 +34,7 @@ elements() { api "applicationsets/base?appsetNamespace=gitops" | python3 -c 'imp
 s = json.load(sys.stdin)
 print(" ".join(sorted(e["cluster"] for e in s["spec"]["generators"][0]["list"]["elements"])))'; }
 apps() {
-	local out= c
+	local out='' c
 	for c in a b; do
 		api "applications/$c-base?appNamespace=gitops" >/dev/null 2>&1 && out="$out $c-base"
 	done
