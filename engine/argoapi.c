@@ -686,8 +686,8 @@ static const char *denied(const char *m)
 		const char *res = astrndup(p, (size_t)(c1 - p)), *act = astrndup(c1 + 2, (size_t)(c2 - c1 - 2));
 		const char *obj = c2 + 2, *end = strstr(obj, ", sub:");
 		obj = end ? astrndup(obj, (size_t)(end - obj)) : obj;
-		return aprintf("Argo CD denied '%s' on %s '%s' (403): the token's account needs that permission", act, res,
-			       obj);
+		return aprintf("Argo CD denied '%s' on %s '%s' (403): the token's account needs that permission "
+			       "in its RBAC policy (argocd-rbac-cm, policy.csv)", act, res, obj);
 	}
 }
 
@@ -706,8 +706,11 @@ const char *api_error(struct call *c, const char *doing, struct resp *r)
 		if (d)
 			return d;
 		if (!strcmp(m, "permission denied"))
-			return aprintf("Argo CD denied access to application '%s' (403): it does not exist in namespace '%s', "
-				       "or the token's account may not see it", c->app, a->d->argocd.namespace);
+			/* idpmake names the project: a missing Application would be a 404 */
+			return aprintf("Argo CD denied access to application '%s' (403 permission denied): the token's account "
+				       "may not get it in project '%s', or Argo CD does not serve namespace '%s'; grant it in "
+				       "the account's RBAC policy (argocd-rbac-cm, policy.csv)", c->app, a->d->argocd.project,
+				       a->d->argocd.namespace);
 		return aprintf("%s: Argo CD refused (403): %s", doing, m);
 	}
 	case 404:

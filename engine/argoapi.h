@@ -91,6 +91,10 @@ int argocd_appset_element(struct call *c, const struct step *s, const char *name
 			  const char **err);
 /* argoappset.c: the ApplicationSet's template for the Application `app` (new reference) */
 json_t *argocd_appset_template(const json_t *app);
+/* argoappset.c: the path of ApplicationSet `name` in argocd.namespace (appsetNamespace) */
+const char *argocd_appset_path(const struct argocd *a, const char *name);
+/* argoappset.c: is every field of `want` in `have`, equal?  An absent field equals an empty one */
+int argocd_json_subset(const json_t *want, const json_t *have);
 int request(struct call *c, const char *method, const char *path, json_t *body, struct resp *r, const char **err);
 /*
  * A curl handle made ready for Argo CD (after curl_easy_reset): the URL, the

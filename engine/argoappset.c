@@ -16,16 +16,54 @@
  *
  * The read-modify-write of the generator (GET, then POST upsert) is
  * serialised by one lock for the run: two clusters' steps of a package must
- * not drop each other's element.
+ * not drop each other's element.  Both name the ApplicationSet's namespace
+ * (argocd.namespace; appsetNamespace on the GET): without it Argo CD looks in
+ * its own namespace, finds nothing, and the write would keep only this
+ * cluster's element, deleting the other clusters' Applications.
+ *
+ * Argo CD's API server only stores the ApplicationSet; its controller
+ * generates and updates the Applications afterwards.  Until it has, the
+ * Application is still pinned to the old commit with automated sync on, and
+ * a sync to the new commit is refused ("Cannot sync to X: auto-sync
+ * currently set to Y").  So the step waits until the generated Application
+ * carries what the element makes of it (its spec as idpmake would send it,
+ * pinned to the commit), then syncs and waits as for any Application.
  */
 #include <pthread.h>
 #include <string.h>
 
 #include "argoapi.h"
 #include "argocd.h"
+#include "url.h"
 #include "util.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+int argocd_json_subset(const json_t *want, const json_t *have)
+{
+	const char *k;
+	json_t *x;
+
+	if (json_is_object(want)) {
+		if (have && !json_is_object(have))
+			return 0;
+		json_object_foreach((json_t *)want, k, x)
+			if (!argocd_json_subset(x, have ? json_object_get(have, k) : NULL))
+				return 0;
+		return 1;
+	}
+	if (!have)
+		return !want || json_is_null(want) || json_is_false(want) ||
+		       (json_is_string(want) && !*json_string_value(want)) ||
+		       (json_is_array(want) && !json_array_size(want));
+	return json_equal(want, have);
+}
+
+/* the ApplicationSet's path, in its namespace */
+const char *argocd_appset_path(const struct argocd *a, const char *name)
+{
+	return aprintf("/api/v1/applicationsets/%s?appsetNamespace=%s", url_escape(name), url_escape(a->d->argocd.namespace));
+}
 
 /* the template: the Application of `app` with {{.field}} where clusters differ */
 json_t *argocd_appset_template(const json_t *app)
@@ -58,12 +96,35 @@ json_t *argocd_appset_template(const json_t *app)
 	return t;
 }
 
+/* the step's deadline passed before the Application carried the element: say what the set reports */
+static const char *not_generated(struct call *c, const char *pkg, const char *name, const char *commit, int exists)
+{
+	struct resp r = { .code = -1 };
+	const char *err = NULL, *why = "", *m;
+	json_t *conds;
+
+	if (request(c, "GET", argocd_appset_path(c->a, pkg), NULL, &r, &err) == 0 && r.status == 200) {
+		conds = jget(r.json, "status.conditions");
+		for (size_t i = 0; i < json_array_size(conds); i++) {
+			json_t *x = json_array_get(conds, i);
+			if (!strcmp(jstr(x, "type"), "ErrorOccurred") && !strcmp(jstr(x, "status"), "True") &&
+			    *(m = jstr(x, "message")))
+				why = aprintf("; the ApplicationSet reports: %s", m);
+		}
+	}
+	resp_reset(&r);
+	return aprintf("ApplicationSet '%s' did not %s application '%s' at %.12s before the timeout (sync.timeout)%s;"
+		       " is Argo CD's ApplicationSet controller running, and does it serve namespace '%s'?",
+		       pkg, exists ? "update" : "generate", name, commit ? commit : "the branch", why,
+		       c->a->d->argocd.namespace);
+}
+
 int argocd_appset_element(struct call *c, const struct step *s, const char *name, json_t *app, const char *commit,
 			  const char **err)
 {
 	const struct distro *d = c->a->d;
-	const char *pkg = s->pkg->name, *path = aprintf("/api/v1/applicationsets/%s", pkg);
-	json_t *set, *elements = json_array(), *el, *spec = json_object_get(app, "spec");
+	const char *pkg = s->pkg->name, *path = argocd_appset_path(c->a, pkg);
+	json_t *set, *elements = json_array(), *el, *spec = json_object_get(app, "spec"), *want;
 	struct resp r = { .code = -1 };
 	int ret = -1;
 
@@ -84,7 +145,7 @@ int argocd_appset_element(struct call *c, const struct step *s, const char *name
 			if (strcmp(jstr(e, "name"), name))
 				json_array_append(elements, e);
 		}
-	} else if (r.status != 404 && !(r.status == 403 && r.message && !strcmp(r.message, "permission denied"))) {
+	} else if (r.status != 404) {	/* only a 404 says there is none: a 403 is a refusal */
 		*err = api_error(c, aprintf("reading ApplicationSet '%s'", pkg), &r);
 		goto out;
 	}
@@ -113,20 +174,36 @@ out:
 	json_decref(el);
 	if (ret < 0)
 		return -1;
-	/* Argo CD's ApplicationSet controller generates the Application: wait until it exists */
+	ret = -1;
+	/*
+	 * Argo CD's ApplicationSet controller generates the Application later:
+	 * wait until it carries the element, as the template makes it
+	 */
+	want = json_deep_copy(spec);
+	json_object_set_new(json_object_get(want, "source"), "targetRevision",
+			    json_string(commit ? commit : jstr(spec, "source.targetRevision")));
 	for (;;) {
 		resp_reset(&r);
 		if (request(c, "GET", app_path(c, "", NULL), NULL, &r, err) < 0)
-			return resp_reset(&r), -1;
-		if (r.status == 200)
 			break;
-		if (c->deadline && now_s() >= c->deadline) {
-			*err = aprintf("ApplicationSet '%s' did not generate application '%s' in time", pkg, name);
-			return resp_reset(&r), -1;
+		if (r.status == 200 && json_is_object(r.json) && argocd_json_subset(want, json_object_get(r.json, "spec"))) {
+			ret = 0;
+			break;
 		}
-		if (nap(c->a->poll_ms) < 0)
-			return resp_reset(&r), *err = "interrupted", -1;
+		if (r.status != 200 && r.status != 404) {
+			*err = api_error(c, aprintf("reading application '%s'", name), &r);
+			break;
+		}
+		if (c->deadline && now_s() >= c->deadline) {
+			*err = not_generated(c, pkg, name, commit, r.status == 200);
+			break;
+		}
+		if (nap(c->a->poll_ms) < 0) {
+			*err = "interrupted";
+			break;
+		}
 	}
+	json_decref(want);
 	resp_reset(&r);
-	return 0;
+	return ret;
 }

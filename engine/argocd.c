@@ -583,6 +583,31 @@ int argocd_verify_step(void *ctx, struct step *s, const char *commit, int refres
 	return ret;
 }
 
+/*
+ * An answer to a request on one Application that is not a 200 (nor the 404
+ * of one that does not exist).  idpmake names the project in the query, so
+ * Argo CD answers a 404 when the Application does not exist, and a 403 only
+ * when it refuses (server/application getAppEnforceRBAC): a bare "permission
+ * denied" when the account may not even get it, or may not in that
+ * namespace; "permission denied: applications, ACTION, OBJECT, sub: ..." when
+ * it may see it but not do ACTION.  Neither says it is gone.
+ */
+static const char *refused(struct call *c, const char *doing, struct resp *r, const char *action)
+{
+	const struct distro *d = c->a->d;
+	const char *ns = d->argocd.namespace, *proj = d->argocd.project, *obj, *need;
+
+	if (r->status != 403 || !r->message || strcmp(r->message, "permission denied"))
+		return api_error(c, doing, r);
+	/* security.RBACName: PROJECT/NAME in Argo CD's own namespace, else PROJECT/NAMESPACE/NAME */
+	obj = strcmp(ns, "argocd") ? aprintf("%s/%s/%s", proj, ns, c->app) : aprintf("%s/%s", proj, c->app);
+	need = strcmp(action, "get") ? aprintf("'applications, get, %s' and 'applications, %s, %s'", obj, action, obj)
+				     : aprintf("'applications, get, %s'", obj);
+	return aprintf("%s: Argo CD refused (403 permission denied): the token's account may not get application '%s' in "
+		       "project '%s', or Argo CD does not serve namespace '%s'; the account needs %s in its RBAC policy "
+		       "(argocd-rbac-cm, policy.csv)", doing, c->app, proj, ns, need);
+}
+
 int argocd_app_status(struct argocd *a, const char *app, int refresh, char **sync_status, char **health,
 		      const char **err)
 {
@@ -598,10 +623,10 @@ int argocd_app_status(struct argocd *a, const char *app, int refresh, char **syn
 			*sync_status = xstrdup(jstr(r.json, "status.sync.status"));
 			*health = xstrdup(jstr(r.json, "status.health.status"));
 			ret = 0;
-		} else if (r.status == 404 || (r.status == 403 && !strcmp(r.message, "permission denied"))) {
-			ret = 1;
+		} else if (r.status == 404) {
+			ret = 1;	/* project= is in the query: Argo CD says when it does not exist */
 		} else {
-			*err = api_error(&c, aprintf("reading application '%s'", app), &r);
+			*err = refused(&c, aprintf("reading application '%s'", app), &r, "get");
 		}
 	}
 	resp_reset(&r);
@@ -619,12 +644,12 @@ int argocd_delete_app(struct argocd *a, const char *app, const char **err)
 		return *err = "cannot start a libcurl handle", -1;
 	if (request(&c, "DELETE", app_path(&c, "", "cascade=true"), NULL, &r, err) < 0)
 		goto out;
-	if (r.status == 404 || (r.status == 403 && !strcmp(r.message, "permission denied"))) {
-		ret = 0;	/* already gone */
+	if (r.status == 404) {
+		ret = 0;	/* already gone (project= is in the query: a 403 is a refusal, not this) */
 		goto out;
 	}
 	if (r.status != 200) {
-		*err = api_error(&c, aprintf("deleting application '%s'", app), &r);
+		*err = refused(&c, aprintf("deleting application '%s'", app), &r, "delete");
 		goto out;
 	}
 	/* the object stays, with a deletionTimestamp, until its resources are gone (API.md 5.5) */
@@ -635,12 +660,12 @@ int argocd_delete_app(struct argocd *a, const char *app, const char **err)
 		}
 		if (request(&c, "GET", app_path(&c, "", NULL), NULL, &r, err) < 0)
 			break;
-		if (r.status == 404 || (r.status == 403 && !strcmp(r.message, "permission denied"))) {
+		if (r.status == 404) {
 			ret = 0;
 			break;
 		}
 		if (r.status != 200) {
-			*err = api_error(&c, aprintf("reading application '%s'", app), &r);
+			*err = refused(&c, aprintf("reading application '%s'", app), &r, "get");
 			break;
 		}
 		if (past(&c)) {

@@ -35,6 +35,9 @@
  *     folder is the tip's, and the generated Application Synced at that
  *     commit with what idpmake sends, targetRevision that commit.
  *
+ * An ApplicationSet is read in its namespace (appsetNamespace): Argo CD
+ * looks in its own otherwise.
+ *
  * Anything short of that syncs: the cost of a wrong "not done" is one sync.
  */
 #include <jansson.h>
@@ -53,32 +56,11 @@
 
 #define GENERATED_MAX 64	/* Applications of one ApplicationSet read to prove it */
 
-/* is every field of `want` in `have`, equal?  An absent field equals an empty one */
-static int subset(json_t *want, json_t *have)
-{
-	const char *k;
-	json_t *x;
-
-	if (json_is_object(want)) {
-		if (have && !json_is_object(have))
-			return 0;
-		json_object_foreach(want, k, x)
-			if (!subset(x, have ? json_object_get(have, k) : NULL))
-				return 0;
-		return 1;
-	}
-	if (!have)
-		return !want || json_is_null(want) || json_is_false(want) ||
-		       (json_is_string(want) && !*json_string_value(want)) ||
-		       (json_is_array(want) && !json_array_size(want));
-	return json_equal(want, have);
-}
-
 /* the spec and labels idpmake sends, in Argo CD's object */
 static int same_object(json_t *ours, json_t *have)
 {
-	return subset(json_object_get(ours, "spec"), json_object_get(have, "spec")) &&
-	       subset(jget(ours, "metadata.labels"), jget(have, "metadata.labels"));
+	return argocd_json_subset(json_object_get(ours, "spec"), json_object_get(have, "spec")) &&
+	       argocd_json_subset(jget(ours, "metadata.labels"), jget(have, "metadata.labels"));
 }
 
 static int is_commit(const char *s)
@@ -187,7 +169,9 @@ static int owned(json_t *app, const char *uid)
 /* an argocd-app package's ApplicationSet (ours) and the Applications it generated */
 static int prove_cnoe_set(struct call *c, const struct step *s, const char *name, json_t *ours)
 {
-	json_t *set = get(c, aprintf("/api/v1/applicationsets/%s", url_escape(name))), *res;
+	const char *set_ns = *jstr(ours, "metadata.namespace") ? jstr(ours, "metadata.namespace") : c->a->d->argocd.namespace;
+	json_t *set = get(c, aprintf("/api/v1/applicationsets/%s?appsetNamespace=%s", url_escape(name), url_escape(set_ns)));
+	json_t *res;
 	size_t n;
 	int ok = set && same_object(ours, set) && !set_failing(set);
 
@@ -216,10 +200,10 @@ static int prove_cnoe_set(struct call *c, const struct step *s, const char *name
 static int prove_fleet(struct call *c, const struct step *s, const char *name, json_t *ours, const char *f,
 		       const char **rev)
 {
-	json_t *set = get(c, aprintf("/api/v1/applicationsets/%s", url_escape(s->pkg->name)));
+	json_t *set = get(c, argocd_appset_path(c->a, s->pkg->name));
 	json_t *tmpl = argocd_appset_template(ours), *els, *el = NULL, *app = NULL;
 	const char *r = "";
-	int ok = set && json_is_true(jget(set, "spec.goTemplate")) && subset(tmpl, jget(set, "spec.template")) &&
+	int ok = set && json_is_true(jget(set, "spec.goTemplate")) && argocd_json_subset(tmpl, jget(set, "spec.template")) &&
 		 !set_failing(set);
 
 	els = ok ? jget(json_array_get(jget(set, "spec.generators"), 0), "list.elements") : NULL;

@@ -9,12 +9,26 @@ are resolved against real local repositories given with --repo-map URL=PATH.
     python3 emulator.py --port 0 --token TOKEN [--user admin:password] [--repo-map URL=PATH ...]
         [--port-file FILE] [--tls-cert F --tls-key F] [--rootpath /argocd]
         [--op-ms 300] [--health-ms 300] [--start-ms 0] [--reconcile-ms 100] [--delete-ms 300]
+        [--appset-ms 250] [--rbac-deny "RESOURCE, ACTION, OBJECT" ...]
         [--cluster NAME=URL ...] [--resync-ms 180000] [--retry-ms 200] [--same-second]
         [--require-repo-creds] [--repo-creds URL=USER:PASS ...] [--api-versions v1,v1/ConfigMap,...]
 
 Modules: resources.py (live objects, managed-resources, resource-tree, drift), fleet.py (clusters,
 repositories, ApplicationSets), emucommon.py (shared helpers).  An Application with syncPolicy.automated is
 synced by the emulated controller whenever a comparison finds it OutOfSync at a revision not yet attempted.
+
+As Argo CD (v3.6 source, read for this):
+  - ApplicationSets: POST only stores the set (its status as it was); the ApplicationSet controller generates,
+    updates and deletes its Applications --appset-ms later (default 250).  appsetNamespace (default argocd)
+    names the set's namespace; one not enabled (--app-namespace) is a plain error, HTTP 500.
+  - RBAC (server/application getAppEnforceRBAC, util/rbac EnforceErr): everything is allowed but what a
+    --rbac-deny "RESOURCE, ACTION, OBJECT" rule (fnmatch globs; OBJECT as RBACName: PROJECT/NAME, or
+    PROJECT/NAMESPACE/NAME outside argocd) refuses.  With project= in the query a missing Application is a
+    404 and a refused get a bare 403 "permission denied"; without it both are the bare 403; an action refused
+    on an Application the account may get (delete, sync, create, update) is "permission denied: applications,
+    ACTION, OBJECT, sub: USER".
+  - Hooks (argocd.argoproj.io/hook unless only Skip, helm.sh/hook but crd-install) are neither compared nor
+    listed in managed-resources; a sync does not run them here.
 
 Control API (never under --rootpath, not recorded in /_emu/requests, never faulted):
     POST /_emu/fault     JSON object (or list of objects):
@@ -45,7 +59,7 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
                          /_emu/config ignores the annotation, as an Argo CD without it
     GET,POST /_emu/config  settings changed at run time: {"start_ms": 500, "resync_ms": 100, "same_second": true,
                          "require_repo_creds": true, "api_versions": [...], "op_ms", "health_ms", "reconcile_ms",
-                         "delete_ms", "retry_ms"}
+                         "delete_ms", "retry_ms", "appset_ms", "rbac_deny": ["applications, delete, *"]}
     POST /_emu/cluster   one cluster's info.apiVersions: {"server": S or "name": N, "api_versions": [...]}
                          (null: the emulator-wide list again; CRDs synced to it still add their kinds)
     POST /_emu/live      live drift: {"app": A, "kind": K, "name": N, ["namespace", "group"], "set": {"spec.replicas": 3}}
@@ -57,6 +71,7 @@ import copy
 import hashlib
 import hmac
 import json
+import fnmatch
 import os
 import posixpath
 import re
@@ -311,6 +326,7 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
         self.op_ms, self.health_ms, self.start_ms = a.op_ms, a.health_ms, a.start_ms
         self.reconcile_ms, self.delete_ms = a.reconcile_ms, a.delete_ms
         self.resync_ms, self.retry_ms, self.same_second = a.resync_ms, a.retry_ms, a.same_second
+        self.rbac_deny = list(a.rbac_deny)
         self.fleet_init(a)
         self.reposerver_init()
         self.watchers, self.watch_opens = 0, 0
@@ -377,16 +393,44 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
         return (str(claims.get("sub") or "admin").split(":")[0] or "admin"), None
 
     # -- applications: lookup and validation
-    def lookup(self, name, ns, project):
+    # -- RBAC (util/rbac EnforceErr; server/application getAppEnforceRBAC)
+    @staticmethod
+    def rbac_name(project, ns, name):
+        """security.RBACName: project/name in the control namespace, else project/namespace/name."""
+        return "%s/%s" % (project, name) if ns == CONTROL_NS else "%s/%s/%s" % (project, ns, name)
+
+    def allowed(self, resource, action, obj):
+        """Everything is allowed but what a --rbac-deny rule "RESOURCE, ACTION, OBJECT" (globs) matches."""
+        for rule in self.rbac_deny:
+            parts = [x.strip() for x in rule.split(",", 2)]
+            if len(parts) == 3 and fnmatch.fnmatchcase(resource, parts[0]) and \
+                    fnmatch.fnmatchcase(action, parts[1]) and fnmatch.fnmatchcase(obj, parts[2]):
+                return False
+        return True
+
+    def enforce(self, user, resource, action, obj):
+        """EnforceErr: the 403 that names what was refused and to whom."""
+        if not self.allowed(resource, action, obj):
+            raise ApiError(7, "permission denied: %s, %s, %s, sub: %s" % (resource, action, obj, user or "admin"))
+
+    # -- applications: lookup and validation
+    def lookup(self, name, ns, project, action="get"):
+        """getAppEnforceRBAC: with a project, a missing Application is a 404 and a refusal a bare 403; without
+        one, both are the bare 403 (the server does not say whether it exists)."""
         ns = ns or CONTROL_NS
+        denied, missing = ApiError(7, "permission denied"), ApiError(5, 'applications.argoproj.io "%s" not found' % name)
+        if project and not self.allowed("applications", action, self.rbac_name(project, ns, name)):
+            raise denied
         rec = self.apps.get((ns, name)) if ns in self.namespaces else None
         if ns not in self.namespaces:
-            raise ApiError(7, "permission denied")
-        if project:
-            if rec is None or rec.obj["spec"].get("project") != project:
-                raise ApiError(5, 'applications.argoproj.io "%s" not found' % name)
-        elif rec is None:
-            raise ApiError(7, "permission denied")
+            raise denied
+        if rec is None:
+            raise missing if project else denied
+        real = rec.obj["spec"].get("project") or "default"
+        if not self.allowed("applications", action, self.rbac_name(real, ns, name)):
+            raise missing if project else denied
+        if project and real != project:
+            raise missing
         return rec
 
     def normalize(self, body):
@@ -821,6 +865,8 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
         meta["namespace"] = ns
         key = (ns, meta["name"])
         rec = self.apps.get(key)
+        rbac = self.rbac_name(spec["project"], ns, meta["name"])
+        self.enforce(c.user, "applications", "create", rbac)
         if rec is None:
             if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", meta["name"]) \
                     or len(meta["name"]) > 253:
@@ -837,6 +883,7 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
             return self.render(rec)
         if not c.bools["upsert"]:
             raise ApiError(3, "existing application spec is different, use upsert flag to force update")
+        self.enforce(c.user, "applications", "update", rbac)
         for k in ("labels", "annotations"):
             merged = dict(old.get(k) or {}, **(meta.get(k) or {}))
             if merged:
@@ -893,6 +940,7 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
             raise ApiError(3, "invalid propagation policy: %s" % pol)
         rec = self.lookup(c.params["name"], c.q("appNamespace"), c.q("project"))
         meta = rec.obj["metadata"]
+        self.enforce(c.user, "applications", "delete", self.rbac_name(rec.obj["spec"]["project"], meta["namespace"], meta["name"]))
         key = (meta["namespace"], meta["name"])
         fins = list(meta.get("finalizers") or [])
         if cascade:
@@ -918,6 +966,8 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
         rec = self.lookup(c.params["name"], b.get("appNamespace"), b.get("project"))
         app = rec.obj
         spec = app["spec"]
+        self.enforce(c.user, "applications", "sync", self.rbac_name(spec["project"], app["metadata"]["namespace"],
+                                                                     app["metadata"]["name"]))
         if app["metadata"].get("deletionTimestamp"):
             raise ApiError(9, "application is deleting")
         auto = (spec.get("syncPolicy") or {}).get("automated")
@@ -966,7 +1016,7 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
         return out
 
     def h_terminate(self, c):
-        rec = self.lookup(c.params["name"], c.q("appNamespace"), c.q("project"))
+        rec = self.lookup(c.params["name"], c.q("appNamespace"), c.q("project"), "sync")
         state = rec.obj["status"].get("operationState")
         if not rec.obj.get("operation") or not state:
             raise ApiError(3, "Unable to terminate operation. No operation is in progress")
@@ -980,7 +1030,8 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
     # ------------------------------------------------------------------------ control API
     SETTINGS = {"op_ms": int, "health_ms": int, "start_ms": int, "reconcile_ms": int, "delete_ms": int,
                 "resync_ms": int, "retry_ms": int, "same_second": bool, "require_repo_creds": bool, "api_versions": list,
-                "manifest_generate_paths": bool, "stream_drop_after": int, "stream_buffer": bool, "keepalive_ms": int}
+                "manifest_generate_paths": bool, "stream_drop_after": int, "stream_buffer": bool, "keepalive_ms": int,
+                "appset_ms": int, "rbac_deny": list}
 
     def config(self):
         return {k: getattr(self, k) for k in self.SETTINGS}
@@ -1390,6 +1441,10 @@ def main(argv=None):
     ap.add_argument("--start-ms", type=int, default=0, help="delay before the controller picks up an operation")
     ap.add_argument("--reconcile-ms", type=int, default=100, help="delay between operation end and re-comparison")
     ap.add_argument("--delete-ms", type=int, default=300, help="time a cascading delete takes")
+    ap.add_argument("--appset-ms", type=int, default=250,
+                    help="delay before the ApplicationSet controller generates the Applications of a stored set")
+    ap.add_argument("--rbac-deny", action="append", default=[],
+                    help='RBAC: refuse "RESOURCE, ACTION, OBJECT" (globs, e.g. "applications, delete, default/*")')
     ap.add_argument("--project", action="append", default=[], help="extra AppProject names (default always exists)")
     ap.add_argument("--app-namespace", action="append", default=[], help="extra enabled application namespaces")
     ap.add_argument("--cluster", action="append", default=[], help="extra registered cluster NAME=URL")

@@ -141,6 +141,7 @@ class FleetMixin:
         self.repo_passwords = {norm_url(u): p for u, _, p in (x.partition("=") for x in a.repo_creds)}
         self.repositories = {}   # norm_url -> Repository as registered
         self.appsets = {}        # (ns, name) -> ApplicationSet
+        self.appset_ms = a.appset_ms   # the ApplicationSet controller's delay after a change to a set
 
     # -- clusters
     def cluster_by_server(self, server):
@@ -385,14 +386,28 @@ class FleetMixin:
                            for ns, n in sorted(names) if (ns, n) in self.apps]
         aset["status"] = st
 
-    def appset_lookup(self, c, name):
+    def appset_rbac(self, aset):
+        """ApplicationSet.RBACName: the template's project, the set's namespace and name."""
+        proj = ((aset.get("spec") or {}).get("template") or {}).get("spec", {}).get("project") or "default"
+        return self.rbac_name(proj, aset["metadata"]["namespace"], aset["metadata"]["name"])
+
+    def appset_lookup(self, c, name, action="get"):
+        """getAppSetEnforceRBAC: appsetNamespace (default the control namespace) must be an enabled one, else
+        a plain error (HTTP 500); a set the account may not see is a 403 that names the permission."""
         ns = c.q("appsetNamespace") or CONTROL_NS
         if ns not in self.namespaces:
-            raise ApiError(7, "namespace '%s' is not permitted" % ns)
+            raise ApiError(2, "namespace '%s' is not permitted" % ns)
         a = self.appsets.get((ns, name))
         if a is None:
             raise ApiError(5, 'error getting ApplicationSet: applicationsets.argoproj.io "%s" not found' % name)
+        self.enforce(c.user, "applicationsets", action, self.appset_rbac(a))
         return a
+
+    def appset_controller(self, key, uid, gen):
+        """The ApplicationSet controller's reconcile of one set, some time after the API stored it."""
+        a = self.appsets.get(key)
+        if a is not None and (a["metadata"]["uid"], a["metadata"]["generation"]) == (uid, gen):
+            self.appset_reconcile(key)
 
     def h_appset_create(self, c):
         body = c.body if isinstance(c.body, dict) else None
@@ -409,6 +424,9 @@ class FleetMixin:
             raise ApiError(3, "ApplicationSet %s contains applications with an empty project" % m["name"])
         for gen in spec.get("generators") or []:
             self.appset_params(gen)  # 501 for generators the emulator does not model
+        if ns not in self.namespaces:
+            raise ApiError(2, "namespace '%s' is not permitted" % ns)
+        self.enforce(c.user, "applicationsets", "create", self.appset_rbac({"metadata": meta, "spec": spec}))
         old = self.appsets.get((ns, m["name"]))
         if c.bools.get("dryRun"):
             tmp = {"metadata": meta, "spec": spec}
@@ -419,6 +437,7 @@ class FleetMixin:
                 return copy.deepcopy(old)
             if not c.bools["upsert"]:
                 raise ApiError(3, "existing ApplicationSet spec is different, use upsert flag to force update")
+            self.enforce(c.user, "applicationsets", "update", self.appset_rbac({"metadata": meta, "spec": spec}))
             old["spec"] = spec
             old["metadata"]["generation"] += 1
             for k in ("labels", "annotations"):
@@ -428,9 +447,12 @@ class FleetMixin:
             meta.update(uid=str(uuid.uuid4()), generation=1, creationTimestamp=ts())
             self.appsets[(ns, m["name"])] = {"metadata": meta, "spec": spec, "status": {}}
         self.rv += 1
-        self.appsets[(ns, m["name"])]["metadata"]["resourceVersion"] = str(self.rv)
-        self.appset_reconcile((ns, m["name"]))
-        return copy.deepcopy(self.appsets[(ns, m["name"])])
+        stored = self.appsets[(ns, m["name"])]
+        stored["metadata"]["resourceVersion"] = str(self.rv)
+        # the API server only stores the set: its controller generates the Applications later
+        self.later(self.appset_ms, self.appset_controller, (ns, m["name"]), stored["metadata"]["uid"],
+                   stored["metadata"]["generation"])
+        return copy.deepcopy(stored)
 
     def h_appset_get(self, c):
         return copy.deepcopy(self.appset_lookup(c, c.params["name"]))
@@ -442,7 +464,7 @@ class FleetMixin:
         return {"metadata": {"resourceVersion": str(self.rv)}, "items": items}
 
     def h_appset_delete(self, c):
-        a = self.appset_lookup(c, c.params["name"])
+        a = self.appset_lookup(c, c.params["name"], "delete")
         del self.appsets[(a["metadata"]["namespace"], a["metadata"]["name"])]
         for k, rec in list(self.apps.items()):  # garbage collection through ownerReferences
             if any(r.get("uid") == a["metadata"]["uid"] for r in rec.obj["metadata"].get("ownerReferences") or []):

@@ -206,6 +206,19 @@ def in_sync(spec, target, live):
     return covers(t, lv)
 
 
+HOOK_TYPES = ("PreSync", "Sync", "PostSync", "SyncFail", "Skip")
+
+
+def is_hook(obj):
+    """gitops-engine hook.IsHook: an argocd.argoproj.io/hook annotation (unless its only valid type is Skip), else
+    helm.sh/hook other than crd-install.  Hooks are run by a sync, never compared nor listed as managed."""
+    ann = (obj.get("metadata") or {}).get("annotations") or {}
+    if "argocd.argoproj.io/hook" in ann:
+        types = [t.strip() for t in str(ann["argocd.argoproj.io/hook"]).split(",") if t.strip() in HOOK_TYPES]
+        return types != ["Skip"]
+    return "helm.sh/hook" in ann and ann["helm.sh/hook"] != "crd-install"
+
+
 def health_of(obj):
     if obj is None:
         return {"status": "Missing"}
@@ -245,8 +258,8 @@ class ResourcesMixin:
                     if isinstance(sp, dict) and sp.get("scope") == "Cluster" and isinstance(sp.get("names"), dict):
                         CLUSTER_SCOPED.add(sp["names"].get("kind"))
                 for d in docs:
-                    if not isinstance(d, dict) or not d.get("kind"):
-                        continue
+                    if not isinstance(d, dict) or not d.get("kind") or is_hook(d):
+                        continue  # hooks: run by a sync (not modelled), never part of the comparison
                     d = copy.deepcopy(d)
                     m = d.setdefault("metadata", {})
                     if d["kind"] in CLUSTER_SCOPED:

@@ -88,7 +88,7 @@ class EmulatorTest(unittest.TestCase):
         git("commit", "-q", "-m", "init", cwd=work)
         git("push", "-q", "origin", "HEAD:main", cwd=work)
         cls.work, cls.sha = work, git("rev-parse", "HEAD", cwd=work)
-        cls.proc, port = start_emulator(cls.tmp, "main", "--op-ms", "300", "--health-ms", "300",
+        cls.proc, port = start_emulator(cls.tmp, "main", "--app-namespace", "apps", "--op-ms", "300", "--health-ms", "300",
                                         "--reconcile-ms", "50", "--delete-ms", "200")
         cls.base = "http://127.0.0.1:%d" % port
         cls.c = Client(cls.base)
@@ -597,6 +597,26 @@ class EmulatorTest(unittest.TestCase):
         finally:
             self.c.req("DELETE", "/api/v1/clusters/" + urllib.parse.quote("https://far.example.com", safe=""))
 
+    def test_hooks_not_managed(self):
+        """gitops-engine hook.IsHook: objects annotated argocd.argoproj.io/hook (unless only Skip) or helm.sh/hook
+        (not crd-install) are hooks: a sync runs them; managed-resources and the comparison leave them out"""
+        def obj(name, ann):
+            return ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  annotations:\n    %s\ndata:\n  k: v\n"
+                    % (name, ann))
+        self.commit({"in-cluster/hooks/pre.yaml": obj("pre", "argocd.argoproj.io/hook: PreSync"),
+                     "in-cluster/hooks/helm.yaml": obj("helmhook", "helm.sh/hook: pre-install"),
+                     "in-cluster/hooks/crd.yaml": obj("crdinstall", "helm.sh/hook: crd-install"),
+                     "in-cluster/hooks/skip.yaml": obj("skipped", "argocd.argoproj.io/hook: Skip"),
+                     "in-cluster/hooks/plain.yaml": obj("plain", "x: y")}, "hooks")
+        self.create("hooks", path="in-cluster/hooks")
+        names = lambda: sorted(i["name"] for i in self.c.req(  # noqa: E731
+            "GET", "/api/v1/applications/hooks/managed-resources")[2].get("items", []))
+        self.assertEqual(names(), ["crdinstall", "plain", "skipped"])
+        self.c.req("POST", "/api/v1/applications/hooks/sync", {})
+        a = self.wait_for("hooks", lambda a: self.done(a) and a["status"]["sync"]["status"] == "Synced")
+        self.assertEqual(sorted(r["name"] for r in a["status"]["resources"]), ["crdinstall", "plain", "skipped"])
+        self.assertEqual(names(), ["crdinstall", "plain", "skipped"])
+
     # -- issue 11 §3: resource model, managed-resources, resource-tree, drift
     def test_resource_model(self):
         secret = ("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\ntype: Opaque\n"
@@ -787,39 +807,70 @@ class EmulatorTest(unittest.TestCase):
         self.assertErr(self.c.req("GET", "/api/v1/repositories/" + enc), 403, 7)
 
     # -- ApplicationSets
-    def appset(self, name, generators, template, gotemplate):
+    def appset(self, name, generators, template, gotemplate, ns=None, query=""):
         body = {"metadata": {"name": name}, "spec": {"goTemplate": gotemplate, "generators": generators,
                                                      "template": template}}
-        return self.c.req("POST", "/api/v1/applicationsets", body)
+        if ns:
+            body["metadata"]["namespace"] = ns
+        return self.c.req("POST", "/api/v1/applicationsets" + query, body)
+
+    def generated(self, name, pred=lambda a: True, query=""):
+        """waits for the ApplicationSet controller to have generated (or changed) an Application"""
+        out = []
+        def ok():
+            st, _, a = self.get(name, query)
+            if st == 200 and pred(a):
+                out.append(a)
+            return bool(out)
+        self.poll(ok, "the generated Application " + name)
+        return out[0]
+
+    def set_status(self, name, query=""):
+        """waits for the controller to have written the set's status"""
+        out = []
+        def ok():
+            st, _, s = self.c.req("GET", "/api/v1/applicationsets/" + name + query)
+            if st == 200 and s.get("status", {}).get("conditions"):
+                out.append(s)
+            return bool(out)
+        self.poll(ok, "the status of ApplicationSet " + name)
+        return out[0]
+
+    @staticmethod
+    def tmpl(n, ns, label="l"):
+        return {"metadata": {"name": n, "labels": {"set": label}},
+                "spec": {"project": "default", "source": {"repoURL": REPO_URL, "path": "in-cluster/app1"},
+                         "destination": {"server": "https://kubernetes.default.svc", "namespace": ns}}}
 
     def test_applicationsets(self):
-        tmpl = lambda n, ns: {"metadata": {"name": n, "labels": {"set": "l"}},  # noqa: E731
-                              "spec": {"project": "default", "source": {"repoURL": REPO_URL, "path": "in-cluster/app1"},
-                                       "destination": {"server": "https://kubernetes.default.svc", "namespace": ns}}}
+        tmpl = self.tmpl
         st, _, s = self.appset("envs", [{"list": {"elements": [{"env": "dev", "x": {"y": "1"}}, {"env": "qa", "x": {"y": "2"}}]}}],
                                tmpl("web-{{.env}}", "ns-{{ .x.y }}"), True)
         self.assertEqual(st, 200, s)
+        self.generated("web-qa")
         st, _, lst = self.c.req("GET", "/api/v1/applications?selector=set%3Dl")
         self.assertEqual([(a["metadata"]["name"], a["spec"]["destination"]["namespace"]) for a in lst["items"]],
                          [("web-dev", "ns-1"), ("web-qa", "ns-2")])
         self.assertEqual(lst["items"][0]["metadata"]["ownerReferences"][0]["kind"], "ApplicationSet")
+        s = self.set_status("envs")
         self.assertEqual([r["name"] for r in s["status"]["resources"]], ["web-dev", "web-qa"])
         # fasttemplate: {{env}}; unknown keys stay as they are
         st, _, s = self.appset("fast", [{"list": {"elements": [{"env": "stage"}]}}], tmpl("fast-{{ env }}", "{{nope}}"), False)
         self.assertEqual(st, 200, s)
-        self.assertEqual(self.get("fast-stage")[2]["spec"]["destination"]["namespace"], "{{nope}}")
+        self.assertEqual(self.generated("fast-stage")["spec"]["destination"]["namespace"], "{{nope}}")
         # upsert: one element less deletes its Application
         body = {"metadata": {"name": "envs"}, "spec": {"goTemplate": True, "template": tmpl("web-{{.env}}", "n"),
                                                        "generators": [{"list": {"elements": [{"env": "dev"}]}}]}}
         self.assertErr(self.c.req("POST", "/api/v1/applicationsets", body), 400, 3,
                        "existing ApplicationSet spec is different, use upsert flag to force update")
         self.assertEqual(self.c.req("POST", "/api/v1/applicationsets?upsert=true", body)[0], 200)
+        self.generated("web-dev", lambda a: a["spec"]["destination"]["namespace"] == "n")
+        self.poll(lambda: self.get("web-qa")[0] == 403, "web-qa deleted")
         self.assertErr(self.get("web-qa"), 403, 7)
-        self.assertEqual(self.get("web-dev")[2]["spec"]["destination"]["namespace"], "n")
         # go template with a missing key fails the generation
         st, _, s = self.appset("bad", [{"list": {"elements": [{"env": "dev"}]}}], tmpl("b-{{.nope}}", "n"), True)
         self.assertEqual(st, 200, s)
-        self.assertIn('map has no entry for key "nope"', s["status"]["conditions"][0]["message"])
+        self.assertIn('map has no entry for key "nope"', self.set_status("bad")["status"]["conditions"][0]["message"])
         # cluster generator: registered clusters matching the selector (in-cluster never matches a selector)
         for n in ("c1", "c2"):
             self.c.req("POST", "/api/v1/clusters", {"server": "https://%s.example.com" % n, "name": n,
@@ -829,10 +880,11 @@ class EmulatorTest(unittest.TestCase):
             t["spec"]["destination"] = {"server": "{{.server}}", "namespace": "{{.metadata.labels.env}}"}
             st, _, s = self.appset("cl", [{"clusters": {"selector": {"matchLabels": {"env": "prod"}}}}], t, True)
             self.assertEqual(st, 200, s)
-            a = self.get("cl-c1")[2]
+            a = self.generated("cl-c1")
             self.assertEqual(a["spec"]["destination"], {"server": "https://c1.example.com", "namespace": "prod"})
             self.assertErr(self.get("cl-c2"), 403, 7)
             st, _, s = self.appset("all", [{"clusters": {}}], tmpl("all-{{name}}", "x"), False)
+            s = self.set_status("all")
             self.assertEqual(sorted(r["name"] for r in s["status"]["resources"]), ["all-c1", "all-c2", "all-in-cluster"])
         finally:
             for n in ("c1", "c2"):
@@ -843,6 +895,71 @@ class EmulatorTest(unittest.TestCase):
         self.assertErr(self.c.req("GET", "/api/v1/applicationsets/envs"), 404, 5,
                        'error getting ApplicationSet: applicationsets.argoproj.io "envs" not found')
         self.assertErr(self.appset("git", [{"git": {"repoURL": REPO_URL}}], tmpl("g", "n"), True), 501, 12)
+
+    def test_applicationset_controller_is_later(self):
+        """server/applicationset only stores the set; the controller generates and updates its Applications
+        afterwards (appset_ms), so right after the POST the Applications are as they were"""
+        self.configure(appset_ms=400)
+        els = lambda rev: [{"list": {"elements": [{"env": "dev", "rev": rev}]}}]  # noqa: E731
+        t = self.tmpl("late-{{.env}}", "n", "late")
+        t["spec"]["source"]["targetRevision"] = "{{.rev}}"
+        st, _, s = self.appset("late", els("main"), t, True)
+        self.assertEqual(st, 200, s)
+        self.assertEqual(s["status"], {})  # not generated yet: no resources, no conditions
+        self.assertErr(self.get("late-dev"), 403, 7)
+        self.assertErr(self.get("late-dev", "?project=default"), 404, 5)
+        self.generated("late-dev")
+        # an update moves the Application only later, too
+        st, _, s = self.appset("late", els(self.sha), t, True, query="?upsert=true")
+        self.assertEqual(st, 200, s)
+        self.assertEqual(self.get("late-dev")[2]["spec"]["source"]["targetRevision"], "main")
+        a = self.generated("late-dev", lambda a: a["spec"]["source"]["targetRevision"] == self.sha)
+        self.assertEqual(a["metadata"]["ownerReferences"][0]["uid"], s["metadata"]["uid"])
+
+    def test_applicationset_namespaces(self):
+        """appsetNamespace: a set outside the control namespace is found only with it; a namespace that is
+        not enabled is refused (a plain error: HTTP 500), on create and on get"""
+        t = self.tmpl("gx-{{.env}}", "n", "gx")
+        st, _, s = self.appset("nsset", [{"list": {"elements": [{"env": "dev"}]}}], t, True, ns="team")
+        self.assertErr((st, _, s), 500, 2, "namespace 'team' is not permitted")
+        self.assertErr(self.c.req("GET", "/api/v1/applicationsets/x?appsetNamespace=team"), 500, 2,
+                       "namespace 'team' is not permitted")
+        st, _, s = self.appset("nsset", [{"list": {"elements": [{"env": "dev"}]}}], t, True, ns="apps")
+        self.assertEqual(st, 200, s)
+        self.assertErr(self.c.req("GET", "/api/v1/applicationsets/nsset"), 404, 5)
+        st, _, got = self.c.req("GET", "/api/v1/applicationsets/nsset?appsetNamespace=apps")
+        self.assertEqual((st, got["metadata"]["namespace"]), (200, "apps"), got)
+        a = self.generated("gx-dev", query="?appNamespace=apps")
+        self.assertEqual(a["metadata"]["namespace"], "apps")
+        self.assertErr(self.c.req("DELETE", "/api/v1/applicationsets/nsset"), 404, 5)
+        self.assertEqual(self.c.req("DELETE", "/api/v1/applicationsets/nsset?appsetNamespace=apps")[0], 200)
+
+    def test_rbac(self):
+        """getAppEnforceRBAC: with project= a refusal is a bare 403 and a missing Application a 404; without
+        project= both are the bare 403; a refused action on a visible Application names the permission"""
+        self.create("rb")
+        self.configure(rbac_deny=["applications, delete, default/rb"])
+        self.assertErr(self.c.req("DELETE", "/api/v1/applications/rb?project=default"), 403, 7,
+                       prefix="permission denied: applications, delete, default/rb, sub: ")
+        self.assertEqual(self.get("rb")[0], 200)
+        self.configure(rbac_deny=["applications, *, default/rb"])
+        self.assertErr(self.c.req("DELETE", "/api/v1/applications/rb?project=default"), 403, 7, "permission denied")
+        self.assertErr(self.get("rb", "?project=default"), 403, 7, "permission denied")
+        self.assertErr(self.get("rb"), 403, 7, "permission denied")
+        self.assertErr(self.get("nope", "?project=default"), 404, 5, 'applications.argoproj.io "nope" not found')
+        self.assertErr(self.get("nope"), 403, 7, "permission denied")
+        # refused in the Application's own project, asked with another one: "not found in that project"
+        self.configure(rbac_deny=["applications, get, default/*"])
+        self.assertErr(self.get("rb", "?project=other"), 404, 5)
+        self.configure(rbac_deny=["applications, sync, default/rb"])
+        self.assertErr(self.c.req("POST", "/api/v1/applications/rb/sync", {}), 403, 7,
+                       prefix="permission denied: applications, sync, default/rb")
+        self.configure(rbac_deny=[])
+        self.assertEqual(self.c.req("DELETE", "/api/v1/applications/rb?project=default")[0], 200)
+        # ApplicationSets: the template's project names them
+        self.configure(rbac_deny=["applicationsets, create, default/*"])
+        self.assertErr(self.appset("rbs", [{"list": {"elements": [{"env": "x"}]}}], self.tmpl("r-{{.env}}", "n", "r"), True),
+                       403, 7, prefix="permission denied: applicationsets, create, default/rbs")
 
 
 class YamlFallbackTest(unittest.TestCase):

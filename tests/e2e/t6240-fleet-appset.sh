@@ -4,8 +4,11 @@
 # cluster (name, server, folder, revision); waves hold by moving the
 # elements wave by wave: a halted rollout leaves the later waves' elements,
 # and so their generated Applications, at the old commit; the next up moves
-# them. Prints the Argo CD requests a one-package change costs per cluster
-# in this mode and with Applications.
+# them. Argo CD's ApplicationSet controller generates the Applications
+# some time after the set is stored (--appset-ms 300): a step waits for its
+# Application to carry the element before it syncs. Prints the Argo CD
+# requests a one-package change costs per cluster in this mode and with
+# Applications.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -13,7 +16,7 @@ export IDPMAKE_ARGOCD_POLL_MS=20 IDPMAKE_ARGOCD_BACKOFF_MS=20
 bare=$T/gitops.git
 git init -q --bare -b main "$bare" || t_bail "git init failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 30 --health-ms 30 --reconcile-ms 10 \
+start_argocd_emulator --repo-map "$bare=$bare" --op-ms 30 --health-ms 30 --reconcile-ms 10 --appset-ms 300 \
 	--cluster a=https://a:6443 --cluster b=https://b:6443 --cluster c=https://c:6443
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 api() { curl -sS -f -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/api/v1/$1"; }
