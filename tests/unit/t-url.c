@@ -101,4 +101,23 @@ static void test_base(void)
 	CHECK(url_base("bad host", "https", "443") == NULL);
 }
 
-TEST_MAIN(test_parse, test_masked, test_strip, test_origin, test_escape, test_base)
+/* an Argo CD server with user info: found in every form, shown without it */
+static void test_userinfo(void)
+{
+	const char *m;
+
+	CHECK(url_userinfo("argocd.example") == NULL);
+	CHECK(url_userinfo("https://argocd.example:8443/argo") == NULL);
+	CHECK(url_userinfo("https://argocd.example/a@b") == NULL);
+	CHECK_STR(url_userinfo("http://admin:s3cr%40t@argocd.example:8080"), "http://***@argocd.example:8080/");
+	CHECK_STR(url_userinfo("https://TOKEN-Zq5@argocd.example"), "https://***@argocd.example/");
+	CHECK_STR(url_userinfo("admin:pw-Zq5@argocd.example:443"), "***@argocd.example:443/");
+	CHECK_STR(url_userinfo("https://:pw-Zq5@argocd.example"), "https://***@argocd.example/");
+	/* curl refuses it (a raw '#' in the password): still user info, still hidden */
+	m = url_userinfo("https://admin:pw#Zq5@argocd.example");
+	CHECK(m && !strstr(m, "Zq5") && !strstr(m, "admin"));
+	m = url_userinfo("admin:pw#Zq5@argocd.example");
+	CHECK(m && !strstr(m, "Zq5") && !strstr(m, "admin"));
+}
+
+TEST_MAIN(test_parse, test_masked, test_strip, test_origin, test_escape, test_base, test_userinfo)
