@@ -586,7 +586,7 @@ static json_t *cluster_config(struct call *c, const struct cluster *cl, struct s
 		}
 		if (strcmp(k.server, cl->server))
 			note(c, 1, "cluster '%s': the kubeconfig's server %s differs from the distro's; Argo CD is given %s",
-			     cl->name, k.server, cl->server);
+			     cl->name, url_userinfo(k.server) ? url_userinfo(k.server) : k.server, cl->server);
 		if (k.token)
 			json_object_set_new(cfg, "bearerToken", json_string(keep(sc, k.token)));
 		if (k.cert && k.key) {
