@@ -325,7 +325,7 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	static int curl_ready;
 	struct argocd *a;
 	struct opts o;
-	const char *server, *env, *base;
+	const char *server, *env, *base, *shown;
 	char *token = NULL, *file = NULL, *t;
 
 	if (parse_opts(&o, err) < 0)
@@ -334,6 +334,12 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	server = o.server && *o.server ? o.server : env && *env ? env : d->argocd.server;
 	if (!server || !*server) {
 		*err = "no Argo CD server: set argocd.server in the distro, or ARGOCD_SERVER";
+		return NULL;
+	}
+	if ((shown = url_userinfo(server))) {
+		/* Argo CD takes a token, never a password in the URL; one there would reach -v, logs and the state */
+		*err = aprintf("the Argo CD server '%s' has a user name or password in it, which Argo CD does not take: "
+			       "give the server without it and the token in ARGOCD_AUTH_TOKEN (or argocd.token-file)", shown);
 		return NULL;
 	}
 	if (o.token && *o.token)

@@ -5,11 +5,13 @@
  *
  *   CLUSTER:register     POST /api/v1/clusters?upsert=true  {server, name,
  *                        config: {bearerToken | TLS client cert, tlsClientConfig},
- *                        labels, annotations}
- *                        PUT  /api/v1/clusters/SERVER?updatedFields=labels&updatedFields=annotations
- *                        (Argo CD's create ignores label-only changes); when
- *                        only the labels changed since the last registration
- *                        (argocd_register_labels_only), the PUT alone.
+ *                        labels, annotations}: Argo CD's upsert compares the
+ *                        labels and annotations too (Cluster.Equals) and
+ *                        updates the cluster when they differ, so this one
+ *                        request sets them; when only the labels changed since
+ *                        the last registration (argocd_register_labels_only),
+ *                        PUT /api/v1/clusters/SERVER?updatedFields=labels&updatedFields=annotations
+ *                        alone, which reads and sends no credential.
  *   repository:register  POST /api/v1/repositories?upsert=true {repo, type: git,
  *                        username: IDPMAKE_GIT_USERNAME (default git),
  *                        password: IDPMAKE_GIT_TOKEN}; no token: nothing to register.
@@ -32,6 +34,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "argoapi.h"
 #include "argocd.h"
@@ -95,7 +98,8 @@ static const char *mask(const struct secrets *sc, const char *s)
 /* a request body for the log and -v: secret fields shown as "***" */
 static void note_body(struct call *c, const char *what, json_t *body)
 {
-	static const char *const hide[] = { "bearerToken", "password", "keyData" };
+	/* the CA and client certificate too: what a file held stays out of the logs, whatever it was */
+	static const char *const hide[] = { "bearerToken", "password", "keyData", "certData", "caData" };
 	json_t *copy = json_deep_copy(body), *tls;
 	char *text;
 
@@ -141,17 +145,158 @@ static char *base64(const unsigned char *p, size_t n)
 	return out;
 }
 
-/* a file's content in base64 (malloc'd), or NULL with *err */
-static char *file_base64(const char *path, const char *what, const char **err)
+/* ---- PEM: what a certificate or key setting may hold ----------------------- */
+
+enum pem_want { PEM_CERT, PEM_KEY };
+
+#define PEM_CAP (1 << 20)	/* a CA bundle is some hundred KiB */
+
+static int b64char(int c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/' ||
+	       c == '=';
+}
+
+/*
+ * NULL when s is PEM holding what `want` asks for: CERTIFICATE blocks only
+ * (text between them allowed, as CA bundles have), or one private key
+ * ("PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY"..., an EC PARAMETERS
+ * block beside it); else why not, never quoting s (it may be a key).
+ */
+static const char *pem_check(const char *s, size_t n, enum pem_want want)
+{
+	const char *p = s, *end = s + n;
+	int certs = 0, keys = 0;
+
+	if (memchr(s, 0, n))
+		return "is not PEM text (it holds NUL bytes)";
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p)), *lab, *lend;
+		size_t ll;
+		if (!eol)
+			eol = end;
+		if ((size_t)(eol - p) < 16 || strncmp(p, "-----BEGIN ", 11)) {
+			p = eol + (eol < end);	/* text around the blocks, as openssl writes it */
+			continue;
+		}
+		lab = p + 11;
+		if (!(lend = strstr(lab, "-----")) || lend > eol)
+			return "has a malformed PEM BEGIN line";
+		ll = (size_t)(lend - lab);
+		if (ll == 11 && !strncmp(lab, "CERTIFICATE", 11))
+			certs++;
+		else if ((ll == 11 && !strncmp(lab, "PRIVATE KEY", 11)) ||
+			 (ll > 12 && !strncmp(lend - 12, " PRIVATE KEY", 12)))
+			keys++;
+		else if (!(want == PEM_KEY && ll == 13 && !strncmp(lab, "EC PARAMETERS", 13)))
+			return aprintf("holds a PEM block '%.*s', not a %s", (int)(ll < 40 ? ll : 40), lab,
+				       want == PEM_CERT ? "certificate" : "private key");
+		/* the body: base64 lines (a legacy encrypted key's "Name: value" headers too), then the END line */
+		for (p = eol + (eol < end);; ) {
+			if (p >= end)
+				return "has a PEM block without its END line";
+			eol = memchr(p, '\n', (size_t)(end - p));
+			if (!eol)
+				eol = end;
+			if (!strncmp(p, "-----END ", 9)) {
+				if ((size_t)(eol - p) < 14 + ll || strncmp(p + 9, lab, ll) || strncmp(p + 9 + ll, "-----", 5))
+					return "has a PEM END line that does not match its BEGIN";
+				p = eol + (eol < end);
+				break;
+			}
+			for (const char *q = p; q < eol; q++)
+				if (!b64char((unsigned char)*q) && *q != '\r' && *q != ' ' && *q != '\t' &&
+				    !(want == PEM_KEY && memchr(p, ':', (size_t)(eol - p))))
+					return "has a PEM block whose body is not base64";
+			p = eol + (eol < end);
+		}
+	}
+	if (want == PEM_CERT && keys)
+		return "holds a private key, not (only) certificates";
+	if (want == PEM_CERT && !certs)
+		return "is not a PEM certificate (-----BEGIN CERTIFICATE-----)";
+	if (want == PEM_KEY && (keys != 1 || certs))
+		return keys > 1 || (keys && certs) ? "holds more than a private key"
+		       : certs ? "holds a certificate, not a private key"
+			       : "is not a PEM private key (-----BEGIN PRIVATE KEY-----)";
+	return NULL;
+}
+
+static int b64val(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26 : c >= '0' && c <= '9' ? c - '0' + 52 :
+	       c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/* base64 text decoded (malloc'd, *n its length), or NULL when it is not base64 */
+static unsigned char *unbase64(const char *s, size_t *n)
+{
+	size_t len = strlen(s), o = 0;
+	unsigned char *out = xmalloc(len / 4 * 3 + 3);
+	unsigned v = 0;
+	int bits = 0, pad = 0;
+
+	for (const char *p = s; *p; p++) {
+		int x = b64val((unsigned char)*p);
+		if (*p == '=') {
+			pad++;
+			continue;
+		}
+		if (*p == '\n' || *p == '\r' || *p == ' ')
+			continue;
+		if (x < 0 || pad) {
+			free(out);
+			return NULL;
+		}
+		v = v << 6 | (unsigned)x;
+		if ((bits += 6) >= 8) {
+			bits -= 8;
+			out[o++] = (unsigned char)(v >> bits);
+		}
+	}
+	*n = o;
+	return out;
+}
+
+/* *-data as written (base64 of PEM): checked as its file would be; -1 with *err */
+static int data_check(const char *b64, const char *what, enum pem_want want, const char **err)
+{
+	size_t n = 0;
+	unsigned char *d = unbase64(b64, &n);
+	const char *why = d ? pem_check((const char *)d, n, want) : "is not base64";
+
+	if (d) {
+		memset(d, 0, n);
+		free(d);
+	}
+	if (why)
+		return *err = aprintf("%s %s", what, why), -1;
+	return 0;
+}
+
+/* a PEM file's content in base64 (malloc'd), or NULL with *err; its content is never in a message */
+static char *file_base64(const char *path, const char *what, enum pem_want want, const char **err)
 {
 	size_t len;
-	char *data = read_file(path, &len), *r;
+	struct stat st;
+	char *data, *r;
+	const char *why;
 
-	if (!data) {
+	if (stat(path, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_size > PEM_CAP)) {
+		*err = aprintf("%s '%s' is %s", what, path, S_ISREG(st.st_mode) ? "larger than 1 MiB: not a PEM file"
+									    : "not a regular file");
+		return NULL;
+	}
+	if (!(data = read_file(path, &len))) {
 		*err = aprintf("cannot read %s '%s': %s", what, path, strerror(errno));
 		return NULL;
 	}
-	r = base64((const unsigned char *)data, len);
+	if ((why = pem_check(data, len, want))) {
+		*err = aprintf("%s '%s' %s", what, path, why);
+		r = NULL;
+	} else {
+		r = base64((const unsigned char *)data, len);
+	}
 	memset(data, 0, len);
 	free(data);
 	return r;
@@ -194,15 +339,17 @@ static const char *kstr(const struct ynode *m, const char *key)
 	return n && n->type == Y_SCALAR && !yisnull(n) ? n->s : NULL;
 }
 
-/* base64 of `data` as written, or of the file `file` (relative to the kubeconfig) */
-static int kube_blob(const char *dir, const char *data, const char *file, const char *what, char **out,
-		     const char **err)
+/* base64 of `data` as written, or of the file `file` (relative to the kubeconfig): PEM of what is wanted */
+static int kube_blob(const char *dir, const char *data, const char *file, const char *what, enum pem_want want,
+		     char **out, const char **err)
 {
 	if (data) {
+		if (data_check(data, aprintf("%s-data", what), want, err) < 0)
+			return -1;
 		*out = xstrdup(data);
 		return 0;
 	}
-	if (file && !(*out = file_base64(file[0] == '/' ? file : path_join(dir, file), what, err)))
+	if (file && !(*out = file_base64(file[0] == '/' ? file : path_join(dir, file), what, want, err)))
 		return -1;
 	return 0;
 }
@@ -250,11 +397,11 @@ static int kubeconfig(const struct cluster *cl, struct kubecred *k, const char *
 	k->server = astrdup(kstr(cluster, "server") ? kstr(cluster, "server") : "");
 	k->insecure = ystr_eq(yget(cluster, "insecure-skip-tls-verify"), "true");
 	if (kube_blob(dir, kstr(cluster, "certificate-authority-data"), kstr(cluster, "certificate-authority"),
-		      "the kubeconfig's certificate-authority", &k->ca, err) < 0 ||
+		      "the kubeconfig's certificate-authority", PEM_CERT, &k->ca, err) < 0 ||
 	    kube_blob(dir, kstr(user, "client-certificate-data"), kstr(user, "client-certificate"),
-		      "the kubeconfig's client-certificate", &k->cert, err) < 0 ||
-	    kube_blob(dir, kstr(user, "client-key-data"), kstr(user, "client-key"), "the kubeconfig's client-key", &k->key,
-		      err) < 0)
+		      "the kubeconfig's client-certificate", PEM_CERT, &k->cert, err) < 0 ||
+	    kube_blob(dir, kstr(user, "client-key-data"), kstr(user, "client-key"), "the kubeconfig's client-key",
+		      PEM_KEY, &k->key, err) < 0)
 		goto out;
 	if (kstr(user, "token")) {
 		k->token = xstrdup(kstr(user, "token"));
@@ -439,7 +586,7 @@ static json_t *cluster_config(struct call *c, const struct cluster *cl, struct s
 		}
 		if (strcmp(k.server, cl->server))
 			note(c, 1, "cluster '%s': the kubeconfig's server %s differs from the distro's; Argo CD is given %s",
-			     cl->name, k.server, cl->server);
+			     cl->name, url_userinfo(k.server) ? url_userinfo(k.server) : k.server, cl->server);
 		if (k.token)
 			json_object_set_new(cfg, "bearerToken", json_string(keep(sc, k.token)));
 		if (k.cert && k.key) {
@@ -452,7 +599,7 @@ static json_t *cluster_config(struct call *c, const struct cluster *cl, struct s
 		kubecred_free(&k);
 	}
 	if (cl->reg.ca_file) {
-		char *ca = file_base64(cl->reg.ca_file, "register.ca-file", err);
+		char *ca = file_base64(cl->reg.ca_file, "register.ca-file", PEM_CERT, err);
 		if (!ca)
 			goto fail;
 		json_object_set_new(tls, "caData", json_string(ca));
@@ -532,12 +679,7 @@ static int register_cluster(struct call *c, const struct cluster *cl, const char
 		*err = api_error(c, aprintf("registering cluster '%s' (%s)", cl->name, cl->server), &r);
 		goto out;
 	}
-	/* Argo CD's create ignores label-only changes: set them with updatedFields */
-	json_object_del(body, "config");
-	if ((ret = put_labels(c, cl, body, err)) == 1) {
-		*err = aprintf("cluster '%s' (%s) is missing right after it was registered", cl->name, cl->server);
-		ret = -1;
-	}
+	ret = 0;	/* the upsert set the labels and annotations too */
 out:
 	if (ret == 0)
 		note(c, 0, "cluster '%s' (%s) is registered in Argo CD", cl->name, cl->server);

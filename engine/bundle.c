@@ -9,6 +9,7 @@
 #include "buf.h"
 #include "bundle.h"
 #include "hash.h"
+#include "names.h"
 #include "util.h"
 
 #define MAGIC BUNDLE_MAGIC
@@ -25,12 +26,13 @@
  * RBAC names do) and the length, or -1: a NUL (a name cut short names
  * another file), no length, no name, or a length that is not plain
  * decimal (a leading zero: one bundle, one text), or a name that is not a
- * relative path down (an empty, "." or ".." part: hooks' IDPMAKE_RENDERED
- * and diff write a bundle out as DIR/NAME).
+ * relative path down (an empty, "." or ".." part, a control character:
+ * hooks' IDPMAKE_RENDERED and diff write a bundle out as DIR/NAME).
  */
 static int header(char *line, size_t n, char **sp, unsigned long long *len)
 {
 	char *nl = line + n, *end;
+	int bad;
 
 	*sp = NULL;
 	if (memchr(line, 0, n))
@@ -45,14 +47,12 @@ static int header(char *line, size_t n, char **sp, unsigned long long *len)
 	for (char *c = *sp + 1; c < nl; c++)
 		if (*c < '0' || *c > '9')
 			return -1;
-	/* a name is a relative path down: no empty, "." or ".." part (readers write dir/NAME) */
-	for (char *p = line; p <= *sp; p++) {
-		char *e = memchr(p, '/', (size_t)(*sp - p));
-		size_t pl = (size_t)((e ? e : *sp) - p);
-		if (!pl || (pl == 1 && *p == '.') || (pl == 2 && p[0] == '.' && p[1] == '.'))
-			return -1;
-		p += pl;
-	}
+	/* a name is a relative path down (names.c): no empty, "." or ".." part (readers write dir/NAME) */
+	**sp = 0;
+	bad = name_bad(line, NAME_PATH) != NULL;
+	**sp = ' ';
+	if (bad)
+		return -1;
 	errno = 0;
 	*len = strtoull(*sp + 1, &end, 10);
 	return end != nl || errno ? -1 : 0;

@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "context.h"
+#include "url.h"
 #include "util.h"
 
 static int usage_error(const char *fmt, const char *arg)
@@ -81,6 +82,9 @@ static int context_add(struct ctx *c, char **args, size_t n)
 	}
 	if (!x.argocd_server && !x.git_remote)
 		return usage_error("add %s: give --argocd-server or --git-remote (or both)", x.name);
+	if (x.argocd_server && url_userinfo(x.argocd_server))
+		return usage_error("--argocd-server %s: a user name or password in the server is not taken; a context "
+				   "names the token with --token-file F or --token-env VAR", url_userinfo(x.argocd_server));
 	if (x.token_file && x.token_env)
 		return usage_error("%s: --token-file or --token-env, not both", x.name);
 	if (x.token_env && !*x.token_env)

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -213,6 +214,18 @@ fail:
 }
 #endif
 
+/* why a child could not start in the folder dir: an errno, or 0 when it can */
+static int cwd_error(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0)
+		return errno;
+	if (!S_ISDIR(st.st_mode))
+		return ENOTDIR;
+	return access(dir, X_OK) < 0 ? errno : 0;
+}
+
 /*
  * wait for pid to exit, without reaping it (so its pid cannot be reused
  * while it is in the table): 1 exited, 0 still running (block = 0), -1
@@ -244,8 +257,15 @@ int proc_run(struct proc *p)
 	p->status = -1;
 	p->timed_out = 0;
 	p->spawn_errno = 0;
+	p->cwd_failed = 0;
 	if (interrupted()) {
 		p->spawn_errno = EINTR;
+		return -1;
+	}
+	if (p->cwd && (r = cwd_error(p->cwd))) {
+		/* a vanished folder is not "'/bin/sh' not found on PATH" */
+		p->spawn_errno = r;
+		p->cwd_failed = 1;
 		return -1;
 	}
 	if (!(prog = which(p->argv[0]))) {
@@ -275,6 +295,7 @@ int proc_run(struct proc *p)
 	close(logfd);
 	if (r) {
 		p->spawn_errno = r;
+		p->cwd_failed = p->cwd && cwd_error(p->cwd);	/* gone since the check above */
 		if (p->out)
 			close(outpipe[0]);
 		return -1;
@@ -381,6 +402,8 @@ const char *proc_command(const char *const *argv)
 
 const char *proc_failure(const struct proc *p)
 {
+	if (p->cwd_failed)
+		return aprintf("cannot run '%s' in the folder '%s': %s", p->argv[0], p->cwd, strerror(p->spawn_errno));
 	if (p->spawn_errno == ENOENT)
 		return aprintf("'%s' not found on PATH", p->argv[0]);
 	if (p->spawn_errno == EINTR)

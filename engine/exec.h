@@ -25,6 +25,7 @@ struct proc {
 	int status;			/* exit code, or 128+signal */
 	int timed_out;
 	int spawn_errno;		/* nonzero: the program could not be started */
+	int cwd_failed;			/* and the cause was the folder cwd (gone, not a folder...) */
 };
 
 /*

@@ -17,6 +17,7 @@
 #include "gitdrift.h"
 #include "gitremote.h"
 #include "lazycache.h"
+#include "names.h"
 #include "planner.h"
 #include "state.h"
 #include "util.h"
@@ -46,14 +47,6 @@ struct collect {
 /* what a render may output (render.c caps a renderer's at 512 MiB): more is not a render */
 #define FOLDER_CAP (512ull << 20)
 
-static int has_control(const char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			return 1;
-	return 0;
-}
-
 /*
  * An entry idpmake could not have written: a hostile tree may name an entry
  * '..', '.', or hold a '/' (git accepts it unless fsck is on): as a bundle
@@ -61,20 +54,13 @@ static int has_control(const char *s)
  * newline, a folder's included: a folder "x 0\n\n.." around "passwd" wrote
  * the header lines "x 0", "../passwd 6"; nor any control character, which
  * idpmake never writes in a name (objects.c); nor a link, an executable or a
- * submodule; nor .git.
+ * submodule; nor .git (any case, trailing dots or spaces, GIT~1: a hook that
+ * runs git in its IDPMAKE_RENDERED copy would take a hostile one's config).
+ * The name check is names.c's, as for every name idpmake did not make.
  */
 static int entry_bad(const git_tree_entry *e)
 {
-	const char *name = git_tree_entry_name(e);
-	size_t n = strlen(name);
-
-	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/') || has_control(name))
-		return 1;
-	/* ".git" as git sees it (any case, trailing dots or spaces, NTFS's GIT~1): a hook that runs git
-	 * in its IDPMAKE_RENDERED copy would take a hostile one's config; libgit2 writes none */
-	while (n && (name[n - 1] == '.' || name[n - 1] == ' '))
-		n--;
-	if ((n == 4 && !strncasecmp(name, ".git", 4)) || (n == 5 && !strncasecmp(name, "git~1", 5)))
+	if (name_bad(git_tree_entry_name(e), NAME_NO_GIT))	/* one component: no '/' */
 		return 1;
 	return git_tree_entry_type(e) != GIT_OBJECT_TREE && git_tree_entry_filemode(e) != GIT_FILEMODE_BLOB;
 }

@@ -308,9 +308,6 @@ int main(int argc, char **argv)
 			fprintf(stderr, "see 'idpmake --help'\n");
 			return 2;
 		}
-		if (c.command) {
-			/* after the command word: let getopt permute the rest */
-		}
 	}
 	if (help) {
 		if (c.command)

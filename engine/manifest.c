@@ -534,6 +534,9 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 					  "the default) or 'applicationset', not '%s'", a->s);
 		}
 		d->argocd.server = str(yget(x, "server"), "server");
+		if (d->argocd.server && url_userinfo(d->argocd.server))
+			loc_error(yget(x, "server")->loc, "argocd.server must not hold a user name or password ('%s'): Argo CD "
+				  "takes a token, from ARGOCD_AUTH_TOKEN or argocd.token-file", url_userinfo(d->argocd.server));
 		if (yget(x, "namespace"))
 			d->argocd.namespace = str(yget(x, "namespace"), "namespace");
 		if (yget(x, "project"))

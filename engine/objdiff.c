@@ -2,7 +2,6 @@
  * objdiff.c - a field-level diff of two objects (objdiff.h): jansson trees
  * written as YAML by libyaml's emitter, compared by libgit2's line diff.
  */
-#define _GNU_SOURCE	/* memmem */
 #include <errno.h>
 #include <git2.h>
 #include <stdio.h>
@@ -372,38 +371,59 @@ int objdiff_hide_secrets(json_t *v, json_t *ov, int annotation_only)
 	return 1;
 }
 
-static json_t *parsed(const char *name, const char *text, size_t len, int *bad)
+/*
+ * Every document of text as JSON (an array), or NULL when it does not
+ * parse.  Whether it holds a Secret is decided on these parsed values,
+ * never on the text: `kind: "\x53ecret"` is a Secret too.
+ */
+static json_t *parse_all(const char *name, const char *text, size_t len)
 {
-	json_t *o;
+	struct ypool *p = ypool_new();
+	struct ynode **docs = NULL;
+	size_t ndocs = 0;
+	json_t *a = NULL;
 
-	*bad = 0;
-	if (!text || !memmem(text, len, "Secret", 6))
-		return NULL;
-	if (!(o = objdiff_parse(name, text, len)))
-		*bad = 1;	/* not YAML, or not an object: nothing of it shown */
-	return o;
+	if (yaml_parse(p, name, text, len, &docs, &ndocs) == 0) {
+		a = json_array();
+		for (size_t i = 0; i < ndocs; i++)
+			json_array_append_new(a, objdiff_from_yaml(docs[i]));
+	}
+	ypool_free(p);	/* docs too */
+	return a;
 }
 
 const char *objdiff_mask_secret(const char *name, const char *text, size_t len, const char *other, size_t olen,
 				size_t *outlen)
 {
-	int bad, obad;
-	json_t *o = parsed(name, text, len, &bad), *oo = parsed(name, other, olen, &obad);
+	json_t *o, *oo, *x;
 	struct buf b = BUF_INIT;
 	const char *ret = NULL;
+	size_t i;
 
-	if (bad) {
-		ret = "# (hidden: mentions a Secret and does not parse)\n";
+	if (!text)
+		return NULL;
+	if (!(o = parse_all(name, text, len))) {
+		/* what does not parse here may still parse elsewhere as a Secret: nothing of it shown */
+		ret = "# (hidden: does not parse as YAML, and may hold a Secret)\n";
 		*outlen = strlen(ret);
-		goto out;
+		return ret;
 	}
-	if (!o || !objdiff_hide_secrets(o, oo, 0))
-		goto out;
-	if (objdiff_yaml(o, &b) == 0) {
-		ret = astrndup(b.s, b.len);
-		*outlen = b.len;
+	oo = other ? parse_all(name, other, olen) : NULL;
+	if (objdiff_hide_secrets(o, oo, 0)) {
+		json_array_foreach(o, i, x) {
+			if (json_array_size(o) > 1)
+				buf_adds(&b, "---\n");
+			if (objdiff_yaml(x, &b) < 0)
+				break;
+		}
+		if (i == json_array_size(o)) {
+			ret = astrndup(b.s ? b.s : "", b.len);
+			*outlen = b.len;
+		} else {
+			ret = "# (hidden: holds a Secret that cannot be shown)\n";
+			*outlen = strlen(ret);
+		}
 	}
-out:
 	buf_release(&b);
 	json_decref(o), json_decref(oo);
 	return ret;

@@ -50,11 +50,13 @@ int objdiff_lines(json_t *a, json_t *b, const char *la, const char *lb, json_t *
  */
 void objdiff_note_crd(json_t *obj, json_t *crds);
 /*
- * A core Secret's YAML with each data and stringData value replaced by
- * "(hidden)", or "(hidden, differs)" where `other` (the other side's text,
- * or NULL) holds the same key with another value: an arena string (*outlen
- * its length), or NULL when `text` holds no Secret (objdiff_hide_secrets);
- * a text that mentions a Secret and does not parse is hidden whole.
+ * The YAML of `text` (every document: "---" between them) with each core
+ * Secret's data and stringData value replaced by "(hidden)", or "(hidden,
+ * differs)" where `other` (the other side's text, or NULL) holds the same
+ * key with another value: an arena string (*outlen its length), or NULL
+ * when `text` holds no Secret (objdiff_hide_secrets).  Whether it does is
+ * decided on the parsed apiVersion and kind, never on the text; a text
+ * that does not parse is hidden whole.
  */
 const char *objdiff_mask_secret(const char *name, const char *text, size_t len, const char *other, size_t olen,
 				size_t *outlen);

@@ -27,6 +27,7 @@
 #include "bundle.h"
 #include "hash.h"
 #include "intr.h"
+#include "names.h"
 #include "re.h"
 #include "renderers.h"
 #include "util.h"
@@ -253,15 +254,6 @@ void objects_free(struct objects *o)
 
 /* ---- naming --------------------------------------------------------------- */
 
-/* a file of an argocd-app folder: its name goes into the bundle's header line */
-static int bad_extra_name(const char *name)
-{
-	for (const char *c = name; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return 1;
-	return 0;
-}
-
 static const struct objects *sort_o;	/* qsort has no argument; callers hold name_lock */
 
 static int by_base(const void *a, const void *b)
@@ -305,11 +297,14 @@ static struct ent *name_all(struct objects *o, size_t *nent, const char **err)
 			       getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", strerror(o->werr));
 		return NULL;
 	}
-	for (size_t i = 0; i < o->nextra; i++)
-		if (bad_extra_name(o->extra[i].name)) {
-			error("package '%s': file name '%s' holds a control character", o->s->pkg->name, o->extra[i].name);
+	/* a file of an argocd-app folder: its name goes into the bundle's header line */
+	for (size_t i = 0; i < o->nextra; i++) {
+		const char *why = name_bad(o->extra[i].name, NAME_PATH);
+		if (why) {
+			error("package '%s': a file name %s", o->s->pkg->name, why);
 			errs++;
 		}
+	}
 	if (errs) {
 		*err = "objects without a valid apiVersion, kind, metadata.name or namespace (see above)";
 		return NULL;

@@ -35,6 +35,7 @@
 #include "gitremote.h"
 #include "intr.h"
 #include "lazycache.h"
+#include "names.h"
 #include "planner.h"
 #include "remotekeys.h"
 #include "status.h"
@@ -48,26 +49,10 @@ static int key_cmp(const void *a, const void *b)
 	return strcmp(((const struct remotekey *)a)->folder, ((const struct remotekey *)b)->folder);
 }
 
-/* a clean relative repository path: no empty, ".", ".." or ".git" component, no control character */
+/* a clean relative repository path (names.c, no .git), and not the index's own folder */
 static int clean_folder(const char *p)
 {
-	const char *c = p;
-
-	if (!*p || *p == '/')
-		return 0;
-	for (; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return 0;
-	while (*p) {
-		size_t n = strcspn(p, "/");
-		if (!n || (n == 1 && *p == '.') || (n == 2 && !memcmp(p, "..", 2)) ||
-		    (n == 4 && !strncasecmp(p, ".git", 4)) || (n == 8 && !memcmp(p, REMOTEKEYS_DIR, 8)))
-			return 0;
-		p += n;
-		if (*p == '/' && !*++p)
-			return 0;
-	}
-	return 1;
+	return !name_bad(p, NAME_PATH | NAME_NO_GIT) && !name_has_part(p, REMOTEKEYS_DIR);
 }
 
 static int hex40(const char *s)

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "hash.h"
+#include "names.h"
 #include "pack.h"
 #include "util.h"
 
@@ -89,26 +90,6 @@ const char *pack_distro(int depth)
 	return pk.root ? aprintf("%s/distro/%d", pk.root, depth) : NULL;
 }
 
-/* a relative name of plain components */
-static int safe_name(const char *name)
-{
-	const char *p = name;
-
-	if (!*name || *name == '/' || strlen(name) > 4096)
-		return 0;
-	while (*p) {
-		size_t n = strcspn(p, "/");
-		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return 0;
-		p += n;
-		if (*p == '/')
-			p++;
-		if (!*p && p[-1] == '/')
-			return 0;
-	}
-	return 1;
-}
-
 static int cmp_pfile(const void *a, const void *b)
 {
 	return strcmp(((const struct pfile *)a)->name, ((const struct pfile *)b)->name);
@@ -144,7 +125,7 @@ static int parse_index(const char *archive, char *text)
 		lineno++;
 		for (char *w = strtok_r(line, " ", &s2); w && n < 6; w = strtok_r(NULL, " ", &s2))
 			f[n++] = astrdup(w);
-		if (n == 4 && !strcmp(f[0], "file") && is_hex(f[1], 32) && safe_name(f[3])) {
+		if (n == 4 && !strcmp(f[0], "file") && is_hex(f[1], 32) && !name_bad(f[3], NAME_PATH)) {
 			char *end;
 			unsigned long long size = strtoull(f[2], &end, 10);
 			if (*end || size > MEMBER_MAX || pk.nfiles >= COUNT_MAX)
@@ -152,10 +133,10 @@ static int parse_index(const char *archive, char *text)
 			pk.files = agrow(pk.files, pk.nfiles, sizeof(*pk.files));
 			pk.files[pk.nfiles] = (struct pfile){ .name = f[3], .size = (size_t)size };
 			memcpy(pk.files[pk.nfiles++].hex, f[1], 33);
-		} else if (n == 6 && !strcmp(f[0], "git") && is_hex(f[1], 40) && safe_name(f[2])) {
+		} else if (n == 6 && !strcmp(f[0], "git") && is_hex(f[1], 40) && !name_bad(f[2], NAME_PATH)) {
 			pk.git = agrow(pk.git, pk.ngit, sizeof(*pk.git));
 			pk.git[pk.ngit++] = (struct pgit){ f[1], f[2], f[3], f[4], f[5] };
-		} else if (n == 5 && !strcmp(f[0], "chart") && safe_name(f[1])) {
+		} else if (n == 5 && !strcmp(f[0], "chart") && !name_bad(f[1], NAME_PATH)) {
 			pk.charts = agrow(pk.charts, pk.ncharts, sizeof(*pk.charts));
 			pk.charts[pk.ncharts++] = (struct pchart){ f[1], f[2], f[3], f[4] };
 		} else {
@@ -239,7 +220,7 @@ static int extract(const char *archive, const char *root)
 			error("bundle %s: member '%s' is not a regular file (a link, folder or device)", archive, name);
 			goto out;
 		}
-		if (!safe_name(name)) {
+		if (name_bad(name, NAME_PATH)) {
 			error("bundle %s: member '%s' has an absolute name or a '..' (it would be written outside the bundle)",
 			      archive, name);
 			goto out;
@@ -398,7 +379,7 @@ int pack_chart_files(const char *tgz, void (*fn)(void *arg, const char *name, co
 		}
 		if (archive_entry_filetype(e) != AE_IFREG)
 			continue;	/* helm package writes files only; folders are implied */
-		if (!name || !safe_name(name) || !(rest = strchr(name, '/'))) {
+		if (!name || name_bad(name, NAME_PATH) || !(rest = strchr(name, '/'))) {
 			*err = aprintf("chart %s: member '%s' has an unsafe name", tgz, name ? name : "");
 			goto out;
 		}

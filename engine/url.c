@@ -188,6 +188,38 @@ int url_may_send_credentials(const struct url *u, const char *what)
 	return 1;
 }
 
+const char *url_userinfo(const char *server)
+{
+	int given = url_has_scheme(server);
+	const char *s = given ? server : aprintf("https://%s", server);
+	CURLU *h = parse(s);
+	char *user = NULL, *pw = NULL, *out = NULL;
+	const char *r = NULL;
+
+	if (!h) {
+		/* not parsed: an '@' in its authority is user info all the same */
+		const char *auth = given ? strstr(s, "://") + 3 : s;
+		if (strchr(auth, '@'))
+			r = given ? fallback(s) : aprintf("***@%s", strrchr(auth, '@') + 1);
+		return r;
+	}
+	curl_url_get(h, CURLUPART_USER, &user, 0);
+	curl_url_get(h, CURLUPART_PASSWORD, &pw, 0);
+	if (user || pw) {
+		if (curl_url_set(h, CURLUPART_PASSWORD, NULL, 0) == CURLUE_OK &&
+		    curl_url_set(h, CURLUPART_USER, "***", 0) == CURLUE_OK &&
+		    curl_url_get(h, CURLUPART_URL, &out, 0) == CURLUE_OK && out)
+			r = given ? astrdup(out) : astrdup(out + strlen("https://"));
+		else
+			r = given ? fallback(s) : "***@(hidden)";
+	}
+	curl_free(out);
+	curl_free(user);
+	curl_free(pw);
+	curl_url_cleanup(h);
+	return r;
+}
+
 const char *url_escape(const char *s)
 {
 	char *e = curl_easy_escape(NULL, s, 0);

@@ -50,6 +50,14 @@ int url_same_origin(const char *a, const char *b);
  */
 int url_may_send_credentials(const struct url *u, const char *what);
 
+/*
+ * Does `server` (a URL, or "host[:port][/path]" as url_base takes it) hold
+ * user info, a user name or a password?  NULL when not; else `server` as it
+ * may be shown, its user info shown as "***@": a user name
+ * alone may be a token.
+ */
+const char *url_userinfo(const char *server);
+
 /* percent-encode every byte but A-Z a-z 0-9 - . _ ~ (curl_easy_escape) */
 const char *url_escape(const char *s);
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Registration in Argo CD (fleet.md "Clusters", issue 11 "Repository
 # credentials"): CLUSTER:register for a token cluster and a kubeconfig
-# cluster (upsert, then labels through PUT updatedFields), a no-op up makes
+# cluster (one upsert, labels and all), a no-op up makes
 # no request, a label change makes exactly the PUT, a name-only cluster Argo
 # CD does not know fails its syncs (looked up once per run) while the others
 # sync, a missing token variable is named, --prune unregisters only the
@@ -111,10 +111,13 @@ cd "$T" || exit 1
 
 # ---- the fleet --------------------------------------------------------------
 WEST_TOKEN="west-$(random_string)$(random_string)"
-WEST_KEY="LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0t$(random_string)"
+# PEM shapes (idpmake takes only PEM certificates and keys), random contents
+pem() { printf -- '-----BEGIN %s-----\n%s\n-----END %s-----\n' "$1" "$2" "$1"; }
+WEST_KEY=$(pem "PRIVATE KEY" "$(random_string)" | base64 -w0)
+WEST_CERT=$(pem CERTIFICATE "$(random_string)" | base64 -w0)
 mkdir -p d/kube d/certs
-printf -- '-----BEGIN CERTIFICATE-----\neast-ca\n-----END CERTIFICATE-----\n' >d/certs/east.pem
-printf -- '-----BEGIN CERTIFICATE-----\nwest-ca\n-----END CERTIFICATE-----\n' >d/kube/west-ca.pem
+pem CERTIFICATE "$(random_string)" >d/certs/east.pem
+pem CERTIFICATE "$(random_string)" >d/kube/west-ca.pem
 cat >d/kube/config <<EOF
 apiVersion: v1
 kind: Config
@@ -135,7 +138,7 @@ users:
   - name: west-admin
     user:
       token: $WEST_TOKEN
-      client-certificate-data: Y2VydA==
+      client-certificate-data: $WEST_CERT
       client-key-data: $WEST_KEY
 EOF
 write_distro() {
@@ -184,13 +187,13 @@ t_eq "and no Application of legacy was created" 0 \
 	"$(requests 'len([e for e in log if e["path"] == "/api/v1/applications" and e["body"]["metadata"]["name"].startswith("legacy")])')"
 t_grep "the other clusters synced" " 4 synced" "$OUTPUT"
 t_grep "insecure: true is warned about" "cluster 'west' registers with insecure: true" "$OUTPUT"
-t_eq "each registered cluster: an upsert, then the labels through PUT updatedFields" \
-	"POST /api/v1/clusters?upsert=true PUT /api/v1/clusters/https%3A%2F%2Feast.k8s.example%3A6443?updatedFields=labels&updatedFields=annotations" \
+t_eq "each registered cluster: one upsert, which sets the labels too" \
+	"POST /api/v1/clusters?upsert=true" \
 	"$(requests 'lines(lambda e: e["method"] != "GET" and "east" in (e["path"] + str((e["body"] or {}).get("server"))) and "/clusters" in e["path"])')"
 t_eq "the token cluster's bearer token, CA and TLS settings" "True True False east" \
 	"$(requests '[b["config"]["bearerToken"] == "'"$EAST_TOKEN"'", t["caData"] == "'"$(b64 certs/east.pem)"'", t["insecure"], b["name"]]' east)"
 t_eq "the kubeconfig cluster's token, client certificate, CA (from the context, not current-context)" "True True True True True" \
-	"$(requests '[b["config"]["bearerToken"] == "'"$WEST_TOKEN"'", t["keyData"] == "'"$WEST_KEY"'", t["certData"] == "Y2VydA==", t["caData"] == "'"$(b64 kube/west-ca.pem)"'", t["insecure"]]' west)"
+	"$(requests '[b["config"]["bearerToken"] == "'"$WEST_TOKEN"'", t["keyData"] == "'"$WEST_KEY"'", t["certData"] == "'"$WEST_CERT"'", t["caData"] == "'"$(b64 kube/west-ca.pem)"'", t["insecure"]]' west)"
 t_eq "every register comes before the syncs to its cluster" True \
 	"$(requests 'max(e["seq"] for e in log if "/clusters" in e["path"] and e["method"] != "GET") < min(e["seq"] for e in log if e["path"].endswith("/sync"))')"
 t_eq "Argo CD holds the labels and idpmake's mark" "prod 0 east|staging None west" \
@@ -233,7 +236,7 @@ t_grep "and east's syncs do not run" "east/base:sync.*east:register failed" "$OU
 export EAST_TOKEN2=$EAST_TOKEN
 emu_reset
 t_ok "with it set, east registers again" idpmake up
-t_eq "the whole registration (the credential's source changed): upsert and PUT" "POST PUT" \
+t_eq "the whole registration (the credential's source changed): the upsert alone" "POST" \
 	"$(requests '[e["method"] for e in log if "/clusters" in e["path"]]')"
 
 # ---- no credential anywhere it must not be ---------------------------------

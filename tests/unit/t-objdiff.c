@@ -161,6 +161,17 @@ static void test_mask(void)
 		"apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems:\n- apiVersion: v1\n  kind: Secret\n"
 		"  metadata: {name: a}\n  data: {p: VALUE-Zq5}\n",
 		"apiVersion: v1\nkind: Secret\nmetadata: {name: a}\nstringData: {p: VALUE-Zq5, p: [\n",	/* a hand edit that does not parse */
+		/* the kind by its parsed value, whatever the text says (issue 20 item 8) */
+		"apiVersion: v1\nkind: \"\\x53ecret\"\nmetadata: {name: a}\ndata: {p: VALUE-Zq5}\n",
+		"apiVersion: \"\\x76\\x31\"\nkind: \"\\u0053\\u0065cret\"\nmetadata: {name: a}\nstringData: {p: VALUE-Zq5}\n",
+		"apiVersion: 'v1'\nkind: !!str Secret\nmetadata: {name: a}\ndata: {p: VALUE-Zq5}\n",
+		"{apiVersion: v1, kind: \"Se\\\n  cret\", metadata: {name: a}, data: {p: VALUE-Zq5}}\n",
+		"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: \"\\x53ecret\", metadata: {name: a}, data: {p: VALUE-Zq5}}\n",
+		/* a second document is applied too */
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\napiVersion: v1\nkind: \"\\x53ecret\"\n"
+		"metadata: {name: a}\nstringData: {p: VALUE-Zq5}\n",
+		/* what does not parse is hidden whole, "Secret" written or not */
+		"apiVersion: v1\nkind: \"\\x53ecret\"\nmetadata: {name: a}\ndata: {p: VALUE-Zq5, q: [\n",
 	};
 	for (size_t i = 0; i < sizeof(texts) / sizeof(*texts); i++) {
 		size_t len = 0;
@@ -175,6 +186,21 @@ static void test_mask(void)
 		size_t len = 0;
 		const char *m = objdiff_mask_secret("t.yaml", n, strlen(n), o, strlen(o), &len);
 		CHECK(m && strstr(m, "p: (hidden)\n") && strstr(m, "q: (hidden, differs)\n"));
+	}
+	/* every document shown, the Secret's values hidden */
+	{
+		const char *t = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k: shown-Zq5}\n---\n"
+				"apiVersion: v1\nkind: \"\\x53ecret\"\nmetadata: {name: a}\ndata: {p: VALUE-Zq5}\n";
+		size_t len = 0;
+		const char *m = objdiff_mask_secret("t.yaml", t, strlen(t), NULL, 0, &len);
+		CHECK(m && strstr(m, "shown-Zq5") && strstr(m, "\n---\n") && strstr(m, "p: (hidden)") &&
+		      !strstr(m, "VALUE-Zq5"));
+	}
+	/* not a core Secret: left as it is */
+	{
+		const char *c = "apiVersion: example.com/v1\nkind: Secret\nmetadata: {name: a}\ndata: {p: x}\n";
+		size_t len = 0;
+		CHECK(objdiff_mask_secret("t.yaml", c, strlen(c), NULL, 0, &len) == NULL);
 	}
 	/* not a Secret: left as it is */
 	{

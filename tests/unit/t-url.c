@@ -2,10 +2,12 @@
  * t-url.c - url.c: passwords found and masked where libcurl's parser says
  * they end (a '#' written raw is no URL at all, and is masked whole; %23
  * is a '#' in the password), user info stripped, origins compared, bytes
- * percent-encoded, Argo CD servers turned into base URLs.
+ * percent-encoded, Argo CD servers turned into base URLs; and names.c's
+ * check of names from elsewhere.
  */
 #include <string.h>
 
+#include "names.h"
 #include "url.h"
 #include "util.h"
 #include "test.h"
@@ -101,4 +103,58 @@ static void test_base(void)
 	CHECK(url_base("bad host", "https", "443") == NULL);
 }
 
-TEST_MAIN(test_parse, test_masked, test_strip, test_origin, test_escape, test_base)
+/* an Argo CD server with user info: found in every form, shown without it */
+static void test_userinfo(void)
+{
+	const char *m;
+
+	CHECK(url_userinfo("argocd.example") == NULL);
+	CHECK(url_userinfo("https://argocd.example:8443/argo") == NULL);
+	CHECK(url_userinfo("https://argocd.example/a@b") == NULL);
+	CHECK_STR(url_userinfo("http://admin:s3cr%40t@argocd.example:8080"), "http://***@argocd.example:8080/");
+	CHECK_STR(url_userinfo("https://TOKEN-Zq5@argocd.example"), "https://***@argocd.example/");
+	CHECK_STR(url_userinfo("admin:pw-Zq5@argocd.example:443"), "***@argocd.example:443/");
+	CHECK_STR(url_userinfo("https://:pw-Zq5@argocd.example"), "https://***@argocd.example/");
+	/* curl refuses it (a raw '#' in the password): still user info, still hidden */
+	m = url_userinfo("https://admin:pw#Zq5@argocd.example");
+	CHECK(m && !strstr(m, "Zq5") && !strstr(m, "admin"));
+	m = url_userinfo("admin:pw#Zq5@argocd.example");
+	CHECK(m && !strstr(m, "Zq5") && !strstr(m, "admin"));
+}
+
+/*
+ * names.c, beside the URLs: the one check of a name idpmake did not make
+ * (a GitOps tree's entry, a keys index folder, a bundle or chart member, a
+ * render's extra file) before it becomes a path
+ */
+static void test_names(void)
+{
+	static const char *const good[] = { "a", "a/b.yaml", "in-cluster/web", "x..y", ".hidden", "a b/c d.yaml" };
+	static const char *const bad[] = {
+		"", "/etc/passwd", "a//b", "a/", ".", "..", "a/../b", "a/./b", "../x",
+		"a\tb", "a\nb", "x\x1b]0;title\x07", "del\x7f", "a/b\rc",
+	};
+	char long_name[4200];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++)
+		CHECK(name_bad(good[i], NAME_PATH | NAME_NO_GIT) == NULL);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		CHECK(name_bad(bad[i], NAME_PATH) != NULL);
+	CHECK_STR(name_bad("a\x1b[31m", NAME_PATH), "holds a control character");
+	CHECK_STR(name_bad("a/b", 0), "holds a '/'");
+	CHECK(name_bad("a", 0) == NULL);
+	/* .git as git sees it, only when asked */
+	CHECK(name_bad("x/.git/config", NAME_PATH) == NULL);
+	CHECK_STR(name_bad("x/.git/config", NAME_PATH | NAME_NO_GIT), "names .git");
+	CHECK(name_bad(".GIT", NAME_NO_GIT) != NULL);
+	CHECK(name_bad(".git. ", NAME_NO_GIT) != NULL);
+	CHECK(name_bad("GIT~1", NAME_NO_GIT) != NULL);
+	CHECK(name_bad(".gitignore", NAME_NO_GIT) == NULL);
+	memset(long_name, 'a', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = 0;
+	CHECK(name_bad(long_name, NAME_PATH) != NULL);
+	CHECK(name_has_part("a/.idpmake/b", ".idpmake"));
+	CHECK(!name_has_part("a/x.idpmake/b", ".idpmake"));
+}
+
+TEST_MAIN(test_parse, test_masked, test_strip, test_origin, test_escape, test_base, test_userinfo, test_names)
