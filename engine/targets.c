@@ -146,7 +146,7 @@ int targets_print(struct ctx *c, FILE *f)
 			buf_addf(&b, ", kubectl %s: %s", cl->name, t->from);
 	}
 	if (!bad)
-		fprintf(f, "idpmake: acting on %s\n", b.s);
+		fprintf(f, "acting on %s\n", b.s);
 	buf_release(&b);
 	return bad ? -1 : 0;
 }

@@ -4,7 +4,7 @@
  * `deploy: kubectl` the kubeconfig and kube context of each cluster.
  * `up` and `plan` print it as one line before anything changes:
  *
- *     idpmake: acting on gitops https://git.example.com/gitops.git branch main (distro),
+ *     acting on gitops https://git.example.com/gitops.git branch main (distro),
  *       argocd argocd.example.com (context prod), context prod (--context),
  *       kubectl in-cluster: context kind-idp (current-context) in /home/u/.kube/config
  *

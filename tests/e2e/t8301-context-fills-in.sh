@@ -40,14 +40,14 @@ t_grep "it is the default" "context 'emu' added, and in use" "$STDOUT"
 # ---- a distro that names no remote: the context fills it in ------------------
 t_ok "up in the quickstart (no git.remote)" idpmake -C qs up
 t_grep "its line names the context's remote, and why" \
-	"^idpmake: acting on gitops $T/qs.git branch main \(context 'emu'\), .*context emu \(context use\)" "$STDOUT"
+	"^acting on gitops $T/qs.git branch main \(context 'emu'\), .*context emu \(context use\)" "$STDOUT"
 t_ok "pushed into the context's remote" head_of "$T/qs.git"
 qs_main=$(head_of "$T/qs.git")
 
 # ---- a distro with its own remote keeps it ----------------------------------
 t_ok "a plain up in the other distro" idpmake -C other up
 t_grep "its line names its own remote" \
-	"^idpmake: acting on gitops $T/other.git branch main \(distro\), .*context emu \(context use, fills in nothing here\)" "$STDOUT"
+	"^acting on gitops $T/other.git branch main \(distro\), .*context emu \(context use, fills in nothing here\)" "$STDOUT"
 t_eq "the quickstart's remote is untouched" "$qs_main" "$(head_of "$T/qs.git")"
 t_ok "the other distro's remote has its commit" head_of "$T/other.git"
 curl -sS -f "$emu/apps" >apps.json
@@ -62,7 +62,7 @@ assert src and all(u.rstrip("/").endswith("/other.git") for u in src), src'
 idpmake -C other forget >/dev/null 2>&1
 t_ok "up --context emu in the other distro" idpmake --context emu -C other up
 t_grep "says it was chosen with --context" \
-	"^idpmake: acting on gitops $T/qs.git branch main \(context 'emu'\), .*context emu \(--context\)" "$STDOUT"
+	"^acting on gitops $T/qs.git branch main \(context 'emu'\), .*context emu \(--context\)" "$STDOUT"
 t_fail "now the quickstart's remote has the other distro's commit" test "$qs_main" = "$(head_of "$T/qs.git")"
 idpmake -C other forget >/dev/null 2>&1
 t_ok "IDPMAKE_CONTEXT chooses it too" env IDPMAKE_CONTEXT=emu "$IDPMAKE" -C other plan

@@ -19,7 +19,7 @@ packages:
   app: {type: manifests, path: packages/app}
 EOF
 mkmanifest d/packages/app/cm.yaml ConfigMap app
-line="^idpmake: acting on gitops ${url/:\/\//://$GIT_USER:\\*\\*\\*@} branch live \(distro\), argocd $ARGOCD_SERVER \(ARGOCD_SERVER\), context none"
+line="^acting on gitops ${url/:\/\//://$GIT_USER:\\*\\*\\*@} branch live \(distro\), argocd $ARGOCD_SERVER \(ARGOCD_SERVER\), context none"
 
 t_ok "plan" idpmake -C d plan
 t_grep "names the remote, its branch, the server and no context" "$line" "$STDOUT"
