@@ -19,6 +19,7 @@
 #include "argoapi.h"
 #include "argocd.h"
 #include "context.h"
+#include "targets.h"
 #include "buf.h"
 #include "build.h"
 #include "re.h"
@@ -327,6 +328,8 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	struct opts o;
 	const char *server, *env, *base, *shown;
 	char *token = NULL, *file = NULL, *t;
+	const struct context *x;
+	int own;
 
 	if (parse_opts(&o, err) < 0)
 		return NULL;
@@ -342,25 +345,43 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 			       "give the server without it and the token in ARGOCD_AUTH_TOKEN (or argocd.token-file)", shown);
 		return NULL;
 	}
+	/*
+	 * A server and its credential come from the same place (context.h): a
+	 * context's token goes only to the server it was given with, never to
+	 * one from ARGOCD_SERVER or --server.  (The distro's token-file still
+	 * follows ARGOCD_SERVER, as a port-forward to its server needs.)
+	 */
+	own = !context_gave_server() || same_server(server, d->argocd.server);
+	x = own && context_gave_server() ? context_active() : NULL;
+	if (x) {
+		o.plaintext |= x->plaintext;
+		if (!o.root)
+			o.root = x->grpc_web_root_path;
+	}
 	if (o.token && *o.token)
 		token = xstrdup(o.token);
 	else if ((env = getenv("ARGOCD_AUTH_TOKEN")) && *env)
 		token = xstrdup(env);
-	else if (context_active() && context_active()->token_env && !context_active()->token_file) {
+	else if (x && x->token_env && !x->token_file) {
 		/* the context names the variable that holds the token (context.h) */
-		const struct context *x = context_active();
 		if (!(env = getenv(x->token_env)) || !*env) {
 			*err = aprintf("the context '%s' takes the Argo CD token from $%s, which is not set", x->name,
 				       x->token_env);
 			return NULL;
 		}
 		token = xstrdup(env);
-	} else if (d->argocd.token_file) {
+	} else if (own && d->argocd.token_file) {
 		if (!(file = read_file(d->argocd.token_file, NULL))) {
 			*err = aprintf("cannot read argocd.token-file '%s': %s", d->argocd.token_file, strerror(errno));
 			return NULL;
 		}
 		token = file;
+	} else if (!own && (d->argocd.token_file || context_active()->token_env)) {
+		*err = aprintf("the Argo CD server %s comes from %s, and the token of the context '%s' goes only to "
+			       "its own server %s: set ARGOCD_AUTH_TOKEN for %s",
+			       url_masked(server, "***"), argocd_server_from(d), context_active()->name,
+			       url_masked(d->argocd.server, "***"), url_masked(server, "***"));
+		return NULL;
 	}
 	t = token ? trim(token) : NULL;
 	if (!t || !*t) {
@@ -413,12 +434,13 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	free(token);
 	a->headers = o.headers;
 	a->nheaders = o.nheaders;
-	a->insecure = o.insecure || d->argocd.insecure;
+	a->insecure = o.insecure || (d->argocd.insecure && own);
 	if (a->insecure && !strncmp(base, "https:", 6))	/* on every run that talks to Argo CD */
 		warn("argocd: TLS verification is off (%s): idpmake does not check that %s is the Argo CD"
 		     " server, and sends the token to whoever answers; for a private CA set argocd.ca-file instead",
-		     o.insecure ? "--insecure in ARGOCD_OPTS" : "argocd.insecure in the distro", url_masked(base, "***"));
-	a->cainfo = o.cacert ? o.cacert : d->argocd.ca_file;
+		     o.insecure ? "--insecure in ARGOCD_OPTS" : x ? "insecure in the context" : "argocd.insecure in the distro",
+		     url_masked(base, "***"));
+	a->cainfo = o.cacert ? o.cacert : own ? d->argocd.ca_file : NULL;
 	a->repo_url = argocd_repo_url(d, statedir);
 	a->verbose = verbose;
 	a->poll_ms = env_ms("IDPMAKE_ARGOCD_POLL_MS", 500);

@@ -18,6 +18,7 @@
 #include "savedplan.h"
 #include "share.h"
 #include "state.h"
+#include "targets.h"
 #include "util.h"
 
 struct gitops_opts ctx_gitops(const struct ctx *c)
@@ -398,6 +399,9 @@ int cmd_up(struct ctx *c)
 		fprintf(stderr, "idpmake: --overwrite needs targets: the packages whose folders to write over\n");
 		return 2;
 	}
+	/* what it acts on, before it changes anything; a kube context at another server stops it here */
+	if (targets_print(c, c->json ? stderr : stdout) < 0)
+		return 1;
 
 	if (c->pl.argocd_server && needs_argocd(c)) {
 		const char *err;
@@ -520,6 +524,8 @@ int cmd_plan(struct ctx *c)
 
 	if ((r = ctx_load(c, 1)))
 		return r;
+	if (targets_print(c, c->json ? stderr : stdout) < 0)
+		return 1;
 	/* --refresh fetches into the clone, as up does: under the state lock */
 	if (c->refresh && (mkdirs(c->statedir) < 0 || state_lock(c->st, c->wait) < 0))
 		return 1;
@@ -605,8 +611,7 @@ int cmd_plan(struct ctx *c)
 	} else {
 		relayed_note(c);
 		printf("idpmake: %d step%s would run, %d up to date%s%s\n", work, work == 1 ? "" : "s", uptodate,
-		       c->pl.argocd_server ? "" : " (no argocd configured: sync steps are skipped)",
-		       orphans_summary(gone));
+		       targets_skipped_note(c), orphans_summary(gone));
 	}
 	return r ? r : c->exit_code && (work || gone.del || gone.unregister) ? 1 : 0;
 }

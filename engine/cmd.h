@@ -41,6 +41,7 @@ struct ctx {
 	size_t ntargets;
 	const char *command;		/* the command name */
 	const char *context;		/* --context NAME (context.h) */
+	const char *kube_context;	/* --kube-context NAME (kubectl.h) */
 	const struct command *commands;	/* main.c's tables, for completion */
 	size_t ncommands;
 	const struct option *options;

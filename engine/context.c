@@ -9,10 +9,26 @@
 
 #include "buf.h"
 #include "context.h"
+#include "url.h"
 #include "util.h"
 #include "yaml.h"
 
 static const struct context *active;
+static const char *active_from;
+static int gave_server, gave_remote;
+
+int remote_has_password(const char *remote)
+{
+	struct url u;
+
+	if (!remote)
+		return 0;
+	if (url_parse(remote, &u) == 0)
+		return u.password != NULL;
+	/* not parseable but written as a URL with user info: url_masked cannot tell where a password ends */
+	return url_has_scheme(remote) && strchr(remote, '@') && strchr(strstr(remote, "://") + 3, ':') &&
+	       strchr(strstr(remote, "://") + 3, ':') < strrchr(remote, '@');
+}
 
 const char *context_file(void)
 {
@@ -35,6 +51,19 @@ static const char *field(const struct ynode *m, const char *key, int *bad)
 		return NULL;
 	}
 	return astrndup(n->s, n->slen);
+}
+
+static int flag(const struct ynode *m, const char *key, int *bad)
+{
+	const char *v = field(m, key, bad);
+
+	if (!v || !strcmp(v, "false"))
+		return 0;
+	if (!strcmp(v, "true"))
+		return 1;
+	loc_error(yget(m, key)->loc, "'%s' is true or false", key);
+	(*bad)++;
+	return 0;
 }
 
 int contexts_load(struct contexts *cs)
@@ -84,6 +113,16 @@ int contexts_load(struct contexts *cs)
 			x.git_remote = field(m, "git-remote", &bad);
 			x.token_file = field(m, "token-file", &bad);
 			x.token_env = field(m, "token-env", &bad);
+			x.git_token_env = field(m, "git-token-env", &bad);
+			x.ca_file = field(m, "ca-file", &bad);
+			x.grpc_web_root_path = field(m, "grpc-web-root-path", &bad);
+			x.plaintext = flag(m, "plaintext", &bad);
+			x.insecure = flag(m, "insecure", &bad);
+			if (remote_has_password(x.git_remote)) {
+				loc_error(yget(m, "git-remote")->loc, "a context holds no password: take it out of "
+					  "git-remote, and name the variable that holds it with git-token-env");
+				bad++;
+			}
 			if (yget(m, "token")) {
 				loc_error(yget(m, "token")->loc, "a context holds no token: use token-file or token-env");
 				bad++;
@@ -125,6 +164,13 @@ int contexts_save(const struct contexts *cs)
 		add(p, m, "git-remote", cs->v[i].git_remote);
 		add(p, m, "token-file", cs->v[i].token_file);
 		add(p, m, "token-env", cs->v[i].token_env);
+		add(p, m, "git-token-env", cs->v[i].git_token_env);
+		add(p, m, "ca-file", cs->v[i].ca_file);
+		add(p, m, "grpc-web-root-path", cs->v[i].grpc_web_root_path);
+		if (cs->v[i].plaintext)
+			yset(p, m, yscalar(p, "plaintext", YS_PLAIN, l), yscalar(p, "true", YS_PLAIN, l));
+		if (cs->v[i].insecure)
+			yset(p, m, yscalar(p, "insecure", YS_PLAIN, l), yscalar(p, "true", YS_PLAIN, l));
 		ypush(p, list, m);
 	}
 	yset(p, root, yscalar(p, "contexts", YS_PLAIN, l), list);
@@ -174,6 +220,7 @@ const struct context *context_select(const char *flag, const char **from, const 
 
 	*err = NULL;
 	active = NULL;
+	gave_server = gave_remote = 0;
 	if (flag) {
 		name = flag;
 		*from = "--context";
@@ -194,6 +241,7 @@ const struct context *context_select(const char *flag, const char **from, const 
 		return NULL;
 	if (!(active = context_find(&cs, name)))
 		*err = aprintf("no context '%s' (%s): see 'idpmake context list'", name, *from);
+	active_from = *from;
 	return active;
 }
 
@@ -202,16 +250,42 @@ const struct context *context_active(void)
 	return active;
 }
 
+int context_chosen(void)
+{
+	return active && strcmp(active_from, "context use");
+}
+
+const char *context_from(void)
+{
+	return active ? active_from : NULL;
+}
+
+int context_gave_server(void)
+{
+	return gave_server;
+}
+
+int context_gave_remote(void)
+{
+	return gave_remote;
+}
+
 void context_apply(struct distro *d)
 {
+	gave_server = gave_remote = 0;
 	if (!active)
 		return;
-	if (active->argocd_server)
+	/* chosen for the run: over the distro; the default: only what the distro leaves out */
+	if (active->argocd_server && (context_chosen() || !d->argocd.server)) {
 		d->argocd.server = active->argocd_server;
-	if (active->git_remote)
-		d->git.remote = active->git_remote;
-	if (active->token_file)
+		/* the distro's token and TLS settings belong to its own server, not this one */
 		d->argocd.token_file = active->token_file;
-	else if (active->token_env)
-		d->argocd.token_file = NULL;	/* argoapi.c reads the variable it names */
+		d->argocd.ca_file = active->ca_file;
+		d->argocd.insecure = active->insecure;
+		gave_server = 1;
+	}
+	if (active->git_remote && (context_chosen() || !d->git.remote)) {
+		d->git.remote = active->git_remote;
+		gave_remote = 1;
+	}
 }

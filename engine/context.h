@@ -7,18 +7,31 @@
  *
  *     contexts:
  *     - argocd-server: argocd.prod.example.com
+ *       ca-file: /etc/ssl/prod-ca.pem         # the argocd CLI's --server-crt
  *       git-remote: https://git.example.com/platform/gitops.git
+ *       git-token-env: PROD_GIT_TOKEN         # the git token for git-remote
+ *       grpc-web-root-path: argocd
+ *       insecure: "false"
  *       name: prod
- *       token-env: PROD_ARGOCD_TOKEN        # or token-file: /path
+ *       plaintext: "false"
+ *       token-env: PROD_ARGOCD_TOKEN          # or token-file: /path
  *     current: prod
  *
  * A token is never in the file: only the name of a file holding it, or of an
- * environment variable.
+ * environment variable; nor is a password in git-remote.
  *
- * What wins (highest first): flags (ARGOCD_OPTS --server, --auth-token),
- * environment variables (ARGOCD_SERVER, ARGOCD_AUTH_TOKEN), the context,
- * the distro.  The context in use: --context NAME > IDPMAKE_CONTEXT >
- * `current` in the file.
+ * A context fills in, it never redirects (issue 19 #2):
+ *   1. The context in use: --context NAME > IDPMAKE_CONTEXT > `current`
+ *      (`context use`).
+ *   2. Chosen for the run (--context or IDPMAKE_CONTEXT), its argocd-server
+ *      and git-remote replace the distro's.  The default one (`context use`)
+ *      only fills in what the distro leaves out (no argocd.server, no
+ *      git.remote).
+ *   3. A server and its credential come from the same place (targets.c):
+ *      the context's token, TLS settings and git-token-env go only with the
+ *      server and remote the context supplied.  ARGOCD_OPTS --server and
+ *      ARGOCD_SERVER still win over the distro and a default context; over
+ *      a context chosen for the run naming another server they are refused.
  */
 #ifndef IDPMAKE_CONTEXT_H
 #define IDPMAKE_CONTEXT_H
@@ -33,6 +46,10 @@ struct context {
 	const char *git_remote;		/* NULL: the distro's */
 	const char *token_file;		/* at most one of these two */
 	const char *token_env;
+	const char *git_token_env;	/* the variable holding git_remote's token, or NULL */
+	const char *ca_file;		/* the Argo CD server's CA, or NULL */
+	const char *grpc_web_root_path;	/* the Argo CD API under this path, or NULL */
+	int plaintext, insecure;	/* as the argocd CLI's --plaintext and --insecure */
 };
 
 struct contexts {
@@ -57,7 +74,19 @@ struct context *context_find(const struct contexts *cs, const char *name);
 const struct context *context_select(const char *flag, const char **from, const char **err);
 /* the context chosen by context_select, or NULL */
 const struct context *context_active(void);
-/* put the active context's settings into a loaded distro (over its own) */
+/* was it chosen for the run (--context, IDPMAKE_CONTEXT), not only the default? */
+int context_chosen(void);
+/* where it came from: "--context", "IDPMAKE_CONTEXT" or "context use" */
+const char *context_from(void);
+/*
+ * Put the active context's settings into a loaded distro: over its own when
+ * chosen for the run, else only where it has none.  Afterwards
+ * context_gave_server() and context_gave_remote() say what it supplied.
+ */
 void context_apply(struct distro *d);
+int context_gave_server(void);
+int context_gave_remote(void);
+/* a git remote with a password in it: 1 (contexts refuse it) */
+int remote_has_password(const char *remote);
 
 #endif

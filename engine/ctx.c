@@ -6,8 +6,10 @@
 #include "argocd.h"
 #include "cmd.h"
 #include "context.h"
+#include "kubectl.h"
 #include "manifest.h"
 #include "pack.h"
+#include "targets.h"
 #include "util.h"
 
 const char *argocd_server(const struct distro *d)
@@ -18,6 +20,8 @@ const char *argocd_server(const struct distro *d)
 
 int ctx_load(struct ctx *c, int readonly)
 {
+	int r;
+
 	if (!c->bundle && pack_is_archive(c->file))
 		c->bundle = c->file;	/* -f names an archive `idpmake pack` wrote, not a distro.yaml */
 	if (c->bundle) {
@@ -32,7 +36,7 @@ int ctx_load(struct ctx *c, int readonly)
 	if (!(c->d = manifest_load(c->file, c->statedir)))
 		return 2;
 	{
-		/* the context's settings over the distro's; environment and flags still win (context.h) */
+		/* the context fills in what the distro leaves out, or replaces it when chosen for the run (context.h) */
 		const char *from, *err;
 		const struct context *x = context_select(c->context, &from, &err);
 		if (err) {
@@ -42,7 +46,10 @@ int ctx_load(struct ctx *c, int readonly)
 		context_apply(c->d);
 		if (x && c->verbose)
 			fprintf(stderr, "idpmake: context '%s' (from %s, %s)\n", x->name, from, context_file());
+		if ((r = targets_check(c)))
+			return r;
 	}
+	kubectl_set_context(c->kube_context);
 	if (!(c->g = graph_build(c->d)))
 		return 2;
 	if (graph_select(c->g, c->targets, c->ntargets, &c->labels) < 0)

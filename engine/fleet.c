@@ -33,8 +33,10 @@ void conv_cluster(struct cluster *c, const struct ynode *key, const struct ynode
 		return;
 	if (!want(n, Y_MAP, "a cluster"))
 		return;
-	CHECK_KEYS(n, "a cluster", "server", "name", "profiles", "vars", "labels", "mode", "register");
+	CHECK_KEYS(n, "a cluster", "server", "name", "profiles", "vars", "labels", "mode", "register",
+		   "kube-context");
 	c->server = str(yget(n, "server"), "server");
+	c->kube_context = str(yget(n, "kube-context"), "kube-context");
 	c->argo_name = str(yget(n, "name"), "cluster name");
 	if (c->server && c->argo_name)
 		loc_error(n->loc, "cluster '%s' has both 'server' and 'name'; give one", c->name);

@@ -227,6 +227,7 @@ struct cluster {
 		struct loc loc;
 	} reg;
 	struct wave *wave;		/* the wave it rolls out in (fleet.c) */
+	const char *kube_context;	/* deploy: kubectl goes to this kube context (kubectl.h), or NULL */
 	struct loc loc;
 };
 

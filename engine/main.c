@@ -55,8 +55,11 @@ static const struct command commands[] = {
 	  "from it with no network: the charts are mirrored into the GitOps repository." },
 	{ "distros", cmd_distros, "distros", "the distros extends can name: IDPMAKE_DISTRO_PATH, installed, built in" },
 	{ "version", cmd_version, "version", "the version, and the versions of the libraries it was built with" },
-	{ "context", cmd_context, "context add|use|list|rm [NAME] [--argocd-server URL] [--git-remote URL] [--token-file F|--token-env VAR]",
-	  "named Argo CD and GitOps targets: add, use, list, rm (~/.config/idpmake/contexts.yaml)" },
+	{ "context", cmd_context, "context add|set|unset|use|list|rm [NAME] [--argocd-server URL] [--git-remote URL] "
+	  "[--token-file F|--token-env VAR] [--git-token-env VAR] [--ca-file F] [--grpc-web-root-path P] [--plaintext] "
+	  "[--insecure]",
+	  "named Argo CD and GitOps targets that fill in what a distro leaves out: add, set, unset, use, list, rm "
+	  "(~/.config/idpmake/contexts.yaml)" },
 	{ "completion", cmd_completion, "completion bash|zsh|fish", "the shell completion script, on stdout" },
 	{ "__complete", cmd_complete, "__complete commands|options|targets|steps|packages|clusters|contexts", NULL },
 };
@@ -82,7 +85,10 @@ static void usage(FILE *f)
 		   "  -n                 dry run: up -n is plan\n"
 		   "  -l KEY=VALUE       select packages by label (repeatable; all must match)\n"
 		   "  -v                 print commands and requests as they run, and the context in use\n"
-		   "  --context NAME     the context to use (IDPMAKE_CONTEXT; default: 'context use')\n"
+		   "  --context NAME     the context for this run, over the distro's server and remote (IDPMAKE_CONTEXT);\n"
+		   "                     otherwise 'context use' only fills in what the distro leaves out\n"
+		   "  --kube-context NAME  deploy: kubectl: the kube context (default: the cluster's kube-context,\n"
+		   "                     register.context, then the kubeconfig's current-context)\n"
 		   "  --json             machine-readable output\n"
 		   "  --color=WHEN       auto, always or never (NO_COLOR is honoured)\n"
 		   "  --state DIR        the state folder (default .idpmake beside the distro; IDPMAKE_STATE)\n"
@@ -142,7 +148,7 @@ static int parse_int(const char *s, const char *what, int *out)
 }
 
 enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION, O_OVERWRITE, O_CONTEXT,
-       O_LIVE, O_FROM, O_ALL, O_REV, O_PLAN, O_BUNDLE };
+       O_KUBE_CONTEXT, O_LIVE, O_FROM, O_ALL, O_REV, O_PLAN, O_BUNDLE };
 static const struct option longopts[] = {
 	{ "json", no_argument, NULL, O_JSON },
 	{ "color", required_argument, NULL, O_COLOR },
@@ -155,6 +161,7 @@ static const struct option longopts[] = {
 	{ "format", required_argument, NULL, O_FORMAT },
 	{ "exit-code", no_argument, NULL, O_EXITCODE },
 	{ "context", required_argument, NULL, O_CONTEXT },
+	{ "kube-context", required_argument, NULL, O_KUBE_CONTEXT },
 	{ "all", no_argument, NULL, O_ALL },
 	{ "live", no_argument, NULL, O_LIVE },
 	{ "from", required_argument, NULL, O_FROM },
@@ -301,6 +308,9 @@ int main(int argc, char **argv)
 			break;
 		case O_CONTEXT:
 			c.context = optarg;
+			break;
+		case O_KUBE_CONTEXT:
+			c.kube_context = optarg;
 			break;
 		case O_VERSION:
 			return cmd_version(&c);

@@ -53,6 +53,7 @@
 #include "orphans.h"
 #include "revdiff.h"
 #include "savedplan.h"
+#include "targets.h"
 #include "util.h"
 
 #ifndef IDPMAKE_VERSION
@@ -198,7 +199,7 @@ int savedplan_write(struct ctx *c)
 	}
 	free(text);
 	printf("idpmake: %d step%s would run, %d up to date%s%s; the plan is saved in %s (idpmake up --plan %s)\n", work,
-	       work == 1 ? "" : "s", uptodate, c->pl.argocd_server ? "" : " (no argocd configured: sync steps are skipped)",
+	       work == 1 ? "" : "s", uptodate, targets_skipped_note(c),
 	       orphans_summary(gone), c->outdir, c->outdir);
 	return c->exit_code && (work || gone.del || gone.unregister) ? 1 : 0;
 }

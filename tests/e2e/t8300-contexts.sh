@@ -1,9 +1,11 @@
 #!/bin/bash
 # Contexts (issue 9 #6): `context add|use|list|rm` keep named Argo CD servers
 # and GitOps remotes in $XDG_CONFIG_HOME/idpmake/contexts.yaml (mode 0600,
-# no token in it: a token file's path or a variable's name); flags win over
-# environment variables, those over the context, the context over the
-# distro; `version` and -v say which context is in use.
+# no token in it: a token file's path or a variable's name).  The default
+# context (`context use`) fills in what the distro leaves out; one chosen for
+# the run (--context, IDPMAKE_CONTEXT) goes over the distro (issue 19 #2);
+# flags win over environment variables; `version`, -v and the "acting on"
+# line say which context is in use.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -68,29 +70,43 @@ c = {x["name"]: x for x in json.load(open(sys.argv[1]))}
 assert set(c) == {"prod", "dev"} and c["prod"]["current"] and not c["dev"]["current"], c
 assert c["dev"]["token-env"] == "DEV_ARGOCD_TOKEN" and "token" not in c["dev"], c' list.json
 
-# ---- the context over the distro -----------------------------------------
+# ---- the default context fills in, it never redirects (issue 19 #2) --------
 t_ok "version names the context" idpmake version
 t_grep "prod, from context use" "^context: prod \(from context use" "$STDOUT"
-t_ok "up with the context" idpmake -v -C d up
-t_grep "-v names the context" "context 'prod' \(from context use" "$STDERR"
+t_fail "a plain up keeps the distro's own server" env ARGOCD_AUTH_TOKEN="$ARGOCD_TEST_TOKEN" "$IDPMAKE" -C d up
+t_grep "which is 127.0.0.1:9" '127\.0\.0\.1:9' "$OUTPUT"
+t_grep "and says so, with the context that fills in nothing" \
+	"^acting on gitops $T/distro.git branch main \(distro\), argocd 127\.0\.0\.1:9 \(distro\), context prod \(context use, fills in nothing here\)" "$STDOUT"
+t_eq "nothing was pushed to the context's remote" "" "$(git --git-dir="$T/ctx.git" rev-parse -q --verify main)"
+t_eq "no sync reached the context's server" 0 "$(nsyncs 2>&1)"
+idpmake -C d forget >/dev/null 2>&1
+
+# ---- chosen for the run, the context goes over the distro -----------------
+t_ok "up --context prod" idpmake -v --context prod -C d up
+t_grep "-v names the context" "context 'prod' \(from --context" "$STDERR"
+t_grep "the line names the context's remote and server" \
+	"^acting on gitops $T/ctx.git branch main \(context 'prod'\), argocd $server \(context 'prod'\), context prod \(--context\)" "$STDOUT"
 t_grep "synced through the context's server" '1 synced' "$STDOUT"
 t_ok "pushed to the context's remote" git --git-dir="$T/ctx.git" rev-parse -q --verify main
 t_eq "not to the distro's" "$distro_main" "$(git --git-dir="$T/distro.git" rev-parse -q --verify main)"
 t_eq "one sync" 1 "$(nsyncs 2>&1)"
 
-# ---- environment over the context ----------------------------------------
+# ---- environment and the context -------------------------------------------
 idpmake -C d forget >/dev/null 2>&1
-t_fail "ARGOCD_SERVER wins over the context" env ARGOCD_SERVER=127.0.0.1:9 "$IDPMAKE" -C d up
-t_grep "the failure names its server" '127\.0\.0\.1:9' "$OUTPUT"
+t_exit 2 "ARGOCD_SERVER naming another server than --context's is refused" \
+	env ARGOCD_SERVER=127.0.0.1:9 "$IDPMAKE" --context prod -C d up
+t_grep "naming both" "ARGOCD_SERVER names the Argo CD server 127\.0\.0\.1:9, and the context 'prod' \(--context\) names $server" "$STDERR"
+t_exit 2 "so is it under IDPMAKE_CONTEXT" env ARGOCD_SERVER=127.0.0.1:9 IDPMAKE_CONTEXT=prod "$IDPMAKE" -C d up
+t_ok "the same server in ARGOCD_SERVER is no conflict" env ARGOCD_SERVER="http://$server/" "$IDPMAKE" --context prod -C d plan
 idpmake -C d forget >/dev/null 2>&1
 t_fail "ARGOCD_AUTH_TOKEN wins over the context's token file" \
-	env ARGOCD_AUTH_TOKEN=eyJhbGciOiJIUzI1NiJ9.bad.bad "$IDPMAKE" -C d up
+	env ARGOCD_AUTH_TOKEN=eyJhbGciOiJIUzI1NiJ9.bad.bad "$IDPMAKE" --context prod -C d up
 t_grep "Argo CD refused that token" '401' "$OUTPUT"
 
 # ---- flags over the environment ------------------------------------------
 idpmake -C d forget >/dev/null 2>&1
 t_ok "ARGOCD_OPTS --server wins over ARGOCD_SERVER" \
-	env ARGOCD_SERVER=127.0.0.1:9 ARGOCD_OPTS="--plaintext --server $server" "$IDPMAKE" -C d up
+	env ARGOCD_SERVER=127.0.0.1:9 ARGOCD_OPTS="--plaintext --server $server" "$IDPMAKE" --context prod -C d up
 t_grep "synced" '1 synced' "$STDOUT"
 
 # ---- which context: --context > IDPMAKE_CONTEXT > context use -------------
@@ -104,10 +120,10 @@ t_grep "naming it" "no context 'nope'" "$STDERR"
 # ---- a token from the variable the context names --------------------------
 t_ok "context use dev" idpmake context use dev
 idpmake -C d forget >/dev/null 2>&1
-t_fail "dev's variable unset" idpmake -C d up
+t_fail "dev's variable unset" env IDPMAKE_CONTEXT=dev "$IDPMAKE" -C d up
 t_grep "names the variable" 'DEV_ARGOCD_TOKEN, which is not set' "$OUTPUT"
 idpmake -C d forget >/dev/null 2>&1
-t_ok "dev's variable set" env DEV_ARGOCD_TOKEN="$ARGOCD_TEST_TOKEN" "$IDPMAKE" -C d up
+t_ok "dev's variable set" env IDPMAKE_CONTEXT=dev DEV_ARGOCD_TOKEN="$ARGOCD_TEST_TOKEN" "$IDPMAKE" -C d up
 t_grep "synced" '1 synced' "$STDOUT"
 curl -sS -f "$emu/apps" >apps.json
 t_grep "dev has no remote: the Application reads the distro's" '"repoURL": "file://[^"]*/distro.git"|"repoURL": "[^"]*/distro.git"' apps.json

@@ -53,7 +53,7 @@ check "short options too" "idpmake -" $(idpmake __complete options | grep -v -- 
 check "--format's values" "idpmake graph --format " dot json mermaid
 check "--color's values" "idpmake --color " auto always never
 check "a shell" "idpmake completion " bash zsh fish
-check "context's subcommands" "idpmake context " add list rm use
+check "context's subcommands" "idpmake context " add list rm set unset use
 check "context use: the contexts" "idpmake context use " dev prod
 check "--context: the contexts" "idpmake --context p" prod
 IN=d check "up: the packages and clusters of the distro here" "idpmake up " \

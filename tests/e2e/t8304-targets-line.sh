@@ -1,0 +1,66 @@
+#!/bin/bash
+# Say what it acts on (issue 19 #3): before it changes anything, `up` prints
+# one line naming the GitOps remote and branch (credentials masked), the Argo
+# CD server and where it came from, and the context in use and why; `plan`
+# prints the same (on stderr under --json).  A plan whose only syncs are
+# `deploy: kubectl` ones never says that sync steps are skipped.
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+start_git_server
+url=$(new_remote gitops) || t_bail "new_remote failed"
+start_gitops_argocd
+unset IDPMAKE_GIT_TOKEN
+mkdistro d <<EOF
+idpmake: 1
+name: line
+git: {remote: "$(authurl "$url")", branch: live}
+packages:
+  app: {type: manifests, path: packages/app}
+EOF
+mkmanifest d/packages/app/cm.yaml ConfigMap app
+line="^acting on gitops ${url/:\/\//://$GIT_USER:\\*\\*\\*@} branch live \(distro\), argocd $ARGOCD_SERVER \(ARGOCD_SERVER\), context none"
+
+t_ok "plan" idpmake -C d plan
+t_grep "names the remote, its branch, the server and no context" "$line" "$STDOUT"
+t_nostring "the password is masked" "$GIT_PASS" "$OUTPUT"
+t_ok "plan --json" idpmake -C d --json plan
+t_grep "the line on stderr" "$line" "$STDERR"
+cp "$STDOUT" plan.json
+t_ok "stdout stays JSON" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' plan.json
+t_fail "up (the emulator does not know this remote)" idpmake -C d up
+t_grep "up prints it first" "$line" "$STDOUT"
+t_eq "as its first line" 1 "$(grep -n 'acting on' "$STDOUT" | cut -d: -f1)"
+t_nostring "the password is masked" "$GIT_PASS" "$OUTPUT"
+
+# ---- the context, and why ----------------------------------------------------
+t_ok "context add c" idpmake context add c --argocd-server "$ARGOCD_SERVER"
+t_ok "plan --context c" env -u ARGOCD_SERVER "$IDPMAKE" --context c -C d plan
+t_grep "the server from the context, chosen with --context" "argocd $ARGOCD_SERVER \(context 'c'\), context c \(--context\)$" "$STDOUT"
+t_ok "plan under IDPMAKE_CONTEXT" env -u ARGOCD_SERVER IDPMAKE_CONTEXT=c "$IDPMAKE" -C d plan
+t_grep "says IDPMAKE_CONTEXT" "context c \(IDPMAKE_CONTEXT\)$" "$STDOUT"
+t_ok "a plain plan" env -u ARGOCD_SERVER "$IDPMAKE" -C d plan
+t_grep "the default context fills in the server" "argocd $ARGOCD_SERVER \(context 'c'\), context c \(context use\)$" "$STDOUT"
+t_ok "context rm c" idpmake context rm c
+
+# ---- no Argo CD: a kubectl sync runs, an Argo CD one is skipped -------------
+mkdistro k <<EOF
+idpmake: 1
+name: kube
+git: {remote: "$bare"}
+argocd: {server: null}
+packages:
+  core: {type: manifests, path: packages/core, deploy: kubectl}
+EOF
+mkmanifest k/packages/core/cm.yaml ConfigMap core
+t_ok "plan with only a kubectl sync and no argocd" env -u ARGOCD_SERVER "$IDPMAKE" -C k plan
+t_grep "the kubectl sync is listed" '^sync +in-cluster/core:sync' "$STDOUT"
+t_nogrep "and nothing says sync steps are skipped" 'skipped' "$STDOUT"
+t_grep "the line says there is no argocd" 'argocd none' "$STDOUT"
+cat >>k/distro.yaml <<EOF
+  web: {type: manifests, path: packages/core}
+EOF
+t_ok "plan with an Argo CD sync too" env -u ARGOCD_SERVER "$IDPMAKE" -C k plan
+t_grep "which is counted as skipped" 'no argocd configured: 1 Argo CD step is skipped' "$STDOUT"
+
+t_done
