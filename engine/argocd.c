@@ -409,6 +409,7 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	int cnoe = s->pkg->app_file != NULL, appset = 0, generated = 0;
 	/* Applications whose sources idpmake does not own whole sync at their own revisions */
 	const char *name = argocd_app_name(d, s), *want_rev = helm || cnoe ? NULL : pushed_commit(s, commit);
+	const char *pin = NULL;	/* an automated Application's targetRevision */
 	struct resp r = { .code = -1 };
 	struct call c;
 	json_t *app, *body;
@@ -421,7 +422,7 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	/* a cluster named only by name: does Argo CD know it? (asked once per run, argoreg.c) */
 	if (s->cluster->argo_name && !s->cluster->server && argocd_cluster_known(&c, s->cluster, err) < 0)
 		goto out;
-	if (s->pkg->sync.automated && !helm && !cnoe && (s->folder_commit || (commit && *commit)))
+	if (s->pkg->sync.automated && !helm && !cnoe && (s->folder_commit || (commit && *commit))) {
 		/*
 		 * Pinned (fleet.md "Waves"): an automated Application follows the
 		 * commit it is synced to, not the branch, so a push never moves it
@@ -429,8 +430,10 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 		 * that holds its folder as rendered (not the run's newest commit
 		 * seen, which may predate it: a run that pushed nothing).
 		 */
+		pin = s->folder_commit ? s->folder_commit : commit;
 		json_object_set_new(json_object_get(json_object_get(app, "spec"), "source"), "targetRevision",
-				    json_string(s->folder_commit ? s->folder_commit : commit));
+				    json_string(pin));
+	}
 	if (helm && argocd_helm_source(a, s, app, err) < 0)
 		goto out;
 	if (cnoe && argocd_cnoe_app(a, s, app, &appset, err) < 0)
@@ -475,8 +478,12 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	json_object_set_new(body, "appNamespace", json_string(d->argocd.namespace));
 	json_object_set_new(body, "project", json_string(d->argocd.project));
 	{
-		/* a generated Application to its element's revision; else the run's push, or the branch head */
-		const char *sync_rev = generated ? want_rev : sync_revision(s, commit);
+		/*
+		 * a generated Application to its element's revision; a pinned one to
+		 * its pin (Argo CD refuses any other: "auto-sync currently set to");
+		 * else the run's push, or the branch head
+		 */
+		const char *sync_rev = generated ? want_rev : pin ? pin : sync_revision(s, commit);
 		if (sync_rev && want_rev)
 			json_object_set_new(body, "revision", json_string(sync_rev));
 	}
@@ -536,8 +543,10 @@ int argocd_verify_step(void *ctx, struct step *s, const char *commit, int refres
 		if (strcmp(sync, "Synced"))
 			*err = aprintf("application '%s' is %s", name, *sync ? sync : "of unknown sync status");
 		else if (!rev_reached(a, s, rev, want_rev))
-			*err = aprintf("application '%s' is Synced at %.12s, not at this run's commit %.12s"
-				       " or one after it", name, *rev ? rev : "?", want_rev);
+			*err = aprintf("application '%s' is Synced at %.12s, not at %.12s (%s) or a later commit"
+				       " with the same %s/", name, *rev ? rev : "?", want_rev,
+				       s->folder_commit ? "the commit that last changed its folder" : "this run's commit",
+				       s->gitpath);
 		else if (s->pkg->sync.wait_healthy && strcmp(health, "Healthy")) {
 			const char *msg = jstr(app, "status.health.message");
 			const char *m = aprintf("application '%s' is %s%s%s", name,
