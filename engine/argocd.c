@@ -71,6 +71,33 @@ static int op_done(json_t *app)
 	       rfc3339(jstr(op, "finishedAt"));
 }
 
+/*
+ * The sync this run started (argocd_sync_step): the operation state the
+ * Application had before the POST .../sync that Argo CD took (`prev`, NULL
+ * when it had none), and the revision of the operation that POST set
+ * (`rev`, "" when Argo CD did not say).  A finished operation is this run's
+ * only when its state is not `prev` and, when both are known, its sync
+ * revision is `rev`: an operation that finished before (the POST's
+ * operation dropped, or never started) or one someone else started at
+ * another revision must not count as this run's sync finishing.
+ */
+struct mine {
+	json_t *prev;
+	const char *rev;
+};
+
+static int op_mine(json_t *app, const struct mine *m)
+{
+	json_t *op = jget(app, "status.operationState");
+	const char *rev = jstr(op, "operation.sync.revision");
+
+	if (!m)
+		return 1;
+	if (m->prev && json_equal(op, m->prev))
+		return 0;
+	return !*m->rev || !*rev || !strcmp(rev, m->rev);
+}
+
 /* up to 5 "KIND/NAME: message" of the array at `path` whose `field` (or `field2`) is one of `bad` */
 static void add_items(struct buf *b, json_t *app, const char *path, const char *field, const char *field2,
 		      const char *const *bad)
@@ -188,7 +215,7 @@ static int past(struct call *c)
 }
 
 /* wait until no operation runs (code 9 refusals); -1 with *err */
-static int wait_idle(struct call *c, int timeout, const char **err)
+static int wait_idle(struct call *c, int timeout, struct mine *m, const char **err)
 {
 	const char *last = NULL;
 
@@ -200,6 +227,9 @@ static int wait_idle(struct call *c, int timeout, const char **err)
 		if (get_app(c, 0, &app, err) < 0)
 			return -1;
 		if (!json_object_get(app, "operation")) {
+			/* the operation state before the next POST .../sync */
+			json_decref(m->prev);
+			m->prev = json_incref(jget(app, "status.operationState"));
 			json_decref(app);
 			return 0;
 		}
@@ -219,9 +249,10 @@ static int wait_idle(struct call *c, int timeout, const char **err)
 }
 
 /* poll after the sync was accepted; -1 with *err */
-static int wait_done(struct call *c, struct step *s, const char *want_rev, int timeout, const char **err)
+static int wait_done(struct call *c, struct step *s, const char *want_rev, int timeout, const struct mine *m,
+		     const char **err)
 {
-	int refreshed = 0, refresh = 0, polls = 0, wait_healthy = s->pkg->sync.wait_healthy;
+	int refreshed = 0, refresh = 0, polls = 0, wait_healthy = s->pkg->sync.wait_healthy, other = 0;
 	const char *last = NULL, *seen = NULL;
 
 	for (;; polls++) {
@@ -244,6 +275,25 @@ static int wait_done(struct call *c, struct step *s, const char *want_rev, int t
 		if (!last || strcmp(last, state))
 			note(c, 0, "application '%s': %s", c->app, state);
 		last = state;
+		if (op_done(app) && !op_mine(app, m)) {
+			/* a finished operation, but not the sync this run started: wait for that one */
+			if (!other++)
+				note(c, 0, "application '%s': its last operation (%s, started %s, revision %.12s) is not the "
+				     "sync idpmake started; waiting for that one", c->app, phase,
+				     *jstr(app, "status.operationState.startedAt") ? jstr(app, "status.operationState.startedAt") : "?",
+				     *jstr(app, "status.operationState.operation.sync.revision")
+					     ? jstr(app, "status.operationState.operation.sync.revision") : "?");
+			status_progress(s, "waiting for its sync to start");
+			if (past(c)) {
+				*err = aprintf("timed out after %d s waiting for the sync idpmake started on application '%s': "
+					       "Argo CD shows no operation of it (the last one, %s, is an earlier one or "
+					       "someone else's); see `argocd app get %s`", timeout, c->app, phase, c->app);
+				json_decref(app);
+				return -1;
+			}
+			json_decref(app);
+			continue;
+		}
 		/* what it waits for, for the status line (status.h; the main thread prints it) */
 		if (!op_done(app))
 			status_progress(s, "sync %s", *phase ? phase : "pending");
@@ -412,6 +462,7 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	const char *pin = NULL;	/* an automated Application's targetRevision */
 	struct resp r = { .code = -1 };
 	struct call c;
+	struct mine m = { NULL, "" };
 	json_t *app, *body;
 
 	if (!name)
@@ -471,6 +522,8 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 		*err = unknown_server(s->cluster, &r, api_error(&c, aprintf("creating or updating application '%s'", name), &r));
 		goto out;
 	}
+	if (!generated)
+		m.prev = json_incref(jget(r.json, "status.operationState"));	/* before this run's sync */
 
 	/* sync (API.md 5.7); a running operation is waited out */
 	body = json_object();
@@ -498,11 +551,17 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 		if (request(&c, "POST", app_path(&c, "/sync", NULL), body, &r, err) < 0)
 			break;
 		if (r.status == 200) {
+			/* the answer holds the operation this POST set: this run's sync (op_mine) */
+			m.rev = astrdup(jstr(r.json, "operation.sync.revision"));
+			if (jget(r.json, "status.operationState")) {
+				json_decref(m.prev);
+				m.prev = json_incref(jget(r.json, "status.operationState"));
+			}
 			ret = 0;
 			break;
 		}
 		if (r.status == 400 && r.code == 9 && strstr(r.message, "another operation is already in progress")) {
-			if (wait_idle(&c, timeout, err) < 0)
+			if (wait_idle(&c, timeout, &m, err) < 0)
 				break;
 			continue;
 		}
@@ -511,13 +570,14 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	}
 	json_decref(body);
 	if (ret == 0)
-		ret = wait_done(&c, s, want_rev, timeout, err);
+		ret = wait_done(&c, s, want_rev, timeout, &m, err);
 	if (ret == 0)
 		note(&c, 0, "application '%s' is Synced%s", name, s->pkg->sync.wait_healthy ? " and Healthy" : "");
 out:
 	if (ret < 0)
 		note(&c, 0, "error: %s", *err);
 	resp_reset(&r);
+	json_decref(m.prev);
 	json_decref(app);
 	call_close(&c);
 	return ret;
