@@ -583,31 +583,141 @@ out:
 	return ret;
 }
 
+/*
+ * The gate's view of an Application (argocd_verify_step): it must be the
+ * one the sync sent, source and destination, not only Synced somewhere.
+ * Its expected spec is built as the sync builds it (pin, helm source from
+ * the render, argocd-app's own Application); NULL with *err, or *set for
+ * an argocd-app ApplicationSet (its Applications are Argo CD's).
+ */
+static json_t *expected_app(struct argocd *a, struct step *s, const char *commit, int *set, const char **err)
+{
+	json_t *app = argocd_app_spec(a->d, s, a->repo_url);
+	const char *pin = NULL;
+	int helm = argocd_helm_app(s), cnoe = s->pkg->app_file != NULL;
+
+	*set = 0;
+	if (s->pkg->sync.automated && !helm && !cnoe && (s->folder_commit || (commit && *commit)))
+		pin = s->folder_commit ? s->folder_commit : commit;
+	if (pin)
+		json_object_set_new(json_object_get(json_object_get(app, "spec"), "source"), "targetRevision",
+				    json_string(pin));
+	if ((helm && argocd_helm_source(a, s, app, err) < 0) || (cnoe && argocd_cnoe_app(a, s, app, set, err) < 0)) {
+		json_decref(app);
+		return NULL;
+	}
+	return app;
+}
+
+/* a fixed revision: a commit, or a chart version that names one release (no range, no wildcard) */
+static int exact_rev(const char *r)
+{
+	return *r && !strpbrk(r, "*^~<>=| xX") && strcmp(r, "HEAD");
+}
+
+/*
+ * Does the live Application's source `got` (spec.source or one of
+ * spec.sources) say what `want` says, and is its synced revision `rev` the
+ * one wanted?  NULL, or what differs (arena).
+ */
+static const char *source_differs(const struct argocd *a, const struct step *s, json_t *want, json_t *got,
+				  const char *rev, const char *pushed, int follows, const char *what)
+{
+	static const char *const fields[] = { "repoURL", "path", "chart", "helm.values", "targetRevision", NULL };
+	const char *tr = jstr(want, "targetRevision");
+
+	for (const char *const *f = fields; *f; f++) {
+		const char *w = jstr(want, *f), *g = jstr(got, *f);
+		if (!strcmp(*f, "targetRevision") && follows)
+			continue;	/* an ApplicationSet's element moves it (argoappset.c): the revision tells */
+		if (!strcmp(*f, "targetRevision") && pushed && !strcmp(w, pushed) && *g && rev_reached(a, s, w, g))
+			continue;	/* pinned: to the commit, or to one it comes after with the same folder */
+		if (strcmp(w, g))
+			return aprintf("its %s.%s is '%.80s', not '%.80s' as idpmake sent it", what, *f, g, w);
+	}
+	/* the revision Argo CD compared with */
+	if (!strcmp(jstr(want, "repoURL"), a->repo_url) && !*jstr(want, "chart")) {
+		if (!rev_reached(a, s, rev, pushed))
+			return aprintf("its %s is Synced at %.12s, not at %.12s or a later commit with the same %s/", what,
+				       *rev ? rev : "?", pushed ? pushed : "?", s->gitpath);
+	} else if (exact_rev(tr) && (*jstr(want, "chart") || strlen(tr) == 40) && strcmp(rev, tr)) {
+		return aprintf("its %s is Synced at %.40s, not at %.40s", what, *rev ? rev : "?", tr);
+	}
+	return NULL;
+}
+
+/* the live Application against the expected one: NULL, or what differs (arena) */
+static const char *spec_differs(const struct argocd *a, const struct step *s, json_t *want, json_t *live,
+				const char *pushed)
+{
+	const struct distro *d = a->d;
+	json_t *ws = jget(want, "spec.sources"), *ls = jget(live, "spec.sources");
+	const char *why;
+	int follows = (d->argocd.fleet_appset || s->pkg->sync.appset) && !argocd_helm_app(s) && !s->pkg->app_file &&
+		      !s->cluster->argo_name;
+	static const char *const dst[] = { "server", "name", "namespace", NULL };
+
+	for (const char *const *f = dst; *f; f++) {
+		const char *w = jstr(jget(want, "spec.destination"), *f), *g = jstr(jget(live, "spec.destination"), *f);
+		if (*w && strcmp(w, g))
+			return aprintf("its spec.destination.%s is '%.80s', not '%.80s' as idpmake sent it", *f, g, w);
+	}
+	if (json_is_array(ws)) {
+		json_t *revs = jget(live, "status.sync.revisions");
+		if (json_array_size(ws) != json_array_size(ls))
+			return aprintf("it has %zu sources, not %zu as idpmake sent it", json_array_size(ls), json_array_size(ws));
+		for (size_t i = 0; i < json_array_size(ws); i++) {
+			json_t *r = json_array_get(revs, i);
+			if ((why = source_differs(a, s, json_array_get(ws, i), json_array_get(ls, i),
+						  json_is_string(r) ? json_string_value(r) : "", pushed, follows,
+						  aprintf("spec.sources[%zu]", i))))
+				return why;
+		}
+		return NULL;
+	}
+	if (json_is_array(ls))
+		return "it has spec.sources, not the spec.source idpmake sent";
+	return source_differs(a, s, jget(want, "spec.source"), jget(live, "spec.source"), jstr(live, "status.sync.revision"),
+			      pushed, follows, "spec.source");
+}
+
 int argocd_verify_step(void *ctx, struct step *s, const char *commit, int refresh, const char **err)
 {
 	struct argocd *a = ctx;
 	const char *name = argocd_app_name(a->d, s);
-	const char *want_rev = argocd_helm_app(s) || s->pkg->app_file ? NULL : pushed_commit(s, commit);
+	const char *pushed = pushed_commit(s, commit);
 	struct call c;
-	json_t *app;
-	int ret = -1;
+	json_t *app, *want;
+	int ret = -1, set = 0;
 
 	if (!name)
 		return *err = "argocd.app-name has an undefined variable (see above)", -1;
-	if (call_open(&c, a, name, s->log, 120) < 0)
+	if (!(want = expected_app(a, s, commit, &set, err)))
+		return -1;
+	if (set) {
+		/* an argocd-app ApplicationSet: its Applications are Argo CD's (the sync made none) */
+		json_decref(want);
+		return 0;
+	}
+	if (call_open(&c, a, name, s->log, 120) < 0) {
+		json_decref(want);
 		return *err = "cannot start a libcurl handle", -1;
+	}
 	/* the gate's last look asks for a fresh comparison: it must not pass on a stale one */
 	if (get_app(&c, refresh, &app, err) == 0) {
 		const char *sync = jstr(app, "status.sync.status"), *health = jstr(app, "status.health.status");
-		const char *rev = jstr(app, "status.sync.revision");
+		const char *rev = jstr(app, "status.sync.revision"), *why;
 		if (strcmp(sync, "Synced"))
 			*err = aprintf("application '%s' is %s", name, *sync ? sync : "of unknown sync status");
-		else if (!rev_reached(a, s, rev, want_rev))
+		else if (!argocd_helm_app(s) && !s->pkg->app_file && !rev_reached(a, s, rev, pushed))
 			*err = aprintf("application '%s' is Synced at %.12s, not at %.12s (%s) or a later commit"
-				       " with the same %s/", name, *rev ? rev : "?", want_rev,
+				       " with the same %s/", name, *rev ? rev : "?", pushed,
 				       s->folder_commit ? "the commit that last changed its folder" : "this run's commit",
 				       s->gitpath);
-		else if (s->pkg->sync.wait_healthy && strcmp(health, "Healthy")) {
+		else if ((why = spec_differs(a, s, want, app, pushed))) {
+			const char *m = aprintf("application '%s' is not the one idpmake synced: %s", name, why);
+			*err = clean(a, m, strlen(m));
+		} else if (s->pkg->sync.wait_healthy && strcmp(health, "Healthy")) {
 			const char *msg = jstr(app, "status.health.message");
 			const char *m = aprintf("application '%s' is %s%s%s", name,
 						*health ? health : "of unknown health", *msg ? ": " : "", msg);
@@ -616,6 +726,7 @@ int argocd_verify_step(void *ctx, struct step *s, const char *commit, int refres
 			ret = 0;
 		json_decref(app);
 	}
+	json_decref(want);
 	call_close(&c);
 	return ret;
 }
