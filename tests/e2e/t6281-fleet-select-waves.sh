@@ -121,11 +121,25 @@ c=$(first canary-web) e=$(first eu-1-web) u=$(first us-1-web)
 t_report $? "canary ($c) before eu ($e) before us ($u)" "$T/req.txt"
 t_eq "each wave's check ran, in order" "wave=canary wave=eu wave=us" "$(tr '\n' ' ' <check.log | sed 's/ $//')"
 
+# ---- two waves with one left out between them ---------------------------------
+rm -f check.log
+bump
+emu_reset
+t_ok "up canary/ us-1/" idpmake up -j 4 canary/ us-1/
+reqlog
+t_eq "only canary and us-1 were synced" "canary us-1 " "$(synced)"
+c=$(first canary-base) u=$(first us-1-base)
+[ -n "$c" ] && [ -n "$u" ] && [ "$c" -lt "$u" ]
+t_report $? "canary ($c) before us ($u)" "$T/req.txt"
+t_eq "the checks of their waves ran, not eu's" "wave=canary wave=us" "$(tr '\n' ' ' <check.log | sed 's/ $//')"
+
 # ---- a full up finishes the rollout -------------------------------------------
+rm -f check.log
 emu_reset
 t_ok "up" idpmake up -j 4
 reqlog
-t_eq "the base packages left behind are synced now" "canary eu-1 eu-2 us-1 " "$(synced)"
+t_eq "the clusters left behind are synced now" "eu-1 eu-2 " "$(synced)"
+t_eq "only wave eu's gate had anything new to judge" "wave=eu" "$(cat check.log)"
 [ "$commit1" != "$commit2" ]
 t_report $? "the selected runs pushed"
 t_done
