@@ -71,6 +71,33 @@ static int op_done(json_t *app)
 	       rfc3339(jstr(op, "finishedAt"));
 }
 
+/*
+ * The sync this run started (argocd_sync_step): the operation state the
+ * Application had before the POST .../sync that Argo CD took (`prev`, NULL
+ * when it had none), and the revision of the operation that POST set
+ * (`rev`, "" when Argo CD did not say).  A finished operation is this run's
+ * only when its state is not `prev` and, when both are known, its sync
+ * revision is `rev`: an operation that finished before (the POST's
+ * operation dropped, or never started) or one someone else started at
+ * another revision must not count as this run's sync finishing.
+ */
+struct mine {
+	json_t *prev;
+	const char *rev;
+};
+
+static int op_mine(json_t *app, const struct mine *m)
+{
+	json_t *op = jget(app, "status.operationState");
+	const char *rev = jstr(op, "operation.sync.revision");
+
+	if (!m)
+		return 1;
+	if (m->prev && json_equal(op, m->prev))
+		return 0;
+	return !*m->rev || !*rev || !strcmp(rev, m->rev);
+}
+
 /* up to 5 "KIND/NAME: message" of the array at `path` whose `field` (or `field2`) is one of `bad` */
 static void add_items(struct buf *b, json_t *app, const char *path, const char *field, const char *field2,
 		      const char *const *bad)
@@ -188,7 +215,7 @@ static int past(struct call *c)
 }
 
 /* wait until no operation runs (code 9 refusals); -1 with *err */
-static int wait_idle(struct call *c, int timeout, const char **err)
+static int wait_idle(struct call *c, int timeout, struct mine *m, const char **err)
 {
 	const char *last = NULL;
 
@@ -200,6 +227,9 @@ static int wait_idle(struct call *c, int timeout, const char **err)
 		if (get_app(c, 0, &app, err) < 0)
 			return -1;
 		if (!json_object_get(app, "operation")) {
+			/* the operation state before the next POST .../sync */
+			json_decref(m->prev);
+			m->prev = json_incref(jget(app, "status.operationState"));
 			json_decref(app);
 			return 0;
 		}
@@ -250,9 +280,10 @@ static int next_app(struct call *c, int refresh, long long *rv, json_t **app, co
 
 /* wait after the sync was accepted (rv: the resourceVersion it answered with); -1 with *err */
 static int wait_done(struct call *c, struct step *s, const char *want_rev, long long rv, int timeout,
+		     const struct mine *m,
 		     const char **err)
 {
-	int refreshed = 0, refresh = 0, polls = 0, wait_healthy = s->pkg->sync.wait_healthy;
+	int refreshed = 0, refresh = 0, polls = 0, wait_healthy = s->pkg->sync.wait_healthy, other = 0;
 	const char *last = NULL, *seen = NULL;
 
 	rv--;	/* the state the sync answered with is one to look at */
@@ -274,6 +305,25 @@ static int wait_done(struct call *c, struct step *s, const char *want_rev, long 
 		if (!last || strcmp(last, state))
 			note(c, 0, "application '%s': %s", c->app, state);
 		last = state;
+		if (op_done(app) && !op_mine(app, m)) {
+			/* a finished operation, but not the sync this run started: wait for that one */
+			if (!other++)
+				note(c, 0, "application '%s': its last operation (%s, started %s, revision %.12s) is not the "
+				     "sync idpmake started; waiting for that one", c->app, phase,
+				     *jstr(app, "status.operationState.startedAt") ? jstr(app, "status.operationState.startedAt") : "?",
+				     *jstr(app, "status.operationState.operation.sync.revision")
+					     ? jstr(app, "status.operationState.operation.sync.revision") : "?");
+			status_progress(s, "waiting for its sync to start");
+			if (past(c)) {
+				*err = aprintf("timed out after %d s waiting for the sync idpmake started on application '%s': "
+					       "Argo CD shows no operation of it (the last one, %s, is an earlier one or "
+					       "someone else's); see `argocd app get %s`", timeout, c->app, phase, c->app);
+				json_decref(app);
+				return -1;
+			}
+			json_decref(app);
+			continue;
+		}
 		/* what it waits for, for the status line (status.h; the main thread prints it) */
 		if (!op_done(app))
 			status_progress(s, "sync %s", *phase ? phase : "pending");
@@ -440,8 +490,10 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	long long sync_rv = 0;
 	/* Applications whose sources idpmake does not own whole sync at their own revisions */
 	const char *name = argocd_app_name(d, s), *want_rev = helm || cnoe ? NULL : pushed_commit(s, commit);
+	const char *pin = NULL;	/* an automated Application's targetRevision */
 	struct resp r = { .code = -1 };
 	struct call c;
+	struct mine m = { NULL, "" };
 	json_t *app, *body;
 
 	if (!name)
@@ -452,7 +504,7 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	/* a cluster named only by name: does Argo CD know it? (asked once per run, argoreg.c) */
 	if (s->cluster->argo_name && !s->cluster->server && argocd_cluster_known(&c, s->cluster, err) < 0)
 		goto out;
-	if (s->pkg->sync.automated && !helm && !cnoe && (s->folder_commit || (commit && *commit)))
+	if (s->pkg->sync.automated && !helm && !cnoe && (s->folder_commit || (commit && *commit))) {
 		/*
 		 * Pinned (fleet.md "Waves"): an automated Application follows the
 		 * commit it is synced to, not the branch, so a push never moves it
@@ -460,8 +512,10 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 		 * that holds its folder as rendered (not the run's newest commit
 		 * seen, which may predate it: a run that pushed nothing).
 		 */
+		pin = s->folder_commit ? s->folder_commit : commit;
 		json_object_set_new(json_object_get(json_object_get(app, "spec"), "source"), "targetRevision",
-				    json_string(s->folder_commit ? s->folder_commit : commit));
+				    json_string(pin));
+	}
 	if (helm && argocd_helm_source(a, s, app, err) < 0)
 		goto out;
 	if (cnoe && argocd_cnoe_app(a, s, app, &appset, err) < 0)
@@ -499,6 +553,8 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 		*err = unknown_server(s->cluster, &r, api_error(&c, aprintf("creating or updating application '%s'", name), &r));
 		goto out;
 	}
+	if (!generated)
+		m.prev = json_incref(jget(r.json, "status.operationState"));	/* before this run's sync */
 
 	/* sync (API.md 5.7); a running operation is waited out */
 	body = json_object();
@@ -506,8 +562,12 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	json_object_set_new(body, "appNamespace", json_string(d->argocd.namespace));
 	json_object_set_new(body, "project", json_string(d->argocd.project));
 	{
-		/* a generated Application to its element's revision; else the run's push, or the branch head */
-		const char *sync_rev = generated ? want_rev : sync_revision(s, commit);
+		/*
+		 * a generated Application to its element's revision; a pinned one to
+		 * its pin (Argo CD refuses any other: "auto-sync currently set to");
+		 * else the run's push, or the branch head
+		 */
+		const char *sync_rev = generated ? want_rev : pin ? pin : sync_revision(s, commit);
 		if (sync_rev && want_rev)
 			json_object_set_new(body, "revision", json_string(sync_rev));
 	}
@@ -523,11 +583,17 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 			break;
 		if (r.status == 200) {
 			sync_rv = app_rv(r.json);	/* the Application with its operation: wait from there */
+			/* the answer holds the operation this POST set: this run's sync (op_mine) */
+			m.rev = astrdup(jstr(r.json, "operation.sync.revision"));
+			if (jget(r.json, "status.operationState")) {
+				json_decref(m.prev);
+				m.prev = json_incref(jget(r.json, "status.operationState"));
+			}
 			ret = 0;
 			break;
 		}
 		if (r.status == 400 && r.code == 9 && strstr(r.message, "another operation is already in progress")) {
-			if (wait_idle(&c, timeout, err) < 0)
+			if (wait_idle(&c, timeout, &m, err) < 0)
 				break;
 			continue;
 		}
@@ -536,41 +602,154 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	}
 	json_decref(body);
 	if (ret == 0)
-		ret = wait_done(&c, s, want_rev, sync_rv, timeout, err);
+		ret = wait_done(&c, s, want_rev, sync_rv, timeout, &m, err);
 	if (ret == 0)
 		note(&c, 0, "application '%s' is Synced%s", name, s->pkg->sync.wait_healthy ? " and Healthy" : "");
 out:
 	if (ret < 0)
 		note(&c, 0, "error: %s", *err);
 	resp_reset(&r);
+	json_decref(m.prev);
 	json_decref(app);
 	call_close(&c);
 	return ret;
+}
+
+/*
+ * The gate's view of an Application (argocd_verify_step): it must be the
+ * one the sync sent, source and destination, not only Synced somewhere.
+ * Its expected spec is built as the sync builds it (pin, helm source from
+ * the render, argocd-app's own Application); NULL with *err, or *set for
+ * an argocd-app ApplicationSet (its Applications are Argo CD's).
+ */
+static json_t *expected_app(struct argocd *a, struct step *s, const char *commit, int *set, const char **err)
+{
+	json_t *app = argocd_app_spec(a->d, s, a->repo_url);
+	const char *pin = NULL;
+	int helm = argocd_helm_app(s), cnoe = s->pkg->app_file != NULL;
+
+	*set = 0;
+	if (s->pkg->sync.automated && !helm && !cnoe && (s->folder_commit || (commit && *commit)))
+		pin = s->folder_commit ? s->folder_commit : commit;
+	if (pin)
+		json_object_set_new(json_object_get(json_object_get(app, "spec"), "source"), "targetRevision",
+				    json_string(pin));
+	if ((helm && argocd_helm_source(a, s, app, err) < 0) || (cnoe && argocd_cnoe_app(a, s, app, set, err) < 0)) {
+		json_decref(app);
+		return NULL;
+	}
+	return app;
+}
+
+/* a fixed revision: a commit, or a chart version that names one release (no range, no wildcard) */
+static int exact_rev(const char *r)
+{
+	return *r && !strpbrk(r, "*^~<>=| xX") && strcmp(r, "HEAD");
+}
+
+/*
+ * Does the live Application's source `got` (spec.source or one of
+ * spec.sources) say what `want` says, and is its synced revision `rev` the
+ * one wanted?  NULL, or what differs (arena).
+ */
+static const char *source_differs(const struct argocd *a, const struct step *s, json_t *want, json_t *got,
+				  const char *rev, const char *pushed, int follows, const char *what)
+{
+	static const char *const fields[] = { "repoURL", "path", "chart", "helm.values", "targetRevision", NULL };
+	const char *tr = jstr(want, "targetRevision");
+
+	for (const char *const *f = fields; *f; f++) {
+		const char *w = jstr(want, *f), *g = jstr(got, *f);
+		if (!strcmp(*f, "targetRevision") && follows)
+			continue;	/* an ApplicationSet's element moves it (argoappset.c): the revision tells */
+		if (!strcmp(*f, "targetRevision") && pushed && !strcmp(w, pushed) && *g && rev_reached(a, s, w, g))
+			continue;	/* pinned: to the commit, or to one it comes after with the same folder */
+		if (strcmp(w, g))
+			return aprintf("its %s.%s is '%.80s', not '%.80s' as idpmake sent it", what, *f, g, w);
+	}
+	/* the revision Argo CD compared with */
+	if (!strcmp(jstr(want, "repoURL"), a->repo_url) && !*jstr(want, "chart")) {
+		if (!rev_reached(a, s, rev, pushed))
+			return aprintf("its %s is Synced at %.12s, not at %.12s or a later commit with the same %s/", what,
+				       *rev ? rev : "?", pushed ? pushed : "?", s->gitpath);
+	} else if (exact_rev(tr) && (*jstr(want, "chart") || strlen(tr) == 40) && strcmp(rev, tr)) {
+		return aprintf("its %s is Synced at %.40s, not at %.40s", what, *rev ? rev : "?", tr);
+	}
+	return NULL;
+}
+
+/* the live Application against the expected one: NULL, or what differs (arena) */
+static const char *spec_differs(const struct argocd *a, const struct step *s, json_t *want, json_t *live,
+				const char *pushed)
+{
+	const struct distro *d = a->d;
+	json_t *ws = jget(want, "spec.sources"), *ls = jget(live, "spec.sources");
+	const char *why;
+	int follows = (d->argocd.fleet_appset || s->pkg->sync.appset) && !argocd_helm_app(s) && !s->pkg->app_file &&
+		      !s->cluster->argo_name;
+	static const char *const dst[] = { "server", "name", "namespace", NULL };
+
+	for (const char *const *f = dst; *f; f++) {
+		const char *w = jstr(jget(want, "spec.destination"), *f), *g = jstr(jget(live, "spec.destination"), *f);
+		if (*w && strcmp(w, g))
+			return aprintf("its spec.destination.%s is '%.80s', not '%.80s' as idpmake sent it", *f, g, w);
+	}
+	if (json_is_array(ws)) {
+		json_t *revs = jget(live, "status.sync.revisions");
+		if (json_array_size(ws) != json_array_size(ls))
+			return aprintf("it has %zu sources, not %zu as idpmake sent it", json_array_size(ls), json_array_size(ws));
+		for (size_t i = 0; i < json_array_size(ws); i++) {
+			json_t *r = json_array_get(revs, i);
+			if ((why = source_differs(a, s, json_array_get(ws, i), json_array_get(ls, i),
+						  json_is_string(r) ? json_string_value(r) : "", pushed, follows,
+						  aprintf("spec.sources[%zu]", i))))
+				return why;
+		}
+		return NULL;
+	}
+	if (json_is_array(ls))
+		return "it has spec.sources, not the spec.source idpmake sent";
+	return source_differs(a, s, jget(want, "spec.source"), jget(live, "spec.source"), jstr(live, "status.sync.revision"),
+			      pushed, follows, "spec.source");
 }
 
 int argocd_verify_step(void *ctx, struct step *s, const char *commit, int refresh, const char **err)
 {
 	struct argocd *a = ctx;
 	const char *name = argocd_app_name(a->d, s);
-	const char *want_rev = argocd_helm_app(s) || s->pkg->app_file ? NULL : pushed_commit(s, commit);
+	const char *pushed = pushed_commit(s, commit);
 	struct call c;
-	json_t *app;
-	int ret = -1;
+	json_t *app, *want;
+	int ret = -1, set = 0;
 
 	if (!name)
 		return *err = "argocd.app-name has an undefined variable (see above)", -1;
-	if (call_open(&c, a, name, s->log, 120) < 0)
+	if (!(want = expected_app(a, s, commit, &set, err)))
+		return -1;
+	if (set) {
+		/* an argocd-app ApplicationSet: its Applications are Argo CD's (the sync made none) */
+		json_decref(want);
+		return 0;
+	}
+	if (call_open(&c, a, name, s->log, 120) < 0) {
+		json_decref(want);
 		return *err = "cannot start a libcurl handle", -1;
+	}
 	/* the gate's last look asks for a fresh comparison: it must not pass on a stale one */
 	if (get_app(&c, refresh, &app, err) == 0) {
 		const char *sync = jstr(app, "status.sync.status"), *health = jstr(app, "status.health.status");
-		const char *rev = jstr(app, "status.sync.revision");
+		const char *rev = jstr(app, "status.sync.revision"), *why;
 		if (strcmp(sync, "Synced"))
 			*err = aprintf("application '%s' is %s", name, *sync ? sync : "of unknown sync status");
-		else if (!rev_reached(a, s, rev, want_rev))
-			*err = aprintf("application '%s' is Synced at %.12s, not at this run's commit %.12s"
-				       " or one after it", name, *rev ? rev : "?", want_rev);
-		else if (s->pkg->sync.wait_healthy && strcmp(health, "Healthy")) {
+		else if (!argocd_helm_app(s) && !s->pkg->app_file && !rev_reached(a, s, rev, pushed))
+			*err = aprintf("application '%s' is Synced at %.12s, not at %.12s (%s) or a later commit"
+				       " with the same %s/", name, *rev ? rev : "?", pushed,
+				       s->folder_commit ? "the commit that last changed its folder" : "this run's commit",
+				       s->gitpath);
+		else if ((why = spec_differs(a, s, want, app, pushed))) {
+			const char *m = aprintf("application '%s' is not the one idpmake synced: %s", name, why);
+			*err = clean(a, m, strlen(m));
+		} else if (s->pkg->sync.wait_healthy && strcmp(health, "Healthy")) {
 			const char *msg = jstr(app, "status.health.message");
 			const char *m = aprintf("application '%s' is %s%s%s", name,
 						*health ? health : "of unknown health", *msg ? ": " : "", msg);
@@ -579,6 +758,7 @@ int argocd_verify_step(void *ctx, struct step *s, const char *commit, int refres
 			ret = 0;
 		json_decref(app);
 	}
+	json_decref(want);
 	call_close(&c);
 	return ret;
 }

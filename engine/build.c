@@ -188,6 +188,22 @@ static void *worker(void *arg)
 }
 
 /*
+ * The commit that last changed the folder of a sync or hook step's package
+ * (the state's record of the push: this run's, or an earlier one), or NULL.
+ * A sync that did not run in this run (up to date) is judged by its wave's
+ * gate against this commit, never the run's: a pinned Application stays at
+ * the commit that last changed its folder (argocd.c's pushed_commit).
+ */
+static const char *folder_commit(struct planner *pl, const struct step *s)
+{
+	struct pushed p;
+
+	if (s->kind != STEP_PRE && s->kind != STEP_POST && s->kind != STEP_SYNC)
+		return NULL;
+	return state_pushed(pl->st, pushed_key(pl, s->gitpath), &p) ? p.commit : NULL;
+}
+
+/*
  * The steps after a failed or not-run s do not run.  A wave's gate is the
  * exception for its own clusters' steps: it stops waiting for them, and
  * judges the failures by its max-failed when it runs (rollout.c).
@@ -393,8 +409,11 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			struct job *j;
 			if (s->state == S_FAILED || s->state == S_NOT_RUN)
 				continue;	/* failed by names_preflight while it waited */
-			if (s->kind != STEP_RENDER)
+			if (s->kind != STEP_RENDER) {
+				/* its in-steps are done (the push too): the commit that last changed its folder */
+				s->folder_commit = folder_commit(pl, s);
 				plan_decide(pl, s);
+			}
 			if (s->dirty && !rollout_may_start(s) && running) {
 				/* its wave has max-parallel clusters busy: after one of them finishes */
 				held[nheld++] = s;
@@ -432,12 +451,8 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			rollout_started(s);
 			s->log = log_path(pl->statedir, s);
 			unlink(s->log);
-			if (s->kind == STEP_PRE || s->kind == STEP_POST || s->kind == STEP_SYNC) {
-				/* the commit that holds this package: this run's push, or an earlier one */
-				struct pushed p;
-				if (state_pushed(pl->st, pushed_key(pl, s->gitpath), &p))
-					j->commit = s->folder_commit = p.commit;
-			}
+			/* hooks: the commit that holds this package (this run's push, or an earlier one) */
+			j->commit = s->folder_commit;
 			if (s->kind == STEP_PUSH) {
 				plan_push_changes(pl, &j->changes, &j->nchanges, &j->np);
 				/* the trailer: the run's number in this state, and when it started */

@@ -10,7 +10,6 @@
  * after push (its first pre hook, or its sync).  steps[] is sorted so that
  * every step comes after the steps it depends on.
  */
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,91 +349,6 @@ struct graph *graph_build(struct distro *d)
 	for (size_t i = 0; i < g->nsteps; i++)
 		g->steps[i]->index = (int)i;
 	return g;
-}
-
-/*
- * Select s and what it needs.  The push depends on every render, but a
- * target needs only its own packages' renders: the walk stops at the push
- * and takes each package's render from the package's steps instead.
- */
-static void select_from(struct step *s)
-{
-	if (s->selected)
-		return;
-	s->selected = 1;
-	if (s->render)
-		select_from(s->render);
-	if (s->kind == STEP_PUSH)
-		return;
-	for (size_t i = 0; i < s->nin; i++)
-		select_from(s->in[i]);
-}
-
-/* a target's package part: a name, a group, or a glob over names */
-static int package_match(const struct package *p, const char *pattern)
-{
-	if (!strpbrk(pattern, "*?["))
-		return package_is(p, pattern);
-	return !fnmatch(pattern, p->name, 0) || (p->group && !fnmatch(pattern, p->group, 0));
-}
-
-static int any_cluster(const struct distro *d, const char *pattern)
-{
-	for (size_t i = 0; i < d->nclusters; i++)
-		if (cluster_name_match(pattern, d->clusters[i].name))
-			return 1;
-	return 0;
-}
-
-int graph_select(struct graph *g, char **targets, size_t ntargets, struct strlist *labels)
-{
-	int any = 0;
-
-	if (!ntargets && (!labels || !labels->n)) {
-		for (size_t i = 0; i < g->nsteps; i++)
-			g->steps[i]->selected = 1;
-		return 0;
-	}
-	for (size_t t = 0; t < ntargets; t++) {
-		const char *slash = strchr(targets[t], '/');
-		char *cl = slash ? astrndup(targets[t], (size_t)(slash - targets[t])) : NULL;
-		const char *pk = slash ? slash + 1 : targets[t];
-		int found = 0;
-		for (size_t i = 0; i < g->nsteps; i++) {
-			struct step *s = g->steps[i];
-			if (!s->pkg || (cl && !cluster_name_match(cl, s->cluster->name)) || (*pk && !package_match(s->pkg, pk)))
-				continue;
-			if (labels && !unit_labels_match(s->cluster, s->pkg, labels))
-				continue;
-			found = 1;
-			/* select the package's last steps; select_from pulls in the rest */
-			if (s->nout == 0 || s->kind == STEP_SYNC || s->kind == STEP_POST)
-				select_from(s);
-		}
-		if (!found) {
-			if (cl && !any_cluster(g->d, cl))
-				return error("unknown target '%s': no cluster %s '%s'", targets[t],
-					     strpbrk(cl, "*?[") ? "matches" : "named", cl);
-			return error("unknown target '%s': no such package%s", targets[t],
-				     labels && labels->n ? " with those labels" : "");
-		}
-		any = 1;
-	}
-	if (!ntargets) {
-		for (size_t i = 0; i < g->nsteps; i++) {
-			struct step *s = g->steps[i];
-			if (s->pkg && unit_labels_match(s->cluster, s->pkg, labels) && (s->kind == STEP_SYNC || s->kind == STEP_POST)) {
-				select_from(s);
-				any = 1;
-			}
-		}
-	}
-	(void)any;
-	/* deploy: kubectl packages push after they are applied: their folders are pushed too */
-	for (size_t i = 0; i < g->nsteps; i++)
-		if (g->steps[i]->selected && g->steps[i]->kind == STEP_RENDER && g->steps[i]->pkg->deploy_kubectl)
-			g->push->selected = 1;
-	return 0;
 }
 
 struct step *graph_find(struct graph *g, const char *id)

@@ -363,9 +363,9 @@ struct graph {
 
 /* graph.c */
 struct graph *graph_build(struct distro *d);		/* NULL on a cycle (printed) */
-int graph_select(struct graph *g, char **targets, size_t ntargets,
-		 struct strlist *labels);		/* -1 on an unknown target */
 struct step *graph_find(struct graph *g, const char *id);
 int package_is(const struct package *p, const char *name);	/* its name, or its group's */
+/* select.c: the targets and -l labels; -1 after naming one that matches nothing (with "did you mean") */
+int graph_select(struct graph *g, char **targets, size_t ntargets, struct strlist *labels);
 
 #endif

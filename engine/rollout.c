@@ -55,7 +55,17 @@ void wave_decide(struct planner *pl, struct step *s, const struct record *rec, i
 {
 	const struct wave *w = s->wave;
 	struct hasher *h;
+	int mine = 0;
 
+	for (size_t i = 0; i < s->nin; i++)
+		mine |= in_wave(s->in[i], w) && s->in[i]->selected;
+	if (!mine && w->nclusters) {
+		/* -l or targets left out all of its clusters (select.c): it only keeps the order */
+		s->dirty = 0;
+		s->reason = R_UP_TO_DATE;
+		s->why = "none of its clusters is selected";
+		return;
+	}
 	if (rollout_wave_failed(w)) {
 		/* judged on this run's failures, Argo CD or not */
 		s->dirty = 1;

@@ -39,6 +39,7 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
         {"app": NAME, "health": "Degraded", "message": S, ["now": true]}  {"app": NAME, "sync_fail": S}
         {"app": NAME, "busy_for_ms": MS}  {"app": NAME, "out_of_sync": true}  {"app": NAME, "clear": true}
         {"app": NAME, "report_revision": SHA}: every comparison reports Synced at SHA
+        {"app": NAME, "drop_sync": true}: the next sync is accepted (200, with its operation) and never runs
         {"app": NAME, "report_revisions": [SHA, ...]}: the same for a multi-source app, source by source
       Request faults match the raw request path (before --rootpath stripping, query excluded) with re.search
       and the method (any if absent); they act before everything else (415, router, auth).  count defaults
@@ -1010,6 +1011,13 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
         if retry:
             op["retry"] = retry
         key = (app["metadata"]["namespace"], app["metadata"]["name"])
+        fault = self.app_faults.get(app["metadata"]["name"], {})
+        if fault.pop("drop_sync", None):
+            # accepted, then gone before the controller started it (terminated, or dropped by the
+            # controller): the answer shows the operation; the application keeps its last operationState
+            out = self.render(rec)
+            out["operation"] = copy.deepcopy(op)
+            return out
         begin = self.start_op(key, rec, op)
         out = self.render(rec)
         begin()
@@ -1068,6 +1076,8 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
             if "sync_fail" in f:
                 af["sync_fail"] = f["sync_fail"]
                 af["times"] = int(f.get("times", -1))
+            if f.get("drop_sync"):
+                af["drop_sync"] = True
             if "report_revision" in f:
                 af["report_revision"] = str(f["report_revision"])
             if "report_revisions" in f:
