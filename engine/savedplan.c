@@ -5,8 +5,8 @@
  * A step's key already covers its inputs (plan.c): a render's the rule,
  * the tool version, the package spec, the variables it uses, the values
  * files and the source tree; a sync's the render's output and the
- * Application; a hook's its command, inputs and variables; the push's the
- * folders it changes.  So the plan records, for every selected step, its
+ * Application; a hook's its command, the script it runs, inputs and
+ * variables; the push's the folders it changes.  So the plan records, for every selected step, its
  * key and whether it would run, and for a render its output hash and the
  * named parts of its key (to name what changed).  To know the output
  * hashes, `plan -o` renders what would render, into the cache only
@@ -36,8 +36,9 @@
  *   1. the idpmake version;            5. the renders' outputs (rendered
  *   2. the variables, by name;            again where the cache does not
  *   3. the set of selected steps;         hold them) against the plan's;
- *   4. the renders' keys, naming the   6. every other step that would run:
- *      changed part;                      the plan runs it, with that key;
+ *   4. the renders' keys, naming the   6. every other step: the plan's key
+ *      changed part;                      (a hook's covers its script), and
+ *                                         one that would run, the plan runs;
  *                                      7. the manifest's bytes.
  * A step the plan runs that is now up to date (the plan was applied) does
  * not run again: applying a plan twice does nothing the second time.  The renders are then recorded as done, bound to the
@@ -311,9 +312,9 @@ static const char *key_hint(const struct step *s)
 		return "the Application, its server or its render changed";
 	case STEP_PRE:
 	case STEP_POST:
-		return "the hook's command, inputs or variables changed";
+		return "the hook's command, the script it runs, its inputs or variables changed";
 	case STEP_WAVE:
-		return "the wave or its clusters' steps changed";
+		return "the wave, the script its check runs, or its clusters' steps changed";
 	case STEP_REGISTER:
 		return "the cluster's or the repository's registration changed";
 	default:
@@ -393,10 +394,15 @@ static const char *differs(struct ctx *c, json_t *doc, char *run, int *failed)
 			why = aprintf("%s: the render's output is %.12s, the plan's is %.12s (the renderer's output is not"
 				      " reproducible, or the plan was made from other files)",
 				      s->id, hex_of(s->output), planned ? planned : "none");
-		/* 6. the other steps: each that runs, the plan runs, with the same key (one that does not run changes nothing) */
+		/*
+		 * 6. the other steps: each that runs, the plan runs; and every one has the plan's key
+		 * (what a hook or check runs is in it), but a push that changes nothing now, whose
+		 * key is then the empty set of changes: the plan was applied
+		 */
 		else if (s->kind != STEP_RENDER && run[i] && !json_is_true(json_object_get(p, "run")))
 			why = aprintf("%s would run (%s), and the plan does not run it", s->id, reason_text(s));
-		else if (s->kind != STEP_RENDER && run[i] && strcmp(hex_of(s->key), planned ? planned : ""))
+		else if (s->kind != STEP_RENDER && (run[i] || s->kind != STEP_PUSH) &&
+			 strcmp(hex_of(s->key), planned ? planned : ""))
 			why = aprintf("%s: its key differs from the plan's: %s", s->id, key_hint(s));
 	}
 	/* 7. the manifest itself (a comment, a package not selected) */
