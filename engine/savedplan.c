@@ -56,10 +56,6 @@
 #include "savedplan.h"
 #include "util.h"
 
-#ifndef IDPMAKE_VERSION
-#define IDPMAKE_VERSION "0.1.0"
-#endif
-
 static const char *hex_of(struct hash h)
 {
 	char hex[33];
