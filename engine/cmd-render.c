@@ -101,8 +101,9 @@ int cmd_render(struct ctx *c)
 
 struct remote_files {
 	const char **name;
-	char **data;
+	char **data;		/* NULL: over a cap, not read (gitops_read); len is then its size */
 	size_t *len, n;
+	const char *folder;	/* for the report of a file not read */
 };
 
 static int collect(void *ctx, const char *name, const char *data, size_t len)
@@ -112,9 +113,31 @@ static int collect(void *ctx, const char *name, const char *data, size_t len)
 	rf->data = xrealloc(rf->data, (rf->n + 1) * sizeof(*rf->data));
 	rf->len = xrealloc(rf->len, (rf->n + 1) * sizeof(*rf->len));
 	rf->name[rf->n] = astrdup(name);
-	rf->data[rf->n] = astrndup(data, len);
+	rf->data[rf->n] = NULL;
+	if (data) {
+		rf->data[rf->n] = xmalloc(len + 1);
+		memcpy(rf->data[rf->n], data, len);
+		rf->data[rf->n][len] = 0;
+	} else {
+		warn("%s/%s in the GitOps repository is %.1f MiB, over the cap of %llu MiB on a file (%llu MiB on a "
+		     "folder) read from it: not read, and taken as differing from the render",
+		     rf->folder, name, (double)len / (1 << 20), GITOPS_READ_FILE_CAP >> 20, GITOPS_READ_FOLDER_CAP >> 20);
+	}
 	rf->len[rf->n++] = len;
 	return 0;
+}
+
+static void remote_files_free(struct remote_files *rf)
+{
+	for (size_t i = 0; i < rf->n; i++)
+		free(rf->data[i]);
+	free(rf->name), free(rf->data), free(rf->len);
+}
+
+/* does the remote's file a differ from the render's data? (one not read does) */
+static int file_differs(const struct remote_files *rf, size_t a, const char *data, size_t len)
+{
+	return !rf->data[a] || rf->len[a] != len || memcmp(rf->data[a], data, len);
 }
 
 /*
@@ -126,7 +149,7 @@ int render_differs_from_gitops(struct ctx *c, struct step *s)
 {
 	static int fetched, locked;
 	struct gitops_opts go = ctx_gitops(c);
-	struct remote_files rf = { 0 };
+	struct remote_files rf = { .folder = s->gitpath };
 	struct bundle b;
 	char tip[41];
 	int differs = 0;
@@ -140,15 +163,16 @@ int render_differs_from_gitops(struct ctx *c, struct step *s)
 	if (render_one(c, s, &b) < 0)
 		return -1;
 	if (gitops_read(&go, !fetched, s->gitpath, collect, &rf, tip) < 0) {
+		remote_files_free(&rf);
 		free(b.v);
 		return -1;
 	}
 	fetched = 1;
 	differs = rf.n != b.n;
 	for (size_t i = 0; !differs && i < b.n; i++)
-		differs = strcmp(rf.name[i], b.v[i].name) || rf.len[i] != b.v[i].len ||
-			  memcmp(rf.data[i], b.v[i].data, b.v[i].len);
-	free(rf.name), free(rf.data), free(rf.len), free(b.v);
+		differs = strcmp(rf.name[i], b.v[i].name) || file_differs(&rf, i, b.v[i].data, b.v[i].len);
+	remote_files_free(&rf);
+	free(b.v);
 	return differs;
 }
 
@@ -204,7 +228,7 @@ int cmd_diff(struct ctx *c)
 	go = ctx_gitops(c);
 	for (size_t i = 0; i < c->g->nsteps; i++) {
 		struct step *s = c->g->steps[i];
-		struct remote_files rf = { 0 };
+		struct remote_files rf = { .folder = s->gitpath };
 		struct bundle b;
 		char tip[41];
 		size_t a = 0, k = 0;
@@ -213,6 +237,7 @@ int cmd_diff(struct ctx *c)
 		if (render_one(c, s, &b) < 0)
 			return 1;
 		if (gitops_read(&go, !fetched, s->gitpath, collect, &rf, tip) < 0) {
+			remote_files_free(&rf);
 			free(b.v);
 			return 1;
 		}
@@ -223,7 +248,8 @@ int cmd_diff(struct ctx *c)
 			const char *path;
 			if (cmp < 0) {
 				path = aprintf("%s/%s", s->gitpath, rf.name[a]);
-				print_patch(path, rf.data[a], rf.len[a], NULL, 0);
+				if (rf.data[a])	/* one not read was reported */
+					print_patch(path, rf.data[a], rf.len[a], NULL, 0);
 				changed++;
 				a++;
 			} else if (cmp > 0) {
@@ -232,18 +258,17 @@ int cmd_diff(struct ctx *c)
 				changed++;
 				k++;
 			} else {
-				if (rf.len[a] != b.v[k].len || memcmp(rf.data[a], b.v[k].data, b.v[k].len)) {
+				if (file_differs(&rf, a, b.v[k].data, b.v[k].len)) {
 					path = aprintf("%s/%s", s->gitpath, b.v[k].name);
-					print_patch(path, rf.data[a], rf.len[a], b.v[k].data, b.v[k].len);
+					if (rf.data[a])
+						print_patch(path, rf.data[a], rf.len[a], b.v[k].data, b.v[k].len);
 					changed++;
 				}
 				a++;
 				k++;
 			}
 		}
-		free(rf.name);
-		free(rf.data);
-		free(rf.len);
+		remote_files_free(&rf);
 		free(b.v);
 	}
 	fprintf(stderr, "idpmake: %d object%s differ%s from the GitOps repository\n", changed, changed == 1 ? "" : "s",
