@@ -121,7 +121,7 @@ static int collect(void *ctx, const char *name, const char *data, size_t len)
 	} else {
 		warn("%s/%s in the GitOps repository is %.1f MiB, over the cap of %llu MiB on a file (%llu MiB on a "
 		     "folder) read from it: not read, and taken as differing from the render",
-		     rf->folder, name, (double)len / (1 << 20), GITOPS_READ_FILE_CAP >> 20, GITOPS_READ_FOLDER_CAP >> 20);
+		     rf->folder, term_safe(name), (double)len / (1 << 20), GITOPS_READ_FILE_CAP >> 20, GITOPS_READ_FOLDER_CAP >> 20);
 	}
 	rf->len[rf->n++] = len;
 	return 0;
@@ -188,9 +188,9 @@ static int print_patch(const char *path, const char *old, size_t oldlen, const c
 	r = git_patch_from_buffers(&patch, old, oldlen, old ? path : NULL, new, newlen, new ? path : NULL, &opts);
 	if (r < 0)
 		return error("diff of %s: %s", path, git_error_last() ? git_error_last()->message : "failed");
-	if (git_patch_num_hunks(patch) > 0 && git_patch_to_buf(&out, patch) == 0) {
-		/* git_patch_from_buffers labels both sides with their paths; make them a/ b/ */
-		fwrite(out.ptr, 1, out.size, stdout);
+	if (git_patch_num_hunks(patch) > 0 && git_patch_to_buf(&out, patch) == 0 && out.ptr) {
+		/* libgit2 quotes a path with control characters ("\033"); the content is escaped here */
+		fputs(term_safe_text(out.ptr), stdout);
 	}
 	git_buf_dispose(&out);
 	git_patch_free(patch);

@@ -85,8 +85,9 @@ int drift_commits(struct git *g, const git_oid *tip, const git_oid *since, const
 			a = git_commit_author(c);
 			*out = agrow(*out, *n, sizeof(**out));
 			git_oid_tostr((*out)[*n].id, sizeof((*out)[*n].id), &id);
-			(*out)[*n].author = aprintf("%s <%s>", a->name, a->email);
-			(*out)[(*n)++].summary = astrdup(git_commit_summary(c) ? git_commit_summary(c) : "");
+			/* anyone who can push wrote them: printed, and put in commit messages, escaped */
+			(*out)[*n].author = term_safe(aprintf("%s <%s>", a->name, a->email));
+			(*out)[(*n)++].summary = term_safe(astrdup(git_commit_summary(c) ? git_commit_summary(c) : ""));
 		}
 		git_tree_free(pt);
 		git_tree_free(t);

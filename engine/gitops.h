@@ -89,8 +89,8 @@ int gitops_descends(const struct gitops_opts *o, const char *rev, const char *ba
  */
 struct gitops_commit {
 	char id[41];
-	const char *author;		/* "Name <email>" */
-	const char *summary;		/* the first line of its message */
+	const char *author;		/* "Name <email>", control characters escaped (term_safe) */
+	const char *summary;		/* the first line of its message, escaped so too */
 };
 
 struct gitops_drift {

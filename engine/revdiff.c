@@ -270,7 +270,8 @@ static void add_obj(struct rdiff *rd, const struct pkgout *p, const char *name, 
 
 	rd->v = agrow(rd->v, rd->n, sizeof(*rd->v));
 	o = &rd->v[rd->n++];
-	*o = (struct objdiff){ p->cluster, p->pkg, path, status, "", "" };
+	/* the other revision's renders are a pull request's: shown with control characters escaped */
+	*o = (struct objdiff){ p->cluster, p->pkg, term_safe(path), status, "", "" };
 	rd->count[status]++;
 	/* a Secret's values never printed: "(hidden)", "(hidden, differs)" on the new side */
 	objdiff_mask_pair(path, &old, &oldlen, &new, &newlen);
@@ -278,8 +279,8 @@ static void add_obj(struct rdiff *rd, const struct pkgout *p, const char *name, 
 	if (git_patch_from_buffers(&patch, old, oldlen, old ? path : NULL, new, newlen, new ? path : NULL, &opts) == 0 &&
 	    git_patch_to_buf(&out, patch) == 0 && out.ptr) {
 		const char *minus = strstr(out.ptr, "\n--- ");
-		o->patch = minus ? astrdup(minus + 1) : astrdup(out.ptr);
-		o->head = minus ? astrndup(out.ptr, (size_t)(minus + 1 - out.ptr)) : "";
+		o->patch = term_safe_text(minus ? astrdup(minus + 1) : astrdup(out.ptr));
+		o->head = minus ? term_safe_text(astrndup(out.ptr, (size_t)(minus + 1 - out.ptr))) : "";
 	}
 	git_buf_dispose(&out);
 	git_patch_free(patch);
