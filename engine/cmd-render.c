@@ -202,6 +202,10 @@ int cmd_diff(struct ctx *c)
 	struct gitops_opts go;
 	int r, changed = 0, fetched = 0;
 
+	if (c->no_rules && !c->rev) {
+		fprintf(stderr, "idpmake: --no-rules goes with diff --rev (the renders of another revision)\n");
+		return 2;
+	}
 	if (c->rev)
 		return cmd_diff_rev(c);	/* revdiff.c: two revisions of the distro's repository */
 	if (c->from)
