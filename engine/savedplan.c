@@ -44,6 +44,7 @@
  * not run again: applying a plan twice does nothing the second time.  The renders are then recorded as done, bound to the
  * plan's outputs, and build.c runs the rest as up does.
  */
+#include <ctype.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,21 +203,89 @@ int savedplan_write(struct ctx *c)
 
 /* ---- up --plan ---- */
 
-static json_t *load_plan(const char *path)
+/* is v an object whose members are all strings (or, with `nested`, all such objects)? */
+static int string_map(json_t *v, int nested)
+{
+	const char *k;
+	json_t *m;
+
+	if (!json_is_object(v))
+		return 0;
+	json_object_foreach(v, k, m) if (nested ? !string_map(m, 0) : !json_is_string(m)) return 0;
+	return 1;
+}
+
+static int string_list(json_t *v)
+{
+	size_t i;
+	json_t *m;
+
+	if (!json_is_array(v))
+		return 0;
+	json_array_foreach(v, i, m) if (!json_is_string(m)) return 0;
+	return 1;
+}
+
+json_t *savedplan_parse(const char *text, size_t len, const char **why)
 {
 	json_error_t je;
-	json_t *doc = json_load_file(path, 0, &je), *v;
+	json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je), *v, *st;
+	size_t i;
 
+	*why = NULL;
 	if (!doc) {
-		fprintf(stderr, "%s:%d:%d: error: %s\n", path, je.line, je.column, je.text);
+		*why = aprintf("%d:%d: error: %s", je.line, je.column, je.text);
 		return NULL;
 	}
-	if (!(v = json_object_get(doc, "idpmake_plan")) || json_integer_value(v) != 1 ||
-	    !json_is_array(json_object_get(doc, "steps"))) {
-		fprintf(stderr, "idpmake: %s is not a saved plan of this idpmake (idpmake plan -o FILE writes one)\n", path);
+	if (!(v = json_object_get(doc, "idpmake_plan")) || !json_is_integer(v) || json_integer_value(v) != 1)
+		*why = "not a saved plan of this idpmake (idpmake plan -o FILE writes one)";
+	else if (!json_is_string(json_object_get(doc, "idpmake")))
+		*why = "not a saved plan: \"idpmake\" is not the version of the idpmake that made it";
+	else if (!string_map(json_object_get(doc, "distro"), 0) ||
+		 !json_is_string(json_object_get(json_object_get(doc, "distro"), "hash")))
+		*why = "not a saved plan: \"distro\" is not a map of strings with the manifest's hash";
+	else if (!string_list(json_object_get(doc, "targets")) || !string_list(json_object_get(doc, "labels")))
+		*why = "not a saved plan: \"targets\" and \"labels\" are not lists of strings";
+	else if (!json_is_object(json_object_get(doc, "vars")) ||
+		 !string_map(json_object_get(json_object_get(doc, "vars"), "distro"), 0) ||
+		 !string_map(json_object_get(json_object_get(doc, "vars"), "clusters"), 1))
+		*why = "not a saved plan: \"vars\" is not the distro's and the clusters' variables";
+	else if (!json_is_array(st = json_object_get(doc, "steps")))
+		*why = "not a saved plan: \"steps\" is not a list";
+	json_array_foreach(st, i, v) {
+		json_t *out = json_object_get(v, "output"), *in = json_object_get(v, "inputs");
+		if (*why)
+			break;
+		if (!json_is_object(v) || !json_is_string(json_object_get(v, "id")) ||
+		    !json_is_string(json_object_get(v, "kind")) || !json_is_string(json_object_get(v, "key")) ||
+		    !json_is_boolean(json_object_get(v, "run")) || (out && !json_is_string(out)) ||
+		    (in && !string_map(in, 0)))
+			*why = aprintf("not a saved plan: steps[%zu] is not a step (id, kind, key, run; a render's output and inputs)", i);
+	}
+	if (*why) {
 		json_decref(doc);
 		return NULL;
 	}
+	return doc;
+}
+
+static json_t *load_plan(const char *path)
+{
+	size_t len;
+	char *text = read_file(path, &len);
+	const char *why;
+	json_t *doc;
+
+	if (!text) {
+		error("cannot read the plan %s:", path);
+		return NULL;
+	}
+	doc = savedplan_parse(text, len, &why);
+	free(text);
+	if (!doc && isdigit((unsigned char)*why))
+		fprintf(stderr, "%s:%s\n", path, why);	/* LINE:COL: error: ... */
+	else if (!doc)
+		fprintf(stderr, "idpmake: %s is %s\n", path, why);
 	return doc;
 }
 

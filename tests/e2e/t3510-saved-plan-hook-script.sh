@@ -5,7 +5,8 @@
 # edit to smoke.sh after `plan -o` makes `up --plan` refuse with exit 2,
 # before anything is pushed or any hook runs; a hook up to date in the plan
 # whose script changed is refused too, as is a step whose key differs from
-# the plan's though it would not run (every step's key is checked).
+# the plan's though it would not run (every step's key is checked).  A plan
+# file whose fields have other types is refused, naming the field.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -75,4 +76,13 @@ t_grep "naming it" 'refused: in-cluster/web:post:interp: its key differs' "$STDE
 echo arg2 >arg.txt
 echo more >>smoke.out
 t_ok "plan: an argument and a redirection target are not in the key" idpmake --exit-code plan
+
+# ---- a plan file whose fields have other types (savedplan_parse; fuzz-plan) ---------------
+python3 -c '
+import json
+p = json.load(open("plan2.json"))
+p["steps"][0]["key"] = 5
+json.dump(p, open("typed.json", "w"))'
+t_exit 2 "up --plan with a step whose key is a number: refused" idpmake up --plan typed.json
+t_grep "naming the step's index" 'typed.json is not a saved plan: steps\[0\] is not a step' "$STDERR"
 t_done
