@@ -52,7 +52,7 @@ int nap(long ms)
 	return build_interrupted ? -1 : 0;
 }
 
-/* server text made safe to show: one line, at most 600 bytes, the token masked (arena) */
+/* server text made safe to show: one line, at most 600 bytes, the token masked, control characters escaped (term_safe; arena) */
 const char *clean(const struct argocd *a, const char *s, size_t n)
 {
 	struct buf b = BUF_INIT;
@@ -69,12 +69,12 @@ const char *clean(const struct argocd *a, const char *s, size_t n)
 			if (b.len >= 2 && strncmp(b.s + b.len - 2, "; ", 2))
 				buf_adds(&b, "; ");
 		} else {
-			buf_addc(&b, (unsigned char)s[i] < ' ' ? ' ' : s[i]);
+			buf_addc(&b, s[i] == '\t' ? ' ' : s[i]);
 		}
 	}
 	if (b.len >= 600)
 		buf_adds(&b, "...");
-	r = astrdup(b.s);
+	r = term_safe(astrdup(b.s));	/* hostile: an escape sequence is shown, not obeyed */
 	buf_release(&b);
 	return r;
 }

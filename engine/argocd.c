@@ -737,8 +737,10 @@ int argocd_verify_step(void *ctx, struct step *s, const char *commit, int refres
 	}
 	/* the gate's last look asks for a fresh comparison: it must not pass on a stale one */
 	if (get_app(&c, refresh, &app, err) == 0) {
-		const char *sync = jstr(app, "status.sync.status"), *health = jstr(app, "status.health.status");
-		const char *rev = jstr(app, "status.sync.revision"), *why;
+		/* Argo CD's words, as they may be shown (term_safe) */
+		const char *sync = term_safe(jstr(app, "status.sync.status"));
+		const char *health = term_safe(jstr(app, "status.health.status"));
+		const char *rev = term_safe(jstr(app, "status.sync.revision")), *why;
 		if (strcmp(sync, "Synced"))
 			*err = aprintf("application '%s' is %s", name, *sync ? sync : "of unknown sync status");
 		else if (!argocd_helm_app(s) && !s->pkg->app_file && !rev_reached(a, s, rev, pushed))

@@ -102,8 +102,9 @@ int cmd_render(struct ctx *c)
 
 struct remote_files {
 	const char **name;
-	char **data;
+	char **data;		/* NULL: over a cap, not read (gitops_read); len is then its size */
 	size_t *len, n;
+	const char *folder;	/* for the report of a file not read */
 };
 
 static int collect(void *ctx, const char *name, const char *data, size_t len)
@@ -113,9 +114,31 @@ static int collect(void *ctx, const char *name, const char *data, size_t len)
 	rf->data = xrealloc(rf->data, (rf->n + 1) * sizeof(*rf->data));
 	rf->len = xrealloc(rf->len, (rf->n + 1) * sizeof(*rf->len));
 	rf->name[rf->n] = astrdup(name);
-	rf->data[rf->n] = astrndup(data, len);
+	rf->data[rf->n] = NULL;
+	if (data) {
+		rf->data[rf->n] = xmalloc(len + 1);
+		memcpy(rf->data[rf->n], data, len);
+		rf->data[rf->n][len] = 0;
+	} else {
+		warn("%s/%s in the GitOps repository is %.1f MiB, over the cap of %llu MiB on a file (%llu MiB on a "
+		     "folder) read from it: not read, and taken as differing from the render",
+		     rf->folder, term_safe(name), (double)len / (1 << 20), GITOPS_READ_FILE_CAP >> 20, GITOPS_READ_FOLDER_CAP >> 20);
+	}
 	rf->len[rf->n++] = len;
 	return 0;
+}
+
+static void remote_files_free(struct remote_files *rf)
+{
+	for (size_t i = 0; i < rf->n; i++)
+		free(rf->data[i]);
+	free(rf->name), free(rf->data), free(rf->len);
+}
+
+/* does the remote's file a differ from the render's data? (one not read does) */
+static int file_differs(const struct remote_files *rf, size_t a, const char *data, size_t len)
+{
+	return !rf->data[a] || rf->len[a] != len || memcmp(rf->data[a], data, len);
 }
 
 /*
@@ -127,7 +150,7 @@ int render_differs_from_gitops(struct ctx *c, struct step *s)
 {
 	static int fetched, locked;
 	struct gitops_opts go = ctx_gitops(c);
-	struct remote_files rf = { 0 };
+	struct remote_files rf = { .folder = s->gitpath };
 	struct bundle b;
 	char tip[41];
 	int differs = 0;
@@ -141,15 +164,16 @@ int render_differs_from_gitops(struct ctx *c, struct step *s)
 	if (render_one(c, s, &b) < 0)
 		return -1;
 	if (gitops_read(&go, !fetched, s->gitpath, collect, &rf, tip) < 0) {
+		remote_files_free(&rf);
 		free(b.v);
 		return -1;
 	}
 	fetched = 1;
 	differs = rf.n != b.n;
 	for (size_t i = 0; !differs && i < b.n; i++)
-		differs = strcmp(rf.name[i], b.v[i].name) || rf.len[i] != b.v[i].len ||
-			  memcmp(rf.data[i], b.v[i].data, b.v[i].len);
-	free(rf.name), free(rf.data), free(rf.len), free(b.v);
+		differs = strcmp(rf.name[i], b.v[i].name) || file_differs(&rf, i, b.v[i].data, b.v[i].len);
+	remote_files_free(&rf);
+	free(b.v);
 	return differs;
 }
 
@@ -165,9 +189,9 @@ static int print_patch(const char *path, const char *old, size_t oldlen, const c
 	r = git_patch_from_buffers(&patch, old, oldlen, old ? path : NULL, new, newlen, new ? path : NULL, &opts);
 	if (r < 0)
 		return error("diff of %s: %s", path, git_error_last() ? git_error_last()->message : "failed");
-	if (git_patch_num_hunks(patch) > 0 && git_patch_to_buf(&out, patch) == 0) {
-		/* git_patch_from_buffers labels both sides with their paths; make them a/ b/ */
-		fwrite(out.ptr, 1, out.size, stdout);
+	if (git_patch_num_hunks(patch) > 0 && git_patch_to_buf(&out, patch) == 0 && out.ptr) {
+		/* libgit2 quotes a path with control characters ("\033"); the content is escaped here */
+		fputs(term_safe_text(out.ptr), stdout);
 	}
 	git_buf_dispose(&out);
 	git_patch_free(patch);
@@ -181,6 +205,10 @@ int cmd_diff(struct ctx *c)
 	size_t nf;
 	int r, changed = 0, fetched = 0;
 
+	if (c->no_rules && !c->rev) {
+		fprintf(stderr, "idpmake: --no-rules goes with diff --rev (the renders of another revision)\n");
+		return 2;
+	}
 	if (c->rev)
 		return cmd_diff_rev(c);	/* revdiff.c: two revisions of the distro's repository */
 	if (c->from)
@@ -208,13 +236,14 @@ int cmd_diff(struct ctx *c)
 	nf = share_folders(c->g, &fo);	/* a _shared folder is diffed once, not once per cluster */
 	for (size_t i = 0; i < nf; i++) {
 		struct step *s = fo[i].steps[0];
-		struct remote_files rf = { 0 };
+		struct remote_files rf = { .folder = s->gitpath };
 		struct bundle b;
 		char tip[41];
 		size_t a = 0, k = 0;
 		if (render_one(c, s, &b) < 0)
 			return 1;
 		if (gitops_read(&go, !fetched, s->gitpath, collect, &rf, tip) < 0) {
+			remote_files_free(&rf);
 			free(b.v);
 			return 1;
 		}
@@ -225,7 +254,8 @@ int cmd_diff(struct ctx *c)
 			const char *path;
 			if (cmp < 0) {
 				path = aprintf("%s/%s", s->gitpath, rf.name[a]);
-				print_patch(path, rf.data[a], rf.len[a], NULL, 0);
+				if (rf.data[a])	/* one not read was reported */
+					print_patch(path, rf.data[a], rf.len[a], NULL, 0);
 				changed++;
 				a++;
 			} else if (cmp > 0) {
@@ -234,18 +264,17 @@ int cmd_diff(struct ctx *c)
 				changed++;
 				k++;
 			} else {
-				if (rf.len[a] != b.v[k].len || memcmp(rf.data[a], b.v[k].data, b.v[k].len)) {
+				if (file_differs(&rf, a, b.v[k].data, b.v[k].len)) {
 					path = aprintf("%s/%s", s->gitpath, b.v[k].name);
-					print_patch(path, rf.data[a], rf.len[a], b.v[k].data, b.v[k].len);
+					if (rf.data[a])
+						print_patch(path, rf.data[a], rf.len[a], b.v[k].data, b.v[k].len);
 					changed++;
 				}
 				a++;
 				k++;
 			}
 		}
-		free(rf.name);
-		free(rf.data);
-		free(rf.len);
+		remote_files_free(&rf);
 		free(b.v);
 	}
 	fprintf(stderr, "idpmake: %d object%s differ%s from the GitOps repository\n", changed, changed == 1 ? "" : "s",

@@ -256,7 +256,7 @@ static void find_drift(struct ctx *c, struct argocd *a)
 		else if (r == 1)
 			s->drift = "drift: the Application is missing";
 		else if (sync && strcmp(sync, "Synced"))
-			s->drift = aprintf("drift: Argo CD reports %s", sync);
+			s->drift = aprintf("drift: Argo CD reports %s", term_safe(sync));
 		else if (health && (!strcmp(health, "Degraded") || !strcmp(health, "Missing")))
 			s->drift = aprintf("drift: Argo CD reports %s", health);
 		if (s->drift && c->verbose)

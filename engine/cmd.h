@@ -33,6 +33,7 @@ struct ctx {
 	const char *format;		/* graph --format */
 	const char *outdir;		/* render -o DIR; diff -o FILE; plan -o FILE (a saved plan) */
 	int live;			/* diff --live */
+	int no_rules;			/* diff --rev --no-rules: only idpmake's built-in renderers run */
 	const char *from;		/* diff --from FILE */
 	const char *rev;		/* diff --rev A..B (revdiff.c) */
 	const char *plan_file;		/* up --plan FILE (savedplan.c) */

@@ -27,6 +27,7 @@
 #include "buf.h"
 #include "gitdrift.h"
 #include "gitremote.h"
+#include "lazycache.h"
 #include "util.h"
 
 #define WALK_MAX 2000		/* commits searched for the ones that changed a folder */
@@ -84,8 +85,9 @@ int drift_commits(struct git *g, const git_oid *tip, const git_oid *since, const
 			a = git_commit_author(c);
 			*out = agrow(*out, *n, sizeof(**out));
 			git_oid_tostr((*out)[*n].id, sizeof((*out)[*n].id), &id);
-			(*out)[*n].author = aprintf("%s <%s>", a->name, a->email);
-			(*out)[(*n)++].summary = astrdup(git_commit_summary(c) ? git_commit_summary(c) : "");
+			/* anyone who can push wrote them: printed, and put in commit messages, escaped */
+			(*out)[*n].author = term_safe(aprintf("%s <%s>", a->name, a->email));
+			(*out)[(*n)++].summary = term_safe(astrdup(git_commit_summary(c) ? git_commit_summary(c) : ""));
 		}
 		git_tree_free(pt);
 		git_tree_free(t);
@@ -230,6 +232,7 @@ struct read_walk {
 	const char *folder;
 	int (*fn)(void *ctx, const char *name, const char *data, size_t len);
 	void *ctx;
+	unsigned long long total;	/* bytes loaded so far (GITOPS_READ_FOLDER_CAP) */
 	int rc;
 };
 
@@ -238,11 +241,24 @@ static int read_entry(const char *root, const git_tree_entry *e, void *payload)
 	struct read_walk *w = payload;
 	const char *name;
 	git_blob *blob = NULL;
+	long long size;
 	int err;
 
 	if (git_tree_entry_type(e) != GIT_OBJECT_BLOB)
 		return 0;	/* a tree is walked into; a submodule has no content here */
 	name = aprintf("%s%s", root, git_tree_entry_name(e));
+	/* the size from the header, before anything is loaded: a file over a cap is named, never read */
+	if ((size = git_object_size(w->g, git_tree_entry_id(e))) < 0) {
+		w->rc = error("cannot read '%s/%s' of '%s': the object is missing from the clone", w->folder, name,
+			      w->g->branch);
+		return -1;
+	}
+	if ((unsigned long long)size > GITOPS_READ_FILE_CAP ||
+	    w->total + (unsigned long long)size > GITOPS_READ_FOLDER_CAP) {
+		w->rc = w->fn(w->ctx, name, NULL, (size_t)size);
+		return w->rc ? -1 : 0;
+	}
+	w->total += (unsigned long long)size;
 	if ((err = git_blob_lookup(&blob, w->g->repo, git_tree_entry_id(e))) < 0) {
 		w->rc = gerror(w->g, err, "cannot read '%s/%s' of '%s'", w->folder, name, w->g->branch);
 		return -1;
@@ -306,7 +322,7 @@ int gitops_read(const struct gitops_opts *o, int fetch_first, const char *path,
 	 * subtree's name followed by '/', so the paths come in byte order, as
 	 * a bundle's names do.
 	 */
-	w = (struct read_walk){ &g, p, fn, ctx, 0 };
+	w = (struct read_walk){ &g, p, fn, ctx, 0, 0 };
 	if ((err = git_tree_walk(folder, GIT_TREEWALK_PRE, read_entry, &w)) < 0 && !w.rc)
 		w.rc = gerror(&g, err, "cannot read '%s' of '%s'", p, g.branch);
 	rc = w.rc;

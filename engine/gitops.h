@@ -62,7 +62,14 @@ int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size
  * its path in the folder ("manifests/cm.yaml"), in byte order of the paths.
  * A missing folder or an empty repository calls fn never.  `tip` gets the
  * commit read ("" when the branch does not exist).
+ *
+ * The folder is hostile (anyone who can push edits it): a file over
+ * GITOPS_READ_FILE_CAP, or one that takes the folder's files read over
+ * GITOPS_READ_FOLDER_CAP, is not loaded: fn gets data NULL and len its size
+ * (from the object's header), and the caller reports it.
  */
+#define GITOPS_READ_FILE_CAP (64ull << 20)	/* a file: no Kubernetes object comes near it */
+#define GITOPS_READ_FOLDER_CAP (512ull << 20)	/* a folder: what a render may output (render.c) */
 int gitops_read(const struct gitops_opts *o, int fetch, const char *path,
 		int (*fn)(void *ctx, const char *name, const char *data, size_t len),
 		void *ctx, char tip[41]);
@@ -82,8 +89,8 @@ int gitops_descends(const struct gitops_opts *o, const char *rev, const char *ba
  */
 struct gitops_commit {
 	char id[41];
-	const char *author;		/* "Name <email>" */
-	const char *summary;		/* the first line of its message */
+	const char *author;		/* "Name <email>", control characters escaped (term_safe) */
+	const char *summary;		/* the first line of its message, escaped so too */
 };
 
 struct gitops_drift {

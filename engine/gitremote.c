@@ -65,8 +65,8 @@ void remote_print(const char *p)
 		nl = p + n;
 		for (cr = nl; cr > p && cr[-1] != '\r'; cr--)
 			;
-		if (nl > cr)
-			fprintf(stderr, "remote: %.*s\n", (int)(nl - cr), cr);
+		if (nl > cr)	/* the server's words: an escape sequence is shown, not obeyed */
+			fprintf(stderr, "remote: %s\n", term_safe(astrndup(cr, (size_t)(nl - cr))));
 		p = *nl ? nl + 1 : nl;
 	}
 }
@@ -214,7 +214,7 @@ static int push_status(const char *ref, const char *status, void *payload)
 
 	if (status && !strcmp(ref, g->head)) {
 		free(g->refused);
-		g->refused = xstrdup(status);
+		g->refused = xstrdup(term_safe(status));	/* the server's words, printed */
 	}
 	return 0;
 }

@@ -55,6 +55,12 @@ static const char *str(json_t *o, const char *key)
 	return json_is_string(v) ? json_string_value(v) : "";
 }
 
+/* a field as it is printed: what Argo CD or a saved diff says is hostile (term_safe) */
+static const char *shown(json_t *o, const char *key)
+{
+	return term_safe(str(o, key));
+}
+
 /* "apps/Deployment ns/name", "ConfigMap ns/name", "Namespace name" (arena) */
 static const char *label(const char *group, const char *kind, const char *ns, const char *name)
 {
@@ -264,7 +270,7 @@ static void print_lines(json_t *lines, int color)
 			     : *s == '-'				     ? "\x1b[31m"
 			     : *s == '+'				     ? "\x1b[32m"
 									     : "";
-		printf("%s%s%s\n", on, s, *on ? "\x1b[m" : "");
+		printf("%s%s%s\n", on, term_safe(s), *on ? "\x1b[m" : "");
 	}
 }
 
@@ -279,12 +285,12 @@ static void print_object(json_t *o, const char *what, const char *word, int colo
 	size_t i;
 	json_t *n;
 
-	printf("%s%-7s%s %s", color ? col : "", word ? word : st, color && *col ? "\x1b[m" : "", what);
+	printf("%s%-7s%s %s", color ? col : "", word ? word : term_safe(st), color && *col ? "\x1b[m" : "", term_safe(what));
 	if (!strcmp(st, "prune"))
 		printf(json_is_true(json_object_get(o, "deleted")) ? " (would be deleted)" : " (kept: the package syncs without prune)");
 	printf("\n");
 	json_array_foreach(json_object_get(o, "notes"), i, n)
-		printf("        # %s\n", json_string_value(n));
+		printf("        # %s\n", term_safe(json_string_value(n)));
 	print_lines(json_object_get(o, "diff"), color);
 }
 
@@ -306,45 +312,45 @@ static int show(struct ctx *c, json_t *doc)
 	if (c->json) {
 		json_print(json_incref(doc), 1);
 	} else if (!strcmp(str(doc, "mode"), "clusters")) {
-		const char *a = str(doc, "a"), *b = str(doc, "b");
+		const char *a = shown(doc, "a"), *b = shown(doc, "b");
 		json_array_foreach(json_object_get(doc, "packages"), i, x) {
-			const char *only = str(x, "only");
+			const char *only = shown(x, "only");
 			if (*only) {
-				printf("%spackage %s: only on %s%s\n", color ? "\x1b[1m" : "", str(x, "package"), only,
+				printf("%spackage %s: only on %s%s\n", color ? "\x1b[1m" : "", shown(x, "package"), only,
 				       color ? "\x1b[m" : "");
 				continue;
 			}
 			if (!json_array_size(json_object_get(x, "objects")))
 				continue;
-			printf("%spackage %s: %s and %s differ%s\n", color ? "\x1b[1m" : "", str(x, "package"), a, b,
+			printf("%spackage %s: %s and %s differ%s\n", color ? "\x1b[1m" : "", shown(x, "package"), a, b,
 			       color ? "\x1b[m" : "");
 			json_array_foreach(json_object_get(x, "objects"), j, o) {
 				const char *st = str(o, "status");
-				print_object(o, str(o, "file"), !strcmp(st, "only-a")   ? aprintf("only-%s", a)
+				print_object(o, shown(o, "file"), !strcmp(st, "only-a")   ? aprintf("only-%s", a)
 								: !strcmp(st, "only-b") ? aprintf("only-%s", b)
 											: NULL, color);
 			}
 		}
 	} else {
 		json_array_foreach(json_object_get(doc, "applications"), i, x) {
-			const char *rev = str(x, "revision");
+			const char *rev = shown(x, "revision");
 			if (!json_array_size(json_object_get(x, "objects")))
 				continue;
-			printf("%sapplication %s (%s/%s)%s%.*s%s%s\n", color ? "\x1b[1m" : "", str(x, "name"), str(x, "cluster"),
-			       str(x, "package"), *rev ? ", synced at " : "", 12, rev,
+			printf("%sapplication %s (%s/%s)%s%.*s%s%s\n", color ? "\x1b[1m" : "", shown(x, "name"), shown(x, "cluster"),
+			       shown(x, "package"), *rev ? ", synced at " : "", 12, rev,
 			       json_is_true(json_object_get(x, "exists")) ? "" : ": does not exist yet", color ? "\x1b[m" : "");
 			json_array_foreach(json_object_get(x, "objects"), j, o)
-				print_object(o, label(str(o, "group"), str(o, "kind"), str(o, "namespace"), str(o, "name")), NULL,
+				print_object(o, label(shown(o, "group"), shown(o, "kind"), shown(o, "namespace"), shown(o, "name")), NULL,
 					     color);
 		}
 		json_array_foreach(json_object_get(doc, "uncompared"), i, x)
 			printf("%sapplication %s (%s/%s): changes (chart, values or source); Argo CD renders its objects: "
-			       "not compared%s\n", color ? "\x1b[1m" : "", str(x, "name"), str(x, "cluster"), str(x, "package"),
+			       "not compared%s\n", color ? "\x1b[1m" : "", shown(x, "name"), shown(x, "cluster"), shown(x, "package"),
 			       color ? "\x1b[m" : "");
 	}
 	if (!strcmp(str(doc, "mode"), "clusters"))
 		fprintf(stderr, "idpmake: %d object%s differ%s between %s and %s\n", differ, differ == 1 ? "" : "s",
-			differ == 1 ? "s" : "", str(doc, "a"), str(doc, "b"));
+			differ == 1 ? "s" : "", shown(doc, "a"), shown(doc, "b"));
 	else
 		fprintf(stderr, "idpmake: %d object%s differ%s from what Argo CD reports live (%d to create, %d to change, %d to prune)\n",
 			differ, differ == 1 ? "" : "s", differ == 1 ? "s" : "",
@@ -684,7 +690,7 @@ int livediff_from(struct ctx *c)
 	}
 	if (c->verbose || !c->json)
 		fprintf(stderr, "idpmake: diff saved from %s%s\n", json_is_string(json_object_get(doc, "commit")) ? "commit " : "",
-			json_is_string(json_object_get(doc, "commit")) ? str(doc, "commit") : "a work tree outside git");
+			json_is_string(json_object_get(doc, "commit")) ? shown(doc, "commit") : "a work tree outside git");
 	r = show(c, doc);
 	json_decref(doc);
 	return r;

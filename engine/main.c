@@ -26,7 +26,7 @@ static const struct command commands[] = {
 	{ "render", cmd_render, "render [-o DIR] [TARGET...]", "render only, to stdout or DIR; no push, no sync, no state change" },
 	{ "diff", cmd_diff,
 	  "diff [--exit-code] [TARGET...]\n"
-	  "       idpmake [OPTIONS] diff --rev A[..B] [--format markdown] [TARGET...]\n"
+	  "       idpmake [OPTIONS] diff --rev A[..B] [--no-rules] [--format markdown] [TARGET...]\n"
 	  "       idpmake [OPTIONS] diff --live [--json] [--exit-code] [-o FILE] [TARGET...]\n"
 	  "       idpmake [OPTIONS] diff --from FILE\n"
 	  "       idpmake [OPTIONS] diff [-o FILE] CLUSTER_A/ CLUSTER_B/ [PACKAGE...]",
@@ -37,7 +37,8 @@ static const struct command commands[] = {
 	  "shows it again offline; CLUSTER_A/ CLUSTER_B/: the two clusters' renders,\n"
 	  "package by package, from the cache (rendering what is missing); --rev A..B: the renders of\n"
 	  "two revisions of the distro's git repository (A: against the work tree), --format markdown\n"
-	  "for a pull-request comment" },
+	  "for a pull-request comment; --no-rules: run none of the rules a revision defines (a pull\n"
+	  "request's commands), only idpmake's built-in renderers" },
 	{ "validate", cmd_validate, "validate [--live] [TARGET...]",
 	  "check the distro and everything it references; render nothing remotely\n\n"
 	  "--live: also render every package and check each object's apiVersion and kind against what\n"
@@ -104,6 +105,7 @@ static void usage(FILE *f)
 		   "  --bundle FILE      run from an archive 'idpmake pack' wrote, with no network\n"
 		   "  --plan FILE        up: run exactly the saved plan, or refuse (exit 2) if anything changed\n"
 		   "  --rev A[..B]       diff: the renders of revision A against B (default: the work tree)\n"
+		   "  --no-rules         diff --rev: run only built-in renderers, no rule a revision defines\n"
 		   "  --exit-code        plan: exit 1 when there is work to do; diff: 1 when anything differs\n"
 		   "  --all              forget: remove state.db itself (a damaged or newer state)\n"
 		   "  -h, --help         this help; 'idpmake help COMMAND' for one command\n"
@@ -148,7 +150,7 @@ static int parse_int(const char *s, const char *what, int *out)
 }
 
 enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION, O_OVERWRITE, O_CONTEXT,
-       O_KUBE_CONTEXT, O_LIVE, O_FROM, O_ALL, O_REV, O_PLAN, O_BUNDLE };
+       O_KUBE_CONTEXT, O_LIVE, O_FROM, O_ALL, O_REV, O_PLAN, O_BUNDLE, O_NO_RULES };
 static const struct option longopts[] = {
 	{ "json", no_argument, NULL, O_JSON },
 	{ "color", required_argument, NULL, O_COLOR },
@@ -166,6 +168,7 @@ static const struct option longopts[] = {
 	{ "live", no_argument, NULL, O_LIVE },
 	{ "from", required_argument, NULL, O_FROM },
 	{ "rev", required_argument, NULL, O_REV },
+	{ "no-rules", no_argument, NULL, O_NO_RULES },
 	{ "plan", required_argument, NULL, O_PLAN },
 	{ "bundle", required_argument, NULL, O_BUNDLE },
 	{ "help", no_argument, NULL, 'h' },
@@ -299,6 +302,9 @@ int main(int argc, char **argv)
 			break;
 		case O_REV:
 			c.rev = optarg;
+			break;
+		case O_NO_RULES:
+			c.no_rules = 1;
 			break;
 		case O_PLAN:
 			c.plan_file = optarg;

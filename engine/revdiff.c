@@ -203,8 +203,8 @@ out:
 	return r;
 }
 
-/* load, select, plan and render one side; 0, or the exit code */
-static int load_side(struct ctx *c, struct side *sd, const char *file, char *used)
+/* load, select, plan and render one side; 0, or the exit code; norules: CLUSTER/PKG -> rule left out */
+static int load_side(struct ctx *c, struct side *sd, const char *file, char *used, json_t *norules)
 {
 	int failed = 0;
 
@@ -225,6 +225,15 @@ static int load_side(struct ctx *c, struct side *sd, const char *file, char *use
 		struct step *s = sd->g->steps[i];
 		if (s->kind == STEP_RENDER && s->selected && !targeted(c, s, used))
 			s->selected = 0;
+		/*
+		 * --no-rules: a rule the revision defines is a command a pull request may have
+		 * written (and its version command runs for the key): neither runs
+		 */
+		if (c->no_rules && s->kind == STEP_RENDER && s->selected && s->pkg->rule && !s->pkg->rule->builtin) {
+			s->selected = 0;
+			json_object_set_new(norules, aprintf("%s/%s", s->cluster->name, s->pkg->name),
+					    json_string(s->pkg->rule->name));
+		}
 	}
 	sd->pl = (struct planner){ .g = sd->g, .st = c->st, .statedir = c->statedir, .run_start = wall_ns(),
 				   .dry_run = 1, .jobs = c->jobs, .argocd_server = argocd_server(sd->d) };
@@ -273,7 +282,8 @@ static void add_obj(struct rdiff *rd, const struct pkgout *p, const char *name, 
 
 	rd->v = agrow(rd->v, rd->n, sizeof(*rd->v));
 	o = &rd->v[rd->n++];
-	*o = (struct objdiff){ p->cluster, p->pkg, agrow(NULL, 0, sizeof(*o->clusters)), 1, path, status, "", "" };
+	/* the other revision's renders are a pull request's: shown with control characters escaped */
+	*o = (struct objdiff){ p->cluster, p->pkg, agrow(NULL, 0, sizeof(*o->clusters)), 1, term_safe(path), status, "", "" };
 	o->clusters[0] = p->cluster;
 	rd->count[status]++;
 	/* a Secret's values never printed: "(hidden)", "(hidden, differs)" on the new side */
@@ -282,8 +292,8 @@ static void add_obj(struct rdiff *rd, const struct pkgout *p, const char *name, 
 	if (git_patch_from_buffers(&patch, old, oldlen, old ? path : NULL, new, newlen, new ? path : NULL, &opts) == 0 &&
 	    git_patch_to_buf(&out, patch) == 0 && out.ptr) {
 		const char *minus = strstr(out.ptr, "\n--- ");
-		o->patch = minus ? astrdup(minus + 1) : astrdup(out.ptr);
-		o->head = minus ? astrndup(out.ptr, (size_t)(minus + 1 - out.ptr)) : "";
+		o->patch = term_safe_text(minus ? astrdup(minus + 1) : astrdup(out.ptr));
+		o->head = minus ? term_safe_text(astrndup(out.ptr, (size_t)(minus + 1 - out.ptr))) : "";
 	}
 	git_buf_dispose(&out);
 	git_patch_free(patch);
@@ -456,9 +466,23 @@ static void print_text(const struct ctx *c, const struct rdiff *rd)
 	}
 }
 
-static void print_json(const struct rdiff *rd)
+/* the packages --no-rules left out, as "CLUSTER/PKG (rule NAME)" items */
+static void norules_list(struct buf *b, json_t *norules, const char *sep, const char *open, const char *close)
 {
-	json_t *doc = json_object(), *objs = json_array();
+	const char *id;
+	json_t *v;
+	size_t i = 0;
+
+	json_object_foreach(norules, id, v) {
+		buf_addf(b, "%s%s%s%s (rule %s%s%s)", i++ ? sep : "", open, term_safe(id), close, open,
+			 term_safe(json_string_value(v)), close);
+	}
+}
+
+static void print_json(const struct rdiff *rd, json_t *norules)
+{
+	json_t *doc = json_object(), *objs = json_array(), *nr = json_array(), *v;
+	const char *id;
 
 	json_object_set_new(doc, "from", json_pack("{s:s, s:s}", "rev", rd->a.label, "commit", rd->a.oid));
 	json_object_set_new(doc, "to", rd->b.oid[0] ? json_pack("{s:s, s:s}", "rev", rd->b.label, "commit", rd->b.oid)
@@ -477,6 +501,9 @@ static void print_json(const struct rdiff *rd)
 	json_object_set_new(doc, "created", json_integer(rd->count[OBJ_CREATED]));
 	json_object_set_new(doc, "changed", json_integer(rd->count[OBJ_CHANGED]));
 	json_object_set_new(doc, "deleted", json_integer(rd->count[OBJ_DELETED]));
+	json_object_foreach(norules, id, v)
+		json_array_append_new(nr, json_pack("{s:s, s:O}", "package", id, "rule", v));
+	json_object_set_new(doc, "not_rendered", nr);
 	json_print(doc, 1);
 }
 
@@ -567,7 +594,7 @@ static struct pkgsum *summarise(const struct rdiff *rd, size_t *n)
 	return v;
 }
 
-static void print_markdown(const struct rdiff *rd)
+static void print_markdown(const struct rdiff *rd, json_t *norules)
 {
 	struct buf out = BUF_INIT, block = BUF_INIT, note = BUF_INIT;
 	const char *range = range_text(rd);
@@ -577,6 +604,17 @@ static void print_markdown(const struct rdiff *rd)
 	buf_adds(&out, "### idpmake diff <code>");
 	md_escape(&out, range);
 	buf_adds(&out, "</code>\n\n");
+	if (json_object_size(norules)) {
+		struct buf l = BUF_INIT;
+		norules_list(&l, norules, ", ", "<code>", "</code>");
+		buf_adds(&out, "> **Not rendered** (`--no-rules`: a rule the distro defines runs a command): ");
+		if (l.len > MD_CAP / 4)
+			buf_addf(&out, "%zu packages", json_object_size(norules));
+		else
+			buf_add(&out, l.s, l.len);
+		buf_adds(&out, "\n\n");
+		buf_release(&l);
+	}
 	if (!rd->n) {
 		buf_adds(&out, "No rendered object differs.\n");
 		fwrite(out.s, 1, out.len, stdout);
@@ -717,6 +755,7 @@ int cmd_diff_rev(struct ctx *c)
 	struct rdiff rd = { 0 };
 	const char *rel, *base = path_base(c->file);
 	char *used = amalloc(c->ntargets + 1);
+	json_t *norules = json_object();
 	int r;
 
 	if (c->format && strcmp(c->format, "markdown") && strcmp(c->format, "text")) {
@@ -755,7 +794,7 @@ int cmd_diff_rev(struct ctx *c)
 			}
 			file = *rel ? aprintf("%s/%s/%s", sd->checkout, rel, base) : aprintf("%s/%s", sd->checkout, base);
 		}
-		if ((r = load_side(c, sd, file, used)))
+		if ((r = load_side(c, sd, file, used, norules)))
 			goto out;
 	}
 	for (size_t t = 0; t < c->ntargets; t++)
@@ -770,11 +809,17 @@ int cmd_diff_rev(struct ctx *c)
 		goto out;
 	}
 	if (c->json)
-		print_json(&rd);
+		print_json(&rd, norules);
 	else if (c->format && !strcmp(c->format, "markdown"))
-		print_markdown(&rd);
+		print_markdown(&rd, norules);
 	else
 		print_text(c, &rd);
+	if (json_object_size(norules)) {
+		struct buf l = BUF_INIT;
+		norules_list(&l, norules, ", ", "", "");
+		fprintf(stderr, "idpmake: --no-rules: not rendered, their rules are the distro's own commands: %s\n", l.s);
+		buf_release(&l);
+	}
 	fprintf(stderr, "idpmake: %s (%.7s..%.*s): %d object%s created, %d changed, %d deleted in %zu package%s on %zu cluster%s\n",
 		range_text(&rd), rd.a.oid, rd.b.oid[0] ? 7 : 9, rd.b.oid[0] ? rd.b.oid : "work tree", rd.count[OBJ_CREATED],
 		rd.count[OBJ_CREATED] == 1 ? "" : "s", rd.count[OBJ_CHANGED], rd.count[OBJ_DELETED], rd.npkgs,
@@ -793,5 +838,6 @@ out:
 			rmtree(sd->checkout);
 	}
 	git_repository_free(repo);
+	json_decref(norules);
 	return r;
 }

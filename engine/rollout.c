@@ -28,6 +28,7 @@
 #include "buf.h"
 #include "exec.h"
 #include "hook.h"
+#include "plan.h"
 #include "fleet.h"
 #include "rollout.h"
 #include "util.h"
@@ -83,7 +84,12 @@ void wave_decide(struct planner *pl, struct step *s, const struct record *rec, i
 	hasher_adds(h, "wave");
 	hasher_adds(h, w->name);
 	hasher_add(h, &w->bake, sizeof(w->bake));
-	hasher_adds(h, w->check ? w->check->run : "");
+	if (w->check) {
+		int err = 0;	/* a missing input: the check fails when it runs */
+		plan_hook_hash(pl, w->check, h, &err);
+	} else {
+		hasher_adds(h, "");
+	}
 	for (size_t i = 0; i < s->nin; i++)
 		if (in_wave(s->in[i], w)) {
 			hasher_adds(h, s->in[i]->id);

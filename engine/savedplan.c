@@ -5,8 +5,8 @@
  * A step's key already covers its inputs (plan.c): a render's the rule,
  * the tool version, the package spec, the variables it uses, the values
  * files and the source tree; a sync's the render's output and the
- * Application; a hook's its command, inputs and variables; the push's the
- * folders it changes.  So the plan records, for every selected step, its
+ * Application; a hook's its command, the script it runs, inputs and
+ * variables; the push's the folders it changes.  So the plan records, for every selected step, its
  * key and whether it would run, and for a render its output hash and the
  * named parts of its key (to name what changed).  To know the output
  * hashes, `plan -o` renders what would render, into the cache only
@@ -36,13 +36,15 @@
  *   1. the idpmake version;            5. the renders' outputs (rendered
  *   2. the variables, by name;            again where the cache does not
  *   3. the set of selected steps;         hold them) against the plan's;
- *   4. the renders' keys, naming the   6. every other step that would run:
- *      changed part;                      the plan runs it, with that key;
+ *   4. the renders' keys, naming the   6. every other step: the plan's key
+ *      changed part;                      (a hook's covers its script), and
+ *                                         one that would run, the plan runs;
  *                                      7. the manifest's bytes.
  * A step the plan runs that is now up to date (the plan was applied) does
  * not run again: applying a plan twice does nothing the second time.  The renders are then recorded as done, bound to the
  * plan's outputs, and build.c runs the rest as up does.
  */
+#include <ctype.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,10 +57,6 @@
 #include "savedplan.h"
 #include "targets.h"
 #include "util.h"
-
-#ifndef IDPMAKE_VERSION
-#define IDPMAKE_VERSION "0.1.0"
-#endif
 
 static const char *hex_of(struct hash h)
 {
@@ -206,21 +204,89 @@ int savedplan_write(struct ctx *c)
 
 /* ---- up --plan ---- */
 
-static json_t *load_plan(const char *path)
+/* is v an object whose members are all strings (or, with `nested`, all such objects)? */
+static int string_map(json_t *v, int nested)
+{
+	const char *k;
+	json_t *m;
+
+	if (!json_is_object(v))
+		return 0;
+	json_object_foreach(v, k, m) if (nested ? !string_map(m, 0) : !json_is_string(m)) return 0;
+	return 1;
+}
+
+static int string_list(json_t *v)
+{
+	size_t i;
+	json_t *m;
+
+	if (!json_is_array(v))
+		return 0;
+	json_array_foreach(v, i, m) if (!json_is_string(m)) return 0;
+	return 1;
+}
+
+json_t *savedplan_parse(const char *text, size_t len, const char **why)
 {
 	json_error_t je;
-	json_t *doc = json_load_file(path, 0, &je), *v;
+	json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je), *v, *st;
+	size_t i;
 
+	*why = NULL;
 	if (!doc) {
-		fprintf(stderr, "%s:%d:%d: error: %s\n", path, je.line, je.column, je.text);
+		*why = aprintf("%d:%d: error: %s", je.line, je.column, je.text);
 		return NULL;
 	}
-	if (!(v = json_object_get(doc, "idpmake_plan")) || json_integer_value(v) != 1 ||
-	    !json_is_array(json_object_get(doc, "steps"))) {
-		fprintf(stderr, "idpmake: %s is not a saved plan of this idpmake (idpmake plan -o FILE writes one)\n", path);
+	if (!(v = json_object_get(doc, "idpmake_plan")) || !json_is_integer(v) || json_integer_value(v) != 1)
+		*why = "not a saved plan of this idpmake (idpmake plan -o FILE writes one)";
+	else if (!json_is_string(json_object_get(doc, "idpmake")))
+		*why = "not a saved plan: \"idpmake\" is not the version of the idpmake that made it";
+	else if (!string_map(json_object_get(doc, "distro"), 0) ||
+		 !json_is_string(json_object_get(json_object_get(doc, "distro"), "hash")))
+		*why = "not a saved plan: \"distro\" is not a map of strings with the manifest's hash";
+	else if (!string_list(json_object_get(doc, "targets")) || !string_list(json_object_get(doc, "labels")))
+		*why = "not a saved plan: \"targets\" and \"labels\" are not lists of strings";
+	else if (!json_is_object(json_object_get(doc, "vars")) ||
+		 !string_map(json_object_get(json_object_get(doc, "vars"), "distro"), 0) ||
+		 !string_map(json_object_get(json_object_get(doc, "vars"), "clusters"), 1))
+		*why = "not a saved plan: \"vars\" is not the distro's and the clusters' variables";
+	else if (!json_is_array(st = json_object_get(doc, "steps")))
+		*why = "not a saved plan: \"steps\" is not a list";
+	json_array_foreach(st, i, v) {
+		json_t *out = json_object_get(v, "output"), *in = json_object_get(v, "inputs");
+		if (*why)
+			break;
+		if (!json_is_object(v) || !json_is_string(json_object_get(v, "id")) ||
+		    !json_is_string(json_object_get(v, "kind")) || !json_is_string(json_object_get(v, "key")) ||
+		    !json_is_boolean(json_object_get(v, "run")) || (out && !json_is_string(out)) ||
+		    (in && !string_map(in, 0)))
+			*why = aprintf("not a saved plan: steps[%zu] is not a step (id, kind, key, run; a render's output and inputs)", i);
+	}
+	if (*why) {
 		json_decref(doc);
 		return NULL;
 	}
+	return doc;
+}
+
+static json_t *load_plan(const char *path)
+{
+	size_t len;
+	char *text = read_file(path, &len);
+	const char *why;
+	json_t *doc;
+
+	if (!text) {
+		error("cannot read the plan %s:", path);
+		return NULL;
+	}
+	doc = savedplan_parse(text, len, &why);
+	free(text);
+	if (!doc && isdigit((unsigned char)*why))
+		fprintf(stderr, "%s:%s\n", path, why);	/* LINE:COL: error: ... */
+	else if (!doc)
+		fprintf(stderr, "idpmake: %s is %s\n", path, why);
 	return doc;
 }
 
@@ -312,9 +378,9 @@ static const char *key_hint(const struct step *s)
 		return "the Application, its server or its render changed";
 	case STEP_PRE:
 	case STEP_POST:
-		return "the hook's command, inputs or variables changed";
+		return "the hook's command, the script it runs, its inputs or variables changed";
 	case STEP_WAVE:
-		return "the wave or its clusters' steps changed";
+		return "the wave, the script its check runs, or its clusters' steps changed";
 	case STEP_REGISTER:
 		return "the cluster's or the repository's registration changed";
 	default:
@@ -394,10 +460,15 @@ static const char *differs(struct ctx *c, json_t *doc, char *run, int *failed)
 			why = aprintf("%s: the render's output is %.12s, the plan's is %.12s (the renderer's output is not"
 				      " reproducible, or the plan was made from other files)",
 				      s->id, hex_of(s->output), planned ? planned : "none");
-		/* 6. the other steps: each that runs, the plan runs, with the same key (one that does not run changes nothing) */
+		/*
+		 * 6. the other steps: each that runs, the plan runs; and every one has the plan's key
+		 * (what a hook or check runs is in it), but a push that changes nothing now, whose
+		 * key is then the empty set of changes: the plan was applied
+		 */
 		else if (s->kind != STEP_RENDER && run[i] && !json_is_true(json_object_get(p, "run")))
 			why = aprintf("%s would run (%s), and the plan does not run it", s->id, reason_text(s));
-		else if (s->kind != STEP_RENDER && run[i] && strcmp(hex_of(s->key), planned ? planned : ""))
+		else if (s->kind != STEP_RENDER && (run[i] || s->kind != STEP_PUSH) &&
+			 strcmp(hex_of(s->key), planned ? planned : ""))
 			why = aprintf("%s: its key differs from the plan's: %s", s->id, key_hint(s));
 	}
 	/* 7. the manifest itself (a comment, a package not selected) */

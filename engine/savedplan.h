@@ -2,7 +2,17 @@
 #ifndef IDPMAKE_SAVEDPLAN_H
 #define IDPMAKE_SAVEDPLAN_H
 
+#include <jansson.h>
+#include <stddef.h>
+
 struct ctx;
+
+/*
+ * A saved plan's text (hostile: a CI artifact anyone may have edited): its
+ * document, when it is a plan of this format whose fields have the types
+ * savedplan.c reads; else NULL with *why ("LINE:COL: ..." for bad JSON).
+ */
+json_t *savedplan_parse(const char *text, size_t len, const char **why);
 
 /* plan -o FILE, after plan_renders: render what would render, predict the rest, save; the exit code */
 int savedplan_write(struct ctx *c);

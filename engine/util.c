@@ -160,6 +160,54 @@ char *astrdup(const char *s)
 	return s ? astrndup(s, strlen(s)) : NULL;
 }
 
+/* the length of a control character at s that `keep` does not name: 1 (C0, DEL), 2 (C1 in UTF-8), or 0 */
+static size_t control_at(const unsigned char *s, const char *keep)
+{
+	if ((*s < 0x20 || *s == 0x7f) && !strchr(keep, *s))
+		return 1;
+	return *s == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f ? 2 : 0;
+}
+
+/* the escaping of term_safe and term_safe_text: control characters but those in `keep` as \xHH */
+static const char *escape_controls(const char *s, const char *keep)
+{
+	const unsigned char *p;
+	size_t n = 0;
+	char *out, *o;
+
+	if (!s)
+		return NULL;
+	for (p = (const unsigned char *)s; *p;) {
+		size_t k = control_at(p, keep);
+		n += k ? 4 * k : 1;
+		p += k ? k : 1;
+	}
+	if (n == (size_t)(p - (const unsigned char *)s))
+		return s;
+	o = out = amalloc(n + 1);
+	for (p = (const unsigned char *)s; *p;) {
+		size_t k = control_at(p, keep);
+		if (!k) {
+			*o++ = (char)*p++;
+			continue;
+		}
+		for (; k; k--, p++)
+			o += sprintf(o, "\\x%02x", *p);
+	}
+	*o = 0;
+	return out;
+}
+
+const char *term_safe(const char *s)
+{
+	return escape_controls(s, "");
+}
+
+const char *term_safe_text(const char *s)
+{
+	return escape_controls(s, "\n\t");
+}
+
 char *aprintf(const char *fmt, ...)
 {
 	va_list ap;

@@ -40,6 +40,17 @@ char *astrdup(const char *s);
 char *astrndup(const char *s, size_t n);
 char *aprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void afree_all(void);
+/*
+ * s as it may reach a terminal (arena; s itself when it needs nothing):
+ * every control character, newline and tab included, DEL, and the C1
+ * controls (U+0080..U+009F, which some terminals take as ESC [) as \xHH.
+ * For every text read from git or Argo CD (a commit's author and summary,
+ * Argo CD's messages, the names of objects): colour, cursor and
+ * title-setting escapes, and a newline forging a line of output, stop here.
+ */
+const char *term_safe(const char *s);
+/* the same for text of many lines shown as such (a diff's patch): newlines and tabs stay */
+const char *term_safe_text(const char *s);
 /* the arena's top, and freeing what was allocated since (one thread; the fuzz targets) */
 struct amark {
 	void *block;

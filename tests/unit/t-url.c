@@ -2,8 +2,9 @@
  * t-url.c - url.c: passwords found and masked where libcurl's parser says
  * they end (a '#' written raw is no URL at all, and is masked whole; %23
  * is a '#' in the password), user info stripped, origins compared, bytes
- * percent-encoded, Argo CD servers turned into base URLs; and names.c's
- * check of names from elsewhere.
+ * percent-encoded, Argo CD servers turned into base URLs; names.c's check
+ * of names from elsewhere; and util.c's term_safe, the escaping of hostile
+ * text on its way to a terminal.
  */
 #include <string.h>
 
@@ -157,4 +158,20 @@ static void test_names(void)
 	CHECK(!name_has_part("a/x.idpmake/b", ".idpmake"));
 }
 
-TEST_MAIN(test_parse, test_masked, test_strip, test_origin, test_escape, test_base, test_userinfo, test_names)
+/* util.c's term_safe: what git or Argo CD says, as it may reach a terminal */
+static void test_term_safe(void)
+{
+	const char *plain = "Alice <alice@example.com> fix: caf\xc3\xa9 \\ ok";
+	CHECK(term_safe(plain) == plain);	/* nothing to escape: no copy */
+	CHECK_STR(term_safe("\x1b[31mred\x1b[0m"), "\\x1b[31mred\\x1b[0m");
+	CHECK_STR(term_safe("\x1b]0;title\x07x"), "\\x1b]0;title\\x07x");
+	CHECK_STR(term_safe("a\nb\rc\td"), "a\\x0ab\\x0dc\\x09d");
+	CHECK_STR(term_safe("del\x7f"), "del\\x7f");
+	CHECK_STR(term_safe("c1 \xc2\x9b" "31m \xc2\xa0"), "c1 \\xc2\\x9b31m \xc2\xa0");	/* U+009B, not U+00A0 */
+	CHECK_STR(term_safe("end\xc2"), "end\xc2");
+	CHECK_STR(term_safe(""), "");
+	CHECK(term_safe(NULL) == NULL);
+}
+
+TEST_MAIN(test_parse, test_masked, test_strip, test_origin, test_escape, test_base, test_userinfo, test_names,
+	  test_term_safe)
