@@ -416,9 +416,11 @@ int state_lock(struct state *s, int wait)
 {
 	const char *path = aprintf("%s/lock", s->dir);
 	char info[256];
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	int fd;
 
-	if (fd < 0)
+	if (s->lockfd >= 0)
+		return 0;	/* held already: a bundle's run takes it before unpacking (ctx.c) */
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0)
 		return error("cannot open the lock %s:", path);
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		ssize_t n = pread(fd, info, sizeof(info) - 1, 0);
