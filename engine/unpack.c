@@ -29,6 +29,7 @@
 
 #include "hash.h"
 #include "pack.h"
+#include "state.h"
 #include "util.h"
 
 #define INDEX_MAX (16u << 20)
@@ -325,6 +326,10 @@ int pack_open(const char *archive, const char *statedir, const char **distro)
 	int r;
 
 	memset(&pk, 0, sizeof(pk));
+	/* the state folder is checked by state_open; its bundle folder too, before anything in it is removed */
+	if (state_dir_check(path_join(statedir, "bundle"), "the bundle folder") < 0 ||
+	    state_dir_check(root, "the unpacked bundle") < 0)
+		return -1;
 	if (rmtree(root) < 0 && errno != ENOENT)
 		return error("cannot remove %s:", root);
 	if (mkdirs(root) < 0 || !(real = realpath(root, NULL)))
