@@ -21,6 +21,7 @@
 #include "pack.h"
 #include "source.h"
 #include "util.h"
+#include "yaml.h"
 
 struct member {
 	const char *name;	/* in the archive */
@@ -28,9 +29,17 @@ struct member {
 	int exec;		/* mode 0755 rather than 0644 */
 };
 
+/* a file a credential setting names: never packed */
+struct secret {
+	const char *real;	/* its real path */
+	const char *why;	/* the setting that names it */
+};
+
 struct packer {
 	struct member *v;
 	size_t n;
+	struct secret *sec;
+	size_t nsec, nleft;	/* nleft: files left out for being one */
 	struct buf index;	/* the lines after the file lines */
 	const char *out;	/* the archive being written, as an absolute path: never a member of itself */
 };
@@ -39,6 +48,86 @@ static void add(struct packer *pk, const char *name, const char *src, int exec)
 {
 	pk->v = agrow(pk->v, pk->n, sizeof(*pk->v));
 	pk->v[pk->n++] = (struct member){ name, src, exec };
+}
+
+static void add_secret(struct packer *pk, const char *path, const char *why)
+{
+	char *real = path ? realpath(path, NULL) : NULL;
+
+	if (!real)
+		return;	/* not there: nothing to leave out */
+	pk->sec = agrow(pk->sec, pk->nsec, sizeof(*pk->sec));
+	pk->sec[pk->nsec++] = (struct secret){ astrdup(real), why };
+	free(real);
+}
+
+/* the setting naming the file at real path REAL as a credential, or NULL */
+static const char *secret_of(const struct packer *pk, const char *real)
+{
+	for (size_t i = 0; real && i < pk->nsec; i++)
+		if (!strcmp(pk->sec[i].real, real))
+			return pk->sec[i].why;
+	return NULL;
+}
+
+/* every token-file, ca-file and kubeconfig key anywhere in a distro file's tree */
+static void secrets_in(struct packer *pk, const struct ynode *n)
+{
+	static const char *const keys[] = { "token-file", "ca-file", "kubeconfig" };
+
+	if (n->type == Y_SEQ)
+		for (size_t i = 0; i < n->n; i++)
+			secrets_in(pk, n->v[i]);
+	if (n->type != Y_MAP)
+		return;
+	for (size_t i = 0; i < n->n; i++) {
+		const struct ynode *k = n->k[i], *v = n->v[i];
+		for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++)
+			if (k->type == Y_SCALAR && !strcmp(k->s, keys[j]) && v->type == Y_SCALAR && !yisnull(v))
+				add_secret(pk, path_join(path_dir(v->loc.file), v->s),
+					   aprintf("%s:%d: %s", v->loc.file, v->loc.line, keys[j]));
+		secrets_in(pk, v);
+	}
+}
+
+/*
+ * The files credential settings name: the distro's as loaded (with its
+ * context's) and those that any file of its extends chain writes, also
+ * where a later one overrides them.
+ */
+static int collect_secrets(struct packer *pk, struct ctx *c)
+{
+	const char *const *chain;
+	size_t nchain = manifest_chain(&chain);
+	const struct distro *d = c->d;
+
+	add_secret(pk, d->argocd.token_file, "argocd.token-file");
+	add_secret(pk, d->argocd.ca_file, "argocd.ca-file");
+	add_secret(pk, d->git.ca_file, "git.ca-file");
+	for (size_t i = 0; i < d->nclusters; i++) {
+		add_secret(pk, d->clusters[i].reg.ca_file, aprintf("cluster '%s': register.ca-file", d->clusters[i].name));
+		add_secret(pk, d->clusters[i].reg.kubeconfig,
+			   aprintf("cluster '%s': register.kubeconfig", d->clusters[i].name));
+	}
+	for (size_t i = 0; i < nchain; i++) {
+		struct ypool *p = ypool_new();
+		struct ynode **docs;
+		size_t len, ndocs;
+		char *text = read_file(chain[i], &len);
+		int r;
+		if (!text) {
+			ypool_free(p);
+			return error("pack: cannot read %s:", chain[i]);
+		}
+		r = yaml_parse(p, chain[i], text, len, &docs, &ndocs);
+		free(text);
+		for (size_t j = 0; r == 0 && j < ndocs; j++)
+			secrets_in(pk, docs[j]);
+		ypool_free(p);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* every file of DIR (scan_tree's: no dotfiles, no symlink out) under PREFIX/ */
@@ -54,9 +143,16 @@ static int add_tree(struct packer *pk, const char *dir, const char *prefix)
 		char *real = realpath(src, NULL);
 		struct stat st;
 		int self = real && pk->out && !strcmp(real, pk->out);
+		const char *why = secret_of(pk, real);
 		free(real);
 		if (self)
 			continue;	/* an earlier pack to the same file, in the distro's folder */
+		if (why) {
+			fprintf(stderr, "idpmake: pack: leaving out %s: %s names it, and a credential is never packed\n",
+				src, why);
+			pk->nleft++;
+			continue;
+		}
 		add(pk, aprintf("%s/%s", prefix, t.v[i].path), src, !stat(src, &st) && (st.st_mode & 0100));
 	}
 	tree_free(&t);
@@ -137,6 +233,8 @@ static int collect(struct packer *pk, struct ctx *c, const char *tmp)
 	const char *const *chain;
 	size_t nchain = manifest_chain(&chain), ngit = 0, ncharts = 0;
 
+	if (collect_secrets(pk, c) < 0)
+		return -1;
 	for (size_t i = 0; i < nchain; i++)
 		if (add_tree(pk, path_dir(chain[i]), aprintf("distro/%zu", i)) < 0)
 			return -1;
@@ -273,6 +371,8 @@ int cmd_pack(struct ctx *c)
 	buf_release(&pk.index);
 	if (ret)
 		return 1;
-	fprintf(c->json ? stderr : stdout, "packed %zu files into %s\n", pk.n + 1, out);
+	fprintf(c->json ? stderr : stdout, "packed %zu files into %s%s\n", pk.n + 1, out,
+		pk.nleft ? aprintf(" (%zu credential file%s left out: give %s on the offline side)", pk.nleft,
+				   pk.nleft == 1 ? "" : "s", pk.nleft == 1 ? "it" : "them") : "");
 	return 0;
 }
