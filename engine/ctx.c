@@ -28,6 +28,19 @@ int ctx_load(struct ctx *c, int readonly)
 		/* the state beside the archive; the distro, its sources and charts from its unpacked copy */
 		if (!c->statedir)
 			c->statedir = path_join(path_dir(c->bundle), ".idpmake");
+		/*
+		 * Unpacking replaces STATE/bundle/: only under the run lock, held
+		 * until the run ends (read-only commands too), so that a second run
+		 * on this state folder waits or refuses, never changes this run's tree.
+		 */
+		if (mkdirs(c->statedir) < 0) {
+			error("cannot create the state folder %s:", c->statedir);
+			return 1;
+		}
+		if (!c->st && !(c->st = state_open(c->statedir, readonly)))
+			return 2;
+		if (state_lock(c->st, c->wait) < 0)
+			return 1;
 		if (pack_open(c->bundle, c->statedir, &c->file) < 0)
 			return 2;
 	}
@@ -59,7 +72,7 @@ int ctx_load(struct ctx *c, int readonly)
 		fprintf(stderr, "idpmake: --prune deletes Argo CD Applications, and no argocd is configured\n");
 		return 2;
 	}
-	if (!(c->st = state_open(c->statedir, readonly)))
+	if (!c->st && !(c->st = state_open(c->statedir, readonly)))
 		return 2;
 	memset(&c->pl, 0, sizeof(c->pl));
 	c->pl.g = c->g;

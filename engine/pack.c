@@ -7,6 +7,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,20 +18,33 @@
 #include "cmd.h"
 #include "exec.h"
 #include "hash.h"
+#include "intr.h"
 #include "manifest.h"
 #include "pack.h"
 #include "source.h"
+#include "state.h"
 #include "util.h"
+#include "yaml.h"
 
 struct member {
 	const char *name;	/* in the archive */
 	const char *src;	/* on disk */
 	int exec;		/* mode 0755 rather than 0644 */
+	size_t size;		/* as measured, then copied */
+	char hex[33];		/* its XXH3 */
+};
+
+/* a file a credential setting names: never packed */
+struct secret {
+	const char *real;	/* its real path */
+	const char *why;	/* the setting that names it */
 };
 
 struct packer {
 	struct member *v;
 	size_t n;
+	struct secret *sec;
+	size_t nsec, nleft;	/* nleft: files left out for being one */
 	struct buf index;	/* the lines after the file lines */
 	const char *out;	/* the archive being written, as an absolute path: never a member of itself */
 };
@@ -38,7 +52,87 @@ struct packer {
 static void add(struct packer *pk, const char *name, const char *src, int exec)
 {
 	pk->v = agrow(pk->v, pk->n, sizeof(*pk->v));
-	pk->v[pk->n++] = (struct member){ name, src, exec };
+	pk->v[pk->n++] = (struct member){ .name = name, .src = src, .exec = exec };
+}
+
+static void add_secret(struct packer *pk, const char *path, const char *why)
+{
+	char *real = path ? realpath(path, NULL) : NULL;
+
+	if (!real)
+		return;	/* not there: nothing to leave out */
+	pk->sec = agrow(pk->sec, pk->nsec, sizeof(*pk->sec));
+	pk->sec[pk->nsec++] = (struct secret){ astrdup(real), why };
+	free(real);
+}
+
+/* the setting naming the file at real path REAL as a credential, or NULL */
+static const char *secret_of(const struct packer *pk, const char *real)
+{
+	for (size_t i = 0; real && i < pk->nsec; i++)
+		if (!strcmp(pk->sec[i].real, real))
+			return pk->sec[i].why;
+	return NULL;
+}
+
+/* every token-file, ca-file and kubeconfig key anywhere in a distro file's tree */
+static void secrets_in(struct packer *pk, const struct ynode *n)
+{
+	static const char *const keys[] = { "token-file", "ca-file", "kubeconfig" };
+
+	if (n->type == Y_SEQ)
+		for (size_t i = 0; i < n->n; i++)
+			secrets_in(pk, n->v[i]);
+	if (n->type != Y_MAP)
+		return;
+	for (size_t i = 0; i < n->n; i++) {
+		const struct ynode *k = n->k[i], *v = n->v[i];
+		for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++)
+			if (k->type == Y_SCALAR && !strcmp(k->s, keys[j]) && v->type == Y_SCALAR && !yisnull(v))
+				add_secret(pk, path_join(path_dir(v->loc.file), v->s),
+					   aprintf("%s:%d: %s", v->loc.file, v->loc.line, keys[j]));
+		secrets_in(pk, v);
+	}
+}
+
+/*
+ * The files credential settings name: the distro's as loaded (with its
+ * context's) and those that any file of its extends chain writes, also
+ * where a later one overrides them.
+ */
+static int collect_secrets(struct packer *pk, struct ctx *c)
+{
+	const char *const *chain;
+	size_t nchain = manifest_chain(&chain);
+	const struct distro *d = c->d;
+
+	add_secret(pk, d->argocd.token_file, "argocd.token-file");
+	add_secret(pk, d->argocd.ca_file, "argocd.ca-file");
+	add_secret(pk, d->git.ca_file, "git.ca-file");
+	for (size_t i = 0; i < d->nclusters; i++) {
+		add_secret(pk, d->clusters[i].reg.ca_file, aprintf("cluster '%s': register.ca-file", d->clusters[i].name));
+		add_secret(pk, d->clusters[i].reg.kubeconfig,
+			   aprintf("cluster '%s': register.kubeconfig", d->clusters[i].name));
+	}
+	for (size_t i = 0; i < nchain; i++) {
+		struct ypool *p = ypool_new();
+		struct ynode **docs;
+		size_t len, ndocs;
+		char *text = read_file(chain[i], &len);
+		int r;
+		if (!text) {
+			ypool_free(p);
+			return error("pack: cannot read %s:", chain[i]);
+		}
+		r = yaml_parse(p, chain[i], text, len, &docs, &ndocs);
+		free(text);
+		for (size_t j = 0; r == 0 && j < ndocs; j++)
+			secrets_in(pk, docs[j]);
+		ypool_free(p);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* every file of DIR (scan_tree's: no dotfiles, no symlink out) under PREFIX/ */
@@ -54,9 +148,16 @@ static int add_tree(struct packer *pk, const char *dir, const char *prefix)
 		char *real = realpath(src, NULL);
 		struct stat st;
 		int self = real && pk->out && !strcmp(real, pk->out);
+		const char *why = secret_of(pk, real);
 		free(real);
 		if (self)
 			continue;	/* an earlier pack to the same file, in the distro's folder */
+		if (why) {
+			fprintf(stderr, "idpmake: pack: leaving out %s: %s names it, and a credential is never packed\n",
+				src, why);
+			pk->nleft++;
+			continue;
+		}
 		add(pk, aprintf("%s/%s", prefix, t.v[i].path), src, !stat(src, &st) && (st.st_mode & 0100));
 	}
 	tree_free(&t);
@@ -137,14 +238,16 @@ static int collect(struct packer *pk, struct ctx *c, const char *tmp)
 	const char *const *chain;
 	size_t nchain = manifest_chain(&chain), ngit = 0, ncharts = 0;
 
+	if (collect_secrets(pk, c) < 0)
+		return -1;
 	for (size_t i = 0; i < nchain; i++)
 		if (add_tree(pk, path_dir(chain[i]), aprintf("distro/%zu", i)) < 0)
 			return -1;
-	for (size_t i = 0; i < c->d->npackages; i++)
+	for (size_t i = 0; i < c->d->npackages && !interrupted(); i++)
 		if (c->d->packages[i].src == SRC_GIT && add_git(pk, c, &c->d->packages[i], &ngit) < 0)
 			return -1;
 	/* a chart on every cluster it renders on: ${vars} may pick another repository or version */
-	for (size_t i = 0; i < c->g->nsteps; i++) {
+	for (size_t i = 0; i < c->g->nsteps && !interrupted(); i++) {
 		struct step *s = c->g->steps[i];
 		struct package *p = s->pkg;
 		struct vars v;
@@ -166,7 +269,7 @@ static int collect(struct packer *pk, struct ctx *c, const char *tmp)
 	return 0;
 }
 
-static int write_entry(struct archive *a, const char *name, const void *data, size_t len, int mode)
+static int write_header(struct archive *a, const char *name, size_t len, int mode)
 {
 	struct archive_entry *e = archive_entry_new();
 	int ok;
@@ -176,55 +279,133 @@ static int write_entry(struct archive *a, const char *name, const void *data, si
 	archive_entry_set_perm(e, mode);
 	archive_entry_set_size(e, (la_int64_t)len);
 	archive_entry_set_mtime(e, 0, 0);	/* the same inputs make the same archive */
-	ok = archive_write_header(a, e) == ARCHIVE_OK &&
-	     (len == 0 || archive_write_data(a, data, len) == (la_ssize_t)len);
+	ok = archive_write_header(a, e) == ARCHIVE_OK;
 	archive_entry_free(e);
 	return ok ? 0 : error("pack: cannot write '%s' into the archive: %s", name, archive_error_string(a));
 }
 
+/* pass 1: each member's size and digest, read in pieces (no member is held in memory) */
+static int measure(struct packer *pk, struct buf *idx)
+{
+	unsigned long long total = 0;
+
+	if (pk->n > PACK_COUNT_MAX)
+		return error("pack: %zu files: an archive holds at most %d", pk->n, PACK_COUNT_MAX);
+	for (size_t i = 0; i < pk->n; i++) {
+		struct member *m = &pk->v[i];
+		struct stat st;
+		struct hash h;
+		int fd;
+		if (interrupted())
+			return -1;
+		if (!field_ok(m->name))
+			return error("pack: cannot pack '%s': its name has a space", m->src);
+		if ((fd = open(m->src, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st) < 0) {
+			if (fd >= 0)
+				close(fd);
+			return error("pack: cannot read %s:", m->src);
+		}
+		if (!S_ISREG(st.st_mode) || (unsigned long long)st.st_size > PACK_MEMBER_MAX ||
+		    (total += (unsigned long long)st.st_size) > PACK_TOTAL_MAX) {
+			close(fd);
+			return error("pack: %s: %s", m->src, !S_ISREG(st.st_mode) ? "not a regular file" :
+				     aprintf("too large for an archive (at most %u MiB a file, %llu MiB in all)",
+					     PACK_MEMBER_MAX >> 20, PACK_TOTAL_MAX >> 20));
+		}
+		m->size = (size_t)st.st_size;
+		if (hash_fd(fd, &h) < 0)
+			return error("pack: cannot read %s:", m->src);
+		hash_hex(h, m->hex);
+		buf_addf(idx, "file %s %zu %s\n", m->hex, m->size, m->name);
+	}
+	return 0;
+}
+
+/* pass 2: one member from its file, in pieces, checked against pass 1 */
+static int copy_member(struct archive *a, const struct member *m)
+{
+	static char block[65536];
+	struct hasher *h = hasher_new();
+	size_t off = 0;
+	char hex[33];
+	int fd = open(m->src, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		hasher_end(h);
+		return error("pack: cannot read %s:", m->src);
+	}
+	while (off <= m->size) {
+		ssize_t r = read(fd, block, sizeof(block));
+		if (r < 0 && errno == EINTR && !interrupted())
+			continue;
+		if (r < 0 || interrupted()) {
+			close(fd);
+			hasher_end(h);
+			return r < 0 ? error("pack: cannot read %s:", m->src) : -1;
+		}
+		if (r == 0)
+			break;
+		if (off + (size_t)r > m->size)
+			break;	/* it grew: the digest below says it changed */
+		hasher_add(h, block, (size_t)r);
+		if (archive_write_data(a, block, (size_t)r) != r) {
+			close(fd);
+			hasher_end(h);
+			return error("pack: cannot write '%s' into the archive: %s", m->name, archive_error_string(a));
+		}
+		off += (size_t)r;
+	}
+	close(fd);
+	hash_hex(hasher_end(h), hex);
+	if (off != m->size || strcmp(hex, m->hex))
+		return error("pack: %s changed while it was being packed; pack again", m->src);
+	return 0;
+}
+
+/*
+ * The archive goes to a private temporary file beside OUT (O_EXCL, so never
+ * through a symlink or into another's file), renamed over OUT when whole.
+ */
 static int write_archive(struct packer *pk, const char *out)
 {
 	struct archive *a = archive_write_new();
 	struct buf idx = BUF_INIT;
-	char **data = xcalloc(pk->n + 1, sizeof(*data));
-	size_t *len = xcalloc(pk->n + 1, sizeof(*len));
 	size_t olen = strlen(out);
-	const char *tmp = aprintf("%s.tmp", out);
-	int ret = -1;
+	char *tmp = xstrdup(aprintf("%s.tmp-XXXXXX", out));
+	int fd = -1, ret = -1;
 
 	buf_adds(&idx, PACK_MAGIC);
-	for (size_t i = 0; i < pk->n; i++) {
-		char hex[33];
-		if (!(data[i] = read_file(pk->v[i].src, &len[i]))) {
-			error("pack: cannot read %s:", pk->v[i].src);
-			goto out;
-		}
-		if (!field_ok(pk->v[i].name)) {
-			error("pack: cannot pack '%s': its name has a space", pk->v[i].src);
-			goto out;
-		}
-		hash_hex(hash_bytes(data[i], len[i]), hex);
-		buf_addf(&idx, "file %s %zu %s\n", hex, len[i], pk->v[i].name);
-	}
+	if (measure(pk, &idx) < 0)
+		goto out;
 	buf_add(&idx, pk->index.s, pk->index.len);
 	archive_write_set_format_pax_restricted(a);
 	if ((olen > 3 && !strcmp(out + olen - 3, ".gz")) || (olen > 4 && !strcmp(out + olen - 4, ".tgz")))
 		archive_write_add_filter_gzip(a);
-	if (archive_write_open_filename(a, tmp) != ARCHIVE_OK) {
-		errno = archive_errno(a);
-		if (errno > 0)
-			error("pack: cannot create %s:", tmp);
-		else
-			error("pack: cannot create %s: %s", tmp, archive_error_string(a));
+	if ((fd = mkstemp(tmp)) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+		error("pack: cannot create %s:", tmp);
+		*tmp = 0;
 		goto out;
 	}
-	if (write_entry(a, PACK_INDEX, idx.s, idx.len, 0644) < 0)
+	if (archive_write_open_fd(a, fd) != ARCHIVE_OK) {
+		error("pack: cannot write %s: %s", tmp, archive_error_string(a));
 		goto out;
+	}
+	if (write_header(a, PACK_INDEX, idx.len, 0644) < 0 ||
+	    archive_write_data(a, idx.s, idx.len) != (la_ssize_t)idx.len) {
+		error("pack: cannot write %s: %s", tmp, archive_error_string(a));
+		goto out;
+	}
 	for (size_t i = 0; i < pk->n; i++)
-		if (write_entry(a, pk->v[i].name, data[i], len[i], pk->v[i].exec ? 0755 : 0644) < 0)
+		if (write_header(a, pk->v[i].name, pk->v[i].size, pk->v[i].exec ? 0755 : 0644) < 0 ||
+		    (pk->v[i].size && copy_member(a, &pk->v[i]) < 0))
 			goto out;
 	if (archive_write_close(a) != ARCHIVE_OK) {
 		error("pack: cannot write %s: %s", tmp, archive_error_string(a));
+		goto out;
+	}
+	/* mkostemp made it 0600: the archive gets the modes of a file the user writes */
+	if (fchmod(fd, 0666 & ~(user_umask == (mode_t)-1 ? 022 : user_umask)) < 0 || fsync(fd) < 0) {
+		error("pack: cannot write %s:", tmp);
 		goto out;
 	}
 	if (rename(tmp, out) < 0) {
@@ -234,12 +415,11 @@ static int write_archive(struct packer *pk, const char *out)
 	ret = 0;
 out:
 	archive_write_free(a);
-	if (ret < 0)
+	if (fd >= 0)
+		close(fd);
+	if (ret < 0 && *tmp)
 		unlink(tmp);
-	for (size_t i = 0; i < pk->n; i++)
-		free(data[i]);
-	free(data);
-	free(len);
+	free(tmp);
 	buf_release(&idx);
 	return ret;
 }
@@ -255,12 +435,16 @@ int cmd_pack(struct ctx *c)
 		fprintf(stderr, "idpmake: pack takes no targets: it packs the whole distro\n");
 		return 2;
 	}
+	intr_install();
 	if ((ret = ctx_load(c, 0)))
 		return ret;
 	if (pack_active()) {
 		fprintf(stderr, "idpmake: %s is a bundle already: pack a distro.yaml\n", c->bundle);
 		return 2;
 	}
+	/* git sources are fetched into the state, helm pulls into STATE/tmp: as up does, under the run lock */
+	if (state_lock(c->st, c->wait) < 0)
+		return 1;
 	{
 		char *dir = realpath(path_dir(out), NULL);
 		pk.out = dir ? path_join(dir, path_base(out)) : NULL;
@@ -268,11 +452,17 @@ int cmd_pack(struct ctx *c)
 	}
 	tmp = path_join(c->statedir, aprintf("tmp/pack-%d", (int)getpid()));
 	rmtree(tmp);
-	ret = collect(&pk, c, tmp) < 0 || write_archive(&pk, out) < 0;
+	ret = collect(&pk, c, tmp) < 0 || interrupted() || write_archive(&pk, out) < 0;
 	rmtree(tmp);
 	buf_release(&pk.index);
+	if (interrupted()) {
+		fprintf(stderr, "idpmake: pack interrupted: %s is not written\n", out);
+		return intr_exit_status();
+	}
 	if (ret)
 		return 1;
-	fprintf(c->json ? stderr : stdout, "packed %zu files into %s\n", pk.n + 1, out);
+	fprintf(c->json ? stderr : stdout, "packed %zu files into %s%s\n", pk.n + 1, out,
+		pk.nleft ? aprintf(" (%zu credential file%s left out: give %s on the offline side)", pk.nleft,
+				   pk.nleft == 1 ? "" : "s", pk.nleft == 1 ? "it" : "them") : "");
 	return 0;
 }

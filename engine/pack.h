@@ -19,11 +19,17 @@
  * distro as its files); a git source's folder at git/N/, a chart's .tgz
  * (as `helm pull` fetched it) at charts/N/NAME-VERSION.tgz.
  *
- * Reading, the archive is hostile input: only regular files and folders,
- * no absolute name, no "..", no member missing from the index or different
- * from its digest, bounded sizes and counts; anything else refuses the
+ * Reading, the archive is hostile input: only regular files (no folder:
+ * folders are implied by the members' names, and a git source's empty
+ * folder is made from its index line; no link or device), no absolute name,
+ * no "..", no member missing from the index or different from its digest,
+ * bounded sizes and counts (PACK_*_MAX below); anything else refuses the
  * archive (exit 2) naming the member.
  */
+/* the bounds, which pack keeps and unpacking enforces (counted as it extracts) */
+#define PACK_MEMBER_MAX (64u << 20)		/* bytes of one member */
+#define PACK_TOTAL_MAX (1ull << 30)		/* bytes of all of them */
+#define PACK_COUNT_MAX 200000			/* members */
 #define PACK_INDEX "idpmake-pack.txt"
 #define PACK_MAGIC "idpmake-pack 1\n"
 
@@ -53,5 +59,13 @@ const char *pack_chart(const char *repo, const char *name, const char *version, 
 /* every regular file of a chart .tgz, its first folder stripped: 0, or -1 with *err */
 int pack_chart_files(const char *tgz, void (*fn)(void *arg, const char *name, const char *data, size_t len),
 		     void *arg, const char **err);
+/*
+ * tests/fuzz/fuzz-pack.c: parse TEXT (LEN bytes) as an archive's index,
+ * as unpacking does; on success the lookups answer from it under the
+ * folder "/fuzz".  0, or -1 after printing why.  pack_index_forget: back
+ * to no bundle.
+ */
+int pack_index_parse(const char *text, size_t len);
+void pack_index_forget(void);
 
 #endif

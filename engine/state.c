@@ -49,6 +49,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,6 +301,33 @@ static int prepare(struct state *s, sqlite3_stmt **st, const char *sql)
 	return 0;
 }
 
+int state_dir_check(const char *dir, const char *what)
+{
+	struct stat st;
+	struct passwd *pw;
+	mode_t m;
+
+	if (stat(dir, &st) < 0)
+		return errno == ENOENT ? 0 : error("cannot read %s %s:", what, dir);
+	if (!S_ISDIR(st.st_mode))
+		return error("%s %s is not a folder", what, dir);
+	if (st.st_uid != geteuid()) {
+		pw = getpwuid(st.st_uid);
+		return error("%s %s belongs to %s (uid %lu), not to you: another user could change what idpmake runs"
+			     " as you; use a folder of your own (--state DIR, or move the archive)", what, dir,
+			     pw ? aprintf("user '%s'", pw->pw_name) : "another user", (unsigned long)st.st_uid);
+	}
+	if ((m = st.st_mode & 022)) {
+		pw = getpwuid(st.st_uid);
+		return error("%s %s (owner %s) can be written by %s (mode %04o): another user could have changed"
+			     " what idpmake runs as you; check what is in it, then 'chmod go-w' it, or remove it",
+			     what, dir, pw ? pw->pw_name : aprintf("uid %lu", (unsigned long)st.st_uid),
+			     m == 022 ? "its group and others" : m == 020 ? "its group" : "others",
+			     (unsigned)(st.st_mode & 07777));
+	}
+	return 0;
+}
+
 struct state *state_open(const char *dir, int readonly)
 {
 	struct state *s = amalloc(sizeof(*s));
@@ -309,21 +337,29 @@ struct state *state_open(const char *dir, int readonly)
 	s->dir = dir;
 	s->readonly = readonly;
 	s->lockfd = -1;
+	if (state_dir_check(dir, "the state folder") < 0)
+		return NULL;
 	if (readonly && access(path, R_OK) < 0)
 		return s;	/* no state yet: everything is "never" */
 	if (!readonly && mkdirs(dir) < 0) {
 		error("cannot create the state folder %s:", dir);
 		return NULL;
 	}
+	/* private, also when an older idpmake made them under a wider umask; one that cannot be is refused */
+	if (!readonly && chmod(dir, 0700) < 0) {
+		error("cannot make the state folder %s private (chmod 700):", dir);
+		return NULL;
+	}
+	if (!readonly && state_dir_check(dir, "the state folder") < 0)
+		return NULL;	/* made by another user between the check above and mkdirs */
 	if (sqlite3_open_v2(path, &s->db, readonly ? SQLITE_OPEN_READONLY :
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
 		db_error(s, "opening");
 		goto fail;
 	}
-	if (!readonly) {
-		/* private, also when an older idpmake made them under a wider umask */
-		chmod(dir, 0700);
-		chmod(path, 0600);
+	if (!readonly && chmod(path, 0600) < 0) {
+		error("cannot make %s private (chmod 600; is it another user's?):", path);
+		goto fail;
 	}
 	sqlite3_busy_timeout(s->db, 10000);
 	if (!readonly && sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
@@ -368,6 +404,8 @@ int state_remove(const char *dir, int wait)
 
 	if (access(dir, F_OK) < 0)
 		return 0;	/* nothing to forget */
+	if (state_dir_check(dir, "the state folder") < 0)
+		return -1;
 	if (state_lock(&s, wait) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -416,9 +454,13 @@ int state_lock(struct state *s, int wait)
 {
 	const char *path = aprintf("%s/lock", s->dir);
 	char info[256];
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	int fd;
 
-	if (fd < 0)
+	if (s->lockfd >= 0)
+		return 0;	/* held already: a bundle's run takes it before unpacking (ctx.c) */
+	if (state_dir_check(s->dir, "the state folder") < 0)
+		return -1;
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0)
 		return error("cannot open the lock %s:", path);
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		ssize_t n = pread(fd, info, sizeof(info) - 1, 0);

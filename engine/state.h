@@ -29,6 +29,14 @@ void state_close(struct state *s);
 int state_remove(const char *dir, int wait);
 const char *state_dir(const struct state *s);
 
+/*
+ * WHAT DIR (a state folder, a bundle folder), when it exists, is a folder
+ * of this user's that group and others cannot write (as git refuses a
+ * repository another user owns): 0, or -1 after naming it and its owner or
+ * its mode.  state_open, state_lock and state_remove check their folder so.
+ */
+int state_dir_check(const char *dir, const char *what);
+
 /* the run lock: 0, or -1 after naming the holder (pid, start) unless wait */
 int state_lock(struct state *s, int wait);
 

@@ -2,16 +2,21 @@
  * unpack.c - read an archive `idpmake pack` wrote (format in pack.h) into
  * STATE/bundle/, and answer where its distros, git sources and charts are.
  *
- * The archive is hostile input.  Invariants, each checked before anything
- * of a member reaches the disk:
+ * The archive is hostile input.  Invariants:
  *   1. the first member is the index, at most INDEX_MAX bytes;
  *   2. every other member is a regular file (no symlink, hard link, device
  *      or folder), named in the index once, with a relative name of plain
  *      components (no "", ".", ".." or leading "/");
- *   3. its size is at most MEMBER_MAX, the archive's total at most
- *      TOTAL_MAX, their number at most COUNT_MAX;
+ *   3. its size is at most PACK_MEMBER_MAX, the archive's total at most
+ *      PACK_TOTAL_MAX, their number at most PACK_COUNT_MAX (pack.h), and
+ *      the bytes it unpacks at most EXPAND_MAX times the archive's own
+ *      once they pass EXPAND_FLOOR (a gzip bomb stops early);
  *   4. its content has the index's XXH3;
  *   5. every file of the index is in the archive.
+ * A member is streamed to the disk in pieces (never held in memory whole),
+ * its digest computed as it goes: 1-3 are checked before its first byte is
+ * written, 4 and 5 after, and any failure removes the whole unpacked tree
+ * (unpacking runs only under the run lock, ctx.c).
  * libarchive writes the members with ARCHIVE_EXTRACT_SECURE_NODOTDOT and
  * _SECURE_SYMLINKS as a second line of defence, each member's checked name
  * joined to the bundle folder's real path (so not _SECURE_NOABSOLUTEPATHS:
@@ -25,17 +30,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hash.h"
 #include "names.h"
 #include "pack.h"
+#include "state.h"
 #include "util.h"
 
 #define INDEX_MAX (16u << 20)
-#define MEMBER_MAX (256u << 20)
-#define TOTAL_MAX (4ull << 30)
-#define COUNT_MAX 200000
+#define EXPAND_FLOOR (64ull << 20)
+#define EXPAND_MAX 100
 /* a bundled chart's files, read into memory: Helm's own bounds (a larger chart is no chart helm loads) */
 #define CHART_MAX (100u << 20)
 #define CHART_COUNT_MAX 20000
@@ -120,16 +126,20 @@ static int parse_index(const char *archive, char *text)
 	if (strncmp(text, PACK_MAGIC, strlen(PACK_MAGIC)))
 		return error("bundle %s: %s does not start with '%.14s'", archive, PACK_INDEX, PACK_MAGIC);
 	for (char *line = strtok_r(text + strlen(PACK_MAGIC), "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *f[6], *s2 = NULL;
+		char *f[7], *s2 = NULL;
 		size_t n = 0;
 		lineno++;
-		for (char *w = strtok_r(line, " ", &s2); w && n < 6; w = strtok_r(NULL, " ", &s2))
+		/* up to 7 words: a 7th makes any line too long (it was dropped, and a git line with it accepted) */
+		for (char *w = strtok_r(line, " ", &s2); w && n < 7; w = strtok_r(NULL, " ", &s2))
 			f[n++] = astrdup(w);
 		if (n == 4 && !strcmp(f[0], "file") && is_hex(f[1], 32) && !name_bad(f[3], NAME_PATH)) {
 			char *end;
 			unsigned long long size = strtoull(f[2], &end, 10);
-			if (*end || size > MEMBER_MAX || pk.nfiles >= COUNT_MAX)
+			if (*end || pk.nfiles >= PACK_COUNT_MAX)
 				goto bad;
+			if (size > PACK_MEMBER_MAX)
+				return error("bundle %s: %s:%zu: member '%s' is too large (%llu bytes; at most %u MiB a member)",
+					     archive, PACK_INDEX, lineno, f[3], size, PACK_MEMBER_MAX >> 20);
 			pk.files = agrow(pk.files, pk.nfiles, sizeof(*pk.files));
 			pk.files[pk.nfiles] = (struct pfile){ .name = f[3], .size = (size_t)size };
 			memcpy(pk.files[pk.nfiles++].hex, f[1], 33);
@@ -146,7 +156,8 @@ static int parse_index(const char *archive, char *text)
 bad:
 		return error("bundle %s: %s:%zu: not a valid index line", archive, PACK_INDEX, lineno);
 	}
-	qsort(pk.files, pk.nfiles, sizeof(*pk.files), cmp_pfile);
+	if (pk.nfiles)	/* qsort of NULL, even of 0 elements, is undefined (an index of no file line) */
+		qsort(pk.files, pk.nfiles, sizeof(*pk.files), cmp_pfile);
 	for (size_t i = 1; i < pk.nfiles; i++)
 		if (!strcmp(pk.files[i - 1].name, pk.files[i].name))
 			return error("bundle %s: %s names member '%s' twice", archive, PACK_INDEX, pk.files[i].name);
@@ -184,12 +195,51 @@ static char *read_member(struct archive *a, size_t size, const char *archive, co
 	return data;
 }
 
+/* the current member, SIZE bytes, into the open entry of w, in pieces; its XXH3 in hex; -1 after printing why */
+static int stream_member(struct archive *a, struct archive *w, size_t size, unsigned long long *expanded,
+			 unsigned long long archive_size, const char *archive, const char *name, char hex[33])
+{
+	static char block[65536];
+	struct hasher *h = hasher_new();
+	size_t off = 0;
+
+	for (;;) {
+		la_ssize_t r = archive_read_data(a, block, sizeof(block));
+		if (r < 0) {
+			hasher_end(h);
+			return error("bundle %s: member '%s': %s", archive, name, archive_error_string(a));
+		}
+		if (r == 0)
+			break;
+		if ((off += (size_t)r) > size) {
+			hasher_end(h);
+			return error("bundle %s: member '%s' holds more than its %zu bytes", archive, name, size);
+		}
+		if ((*expanded += (unsigned long long)r) > EXPAND_FLOOR && *expanded / EXPAND_MAX > archive_size) {
+			hasher_end(h);
+			return error("bundle %s: it unpacks to more than %d times its own size (%llu bytes of %llu):"
+				     " a compression bomb, not an idpmake pack", archive, EXPAND_MAX, *expanded,
+				     archive_size);
+		}
+		hasher_add(h, block, (size_t)r);
+		if (archive_write_data(w, block, (size_t)r) != r) {
+			hasher_end(h);
+			return error("bundle %s: cannot write member '%s': %s", archive, name, archive_error_string(w));
+		}
+	}
+	hash_hex(hasher_end(h), hex);
+	if (off != size)
+		return error("bundle %s: member '%s': truncated (%zu of its %zu bytes)", archive, name, off, size);
+	return 0;
+}
+
 static int extract(const char *archive, const char *root)
 {
 	struct archive *a = archive_read_new(), *w = archive_write_disk_new();
 	struct archive_entry *e;
-	unsigned long long total = 0;
+	unsigned long long total = 0, expanded = 0, archive_size;
 	size_t count = 0;
+	struct stat st;
 	int r, ret = -1;
 
 	archive_read_support_filter_gzip(a);
@@ -200,6 +250,11 @@ static int extract(const char *archive, const char *root)
 		error("bundle %s: cannot read it:", archive);
 		goto out;
 	}
+	if (stat(archive, &st) < 0 || !S_ISREG(st.st_mode)) {
+		error("bundle %s: not a file", archive);
+		goto out;
+	}
+	archive_size = (unsigned long long)st.st_size;
 	if (archive_read_open_filename(a, archive, 65536) != ARCHIVE_OK) {
 		error("bundle %s: %s", archive, archive_error_string(a));
 		goto out;
@@ -212,8 +267,8 @@ static int extract(const char *archive, const char *root)
 		if (!name)
 			name = "";
 		name = astrdup(name);
-		if (++count > COUNT_MAX) {
-			error("bundle %s: more than %d members", archive, COUNT_MAX);
+		if (++count > PACK_COUNT_MAX + 1) {
+			error("bundle %s: more than %d members", archive, PACK_COUNT_MAX);
 			goto out;
 		}
 		if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e) || archive_entry_symlink(e)) {
@@ -225,9 +280,11 @@ static int extract(const char *archive, const char *root)
 			      archive, name);
 			goto out;
 		}
-		if (size < 0 || (unsigned long long)size > (count == 1 ? INDEX_MAX : MEMBER_MAX) ||
-		    (total += (unsigned long long)size) > TOTAL_MAX) {
-			error("bundle %s: member '%s' is too large (%lld bytes)", archive, name, (long long)size);
+		if (size < 0 || (unsigned long long)size > (count == 1 ? INDEX_MAX : PACK_MEMBER_MAX) ||
+		    (total += (unsigned long long)size) > PACK_TOTAL_MAX) {
+			error("bundle %s: member '%s' is too large (%lld bytes; at most %u MiB a member, %llu MiB in all)",
+			      archive, name, (long long)size, (count == 1 ? INDEX_MAX : PACK_MEMBER_MAX) >> 20,
+			      PACK_TOTAL_MAX >> 20);
 			goto out;
 		}
 		if (count == 1) {
@@ -259,25 +316,23 @@ static int extract(const char *archive, const char *root)
 			      pf->size);
 			goto out;
 		}
-		if (!(data = read_member(a, (size_t)size, archive, name)))
+		archive_entry_set_pathname(e, path_join(root, name));
+		archive_entry_set_perm(e, archive_entry_perm(e) & 0755);
+		if (archive_write_header(w, e) != ARCHIVE_OK) {
+			error("bundle %s: cannot write member '%s': %s", archive, name, archive_error_string(w));
 			goto out;
-		hash_hex(hash_bytes(data, (size_t)size), hex);
+		}
+		if (stream_member(a, w, (size_t)size, &expanded, archive_size, archive, name, hex) < 0)
+			goto out;
+		if (archive_write_finish_entry(w) != ARCHIVE_OK) {
+			error("bundle %s: cannot write member '%s': %s", archive, name, archive_error_string(w));
+			goto out;
+		}
 		if (strcmp(hex, pf->hex)) {
-			free(data);
 			error("bundle %s: member '%s' does not match its digest (XXH3 %s, the index says %s)", archive, name,
 			      hex, pf->hex);
 			goto out;
 		}
-		archive_entry_set_pathname(e, path_join(root, name));
-		archive_entry_set_perm(e, archive_entry_perm(e) & 0755);
-		if (archive_write_header(w, e) != ARCHIVE_OK ||
-		    (size && archive_write_data(w, data, (size_t)size) != size) ||
-		    archive_write_finish_entry(w) != ARCHIVE_OK) {
-			error("bundle %s: cannot write member '%s': %s", archive, name, archive_error_string(w));
-			free(data);
-			goto out;
-		}
-		free(data);
 	}
 	if (r != ARCHIVE_EOF) {
 		error("bundle %s: %s", archive, archive_error_string(a));
@@ -306,6 +361,10 @@ int pack_open(const char *archive, const char *statedir, const char **distro)
 	int r;
 
 	memset(&pk, 0, sizeof(pk));
+	/* the state folder is checked by state_open; its bundle folder too, before anything in it is removed */
+	if (state_dir_check(path_join(statedir, "bundle"), "the bundle folder") < 0 ||
+	    state_dir_check(root, "the unpacked bundle") < 0)
+		return -1;
 	if (rmtree(root) < 0 && errno != ENOENT)
 		return error("cannot remove %s:", root);
 	if (mkdirs(root) < 0 || !(real = realpath(root, NULL)))
@@ -327,6 +386,23 @@ int pack_open(const char *archive, const char *statedir, const char **distro)
 		return error("bundle %s: no distro/0/distro.yaml", archive);
 	}
 	return 0;
+}
+
+int pack_index_parse(const char *text, size_t len)
+{
+	int r;
+
+	memset(&pk, 0, sizeof(pk));
+	if (len > INDEX_MAX || memchr(text, 0, len))
+		return -1;	/* as extract() refuses them */
+	r = parse_index("fuzz", astrndup(text, len));
+	pk.root = r == 0 ? "/fuzz" : NULL;
+	return r;
+}
+
+void pack_index_forget(void)
+{
+	memset(&pk, 0, sizeof(pk));	/* its tables are arena memory */
 }
 
 int pack_git(const char *url, const char *ref, const char *path, char commit[41], const char **dir,
