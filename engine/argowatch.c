@@ -43,7 +43,7 @@
 #include "url.h"
 #include "util.h"
 
-#define FIRST_MS 5000L		/* Argo CD sends the first list at once; nothing by then: a buffering proxy */
+#define FIRST_MS 15000L	/* Argo CD sends the first list at once, and ":" every 15 s: nothing by then is a proxy that buffers */
 #define IDLE_MS 45000L		/* a live stream says ":" every 15 s: nothing for this long is a dead one */
 #define REOPENS 3		/* drops in a row with no event between them before it is given up */
 #define REOPEN_MAX 30		/* opens in one run before it is given up (a proxy that cuts it short) */

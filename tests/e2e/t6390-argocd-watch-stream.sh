@@ -3,7 +3,7 @@
 # syncs through one GET /api/v1/stream/applications?selector=idpmake.io/distro=...
 # (server-sent events), not a GET per Application per poll; it falls back to
 # polling, with a warning, when Argo CD has no stream (404), or a proxy
-# buffers it (nothing in 5 s); a dropped stream is opened again, and the run
+# buffers it (nothing in 15 s); a dropped stream is opened again, and the run
 # still ends right.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -67,7 +67,7 @@ emu_reset
 change 4
 emu_post config '{"stream_buffer": true}'
 t_ok "a proxy that buffers the stream" idpmake up
-t_grep "warns, and polls" "warning: argocd: the watch stream sent nothing in 5 s \(a proxy that buffers it\?\); waiting by polling" "$STDERR"
+t_grep "warns, and polls" "warning: argocd: the watch stream sent nothing in 15 s \(a proxy that buffers it\?\); waiting by polling" "$STDERR"
 emu_post config '{"stream_buffer": false}'
 
 emu_reset
