@@ -1,7 +1,8 @@
 """GET /api/v1/stream/applications: Argo CD's watch stream, as the API server serves it over HTTP (issue 26).
 
 server/application/application.go Watch: with no resourceVersion (or with a name) every Application the query
-matches (selector, name with appNamespace, projects) is sent first, as ADDED, sorted by name; then each change
+matches (selector, name with appNamespace, projects; one the account may not get is left out, as RBAC says)
+is sent first, as ADDED, sorted by name; then each change
 the controller or API makes, as MODIFIED (DELETED when it goes); an Application whose resourceVersion is below
 the query's is left out.  It does not replay: a client that reconnects with a resourceVersion gets only what
 changes after it subscribed.  The HTTP side (argoproj/pkg grpc/http NewStreamForwarder): with
@@ -57,7 +58,11 @@ def serve_watch(h, emu, rawq, parse_selector, sel_match, control_ns):
             pass
         if name and (md.get("name") != name or (md.get("namespace") or control_ns) != ns):
             return False
-        return sel_match(sel, md.get("labels") or {})
+        if not sel_match(sel, md.get("labels") or {}):
+            return False
+        # isApplicationPermitted: an Application the account may not get is left out, silently
+        return emu.allowed("applications", "get", emu.rbac_name(sp.get("project") or "default",
+                                                                md.get("namespace") or control_ns, md.get("name")))
 
     sent, last, events, first = {}, {}, 0, True
     last_write = time.time()
