@@ -386,6 +386,12 @@ static int any_cluster(const struct distro *d, const char *pattern)
 	return 0;
 }
 
+int step_talks_to_argocd(const struct step *s)
+{
+	return (s->kind == STEP_SYNC && !s->pkg->deploy_kubectl) || s->kind == STEP_WAVE ||
+	       s->kind == STEP_REGISTER;
+}
+
 int graph_select(struct graph *g, char **targets, size_t ntargets, struct strlist *labels)
 {
 	int any = 0;

@@ -367,5 +367,7 @@ int graph_select(struct graph *g, char **targets, size_t ntargets,
 		 struct strlist *labels);		/* -1 on an unknown target */
 struct step *graph_find(struct graph *g, const char *id);
 int package_is(const struct package *p, const char *name);	/* its name, or its group's */
+/* does the step talk to Argo CD (skipped without one)?  A deploy: kubectl sync does not */
+int step_talks_to_argocd(const struct step *s);
 
 #endif
