@@ -160,10 +160,6 @@ static void run_job(struct job *j)
 	}
 }
 
-/* a step that talks to Argo CD (skipped without one); a deploy: kubectl sync does not */
-#define ARGO_STEP(s) (((s)->kind == STEP_SYNC && !(s)->pkg->deploy_kubectl) || (s)->kind == STEP_WAVE || \
-		      (s)->kind == STEP_REGISTER)
-
 static void *worker(void *arg)
 {
 	(void)arg;
@@ -374,7 +370,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 		if (!s->pending)
 			ready[nready++] = s;
 		left++;
-		if (s->kind == STEP_RENDER ? s->dirty : !(ARGO_STEP(s) && !pl->argocd_server))
+		if (s->kind == STEP_RENDER ? s->dirty : !(step_talks_to_argocd(s) && !pl->argocd_server))
 			total++;
 	}
 	status_total(total);
@@ -422,7 +418,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			if (!s->dirty) {
 				s->state = S_DONE;
 				rollout_finished(s, 0);
-				if (ARGO_STEP(s) && !pl->argocd_server) {
+				if (step_talks_to_argocd(s) && !pl->argocd_server) {
 					sum->skipped++;
 					status_skipped(s, s->why);
 				} else {

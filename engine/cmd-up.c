@@ -194,8 +194,7 @@ static int needs_argocd(const struct ctx *c)
 		return 1;
 	for (size_t i = 0; i < c->g->nsteps; i++) {
 		const struct step *s = c->g->steps[i];
-		if (s->selected && ((s->kind == STEP_SYNC && !s->pkg->deploy_kubectl) || s->kind == STEP_WAVE ||
-				    s->kind == STEP_REGISTER))
+		if (s->selected && step_talks_to_argocd(s))
 			return 1;
 	}
 	return 0;

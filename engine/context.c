@@ -50,6 +50,13 @@ static const char *field(const struct ynode *m, const char *key, int *bad)
 		(*bad)++;
 		return NULL;
 	}
+	/* what is read here is printed (the "acting on" line, context list): no terminal escapes */
+	for (size_t i = 0; i < n->slen; i++)
+		if ((unsigned char)n->s[i] < ' ' || n->s[i] == 0x7f) {
+			loc_error(n->loc, "'%s' has a control character in it", key);
+			(*bad)++;
+			return NULL;
+		}
 	return astrndup(n->s, n->slen);
 }
 

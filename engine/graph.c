@@ -351,6 +351,12 @@ struct graph *graph_build(struct distro *d)
 	return g;
 }
 
+int step_talks_to_argocd(const struct step *s)
+{
+	return (s->kind == STEP_SYNC && !s->pkg->deploy_kubectl) || s->kind == STEP_WAVE ||
+	       s->kind == STEP_REGISTER;
+}
+
 struct step *graph_find(struct graph *g, const char *id)
 {
 	for (size_t i = 0; i < g->nsteps; i++)

@@ -367,5 +367,7 @@ struct step *graph_find(struct graph *g, const char *id);
 int package_is(const struct package *p, const char *name);	/* its name, or its group's */
 /* select.c: the targets and -l labels; -1 after naming one that matches nothing (with "did you mean") */
 int graph_select(struct graph *g, char **targets, size_t ntargets, struct strlist *labels);
+/* does the step talk to Argo CD (skipped without one)?  A deploy: kubectl sync does not */
+int step_talks_to_argocd(const struct step *s);
 
 #endif

@@ -159,8 +159,7 @@ const char *targets_skipped_note(const struct ctx *c)
 		return "";
 	for (size_t i = 0; i < c->g->nsteps; i++) {
 		const struct step *s = c->g->steps[i];
-		if (s->selected && ((s->kind == STEP_SYNC && !s->pkg->deploy_kubectl) || s->kind == STEP_WAVE ||
-				    s->kind == STEP_REGISTER))
+		if (s->selected && step_talks_to_argocd(s))
 			n++;
 	}
 	return n ? aprintf(" (no argocd configured: %zu Argo CD step%s skipped)", n, n == 1 ? " is" : "s are") : "";
