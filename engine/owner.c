@@ -98,6 +98,20 @@ struct want {
 	int either;			/* an argocd-app package's: an Application or an ApplicationSet */
 };
 
+/* s with each credential idpmake holds (the clusters' register.token-env, IDPMAKE_GIT_TOKEN) as "***":
+ * a server's message may quote one; the Argo CD token is masked by clean() already */
+static const char *masked(const struct distro *d, const char *s)
+{
+	for (size_t i = 0; s && i <= d->nclusters; i++) {
+		const char *env = i < d->nclusters ? d->clusters[i].reg.token_env : "IDPMAKE_GIT_TOKEN";
+		const char *secret = env ? getenv(env) : NULL, *hit;
+		size_t n = secret ? strlen(secret) : 0;
+		while (n >= 3 && (hit = strstr(s, secret)))
+			s = aprintf("%.*s***%s", (int)(hit - s), s, hit + n);
+	}
+	return s;
+}
+
 /* the list Argo CD answers at `path`: its items (a new reference), or NULL with *err */
 static json_t *list(struct argocd *a, const char *path, const char *what, const char **err)
 {
@@ -119,6 +133,8 @@ static json_t *list(struct argocd *a, const char *path, const char *what, const 
 			*err = api_error(&c, aprintf("listing %s", what), &r);
 		}
 	}
+	if (!items)
+		*err = masked(a->d, *err);
 	resp_reset(&r);
 	call_close(&c);
 	return items;
@@ -228,13 +244,14 @@ int owner_check(struct ctx *c, struct argocd *a)
 
 	if (!n)
 		return 0;	/* nothing to create or update: no request */
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !ret; i++) {
 		enum want_kind k = v[i].kind;
 		const char *path = k == W_APP ? aprintf("/api/v1/applications?appNamespace=%s", url_escape(c->d->argocd.namespace))
 				 : k == W_APPSET ? "/api/v1/applicationsets" : "/api/v1/clusters";
 		if (!items[k] && !(items[k] = list(a, path, k == W_APP ? "Applications" : k == W_APPSET ? "ApplicationSets"
 											 : "clusters", &err))) {
-			error("argocd: cannot tell who owns the objects this run would change: %s; nothing was pushed", err);
+			/* said as the step's failure would be: the first step that needed the answer */
+			error("%s: %s (asking Argo CD who owns what this run would change); nothing was pushed", v[i].s->id, err);
 			ret = -1;
 			goto out;
 		}
