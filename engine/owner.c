@@ -16,9 +16,7 @@
  *        |
  *        v
  *   each one Argo CD has: whose is it?
- *     label (cluster: annotation) idpmake.io/distro  == this distro's name  ours,
- *         unless it is an Application whose folder source names another
- *         GitOps repository (another distro of the same name)
+ *     label (cluster: annotation) idpmake.io/distro  == this distro's name  ours
  *     another name                                  another distro's
  *     absent (Application, ApplicationSet)          not made by idpmake
  *     absent (cluster)                              registered by hand: as before,
@@ -146,19 +144,6 @@ static const char *owner_label(json_t *o, const char *where, const char *key)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-/* a repository URL for comparison: no credentials, no trailing '/' or ".git" */
-static const char *repo_norm(const char *u)
-{
-	char *s = astrdup(url_strip(u, 0));	/* url_strip may hand back u itself */
-	size_t n = strlen(s);
-
-	while (n && s[n - 1] == '/')
-		s[--n] = 0;
-	if (n > 4 && !strcmp(s + n - 4, ".git"))
-		s[n - 4] = 0;
-	return s;
-}
-
 /* the step's sync would create or update its Application: decided now when its render is known */
 static int will_sync(struct ctx *c, struct step *s)
 {
@@ -223,15 +208,8 @@ static const char *owner_of(const struct ctx *c, struct argocd *a, const struct 
 
 	if (!who)
 		return w->kind == W_CLUSTER ? NULL : "nobody: idpmake did not make it (no idpmake.io/distro label)";
-	if (strcmp(who, mine))
-		return aprintf("distro '%s'", who);
-	if (w->kind == W_APP && !w->either && !argocd_helm_app(w->s)) {
-		/* ours by name: a folder source in another GitOps repository is another distro's of the same name */
-		const char *theirs = jstr(it, "spec.source.repoURL");
-		if (*theirs && *jstr(it, "spec.source.path") && strcmp(repo_norm(theirs), repo_norm(a->repo_url)))
-			return aprintf("distro '%s' pushing to %s", who, url_strip(theirs, 0));
-	}
-	return NULL;
+	(void)a;	/* the same name pushing elsewhere (a context's remote) is the same distro: not checked */
+	return strcmp(who, mine) ? aprintf("distro '%s'", who) : NULL;
 }
 
 int owner_check(struct ctx *c, struct argocd *a)

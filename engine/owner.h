@@ -3,9 +3,7 @@
  *
  * Everything idpmake creates in Argo CD belongs to one distro: an
  * Application or ApplicationSet carries the label idpmake.io/distro (its
- * `name`), a registered cluster the annotation idpmake.io/distro.  An
- * Application whose folder source names another GitOps repository than
- * this distro's belongs to another distro of the same name.
+ * `name`), a registered cluster the annotation idpmake.io/distro.
  *
  *   - validate: two steps that expand to one Application name are an
  *     error, located at argocd.app-name (or the package, for the default).
