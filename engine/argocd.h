@@ -140,6 +140,7 @@ void argocd_register_labels_only(const struct cluster *cl);
  * up --prune: delete the cluster idpmake registered under `name`.  0 deleted;
  * 1 Argo CD no longer has it; 2 Argo CD has a cluster of that name that
  * does not carry idpmake's mark (annotation idpmake.io/cluster), left alone;
+ * 3 its annotation idpmake.io/distro names another distro, left alone;
  * -1 with *err.
  */
 int argocd_unregister_cluster(struct argocd *a, const char *name, const char **err);

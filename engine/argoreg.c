@@ -775,6 +775,11 @@ int argocd_unregister_cluster(struct argocd *a, const char *name, const char **e
 		ret = 2;	/* not marked as the one idpmake registered: someone else's now */
 		goto out;
 	}
+	mark = json_string_value(json_object_get(json_object_get(r.json, "annotations"), "idpmake.io/distro"));
+	if (mark && strcmp(mark, a->d->name ? a->d->name : "")) {
+		ret = 3;	/* another distro registered it since (up --adopt): its, not this one's */
+		goto out;
+	}
 	server = astrdup(jstr(r.json, "server"));
 	if (request(&c, "DELETE", aprintf("/api/v1/clusters/%s", seg(&c, server)), NULL, &r, err) < 0)
 		goto out;

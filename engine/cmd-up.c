@@ -12,6 +12,7 @@
 #include "gitops.h"
 #include "manifest.h"
 #include "orphans.h"
+#include "owner.h"
 #include "plan.h"
 #include "remotekeys.h"
 #include "rollout.h"
@@ -265,6 +266,18 @@ static void find_drift(struct ctx *c, struct argocd *a)
 	}
 }
 
+/* the sync step of the distro whose Application is named `name`, as CLUSTER/PACKAGE, or NULL */
+static const char *app_user(const struct ctx *c, const char *name)
+{
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		const struct step *s = c->g->steps[i];
+		const char *mine;
+		if (s->kind == STEP_SYNC && !s->pkg->deploy_kubectl && (mine = argocd_app_name(c->d, s)) && !strcmp(mine, name))
+			return target_of(s);
+	}
+	return NULL;
+}
+
 /*
  * Applications of packages no longer in the distro (their sync steps are
  * in the state, not in the graph): deleted with --prune, else reported.
@@ -272,26 +285,61 @@ static void find_drift(struct ctx *c, struct argocd *a)
 static int prune_apps(struct ctx *c, struct argocd *a)
 {
 	struct orphan_app *v;
+	struct owned_app *owned = NULL;
+	long nowned = 0;
 	size_t n;
 	int failed = 0;
 
 	if (c->ntargets || c->labels.n)
 		return 0;	/* a selection says nothing of the rest */
 	n = orphan_apps(c->d, c->g, c->st, &v);	/* orphans.c: plan lists the same */
-	for (size_t i = 0; i < n; i++) {
+	if (n && c->prune) {
+		/* what to delete: what this distro's labels say is the removed package's (owner.c) */
 		const char *err = NULL;
+		if ((nowned = owner_apps(a, &owned, &err)) < 0) {
+			error("--prune: cannot list this distro's Applications: %s", err);
+			return 1;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		int gone = 0, bad = 0;
+		if (!c->prune && v[i].in_use) {
+			state_forget(c->st, v[i].prefix);	/* its Application is the current step's */
+			continue;
+		}
 		if (!c->prune) {
 			status_info("idpmake: package %s/%s is gone from the distro; its Application '%s' remains (--prune deletes it)",
 				    v[i].cluster, v[i].package, v[i].app);
 			continue;
 		}
-		if (argocd_delete_app(a, v[i].app, &err) < 0) {
-			error("--prune: cannot delete Application '%s': %s", v[i].app, err);
-			failed++;
-			continue;
+		for (long k = 0; k < nowned; k++) {
+			const char *err = NULL, *user;
+			if (strcmp(owned[k].cluster, v[i].cluster) || strcmp(owned[k].package, v[i].package))
+				continue;
+			if ((user = app_user(c, owned[k].name))) {
+				status_info("idpmake: Application '%s' of removed package %s/%s is now %s's: not deleted",
+					    owned[k].name, v[i].cluster, v[i].package, user);
+				continue;
+			}
+			if (argocd_delete_app(a, owned[k].name, &err) < 0) {
+				error("--prune: cannot delete Application '%s': %s", owned[k].name, err);
+				bad++;
+				continue;
+			}
+			status_info("idpmake: deleted Application '%s' of removed package %s/%s", owned[k].name, v[i].cluster,
+				    v[i].package);
+			gone++;
 		}
-		status_info("idpmake: deleted Application '%s' of removed package %s/%s", v[i].app, v[i].cluster, v[i].package);
-		state_forget(c->st, v[i].prefix);
+		if (!gone && !bad && v[i].in_use)
+			status_info("idpmake: Application '%s' of removed package %s/%s is now %s's: not deleted", v[i].app,
+				    v[i].cluster, v[i].package, v[i].in_use);
+		else if (!gone && !bad)
+			status_info("idpmake: removed package %s/%s has no Application of this distro in Argo CD (labels "
+				    "idpmake.io/distro, cluster, package): nothing to delete", v[i].cluster, v[i].package);
+		if (bad)
+			failed++;
+		else
+			state_forget(c->st, v[i].prefix);
 	}
 	return failed ? 1 : 0;
 }
@@ -335,6 +383,9 @@ static int prune_clusters(struct ctx *c, struct argocd *a)
 			status_info("idpmake: unregistered cluster '%s' from Argo CD (gone from the distro)", name);
 		else if (r == 1)
 			status_info("idpmake: cluster '%s' is gone from the distro and already from Argo CD", name);
+		else if (r == 3)
+			status_info("idpmake: cluster '%s' in Argo CD is registered by another distro now (annotation "
+				    "idpmake.io/distro): left alone", name);
 		else
 			status_info("idpmake: cluster '%s' in Argo CD is not the one idpmake registered (no idpmake.io/cluster "
 				    "annotation): left alone", name);
@@ -445,6 +496,14 @@ int cmd_up(struct ctx *c)
 	}
 	if (c->refresh && a)
 		find_drift(c, a);
+	/* what another distro owns in Argo CD: refused before anything runs (owner.c) */
+	if (a && (r = owner_check(c, a))) {
+		remotekeys_end();
+		state_run_end(c->st, run, 1, r > 0 ? "refused: another distro owns what this run would change"
+						    : "refused: Argo CD could not say who owns what this run would change", NULL);
+		argocd_close(a);
+		return 1;
+	}
 	r = build_run(&c->pl, &o, &sum);
 	remotekeys_end();
 	if (a)

@@ -18,6 +18,7 @@
 #include "fleet.h"
 #include "graph.h"
 #include "manifest.h"
+#include "owner.h"
 #include "util.h"
 
 static void edge(struct step *from, struct step *to)
@@ -228,6 +229,7 @@ struct graph *graph_build(struct distro *d)
 		}
 	}
 	check_folders(d, units, nunits);
+	owner_check_names(g);	/* one Application name, one step (owner.c) */
 	{
 		struct named *pk = xcalloc(2 * d->npackages + 1, sizeof(*pk)), *cl = xcalloc(d->nclusters + 1, sizeof(*cl));
 		size_t npk = 0;

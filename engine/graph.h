@@ -271,6 +271,7 @@ struct distro {
 		const char *namespace;	/* default argocd */
 		const char *project;	/* default default */
 		const char *app_name;	/* default ${cluster}-${package} */
+		struct loc app_name_loc;	/* where app-name was written; file NULL: the default */
 		const char *token_file;
 		const char *ca_file;
 		int insecure;

@@ -97,6 +97,8 @@ static void usage(FILE *f)
 		   "  --refresh          compare with the remotes first and redo what drifted\n"
 		   "  --prune            delete Applications of packages removed from the distro\n"
 		   "  --overwrite        up: replace changes made outside idpmake in the targets' folders\n"
+		   "  --adopt            up: take over Applications, ApplicationSets and clusters another distro\n"
+		   "                     (or not idpmake) made in Argo CD, instead of refusing\n"
 		   "  --format FMT       graph: dot (default), json or mermaid; diff --rev: text or markdown\n"
 		   "  -o DIR             render: write files under DIR; diff: save the diff in FILE; plan: save the plan;\n"
 		   "                     pack: the archive (default idpmake-pack.tar)\n"
@@ -150,7 +152,7 @@ static int parse_int(const char *s, const char *what, int *out)
 }
 
 enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION, O_OVERWRITE, O_CONTEXT,
-       O_KUBE_CONTEXT, O_LIVE, O_FROM, O_ALL, O_REV, O_PLAN, O_BUNDLE, O_NO_RULES };
+       O_KUBE_CONTEXT, O_LIVE, O_FROM, O_ALL, O_REV, O_PLAN, O_BUNDLE, O_NO_RULES, O_ADOPT };
 static const struct option longopts[] = {
 	{ "json", no_argument, NULL, O_JSON },
 	{ "color", required_argument, NULL, O_COLOR },
@@ -160,6 +162,7 @@ static const struct option longopts[] = {
 	{ "refresh", no_argument, NULL, O_REFRESH },
 	{ "prune", no_argument, NULL, O_PRUNE },
 	{ "overwrite", no_argument, NULL, O_OVERWRITE },
+	{ "adopt", no_argument, NULL, O_ADOPT },
 	{ "format", required_argument, NULL, O_FORMAT },
 	{ "exit-code", no_argument, NULL, O_EXITCODE },
 	{ "context", required_argument, NULL, O_CONTEXT },
@@ -284,6 +287,9 @@ int main(int argc, char **argv)
 			break;
 		case O_OVERWRITE:
 			c.overwrite = 1;
+			break;
+		case O_ADOPT:
+			c.adopt = 1;
 			break;
 		case O_ALL:
 			c.all = 1;

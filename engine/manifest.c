@@ -541,8 +541,10 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 			d->argocd.namespace = str(yget(x, "namespace"), "namespace");
 		if (yget(x, "project"))
 			d->argocd.project = str(yget(x, "project"), "project");
-		if (yget(x, "app-name"))
+		if (yget(x, "app-name")) {
 			d->argocd.app_name = str(yget(x, "app-name"), "app-name");
+			d->argocd.app_name_loc = yget(x, "app-name")->loc;
+		}
 		d->argocd.insecure = boolean(yget(x, "insecure"), "insecure", 0);
 		if ((a = yget(x, "token-file")) && str(a, "token-file"))
 			d->argocd.token_file = path_join(file_dir(a->loc), a->s);

@@ -159,6 +159,13 @@ size_t orphan_apps(const struct distro *d, const struct graph *g, struct state *
 		s.pkg = pk;
 		s.namespace = pk->name;
 		o.app = argocd_app_name(d, &s);
+		for (size_t k = 0; o.app && k < g->nsteps; k++) {
+			const struct step *cur = g->steps[k];
+			const char *name;
+			if (cur->kind == STEP_SYNC && !cur->pkg->deploy_kubectl && (name = argocd_app_name(d, cur)) &&
+			    !strcmp(name, o.app))
+				o.in_use = aprintf("%s/%s", cur->cluster->name, cur->pkg->name);
+		}
 		o.prefix = aprintf("%s/%s:", o.cluster, o.package);
 		*v = agrow(*v, n, sizeof(**v));
 		(*v)[n++] = o;
@@ -219,6 +226,17 @@ struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, json_t *json
 							    fv[i].target, "reason", fv[i].why));
 	}
 	for (size_t i = 0; i < na; i++) {
+		if (av[i].in_use) {
+			/* up --prune deletes what the labels say is the removed package's: never this name */
+			if (f)
+				fprintf(f, "%-6s %s (Application name of removed %s/%s, now %s's: not deleted)\n", "keep",
+					av[i].app, av[i].cluster, av[i].package, av[i].in_use);
+			if (json)
+				json_array_append_new(ja, json_pack("{s:s, s:s, s:s, s:s, s:s}", "name", av[i].app, "cluster",
+								    av[i].cluster, "package", av[i].package, "action", "keep",
+								    "reason", aprintf("the name is now %s's", av[i].in_use)));
+			continue;
+		}
 		if (f && c->prune)
 			fprintf(f, "%-6s %s (Application of %s/%s: %s)\n", "delete", av[i].app, av[i].cluster,
 				av[i].package, av[i].why);
@@ -254,7 +272,8 @@ struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, json_t *json
 		json_object_set_new(json, "clusters", jc);
 	}
 	cnt.remove = (int)nf;
-	*(c->prune ? &cnt.del : &cnt.leave) = (int)na;
+	for (size_t i = 0; i < na; i++)
+		*(c->prune ? &cnt.del : &cnt.leave) += !av[i].in_use;
 	return cnt;
 }
 

@@ -25,6 +25,7 @@ struct orphan_app {
 	const char *cluster, *package;
 	const char *prefix;		/* the state's step ids of the package: "CLUSTER/PACKAGE:" */
 	const char *why;		/* "package no longer in the distro", ... */
+	const char *in_use;		/* the name is now that of this CLUSTER/PACKAGE's Application: never deleted; or NULL */
 };
 
 /* a cluster idpmake registered (its CLUSTER:register step is in the state) that the graph no longer registers */

@@ -153,7 +153,7 @@ bump tools
 emu_post fault '{"path_regex": "^/api/v1/applications$", "method": "POST", "status": 503, "count": 2}'
 t_ok "two 503s on the upsert are retried" idpmake up
 t_eq "the upsert was tried three times" "503 503 200" \
-	"$(requests '[e["status"] for e in log if e["path"] == "/api/v1/applications"]')"
+	"$(requests '[e["status"] for e in log if e["path"] == "/api/v1/applications" and e["method"] == "POST"]')"
 
 # ---- Degraded: the step fails with Argo CD's message; dependents not run --
 emu_reset

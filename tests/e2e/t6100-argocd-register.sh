@@ -50,7 +50,7 @@ log = json.load(open(sys.argv[1]))
 def lines(pred=lambda e: True):
     return [e["method"] + " " + e["path"] + ("?" + e["query"] if e["query"] else "") for e in log if pred(e)]
 def cbody(host):
-    return [e["body"] for e in log if e["path"] == "/api/v1/clusters" and e["body"]["server"].startswith("https://" + host)][0]
+    return [e["body"] for e in log if e["path"] == "/api/v1/clusters" and e["method"] == "POST" and e["body"]["server"].startswith("https://" + host)][0]
 def repos():
     return [e for e in log if e["path"] == "/api/v1/repositories"]
 def body(method, path, i=0):
@@ -97,8 +97,8 @@ packages:
 EOF
 mkmanifest d1/packages/base/cm.yaml ConfigMap base base
 emu_reset
-emu_post fault "[{\"path_regex\": \"^/api/v1/repositories\$\", \"status\": 400, \"code\": 3, \"message\": \"bad credentials $GIT_USER:$GIT_PASS\"},
-	{\"path_regex\": \"^/api/v1/clusters\$\", \"status\": 400, \"code\": 3, \"message\": \"bad token $EAST_TOKEN\"}]" ||
+emu_post fault "[{\"path_regex\": \"^/api/v1/repositories\$\", \"method\": \"POST\", \"status\": 400, \"code\": 3, \"message\": \"bad credentials $GIT_USER:$GIT_PASS\"},
+	{\"path_regex\": \"^/api/v1/clusters\$\", \"method\": \"POST\", \"status\": 400, \"code\": 3, \"message\": \"bad token $EAST_TOKEN\"}]" ||
 	t_bail "cannot set the faults"
 cd d1 || exit 1
 t_exit 1 "refused registrations fail" idpmake up -v
@@ -184,7 +184,7 @@ t_grep "both of them" "legacy/web:sync: cluster 'legacy' is not known to Argo CD
 t_eq "looked up once for both syncs" "GET /api/v1/clusters/legacy-argo?id.type=name" \
 	"$(requests 'lines(lambda e: e["path"].startswith("/api/v1/clusters/legacy"))')"
 t_eq "and no Application of legacy was created" 0 \
-	"$(requests 'len([e for e in log if e["path"] == "/api/v1/applications" and e["body"]["metadata"]["name"].startswith("legacy")])')"
+	"$(requests 'len([e for e in log if e["path"] == "/api/v1/applications" and e["method"] == "POST" and e["body"]["metadata"]["name"].startswith("legacy")])')"
 t_grep "the other clusters synced" " 4 synced" "$OUTPUT"
 t_grep "insecure: true is warned about" "cluster 'west' registers with insecure: true" "$OUTPUT"
 t_eq "each registered cluster: one upsert, which sets the labels too" \
@@ -223,9 +223,9 @@ t_eq "makes no request" 0 "$(requests 'len(log)')"
 write_distro 1 yes
 emu_reset
 t_ok "up after changing east's ring label" idpmake up
-t_eq "makes exactly the PUT" "PUT /api/v1/clusters/https%3A%2F%2Feast.k8s.example%3A6443?updatedFields=labels&updatedFields=annotations" \
+t_eq "makes exactly the ownership check's list, then the PUT" "GET /api/v1/clusters PUT /api/v1/clusters/https%3A%2F%2Feast.k8s.example%3A6443?updatedFields=labels&updatedFields=annotations" \
 	"$(requests 'lines()')"
-t_eq "which carries no credential" "None" "$(requests 'log[0]["body"].get("config")')"
+t_eq "which carries no credential" "None" "$(requests 'log[1]["body"].get("config")')"
 t_eq "and Argo CD has the new label" "1" "$(clusters 'cl["https://east.k8s.example:6443"]["labels"]["ring"]')"
 
 # ---- a missing token variable is named, not its value ----------------------
@@ -236,7 +236,7 @@ t_grep "and east's syncs do not run" "east/base:sync.*east:register failed" "$OU
 export EAST_TOKEN2=$EAST_TOKEN
 emu_reset
 t_ok "with it set, east registers again" idpmake up
-t_eq "the whole registration (the credential's source changed): the upsert alone" "POST" \
+t_eq "the whole registration (the credential's source changed): the ownership list and the upsert" "GET POST" \
 	"$(requests '[e["method"] for e in log if "/clusters" in e["path"]]')"
 
 # ---- no credential anywhere it must not be ---------------------------------
