@@ -397,8 +397,37 @@ static const char *unknown_server(const struct cluster *cl, const struct resp *r
 	if (r->status != 400 || !cl || !strstr(m, "application destination spec for") ||
 	    !(strstr(m, "error getting cluster by server") || strstr(m, "there are no clusters with this URL")))
 		return err;
+	if (cl->reg.set)
+		/* its register step recorded it as done: Argo CD lost it since */
+		return aprintf("%s; Argo CD no longer has cluster '%s' (%s), which idpmake registered: idpmake up --refresh "
+			       "registers it again (or idpmake forget %s:register, then idpmake up)", err, cl->name,
+			       cl->server ? cl->server : "?", cl->name);
 	return aprintf("%s; cluster '%s' (%s) is not registered in Argo CD: give it `register` in the distro,"
 		       " or register it yourself (argocd cluster add)", err, cl->name, cl->server ? cl->server : "?");
+}
+
+/*
+ * Argo CD's answer when it cannot read the GitOps repository ("repository
+ * not accessible", "authentication required"): said as is, then the way out
+ * that fits how the repository gets its credentials.
+ */
+static const char *repo_denied(const struct argocd *a, const struct resp *r, const char *err)
+{
+	const char *m = r->message ? r->message : "", *tok = getenv("IDPMAKE_GIT_TOKEN");
+
+	if (!strstr(m, "authentication required") && !strstr(m, "repository not accessible"))
+		return err;
+	if (a->d->argocd.repo_registered)
+		return aprintf("%s; argocd.repository: registered says Argo CD has credentials for %s: add them "
+			       "(argocd repo add), or drop that setting and set IDPMAKE_GIT_TOKEN so that "
+			       "repository:register gives them", err, a->repo_url);
+	if (!tok || !*tok)
+		return aprintf("%s; Argo CD has no credentials for %s: set IDPMAKE_GIT_TOKEN (and IDPMAKE_GIT_USERNAME) "
+			       "and run up again, so that repository:register gives them, or add them to Argo CD "
+			       "yourself (argocd repo add)", err, a->repo_url);
+	return aprintf("%s; Argo CD's credentials for %s do not work: if Argo CD lost the repository, idpmake up "
+		       "--refresh registers it again; if IDPMAKE_GIT_TOKEN changed since repository:register ran, "
+		       "idpmake forget repository:register, then idpmake up", err, a->repo_url);
 }
 
 int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char **err)
@@ -465,7 +494,8 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	if (!generated && request(&c, "POST", "/api/v1/applications?upsert=true", app, &r, err) < 0)
 		goto out;
 	if (!generated && r.status != 200) {
-		*err = unknown_server(s->cluster, &r, api_error(&c, aprintf("creating or updating application '%s'", name), &r));
+		*err = repo_denied(a, &r, unknown_server(s->cluster, &r, api_error(&c, aprintf("creating or updating "
+											       "application '%s'", name), &r)));
 		goto out;
 	}
 
@@ -499,7 +529,7 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 				break;
 			continue;
 		}
-		*err = api_error(&c, aprintf("syncing application '%s'", name), &r);
+		*err = repo_denied(a, &r, api_error(&c, aprintf("syncing application '%s'", name), &r));
 		break;
 	}
 	json_decref(body);

@@ -13,6 +13,7 @@
 #include "manifest.h"
 #include "orphans.h"
 #include "plan.h"
+#include "register.h"
 #include "remotekeys.h"
 #include "rollout.h"
 #include "savedplan.h"
@@ -178,6 +179,8 @@ static void find_drift(struct ctx *c, struct argocd *a)
 	size_t n = 0;
 	int nd;
 
+	/* the registrations: a cluster or the repository Argo CD lost registers again (register.c) */
+	register_refresh(&c->pl, a);
 	/* the GitOps repository too: an Application whose folder someone edited is OutOfSync for that */
 	for (size_t i = 0; i < c->g->nsteps; i++)
 		if (c->g->steps[i]->kind == STEP_RENDER && c->g->steps[i]->selected)
