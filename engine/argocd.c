@@ -15,7 +15,9 @@
  *     GET .../NAME every IDPMAKE_ARGOCD_POLL_MS until
  *        done:   `operation` absent, operationState.phase Succeeded, Failed or
  *                Error, reconciledAt >= finishedAt (API.md 5.8);
- *                Failed/Error --> fail with operationState.message
+ *                Failed/Error --> fail with operationState.message;
+ *                Succeeded with prune off, resources left that need pruning,
+ *                OutOfSync --> fail naming them (needs_pruning), not wait
  *        synced: sync.status Synced at the pushed commit (when it is Synced at
  *                another revision, or not Synced, one GET ?refresh=normal:
  *                API.md 8.7; a revision that still differs after it is
@@ -161,6 +163,48 @@ static const char *timed_out(struct call *c, json_t *app, int timeout, const cha
 	return r;
 }
 
+/*
+ * A sync with prune off after which resources the render no longer has are
+ * left: gitops-engine marks each "PruneSkipped", "ignored (requires
+ * pruning)" in the operation's syncResult, and the comparison after it
+ * lists them in status.resources with requiresPruning, OutOfSync.  The
+ * application stays OutOfSync until they go, so this is said at once: the
+ * message, or NULL.
+ */
+static const char *needs_pruning(struct call *c, const struct step *s, json_t *app)
+{
+	json_t *it;
+	size_t i, skipped = 0, n = 0;
+	struct buf b = BUF_INIT;
+	const char *r;
+
+	json_array_foreach(jget(app, "status.operationState.syncResult.resources"), i, it)
+		skipped += !strcmp(jstr(it, "status"), "PruneSkipped") && strstr(jstr(it, "message"), "requires pruning");
+	if (!skipped)
+		return NULL;
+	json_array_foreach(jget(app, "status.resources"), i, it) {
+		if (!json_is_true(json_object_get(it, "requiresPruning")) || strcmp(jstr(it, "status"), "OutOfSync"))
+			continue;
+		if (n++ == 5) {
+			buf_adds(&b, ", ...");
+			continue;
+		}
+		if (n <= 5)
+			buf_addf(&b, "%s%s/%s%s%s", n > 1 ? ", " : "", jstr(it, "kind"), jstr(it, "namespace"),
+				 *jstr(it, "namespace") ? "/" : "", jstr(it, "name"));
+	}
+	if (!n) {
+		buf_release(&b);
+		return NULL;
+	}
+	r = aprintf("application '%s' needs pruning: %zu resource%s the render no longer has %s still live (%s), "
+		    "and package %s syncs with prune off, so it stays OutOfSync: set sync: {prune: true} on package %s "
+		    "to let Argo CD delete %s, or delete %s yourself", c->app, n, n == 1 ? "" : "s", n == 1 ? "is" : "are",
+		    b.s, s->pkg->name, s->pkg->name, n == 1 ? "it" : "them", n == 1 ? "it" : "them");
+	buf_release(&b);
+	return clean(c->a, r, strlen(r));
+}
+
 /* GET the application: 0 with *app, or -1 with *err */
 static int get_app(struct call *c, int refresh, json_t **app, const char **err)
 {
@@ -259,6 +303,10 @@ static int wait_done(struct call *c, struct step *s, const char *want_rev, int t
 			}
 			synced = !strcmp(sync, "Synced");
 			at_rev = !want_rev || !strcmp(rev, want_rev);
+			if (!synced && !s->pkg->sync.prune && (*err = needs_pruning(c, s, app))) {
+				json_decref(app);
+				return -1;
+			}
 			if (synced && !at_rev) {
 				/* done at a commit after ours (the folder is the same there); an
 				 * older or unknown revision is a stale answer: refresh and wait on */
