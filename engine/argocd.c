@@ -468,7 +468,7 @@ static const char *repo_denied(const struct argocd *a, const struct resp *r, con
 	if (a->d->argocd.repo_registered)
 		return aprintf("%s; argocd.repository: registered says Argo CD has credentials for %s: add them "
 			       "(argocd repo add), or drop that setting and set IDPMAKE_GIT_TOKEN so that "
-			       "repository:register gives them", err, a->repo_url);
+			       "idpmake registers the repository with them", err, a->repo_url);
 	if (!tok || !*tok)
 		return aprintf("%s; Argo CD has no credentials for %s: set IDPMAKE_GIT_TOKEN (and IDPMAKE_GIT_USERNAME) "
 			       "and run up again, so that repository:register gives them, or add them to Argo CD "
