@@ -609,7 +609,37 @@ int argocd_register_step(void *ctx, struct step *s, const char **err)
 	return ret;
 }
 
-/* ---- --refresh --------------------------------------------- */
+/* ---- pre-flight and --refresh --------------------------------------------- */
+
+int argocd_register_check(struct argocd *a, const struct step *s, const char **err)
+{
+	struct argocd quiet = { 0 };
+	struct call c = { .a = &quiet };
+	struct secrets sc = { { 0 }, 0 };
+	json_t *cfg;
+
+	if (!s->cluster) {
+		/* repository:register sends IDPMAKE_GIT_TOKEN in its body: to Argo CD over plain http only when allowed */
+		const char *token = getenv("IDPMAKE_GIT_TOKEN");
+		struct url u;
+		if (a && token && *token && url_parse(a->base, &u) == 0 &&
+		    !url_may_send_credentials(&u, "IDPMAKE_GIT_TOKEN (repository:register)"))
+			return *err = aprintf("it would send IDPMAKE_GIT_TOKEN to Argo CD at %s over plain http: use "
+					      "https, or set IDPMAKE_GIT_ALLOW_HTTP=1", a->base), -1;
+		return 0;
+	}
+	if (!s->cluster->server)
+		return *err = aprintf("cluster '%s' has no 'server' to register", s->cluster->name), -1;
+	/* the credential as the step reads it (variable, kubeconfig and context, ca-file), then dropped */
+	if (!(cfg = cluster_config(&c, s->cluster, &sc, err))) {
+		*err = mask(&sc, *err);
+		wipe(&sc);
+		return -1;
+	}
+	json_decref(cfg);
+	wipe(&sc);
+	return 0;
+}
 
 int argocd_list_field(struct argocd *a, const char *what, const char *field, const char ***out, const char **err)
 {

@@ -13,6 +13,7 @@
 #include "manifest.h"
 #include "orphans.h"
 #include "plan.h"
+#include "preflight.h"
 #include "register.h"
 #include "remotekeys.h"
 #include "rollout.h"
@@ -349,6 +350,7 @@ int cmd_up(struct ctx *c)
 	if ((r = ctx_load(c, 0)))
 		return r;
 	struct argocd *a = NULL;
+	struct preflight pf = { NULL, 0 };
 
 	if (c->overwrite && !c->ntargets) {
 		fprintf(stderr, "idpmake: --overwrite needs targets: the packages whose folders to write over\n");
@@ -357,8 +359,11 @@ int cmd_up(struct ctx *c)
 
 	if (c->pl.argocd_server && needs_argocd(c)) {
 		const char *err;
+		/* not usable: a problem for the pre-flight when a step that needs it runs (preflight.c) */
 		if (!(a = argocd_open(c->d, c->statedir, c->verbose, &err)))
-			return error("argocd: %s", err), 1;
+			pf.argocd_err = aprintf("argocd: %s", err);
+	}
+	if (a) {
 		struct gitops_opts go = ctx_gitops(c);
 		argocd_set_git(a, &go);
 		build_sync = (struct sync_ops){
@@ -385,6 +390,8 @@ int cmd_up(struct ctx *c)
 		c->pl.argo = a;
 	}
 	if (plan_renders(&c->pl) < 0) {
+		if (pf.argocd_err)
+			error("%s", pf.argocd_err);	/* the settings' error too: the pre-flight does not get to say it */
 		remotekeys_end();
 		state_run_end(c->st, run, 2, interrupted() ? "interrupted while planning" : "planning failed", NULL);
 		return interrupted() ? intr_exit_status() : 1;
@@ -396,8 +403,16 @@ int cmd_up(struct ctx *c)
 			argocd_close(a);
 		return r;
 	}
-	if (c->refresh && a)
+	/* --refresh asks Argo CD only when it answers; then, before anything runs, what the run needs */
+	if (c->refresh && a && preflight_argocd(&pf, a) == 0)
 		find_drift(c, a);
+	if ((r = preflight_run(&pf, c, a))) {
+		remotekeys_end();
+		state_run_end(c->st, run, r, "pre-flight failed: nothing pushed", NULL);
+		if (a)
+			argocd_close(a);
+		return r;
+	}
 	r = build_run(&c->pl, &o, &sum);
 	remotekeys_end();
 	if (a)
