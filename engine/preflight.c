@@ -5,7 +5,8 @@
  * Which steps will run is plan's prediction: plan_decide in dry-run over
  * the selected steps in the graph's order (a step after a render or a step
  * that runs may run), the steps left as they were afterwards (build_run
- * decides them again, on real outputs).  For those steps only:
+ * decides them again, on real outputs); only as many as the checks need,
+ * so that a no-op costs little (predict).  For those steps only:
  *
  *   Argo CD              a sync (not deploy: kubectl), a register step or a
  *                        wave gate runs, or --refresh, or --prune has
@@ -91,13 +92,26 @@ int preflight_argocd(struct preflight *pf, struct argocd *a)
 	return pf->argocd_err ? -1 : 0;
 }
 
-/* which selected steps will run (runs[i] for g->steps[i]), as plan predicts; the steps are left as found */
-static char *predict(struct ctx *c)
+/* a step that talks to Argo CD (build.c's ARGO_STEP) */
+static int argo_step(const struct step *s)
+{
+	return (s->kind == STEP_SYNC && !s->pkg->deploy_kubectl) || s->kind == STEP_WAVE || s->kind == STEP_REGISTER;
+}
+
+/*
+ * Which selected steps will run (runs[i] for g->steps[i]), as plan predicts,
+ * as far as the checks need to know: the push (when the git check applies)
+ * and the register steps; the
+ * syncs and wave gates only until one that talks to Argo CD runs (then
+ * Argo CD is checked whatever the rest do), and not without Argo CD; hooks
+ * and deploy: kubectl syncs need nothing.  The steps are left as found.
+ */
+static char *predict(struct ctx *c, int push)
 {
 	struct graph *g = c->g;
 	char *runs = amalloc(g->nsteps + 1);
 	struct step *saved = xcalloc(g->nsteps + 1, sizeof(*saved));
-	int dry = c->pl.dry_run;
+	int dry = c->pl.dry_run, argo = 0;
 
 	c->pl.dry_run = 1;
 	for (size_t i = 0; i < g->nsteps; i++) {
@@ -105,9 +119,16 @@ static char *predict(struct ctx *c)
 		saved[i] = *s;
 		if (!s->selected)
 			continue;
+		if (s->kind == STEP_PRE || s->kind == STEP_POST || (s->kind == STEP_SYNC && s->pkg->deploy_kubectl))
+			continue;
+		if ((s->kind == STEP_SYNC || s->kind == STEP_WAVE) && (argo || !c->pl.argocd_server))
+			continue;
+		if (s->kind == STEP_PUSH && !push)
+			continue;	/* only the git check needs to know (plan_push_changes reads the state) */
 		if (s->kind != STEP_RENDER)
 			plan_decide(&c->pl, s);
 		runs[i] = (char)s->dirty;
+		argo |= s->dirty && argo_step(s);
 	}
 	for (size_t i = 0; i < g->nsteps; i++)
 		if (g->steps[i]->kind != STEP_RENDER)
@@ -147,18 +168,23 @@ static size_t discard(void *p, size_t size, size_t n, void *u)
  * for one?  NULL, or the problem.  Only a 401 is one: anything else is the
  * push's to find out (and retry).
  */
+static int git_check_applies(const struct ctx *c)
+{
+	struct gitops_opts go = ctx_gitops(c);
+	struct url u;
+
+	return !go.create_remote && go.remote && url_parse(go.remote, &u) == 0 &&
+	       (!strcmp(u.scheme, "https") || !strcmp(u.scheme, "http")) && !git_token() && !u.password;
+}
+
 static const char *git_wants_credential(const struct ctx *c)
 {
 	struct gitops_opts go = ctx_gitops(c);
-	const char *token = getenv("IDPMAKE_GIT_TOKEN"), *shown;
-	struct url u;
+	const char *shown;
 	CURL *curl;
 	long status = 0;
 
-	if (go.create_remote || !go.remote || url_parse(go.remote, &u) < 0 ||
-	    (strcmp(u.scheme, "https") && strcmp(u.scheme, "http")) || (token && *token) || u.password)
-		return NULL;
-	if (!(curl = curl_easy_init()))
+	if (!git_check_applies(c) || !(curl = curl_easy_init()))
 		return NULL;
 	shown = url_strip(go.remote, 0);
 	curl_easy_setopt(curl, CURLOPT_URL, aprintf("%s/info/refs?service=git-receive-pack", shown));
@@ -191,15 +217,14 @@ int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a)
 	int push = 0, any = 0;
 	char *runs;
 
-	if (!(runs = predict(c)))
+	if (!(runs = predict(c, git_check_applies(c))))
 		return 0;
 	for (size_t i = 0; i < g->nsteps; i++) {
 		struct step *s = g->steps[i];
 		if (!s->selected || !runs[i])
 			continue;
 		any = 1;
-		if (c->pl.argocd_server && ((s->kind == STEP_SYNC && !s->pkg->deploy_kubectl) || s->kind == STEP_WAVE ||
-					    (s->kind == STEP_REGISTER && (s->cluster || git_token())))) {
+		if (c->pl.argocd_server && argo_step(s) && (s->kind != STEP_REGISTER || s->cluster || git_token())) {
 			if (!nargo++)
 				first = s->id;
 		}
@@ -209,8 +234,7 @@ int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a)
 	}
 	if (c->pl.argocd_server && (nargo || c->refresh || prune_work(c)) && preflight_argocd(pf, a) < 0) {
 		if (nargo)
-			add(&p, aprintf("%s (needed by %s%s)", pf->argocd_err, first,
-					nargo > 1 ? aprintf(" and %zu more steps", nargo - 1) : ""));
+			add(&p, aprintf("%s (needed by %s%s)", pf->argocd_err, first, nargo > 1 ? " and other steps" : ""));
 		else
 			add(&p, aprintf("%s (needed by %s)", pf->argocd_err, c->refresh ? "--refresh" : "--prune"));
 	}
