@@ -1,8 +1,8 @@
 /*
  * argoapi.h - what argocd.c (the Application, sync, waiting) and argoapi.c
  * (settings, HTTP, error shapes) share.  Private to those two files (and
- * livediff.c, which reads managed-resources through request()); the
- * interface is argocd.h.
+ * livediff.c, which reads managed-resources through request(), and
+ * preflight.c, which asks GET /api/version); the interface is argocd.h.
  */
 #ifndef IDPMAKE_ARGOAPI_H
 #define IDPMAKE_ARGOAPI_H

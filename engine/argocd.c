@@ -15,7 +15,9 @@
  *     GET .../NAME every IDPMAKE_ARGOCD_POLL_MS until
  *        done:   `operation` absent, operationState.phase Succeeded, Failed or
  *                Error, reconciledAt >= finishedAt (API.md 5.8);
- *                Failed/Error --> fail with operationState.message
+ *                Failed/Error --> fail with operationState.message;
+ *                Succeeded with prune off, resources left that need pruning,
+ *                OutOfSync --> fail naming them (needs_pruning), not wait
  *        synced: sync.status Synced at the pushed commit (when it is Synced at
  *                another revision, or not Synced, one GET ?refresh=normal:
  *                API.md 8.7; a revision that still differs after it is
@@ -188,6 +190,48 @@ static const char *timed_out(struct call *c, json_t *app, int timeout, const cha
 	return r;
 }
 
+/*
+ * A sync with prune off after which resources the render no longer has are
+ * left: gitops-engine marks each "PruneSkipped", "ignored (requires
+ * pruning)" in the operation's syncResult, and the comparison after it
+ * lists them in status.resources with requiresPruning, OutOfSync.  The
+ * application stays OutOfSync until they go, so this is said at once: the
+ * message, or NULL.
+ */
+static const char *needs_pruning(struct call *c, const struct step *s, json_t *app)
+{
+	json_t *it;
+	size_t i, skipped = 0, n = 0;
+	struct buf b = BUF_INIT;
+	const char *r;
+
+	json_array_foreach(jget(app, "status.operationState.syncResult.resources"), i, it)
+		skipped += !strcmp(jstr(it, "status"), "PruneSkipped") && strstr(jstr(it, "message"), "requires pruning");
+	if (!skipped)
+		return NULL;
+	json_array_foreach(jget(app, "status.resources"), i, it) {
+		if (!json_is_true(json_object_get(it, "requiresPruning")) || strcmp(jstr(it, "status"), "OutOfSync"))
+			continue;
+		if (n++ == 5) {
+			buf_adds(&b, ", ...");
+			continue;
+		}
+		if (n <= 5)
+			buf_addf(&b, "%s%s/%s%s%s", n > 1 ? ", " : "", jstr(it, "kind"), jstr(it, "namespace"),
+				 *jstr(it, "namespace") ? "/" : "", jstr(it, "name"));
+	}
+	if (!n) {
+		buf_release(&b);
+		return NULL;
+	}
+	r = aprintf("application '%s' needs pruning: %zu resource%s the render no longer has %s still live (%s), "
+		    "and package %s syncs with prune off, so it stays OutOfSync: set sync: {prune: true} on package %s "
+		    "to let Argo CD delete %s, or delete %s yourself", c->app, n, n == 1 ? "" : "s", n == 1 ? "is" : "are",
+		    b.s, s->pkg->name, s->pkg->name, n == 1 ? "it" : "them", n == 1 ? "it" : "them");
+	buf_release(&b);
+	return clean(c->a, r, strlen(r));
+}
+
 /* GET the application: 0 with *app, or -1 with *err */
 static int get_app(struct call *c, int refresh, json_t **app, const char **err)
 {
@@ -339,6 +383,10 @@ static int wait_done(struct call *c, struct step *s, const char *want_rev, long 
 			}
 			synced = !strcmp(sync, "Synced");
 			at_rev = !want_rev || !strcmp(rev, want_rev);
+			if (!synced && !s->pkg->sync.prune && (*err = needs_pruning(c, s, app))) {
+				json_decref(app);
+				return -1;
+			}
 			if (synced && !at_rev) {
 				/* done at a commit after ours (the folder is the same there); an
 				 * older or unknown revision is a stale answer: refresh and wait on */
@@ -477,8 +525,37 @@ static const char *unknown_server(const struct cluster *cl, const struct resp *r
 	if (r->status != 400 || !cl || !strstr(m, "application destination spec for") ||
 	    !(strstr(m, "error getting cluster by server") || strstr(m, "there are no clusters with this URL")))
 		return err;
+	if (cl->reg.set)
+		/* its register step recorded it as done: Argo CD lost it since */
+		return aprintf("%s; Argo CD no longer has cluster '%s' (%s), which idpmake registered: idpmake up --refresh "
+			       "registers it again (or idpmake forget %s:register, then idpmake up)", err, cl->name,
+			       cl->server ? cl->server : "?", cl->name);
 	return aprintf("%s; cluster '%s' (%s) is not registered in Argo CD: give it `register` in the distro,"
 		       " or register it yourself (argocd cluster add)", err, cl->name, cl->server ? cl->server : "?");
+}
+
+/*
+ * Argo CD's answer when it cannot read the GitOps repository ("repository
+ * not accessible", "authentication required"): said as is, then the way out
+ * that fits how the repository gets its credentials.
+ */
+static const char *repo_denied(const struct argocd *a, const struct resp *r, const char *err)
+{
+	const char *m = r->message ? r->message : "", *tok = getenv("IDPMAKE_GIT_TOKEN");
+
+	if (!strstr(m, "authentication required") && !strstr(m, "repository not accessible"))
+		return err;
+	if (a->d->argocd.repo_registered)
+		return aprintf("%s; argocd.repository: registered says Argo CD has credentials for %s: add them "
+			       "(argocd repo add), or drop that setting and set IDPMAKE_GIT_TOKEN so that "
+			       "idpmake registers the repository with them", err, a->repo_url);
+	if (!tok || !*tok)
+		return aprintf("%s; Argo CD has no credentials for %s: set IDPMAKE_GIT_TOKEN (and IDPMAKE_GIT_USERNAME) "
+			       "and run up again, so that repository:register gives them, or add them to Argo CD "
+			       "yourself (argocd repo add)", err, a->repo_url);
+	return aprintf("%s; Argo CD's credentials for %s do not work: if Argo CD lost the repository, idpmake up "
+		       "--refresh registers it again; if IDPMAKE_GIT_TOKEN changed since repository:register ran, "
+		       "idpmake forget repository:register, then idpmake up", err, a->repo_url);
 }
 
 int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char **err)
@@ -550,7 +627,8 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 	if (!generated && request(&c, "POST", "/api/v1/applications?upsert=true", app, &r, err) < 0)
 		goto out;
 	if (!generated && r.status != 200) {
-		*err = unknown_server(s->cluster, &r, api_error(&c, aprintf("creating or updating application '%s'", name), &r));
+		*err = repo_denied(a, &r, unknown_server(s->cluster, &r, api_error(&c, aprintf("creating or updating "
+											       "application '%s'", name), &r)));
 		goto out;
 	}
 	if (!generated)
@@ -597,7 +675,7 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 				break;
 			continue;
 		}
-		*err = api_error(&c, aprintf("syncing application '%s'", name), &r);
+		*err = repo_denied(a, &r, api_error(&c, aprintf("syncing application '%s'", name), &r));
 		break;
 	}
 	json_decref(body);

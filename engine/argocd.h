@@ -137,6 +137,21 @@ int argocd_cluster_lookup(void *ctx, const struct cluster *cl, const char *log, 
 struct hash argocd_cluster_connection(const struct distro *d, const struct cluster *cl);
 void argocd_register_labels_only(const struct cluster *cl);
 /*
+ * The pre-flight (preflight.c): can the register step s run?  For a
+ * cluster, its credential as the step reads it (register.token-env set;
+ * the kubeconfig readable, with the context, its cluster and a user with a
+ * credential; register.ca-file readable), nothing kept; for the repository,
+ * may IDPMAKE_GIT_TOKEN go to Argo CD (`a`, or NULL when it cannot be used).
+ * No request.  0, or -1 with *err (no credential in it).
+ */
+int argocd_register_check(struct argocd *a, const struct step *s, const char **err);
+/*
+ * --refresh (register.c): the string `field` of each item of GET
+ * /api/v1/WHAT (clusters: "server"; repositories: "repo"), in the arena.
+ * Their number, or -1 with *err.
+ */
+int argocd_list_field(struct argocd *a, const char *what, const char *field, const char ***out, const char **err);
+/*
  * up --prune: delete the cluster idpmake registered under `name`.  0 deleted;
  * 1 Argo CD no longer has it; 2 Argo CD has a cluster of that name that
  * does not carry idpmake's mark (annotation idpmake.io/cluster), left alone;

@@ -510,7 +510,9 @@ int argocd_cluster_known(struct call *c, const struct cluster *cl, const char **
 			look = LOOK_KNOWN;
 			ret = 0;
 		} else if (r.status == 404 || (r.status == 403 && !strcmp(r.message, "permission denied"))) {
-			*err = aprintf("cluster '%s' is not known to Argo CD (destination.name '%s')", cl->name, cl->argo_name);
+			*err = aprintf("cluster '%s' is not known to Argo CD (destination.name '%s'): register it in Argo "
+				       "CD under that name (argocd cluster add), or give it server: and register: in the "
+				       "distro", cl->name, cl->argo_name);
 			look = LOOK_MISSING;
 		} else {
 			*err = api_error(c, aprintf("looking up cluster '%s' (destination.name '%s')", cl->name, cl->argo_name),
@@ -747,6 +749,68 @@ int argocd_register_step(void *ctx, struct step *s, const char **err)
 		note(&c, 0, "error: %s", *err);
 	call_close(&c);
 	return ret;
+}
+
+/* ---- pre-flight and --refresh --------------------------------------------- */
+
+int argocd_register_check(struct argocd *a, const struct step *s, const char **err)
+{
+	struct argocd quiet = { 0 };
+	struct call c = { .a = &quiet };
+	struct secrets sc = { { 0 }, 0 };
+	json_t *cfg;
+
+	if (!s->cluster) {
+		/* repository:register sends IDPMAKE_GIT_TOKEN in its body: to Argo CD over plain http only when allowed */
+		const char *token = getenv("IDPMAKE_GIT_TOKEN");
+		struct url u;
+		if (a && token && *token && url_parse(a->base, &u) == 0 &&
+		    !url_may_send_credentials(&u, "IDPMAKE_GIT_TOKEN (repository:register)"))
+			return *err = aprintf("it would send IDPMAKE_GIT_TOKEN to Argo CD at %s over plain http: use "
+					      "https, or set IDPMAKE_GIT_ALLOW_HTTP=1", a->base), -1;
+		return 0;
+	}
+	if (!s->cluster->server)
+		return *err = aprintf("cluster '%s' has no 'server' to register", s->cluster->name), -1;
+	/* the credential as the step reads it (variable, kubeconfig and context, ca-file), then dropped */
+	if (!(cfg = cluster_config(&c, s->cluster, &sc, err))) {
+		*err = mask(&sc, *err);
+		wipe(&sc);
+		return -1;
+	}
+	json_decref(cfg);
+	wipe(&sc);
+	return 0;
+}
+
+int argocd_list_field(struct argocd *a, const char *what, const char *field, const char ***out, const char **err)
+{
+	struct call c;
+	struct resp r = { .code = -1 };
+	json_t *items, *it;
+	size_t i;
+	int n = -1;
+
+	*out = NULL;
+	if (call_open(&c, a, what, NULL, 120) < 0)
+		return *err = "cannot start a libcurl handle", -1;
+	if (request(&c, "GET", aprintf("/api/v1/%s", what), NULL, &r, err) < 0)
+		goto out;
+	if (r.status != 200 || !json_is_object(r.json)) {
+		*err = r.status == 200 ? aprintf("listing %s: Argo CD's answer is not a JSON object", what)
+				       : api_error(&c, aprintf("listing %s", what), &r);
+		goto out;
+	}
+	items = json_object_get(r.json, "items");
+	*out = amalloc((json_array_size(items) + 1) * sizeof(**out));
+	n = 0;
+	json_array_foreach(items, i, it)
+		if (json_is_string(json_object_get(it, field)))
+			(*out)[n++] = astrdup(json_string_value(json_object_get(it, field)));
+out:
+	resp_reset(&r);
+	call_close(&c);
+	return n;
 }
 
 /* ---- up --prune ----------------------------------------------------------- */

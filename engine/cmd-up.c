@@ -14,6 +14,8 @@
 #include "orphans.h"
 #include "owner.h"
 #include "plan.h"
+#include "preflight.h"
+#include "register.h"
 #include "remotekeys.h"
 #include "rollout.h"
 #include "savedplan.h"
@@ -227,6 +229,8 @@ static void find_drift(struct ctx *c, struct argocd *a)
 	struct gitops_drift *v = NULL;
 	int nd;
 
+	/* the registrations: a cluster or the repository Argo CD lost registers again (register.c) */
+	register_refresh(&c->pl, a);
 	/* the GitOps repository too: an Application whose folder someone edited is OutOfSync for that */
 	for (size_t k = 0; k < n; k++)
 		folders[k] = fo[k].gitpath;
@@ -444,6 +448,7 @@ int cmd_up(struct ctx *c)
 	if ((r = ctx_load(c, 0)))
 		return r;
 	struct argocd *a = NULL;
+	struct preflight pf = { NULL, 0 };
 
 	if (c->overwrite && !c->ntargets) {
 		fprintf(stderr, "idpmake: --overwrite needs targets: the packages whose folders to write over\n");
@@ -455,8 +460,11 @@ int cmd_up(struct ctx *c)
 
 	if (c->pl.argocd_server && needs_argocd(c)) {
 		const char *err;
+		/* not usable: a problem for the pre-flight when a step that needs it runs (preflight.c) */
 		if (!(a = argocd_open(c->d, c->statedir, c->verbose, &err)))
-			return error("argocd: %s", err), 1;
+			pf.argocd_err = aprintf("argocd: %s", err);
+	}
+	if (a) {
 		struct gitops_opts go = ctx_gitops(c);
 		argocd_set_git(a, &go);
 		build_sync = (struct sync_ops){
@@ -483,6 +491,8 @@ int cmd_up(struct ctx *c)
 		c->pl.argo = a;
 	}
 	if (plan_renders(&c->pl) < 0) {
+		if (pf.argocd_err)
+			error("%s", pf.argocd_err);	/* the settings' error too: the pre-flight does not get to say it */
 		remotekeys_end();
 		state_run_end(c->st, run, 2, interrupted() ? "interrupted while planning" : "planning failed", NULL);
 		return interrupted() ? intr_exit_status() : 1;
@@ -494,8 +504,16 @@ int cmd_up(struct ctx *c)
 			argocd_close(a);
 		return r;
 	}
-	if (c->refresh && a)
+	/* --refresh asks Argo CD only when it answers; then, before anything runs, what the run needs */
+	if (c->refresh && a && preflight_argocd(&pf, a) == 0)
 		find_drift(c, a);
+	if ((r = preflight_run(&pf, c, a))) {
+		remotekeys_end();
+		state_run_end(c->st, run, r, "pre-flight failed: nothing pushed", NULL);
+		if (a)
+			argocd_close(a);
+		return r;
+	}
 	/* what another distro owns in Argo CD: refused before anything runs (owner.c) */
 	if (a && (r = owner_check(c, a))) {
 		remotekeys_end();

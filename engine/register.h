@@ -12,4 +12,13 @@
  */
 void register_decide(struct planner *pl, struct step *s, const struct record *rec);
 
+/*
+ * --refresh: does Argo CD still have each cluster and the repository the
+ * selected register steps recorded as registered (with the key they would
+ * have now)?  One GET /api/v1/clusters and one GET /api/v1/repositories,
+ * each only when a step asks.  One it lost gets s->drift: it registers again.
+ */
+struct argocd;
+void register_refresh(struct planner *pl, struct argocd *a);
+
 #endif

@@ -127,10 +127,16 @@ t_eq "to the new commit" "$head" "$(requests '[e["body"]["revision"] for e in lo
 emu_reset
 bump tools
 bad="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-t_exit 1 "a refused token fails the sync" env ARGOCD_AUTH_TOKEN="$bad" "$IDPMAKE" up
-t_grep "with a message naming the variable" "in-cluster/tools:sync: Argo CD refused the token \(401\): set ARGOCD_AUTH_TOKEN to a valid token" "$OUTPUT"
+t_exit 1 "a refused token is found by the pre-flight, before the push" env ARGOCD_AUTH_TOKEN="$bad" "$IDPMAKE" up
+t_grep "with a message naming the variable" "Argo CD at http://$ARGOCD_SERVER does not accept the token .*set ARGOCD_AUTH_TOKEN \(or argocd.token-file\) to a valid token" "$OUTPUT"
 t_nogrep "the refused token is not shown" "$bad" "$OUTPUT"
-t_eq "401 is not retried" 1 "$(requests 'len(log)')"
+t_eq "with one request" "/api/version" "$(requests '[e["path"] for e in log]')"
+# a token refused during the run (revoked, expired): the sync fails, not retried
+emu_reset
+emu_post fault '{"path_regex": "/in-cluster-tools/sync$", "status": 401, "code": 16, "count": 1, "message": "invalid session: token has invalid claims: token is expired"}'
+t_exit 1 "a 401 during the run fails the sync" idpmake up
+t_grep "with a message naming the variable" "in-cluster/tools:sync: Argo CD refused the token \(401\): set ARGOCD_AUTH_TOKEN to a valid token" "$OUTPUT"
+t_eq "401 is not retried" 1 "$(requests 'len([e for e in log if e["path"].endswith("/sync")])')"
 
 # ---- 403: the account lacks a permission --------------------------------
 emu_reset
@@ -140,7 +146,7 @@ t_grep "naming the permission" "Argo CD denied 'sync' on applications 'default/i
 
 # ---- another operation in progress is waited out ------------------------
 emu_reset
-emu_post fault '{"app": "in-cluster-tools", "busy_for_ms": 1500}'
+emu_post fault '{"app": "in-cluster-tools", "busy_for_ms": 4000}'
 t_ok "a sync refused because another operation runs is waited out" idpmake up
 t_eq "refused once with code 9, then accepted" "400 200" \
 	"$(requests '[e["status"] for e in log if e["path"].endswith("/sync")]')"

@@ -112,7 +112,7 @@ t_eq "created there" "app-on-in-cluster:team" \
 	"$(requests '[e["body"]["metadata"]["name"] + ":" + e["body"]["metadata"]["namespace"] for e in posts]')"
 t_eq "the sync names the Application namespace" "team" "$(requests '[e["body"]["appNamespace"] for e in syncs]')"
 t_eq "and so do the polls" True \
-	"$(requests 'all(e["args"]["appNamespace"] == ["team"] for e in log if e["method"] == "GET")')"
+	"$(requests 'all(e["args"]["appNamespace"] == ["team"] for e in log if e["method"] == "GET" and e["path"].startswith("/api/v1/applications"))')"
 
 # ---- a failed operation; a timeout -----------------------------------------
 emu_reset

@@ -52,8 +52,7 @@ bump() { n=$((n + 1)); echo "  v$n: \"$n\"" >>packages/a/cm.yaml; }
 # ---- no way to trust the CA: a clear failure -------------------------------
 distro ""
 t_exit 1 "https with an unknown CA: up fails" idpmake up
-t_grep "unknown CA: the run fails before the push, naming the step and the server" \
-	'^(FAILED: |idpmake: error: )in-cluster/a:sync: .*https://localhost:'"$port" "$STDERR"
+t_grep "unknown CA: the pre-flight fails naming the server" '^idpmake: error: Argo CD at https://localhost:'"$port"' does not answer \(GET /api/version\): .*SSL certificate problem' "$STDERR"
 t_grep "unknown CA: says how to trust it" 'argocd\.ca-file' "$STDERR"
 t_nogrep "unknown CA: no insecure warning" 'TLS verification is off' "$STDERR"
 t_nostring "unknown CA: the token is not printed" "$ARGOCD_AUTH_TOKEN" "$STDOUT" "$STDERR"

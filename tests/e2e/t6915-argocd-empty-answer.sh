@@ -9,7 +9,8 @@
 
 export IDPMAKE_ARGOCD_POLL_MS=20 IDPMAKE_ARGOCD_BACKOFF_MS=10
 
-# a server that answers every request with STATUS and no body
+# a server that answers every request with STATUS and no body (but up's
+# pre-flight GET /api/version, answered as Argo CD answers a logged-in caller)
 start_empty_server() {	# start_empty_server STATUS
 	rm -f "$T/srv.port"
 	python3 - "$1" "$T/srv.port" >"$T/srv.log" 2>&1 <<'EOF' &
@@ -20,6 +21,14 @@ class H(http.server.BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         if n:
             self.rfile.read(n)
+        if self.path == "/api/version":
+            body = b'{"Version": "v3.6.0", "BuildDate": "2026-08-22T00:00:00Z"}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         self.send_response(status)
         self.send_header("Content-Length", "0")
         self.end_headers()

@@ -101,7 +101,7 @@ t_ok "the same server in ARGOCD_SERVER is no conflict" env ARGOCD_SERVER="http:/
 idpmake -C d forget >/dev/null 2>&1
 t_fail "ARGOCD_AUTH_TOKEN wins over the context's token file" \
 	env ARGOCD_AUTH_TOKEN=eyJhbGciOiJIUzI1NiJ9.bad.bad "$IDPMAKE" --context prod -C d up
-t_grep "Argo CD refused that token" '401' "$OUTPUT"
+t_grep "Argo CD refused that token (up's pre-flight)" 'does not accept the token' "$OUTPUT"
 
 # ---- flags over the environment ------------------------------------------
 idpmake -C d forget >/dev/null 2>&1

@@ -1,0 +1,37 @@
+/*
+ * preflight.h - up's checks before anything is pushed, synced or registered
+ * (idpmake(1) "PRE-FLIGHT").
+ *
+ * up predicts which selected steps will run, as plan does, and checks what
+ * those steps need, all of it, before the first render: Argo CD's settings,
+ * that it answers and accepts the token (one GET /api/version), each
+ * register step's credential, and whether an http(s) GitOps remote asks for
+ * a credential the push does not have.  A run with nothing to do checks
+ * nothing and makes no request.
+ */
+#ifndef IDPMAKE_PREFLIGHT_H
+#define IDPMAKE_PREFLIGHT_H
+
+struct argocd;
+struct ctx;
+
+struct preflight {
+	const char *argocd_err;		/* why Argo CD cannot be used (argocd_open's error, or its answer), or NULL */
+	int asked;			/* GET /api/version was asked */
+};
+
+/*
+ * Does Argo CD answer, and accept the token?  Asked once (pf->asked); `a`
+ * NULL: pf->argocd_err says why there is none.  0, or -1 (pf->argocd_err).
+ */
+int preflight_argocd(struct preflight *pf, struct argocd *a);
+
+/*
+ * The checks for the steps that will run (after --refresh decided what
+ * drifted).  0; or 1 after printing every problem, one line each (the step
+ * or the setting, the cause, the way out), and a last line saying nothing
+ * was pushed.
+ */
+int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a);
+
+#endif
