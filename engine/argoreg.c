@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "argoapi.h"
 #include "argocd.h"
@@ -228,22 +229,28 @@ static int b64val(int c)
 	       c == '+' ? 62 : c == '/' ? 63 : -1;
 }
 
-/* base64 text decoded (malloc'd, *n its length), or NULL when it is not base64 */
+/*
+ * base64 text decoded (malloc'd and NUL-terminated, so that pem_check's
+ * string functions stop at its end; *n its length), or NULL when it is not
+ * base64 as Go's StdEncoding reads it (Argo CD and kubectl do): groups of
+ * four, '=' only as the last one or two; line breaks and spaces skipped
+ */
 static unsigned char *unbase64(const char *s, size_t *n)
 {
-	size_t len = strlen(s), o = 0;
-	unsigned char *out = xmalloc(len / 4 * 3 + 3);
+	size_t len = strlen(s), o = 0, chars = 0;
+	unsigned char *out = xmalloc(len / 4 * 3 + 4);
 	unsigned v = 0;
 	int bits = 0, pad = 0;
 
 	for (const char *p = s; *p; p++) {
 		int x = b64val((unsigned char)*p);
+		if (*p == '\n' || *p == '\r' || *p == ' ')
+			continue;
+		chars++;
 		if (*p == '=') {
 			pad++;
 			continue;
 		}
-		if (*p == '\n' || *p == '\r' || *p == ' ')
-			continue;
 		if (x < 0 || pad) {
 			free(out);
 			return NULL;
@@ -254,6 +261,11 @@ static unsigned char *unbase64(const char *s, size_t *n)
 			out[o++] = (unsigned char)(v >> bits);
 		}
 	}
+	if (chars % 4 || pad > 2) {
+		free(out);
+		return NULL;
+	}
+	out[o] = 0;
 	*n = o;
 	return out;
 }
@@ -263,7 +275,8 @@ static int data_check(const char *b64, const char *what, enum pem_want want, con
 {
 	size_t n = 0;
 	unsigned char *d = unbase64(b64, &n);
-	const char *why = d ? pem_check((const char *)d, n, want) : "is not base64";
+	const char *why = !d ? "is not base64" : n > PEM_CAP ? "is larger than 1 MiB: not PEM" :
+			  pem_check((const char *)d, n, want);
 
 	if (d) {
 		memset(d, 0, n);
@@ -281,17 +294,30 @@ static char *file_base64(const char *path, const char *what, enum pem_want want,
 	struct stat st;
 	char *data, *r;
 	const char *why;
+	int fd;
 
-	if (stat(path, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_size > PEM_CAP)) {
-		*err = aprintf("%s '%s' is %s", what, path, S_ISREG(st.st_mode) ? "larger than 1 MiB: not a PEM file"
-									    : "not a regular file");
+	/* one open file checked and read: not a path that may become a FIFO or a larger file in between */
+	if ((fd = open_regular(path)) < 0 || fstat(fd, &st) < 0) {
+		*err = aprintf("cannot read %s '%s': %s", what, path,
+			       errno == EINVAL ? "not a regular file" : strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
-	if (!(data = read_file(path, &len))) {
+	if (st.st_size > PEM_CAP) {
+		*err = aprintf("%s '%s' is larger than 1 MiB: not a PEM file", what, path);
+		close(fd);
+		return NULL;
+	}
+	if (!(data = read_fd(fd, &len))) {
 		*err = aprintf("cannot read %s '%s': %s", what, path, strerror(errno));
 		return NULL;
 	}
-	if ((why = pem_check(data, len, want))) {
+	if (len > PEM_CAP)
+		why = "grew past 1 MiB while read: not a PEM file";
+	else
+		why = pem_check(data, len, want);
+	if (why) {
 		*err = aprintf("%s '%s' %s", what, path, why);
 		r = NULL;
 	} else {
