@@ -2,10 +2,12 @@
  * names.c - one check for the names idpmake reads from where it does not
  * trust them (names.h).
  */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "names.h"
+#include "util.h"
 
 #define NAME_MAX_LEN 4096
 
@@ -60,4 +62,17 @@ int name_has_part(const char *path, const char *part)
 			path++;
 	}
 	return 0;
+}
+
+const char *name_shown(const char *name)
+{
+	char *out = aprintf("%*s", (int)(strlen(name) > NAME_MAX_LEN ? NAME_MAX_LEN : strlen(name)) * 4, ""), *o = out;
+
+	for (const char *c = name; *c && c - name < NAME_MAX_LEN; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			o += sprintf(o, "\\x%02x", (unsigned char)*c);
+		else
+			*o++ = *c;
+	*o = 0;
+	return out;
 }

@@ -22,6 +22,9 @@
  */
 const char *name_bad(const char *name, unsigned flags);
 
+/* name as it may be printed: each control character as \\xNN, at most 4096 bytes of it (arena) */
+const char *name_shown(const char *name);
+
 /* does the path have the component `part` (compared exactly)? */
 int name_has_part(const char *path, const char *part);
 

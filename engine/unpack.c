@@ -264,6 +264,7 @@ static int extract(const char *archive, const char *root)
 		la_int64_t size = archive_entry_size(e);
 		struct pfile *pf;
 		char *data, hex[33];
+		const char *why;
 		if (!name)
 			name = "";
 		name = astrdup(name);
@@ -271,13 +272,14 @@ static int extract(const char *archive, const char *root)
 			error("bundle %s: more than %d members", archive, PACK_COUNT_MAX);
 			goto out;
 		}
-		if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e) || archive_entry_symlink(e)) {
-			error("bundle %s: member '%s' is not a regular file (a link, folder or device)", archive, name);
+		if ((why = name_bad(name, NAME_PATH))) {
+			/* shown escaped: a hostile name's escapes stay off the terminal */
+			error("bundle %s: member '%s' %s (it would be written outside the bundle or printed)", archive,
+			      name_shown(name), why);
 			goto out;
 		}
-		if (name_bad(name, NAME_PATH)) {
-			error("bundle %s: member '%s' has an absolute name or a '..' (it would be written outside the bundle)",
-			      archive, name);
+		if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e) || archive_entry_symlink(e)) {
+			error("bundle %s: member '%s' is not a regular file (a link, folder or device)", archive, name);
 			goto out;
 		}
 		if (size < 0 || (unsigned long long)size > (count == 1 ? INDEX_MAX : PACK_MEMBER_MAX) ||
@@ -456,7 +458,7 @@ int pack_chart_files(const char *tgz, void (*fn)(void *arg, const char *name, co
 		if (archive_entry_filetype(e) != AE_IFREG)
 			continue;	/* helm package writes files only; folders are implied */
 		if (!name || name_bad(name, NAME_PATH) || !(rest = strchr(name, '/'))) {
-			*err = aprintf("chart %s: member '%s' has an unsafe name", tgz, name ? name : "");
+			*err = aprintf("chart %s: member '%s' has an unsafe name", tgz, name ? name_shown(name) : "");
 			goto out;
 		}
 		if (size < 0 || (total += (unsigned long long)size) > CHART_MAX) {

@@ -170,6 +170,8 @@ static void test_mask(void)
 		/* a second document is applied too */
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\napiVersion: v1\nkind: \"\\x53ecret\"\n"
 		"metadata: {name: a}\nstringData: {p: VALUE-Zq5}\n",
+		/* any core-group version is a Secret, as livediff.c's is_secret has it */
+		"apiVersion: v2\nkind: Secret\nmetadata: {name: a}\ndata: {p: VALUE-Zq5}\n",
 		/* what does not parse is hidden whole, "Secret" written or not */
 		"apiVersion: v1\nkind: \"\\x53ecret\"\nmetadata: {name: a}\ndata: {p: VALUE-Zq5, q: [\n",
 	};
