@@ -388,8 +388,8 @@ static int get_json(struct call *call, const char *suffix, json_t **out, const c
 		if (r.status == 200 && json_is_object(r.json)) {
 			*out = json_incref(r.json);
 			ret = 0;
-		} else if (r.status == 404 || (r.status == 403 && r.message && !strcmp(r.message, "permission denied"))) {
-			ret = 1;
+		} else if (r.status == 404) {
+			ret = 1;	/* project= is in the query: a 403 is RBAC refusing, not a missing Application */
 		} else {
 			*err = r.status == 200 ? "Argo CD's answer is not a JSON object"
 					       : api_error(call, aprintf("reading application '%s'", call->app), &r);
