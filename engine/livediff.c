@@ -163,8 +163,10 @@ struct obj {
 /*
  * A hook (gitops-engine hook.IsHook): annotated argocd.argoproj.io/hook,
  * unless its only valid type is Skip, or else helm.sh/hook other than
- * crd-install.  A sync runs hooks; Argo CD neither compares them nor lists
- * them as managed resources, so diff --live leaves them out.
+ * crd-install.  The types are the annotation's comma-separated values,
+ * white space trimmed and duplicates dropped (GetAnnotationCSVs): "Skip,
+ * Skip" is Skip only.  A sync runs hooks; Argo CD neither compares them nor
+ * lists them as managed resources, so diff --live leaves them out.
  */
 static int is_hook(json_t *o)
 {
@@ -174,21 +176,19 @@ static int is_hook(json_t *o)
 
 	if (h) {
 		const char *p = json_is_string(h) ? json_string_value(h) : "";
-		int n = 0, skip = 0;
+		unsigned seen = 0;
 		while (*p) {
 			size_t len = strcspn(p, ","), b = 0, e = len;
-			while (b < e && p[b] == ' ')
+			while (b < e && strchr(" \t\n\v\f\r", p[b]))
 				b++;
-			while (e > b && p[e - 1] == ' ')
+			while (e > b && strchr(" \t\n\v\f\r", p[e - 1]))
 				e--;
 			for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-				if (strlen(types[i]) == e - b && !strncmp(p + b, types[i], e - b)) {
-					n++;
-					skip |= i == 4;
-				}
+				if (strlen(types[i]) == e - b && !strncmp(p + b, types[i], e - b))
+					seen |= 1u << i;
 			p += len + (p[len] == ',');
 		}
-		return !(skip && n == 1);
+		return seen != 1u << 4;	/* not Skip alone */
 	}
 	return hh && !(json_is_string(hh) && !strcmp(json_string_value(hh), "crd-install"));
 }
