@@ -20,7 +20,7 @@
  *      list yet, a Kubernetes kind or one whose CRD a selected package
  *      renders with scope: Cluster, objdiff_cluster_scoped) has no
  *      metadata.namespace on either side, nor in its label.
- *   4. Hooks (is_hook) are neither rendered objects nor live items here:
+ *   4. Hooks (argocd_is_hook, argohook.c) are neither rendered objects nor live items here:
  *      a sync runs them, Argo CD does not list them as managed.
  *   5. Secrets: every data value is replaced by a placeholder on both sides
  *      before anything is compared, printed or saved.  Argo CD masks live
@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "argoapi.h"
+#include "argohook.h"
 #include "argocd.h"
 #include "bundle.h"
 #include "cmd.h"
@@ -166,39 +167,6 @@ struct obj {
 	int matched;
 };
 
-/*
- * A hook (gitops-engine hook.IsHook): annotated argocd.argoproj.io/hook,
- * unless its only valid type is Skip, or else helm.sh/hook other than
- * crd-install.  A sync runs hooks; Argo CD neither compares them nor lists
- * them as managed resources, so diff --live leaves them out.
- */
-static int is_hook(json_t *o)
-{
-	static const char *const types[] = { "PreSync", "Sync", "PostSync", "SyncFail", "Skip" };
-	json_t *an = json_object_get(json_object_get(o, "metadata"), "annotations");
-	json_t *h = json_object_get(an, "argocd.argoproj.io/hook"), *hh = json_object_get(an, "helm.sh/hook");
-
-	if (h) {
-		const char *p = json_is_string(h) ? json_string_value(h) : "";
-		int n = 0, skip = 0;
-		while (*p) {
-			size_t len = strcspn(p, ","), b = 0, e = len;
-			while (b < e && p[b] == ' ')
-				b++;
-			while (e > b && p[e - 1] == ' ')
-				e--;
-			for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-				if (strlen(types[i]) == e - b && !strncmp(p + b, types[i], e - b)) {
-					n++;
-					skip |= i == 4;
-				}
-			p += len + (p[len] == ',');
-		}
-		return !(skip && n == 1);
-	}
-	return hh && !(json_is_string(hh) && !strcmp(json_string_value(hh), "crd-install"));
-}
-
 /* the step's objects (arena array; v owned by the caller: objs_free); CRDs of scope Cluster noted in crds */
 static int step_objects(struct ctx *c, struct step *s, struct obj **out, size_t *n, json_t *crds)
 {
@@ -218,7 +186,7 @@ static int step_objects(struct ctx *c, struct step *s, struct obj **out, size_t 
 			ret = -1;
 			continue;
 		}
-		if (is_hook(o)) {
+		if (argocd_is_hook(o)) {
 			json_decref(o);
 			continue;
 		}
@@ -394,8 +362,8 @@ static int get_json(struct call *call, const char *suffix, json_t **out, const c
 		if (r.status == 200 && json_is_object(r.json)) {
 			*out = json_incref(r.json);
 			ret = 0;
-		} else if (r.status == 404 || (r.status == 403 && r.message && !strcmp(r.message, "permission denied"))) {
-			ret = 1;
+		} else if (r.status == 404) {
+			ret = 1;	/* project= is in the query: a 403 is RBAC refusing, not a missing Application */
 		} else {
 			*err = r.status == 200 ? "Argo CD's answer is not a JSON object"
 					       : api_error(call, aprintf("reading application '%s'", call->app), &r);

@@ -214,8 +214,8 @@ def is_hook(obj):
     helm.sh/hook other than crd-install.  Hooks are run by a sync, never compared nor listed as managed."""
     ann = (obj.get("metadata") or {}).get("annotations") or {}
     if "argocd.argoproj.io/hook" in ann:
-        types = [t.strip() for t in str(ann["argocd.argoproj.io/hook"]).split(",") if t.strip() in HOOK_TYPES]
-        return types != ["Skip"]
+        types = {t.strip() for t in str(ann["argocd.argoproj.io/hook"]).split(",") if t.strip() in HOOK_TYPES}
+        return types != {"Skip"}    # GetAnnotationCSVs drops duplicates: "Skip, Skip" is Skip only
     return "helm.sh/hook" in ann and ann["helm.sh/hook"] != "crd-install"
 
 

@@ -607,15 +607,17 @@ class EmulatorTest(unittest.TestCase):
                      "in-cluster/hooks/helm.yaml": obj("helmhook", "helm.sh/hook: pre-install"),
                      "in-cluster/hooks/crd.yaml": obj("crdinstall", "helm.sh/hook: crd-install"),
                      "in-cluster/hooks/skip.yaml": obj("skipped", "argocd.argoproj.io/hook: Skip"),
+                     # GetAnnotationCSVs trims and drops duplicates: Skip only
+                     "in-cluster/hooks/skip2.yaml": obj("skiptwice", "argocd.argoproj.io/hook: 'Skip, Skip'"),
                      "in-cluster/hooks/plain.yaml": obj("plain", "x: y")}, "hooks")
         self.create("hooks", path="in-cluster/hooks")
         names = lambda: sorted(i["name"] for i in self.c.req(  # noqa: E731
             "GET", "/api/v1/applications/hooks/managed-resources")[2].get("items", []))
-        self.assertEqual(names(), ["crdinstall", "plain", "skipped"])
+        self.assertEqual(names(), ["crdinstall", "plain", "skipped", "skiptwice"])
         self.c.req("POST", "/api/v1/applications/hooks/sync", {})
         a = self.wait_for("hooks", lambda a: self.done(a) and a["status"]["sync"]["status"] == "Synced")
-        self.assertEqual(sorted(r["name"] for r in a["status"]["resources"]), ["crdinstall", "plain", "skipped"])
-        self.assertEqual(names(), ["crdinstall", "plain", "skipped"])
+        self.assertEqual(sorted(r["name"] for r in a["status"]["resources"]), ["crdinstall", "plain", "skipped", "skiptwice"])
+        self.assertEqual(names(), ["crdinstall", "plain", "skipped", "skiptwice"])
 
     # -- issue 11 §3: resource model, managed-resources, resource-tree, drift
     def test_resource_model(self):

@@ -28,6 +28,11 @@ export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 
 # api PATH: GET from Argo CD into $T/api.json
 api() { curl -sS -f -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/api/v1/$1" >"$T/api.json"; }
+# checked PATH PYTHON ARGS...: GET PATH, then PYTHON holds for it (sys.argv[1] the answer's file).  Argo CD's
+# ApplicationSet controller generates the Applications some time after up stored the set (the emulator's
+# --appset-ms): waited on with t_wait_for, never read once right after up.
+# shellcheck disable=SC2317 # run through t_wait_for
+checked() { api "$1" && python3 -c "$2" "$T/api.json" "${@:3}"; }
 # posts RE: how many POSTs since the last reset have a path matching RE
 posts() {
 	curl -sS -f "$emu/requests" | python3 -c '
@@ -38,8 +43,8 @@ print(sum(1 for e in json.load(sys.stdin) if e["method"] == "POST" and re.search
 # check_stack LABEL FOLDER: the ApplicationSet and its Applications in Argo CD
 check_stack() {
 	local l=$1 dir=$2
-	t_ok "$l: the ApplicationSets" api applicationsets
-	t_ok "$l: vclusters' template points at the GitOps repository, folder $dir/vcluster" python3 -c '
+	t_ok "$l: vclusters' template points at the GitOps repository, folder $dir/vcluster" \
+		t_wait_for 20 checked applicationsets '
 import json, sys
 items = {a["metadata"]["name"]: a for a in json.load(open(sys.argv[1]))["items"]}
 assert list(items) == ["in-cluster-vm-vclusters"], list(items)
@@ -51,9 +56,9 @@ assert a["spec"]["goTemplate"] is True, a["spec"]
 assert a["spec"]["template"]["metadata"]["name"] == "{{.name}}-vcluster", a["spec"]["template"]["metadata"]
 assert a["spec"]["generators"] == [{"list": {"elements": [{"name": "staging"}, {"name": "production"}]}}], a["spec"]["generators"]
 cond = {c["type"]: c for c in a["status"]["conditions"]}
-assert cond["ErrorOccurred"]["status"] == "False", cond' "$T/api.json" "$bare" "$dir"
-	t_ok "$l: the Applications" api applications
-	t_ok "$l: staging-vcluster and production-vcluster, made by the ApplicationSet" python3 -c '
+assert cond["ErrorOccurred"]["status"] == "False", cond' "$bare" "$dir"
+	t_ok "$l: staging-vcluster and production-vcluster, made by the ApplicationSet" \
+		t_wait_for 20 checked applications '
 import json, sys
 apps = {a["metadata"]["name"]: a for a in json.load(open(sys.argv[1]))["items"]}
 assert sorted(apps) == ["production-vcluster", "staging-vcluster"], sorted(apps)
@@ -65,7 +70,7 @@ for env in ("staging", "production"):
     assert src["repoURL"] == sys.argv[2] and src["path"] == sys.argv[3] + "/vcluster", src
     assert a["spec"]["destination"]["namespace"] == env + "-vcluster", a["spec"]["destination"]
     hosts = [p["patch"] for p in src["kustomize"]["patches"] if "/spec/rules/0/host" in p["patch"]]
-    assert hosts and env + "-vcluster.cnoe.localtest.me" in hosts[0], hosts' "$T/api.json" "$bare" "$dir"
+    assert hosts and env + "-vcluster.cnoe.localtest.me" in hosts[0], hosts' "$bare" "$dir"
 }
 
 { mkdir -p d/stacks && cp -r "$stack" d/stacks/vm; } || t_bail "cannot copy the stack"
@@ -144,14 +149,14 @@ items = [a for a in json.load(open(sys.argv[1]))["items"] if a["metadata"]["name
 assert items, "no ApplicationSet in-cluster-vm2-vclusters"
 src = items[0]["spec"]["template"]["spec"]["source"]
 assert src["repoURL"] == sys.argv[2] and src["path"] == "other/vm2-vclusters/vcluster", src' "$T/api.json" "$bare"
-t_ok "00-: the Applications" api applications
-t_ok "00-: both Applications made, and one per cluster by the cluster generator" python3 -c '
+t_ok "00-: both Applications made, and one per cluster by the cluster generator" \
+	t_wait_for 20 checked applications '
 import json, sys
 apps = {a["metadata"]["name"]: a for a in json.load(open(sys.argv[1]))["items"]}
 assert sorted(apps) == ["edge-guestbook", "in-cluster-guestbook", "production-vcluster", "staging-vcluster"], sorted(apps)
 assert apps["edge-guestbook"]["spec"]["destination"]["server"] == "https://edge.example:6443", apps["edge-guestbook"]["spec"]
 src = apps["edge-guestbook"]["spec"]["source"]
-assert src["repoURL"] == sys.argv[2] and src["path"].startswith("other/fleet-guestbook"), src' "$T/api.json" "$bare"
+assert src["repoURL"] == sys.argv[2] and src["path"].startswith("other/fleet-guestbook"), src' "$bare"
 git --git-dir="$bare" ls-tree -r --name-only main >"$T/tree2.txt"
 t_grep "the cluster generator's cnoe:// folder is pushed" '^other/fleet-guestbook/.*cm\.yaml$' "$T/tree2.txt"
 t_done

@@ -85,12 +85,17 @@ mkmanifest packages/fleet/cm.yaml ConfigMap fleet
 
 t_ok "first up renders, pushes and syncs every kind" idpmake up
 t_grep "first up: 5 synced" ' 5 synced' "$STDOUT"
-api applications >"$T/apps.json" || t_bail "cannot list the Applications"
-t_ok "staging-env, production-env and the fleet's Application are there" python3 -c '
+# all_there: every Application, the ApplicationSets' too (Argo CD's controller generates them some time
+# after up stored the set, the emulator's --appset-ms: waited on)
+# shellcheck disable=SC2317 # run through t_wait_for
+all_there() {
+	api applications >"$T/apps.json" && python3 -c '
 import json, sys
 names = {a["metadata"]["name"] for a in json.load(open(sys.argv[1]))["items"]}
 assert {"staging-env", "production-env", "in-cluster-fleet", "in-cluster-chart", "in-cluster-app-my-app",
         "in-cluster-multi-two"} <= names, names' "$T/apps.json"
+}
+t_ok "staging-env, production-env and the fleet's Application are there" t_wait_for 20 all_there
 # the ApplicationSet's Applications sync themselves (automated): Argo CD's, not idpmake's
 # shellcheck disable=SC2317 # run through t_wait_for
 synced() { api "applications/$1" | python3 -c 'import json, sys; sys.exit(json.load(sys.stdin)["status"]["sync"]["status"] != "Synced")'; }
