@@ -740,7 +740,7 @@ static const char *source_differs(const struct argocd *a, const struct step *s, 
 		const char *w = jstr(want, *f), *g = jstr(got, *f);
 		if (!strcmp(*f, "targetRevision") && follows)
 			continue;	/* an ApplicationSet's element moves it (argoappset.c): the revision tells */
-		if (!strcmp(*f, "targetRevision") && pushed && !strcmp(w, pushed) && *g && rev_reached(a, s, w, g))
+		if (!strcmp(*f, "targetRevision") && pushed && !strcmp(w, pushed) && *g && rev_reached(a, s, g, w))
 			continue;	/* pinned: to the commit, or to one it comes after with the same folder */
 		if (strcmp(w, g))
 			return aprintf("its %s.%s is '%.80s', not '%.80s' as idpmake sent it", what, *f, g, w);
