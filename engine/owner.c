@@ -208,8 +208,11 @@ static const char *owner_of(const struct ctx *c, struct argocd *a, const struct 
 
 	if (!who)
 		return w->kind == W_CLUSTER ? NULL : "nobody: idpmake did not make it (no idpmake.io/distro label)";
-	(void)a;	/* the same name pushing elsewhere (a context's remote) is the same distro: not checked */
-	return strcmp(who, mine) ? aprintf("distro '%s'", who) : NULL;
+	/* the same name pushing elsewhere (a context's remote) is the same distro: not checked */
+	if (!strcmp(who, mine))
+		return NULL;
+	/* Argo CD's text, hostile: an annotation may hold control characters and any length */
+	return aprintf("distro '%s'", clean(a, who, strlen(who)));
 }
 
 int owner_check(struct ctx *c, struct argocd *a)
