@@ -103,9 +103,12 @@ static const char *masked(const struct distro *d, const char *s)
 	for (size_t i = 0; s && i <= d->nclusters; i++) {
 		const char *env = i < d->nclusters ? d->clusters[i].reg.token_env : "IDPMAKE_GIT_TOKEN";
 		const char *secret = env ? getenv(env) : NULL, *hit;
-		size_t n = secret ? strlen(secret) : 0;
-		while (n >= 3 && (hit = strstr(s, secret)))
+		size_t n = secret ? strlen(secret) : 0, from = 0;
+		/* on from after each "***": a secret that is, or holds, "***" cannot loop */
+		while (n >= 3 && (hit = strstr(s + from, secret))) {
+			from = (size_t)(hit - s) + 3;
 			s = aprintf("%.*s***%s", (int)(hit - s), s, hit + n);
+		}
 	}
 	return s;
 }
