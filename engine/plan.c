@@ -480,25 +480,43 @@ struct hash sync_key(struct planner *pl, struct step *sync, struct hash output)
  * The scripts a hook's command runs, so that an edit to one changes the key
  * as an edit to an input does: the first word of each command of `run`
  * (`./smoke.sh`, `./a.sh && ./b.sh`), or the first word after an
- * interpreter (`sh checks/slo.sh`, `python3 -u x.py`), that names a regular
- * file by a relative path from the hook's folder.  Words are split at
- * blanks and the shell's operators and lose their quotes; a word the shell
- * would expand ($, `, globs, ~), an absolute path (a tool of the system)
- * and a redirection's target are not read.
+ * interpreter (`sh checks/slo.sh`, `/bin/sh x.sh`, `python3 -u x.py`,
+ * `. ./lib.sh`) or a wrapper (`env X=1 ./a.sh`, `timeout 60 ./a.sh`,
+ * `nice ./a.sh`), that names a regular file by a relative path from the
+ * hook's folder, or from the folder a `cd DIR` before it went to.  Words
+ * are split at blanks and the shell's operators and lose their quotes; a
+ * word the shell would expand ($, `, globs, ~), an absolute path (a tool
+ * of the system) and a redirection's target are not read.
  */
-static int interpreter(const char *w)
+static int in_list(const char *w, const char *const *v)
 {
-	static const char *const v[] = { "sh", "bash", "dash", "zsh", "ksh", "python", "python3", "perl", "ruby", "node" };
-	for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++)
-		if (!strcmp(w, v[i]))
+	w = path_base(w);	/* /bin/sh as sh */
+	for (; *v; v++)
+		if (!strcmp(w, *v))
 			return 1;
 	return 0;
+}
+
+static int interpreter(const char *w)
+{
+	static const char *const v[] = { "sh", "bash", "dash", "zsh", "ksh", "python", "python3", "perl", "ruby",
+					 "node", ".", "source", NULL };
+	return in_list(w, v);
+}
+
+/* a command that runs the command after its options (and their values) */
+static int wrapper(const char *w)
+{
+	static const char *const v[] = { "exec", "env", "nice", "nohup", "command", "time", "timeout", "stdbuf",
+					 "ionice", "setsid", "xargs", NULL };
+	return in_list(w, v);
 }
 
 static void hook_scripts(struct planner *pl, const struct hook *hk, struct hasher *h)
 {
 	const char *p = hk->run;
-	int first = 1, script = 0;
+	const char *dir = hk->dir;
+	int first = 1, script = 0, cd = 0;
 
 	while (*p) {
 		char word[4096];
@@ -512,7 +530,7 @@ static void hook_scripts(struct planner *pl, const struct hook *hk, struct hashe
 			if (strchr("<>", *p))
 				redirect = 1;
 			else if (!strchr(" \t", *p))
-				first = 1, script = 0;
+				first = 1, script = 0, cd = 0;
 		}
 		for (; *p && !strchr(" \t\n;&|<>()", *p); p++) {
 			if (*p == '\'' || *p == '"')
@@ -527,20 +545,32 @@ static void hook_scripts(struct planner *pl, const struct hook *hk, struct hashe
 			continue;
 		if (first && !expands && strchr(word, '=') && !strchr(word, '/'))
 			continue;	/* NAME=value before the command */
-		if (first && !expands && (interpreter(word) || !strcmp(word, "exec"))) {
-			script = interpreter(word);
-			first = !script;
+		if (cd) {	/* cd DIR: the commands after it run there */
+			cd = 0;
+			if (word[0] != '-')
+				dir = expands ? NULL : path_join(dir ? dir : "/", word);
 			continue;
 		}
-		if (script && word[0] == '-')
-			continue;	/* the interpreter's options */
+		if (first && !expands && !strcmp(word, "cd")) {
+			cd = 1, first = 0;
+			continue;
+		}
+		if ((first || script) && !expands && (interpreter(word) || wrapper(word))) {
+			script = 1, first = 0;	/* the script: the first word after it that is a file */
+			continue;
+		}
 		if (!first && !script)
 			continue;	/* an argument */
-		first = script = 0;
-		if (expands || word[0] == '/')
+		if (script && word[0] == '-')
+			continue;	/* an option */
+		first = 0;
+		if (expands || word[0] == '/' || !dir)
 			continue;
-		path = path_join(hk->dir, word);
-		if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || file_hash(pl, path, &fh) < 0)
+		path = path_join(dir, word);
+		if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;	/* an option's value (timeout 60, nice -n 10), a command on PATH */
+		script = 0;
+		if (file_hash(pl, path, &fh) < 0)
 			continue;
 		hasher_adds(h, "script");
 		hasher_adds(h, word);
