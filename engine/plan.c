@@ -543,8 +543,8 @@ static void hook_scripts(struct planner *pl, const struct hook *hk, struct hashe
 		word[n] = 0;
 		if (!n || redirect)
 			continue;
-		if (first && !expands && strchr(word, '=') && !strchr(word, '/'))
-			continue;	/* NAME=value before the command */
+		if (first && strcspn(word, "=/") && word[strcspn(word, "=/")] == '=')
+			continue;	/* NAME=value before the command (PATH=.:$PATH too) */
 		if (cd) {	/* cd DIR: the commands after it run there */
 			cd = 0;
 			if (word[0] != '-')

@@ -24,20 +24,21 @@ packages:
         - {name: env, run: 'env X=1 ./e.sh', when: once}
         - {name: dot, run: '. ./f.sh', when: once}
         - {name: nice, run: 'nice -n 10 ./g.sh', when: once}
+        - {name: assign, run: 'X=\$HOME ./h.sh', when: once}
 EOF
 mkmanifest d/packages/web/cm.yaml ConfigMap web web
 mkdir d/scripts
-for f in a c e f g; do echo true >"d/$f.sh"; chmod +x "d/$f.sh"; done
+for f in a c e f g h; do echo true >"d/$f.sh"; chmod +x "d/$f.sh"; done
 echo true >d/scripts/b.sh
 chmod +x d/scripts/b.sh
 cd d || exit 1
 t_ok "the first up" idpmake up
 t_ok "plan -o: nothing to do" idpmake --exit-code plan -o plan.json
-for hs in abs:a.sh cd:scripts/b.sh timeout:c.sh env:e.sh dot:f.sh nice:g.sh; do
+for hs in abs:a.sh cd:scripts/b.sh timeout:c.sh env:e.sh dot:f.sh nice:g.sh assign:h.sh; do
 	echo 'echo EDITED' >>"${hs#*:}"
 done
 t_ok "plan after the edits" idpmake plan
-for hs in abs:a.sh cd:scripts/b.sh timeout:c.sh env:e.sh dot:f.sh nice:g.sh; do
+for hs in abs:a.sh cd:scripts/b.sh timeout:c.sh env:e.sh dot:f.sh nice:g.sh assign:h.sh; do
 	t_grep "${hs%%:*}: an edit to ${hs#*:} runs the hook again" "post:${hs%%:*}: " "$STDOUT"
 done
 t_exit 2 "up --plan of the plan made before the edits: refused" idpmake up --plan plan.json
