@@ -31,6 +31,7 @@
 #include "buf.h"
 #include "bundle.h"
 #include "exec.h"
+#include "hookscript.h"
 #include "kubectl.h"
 #include "manifest.h"
 #include "orphans.h"
@@ -476,76 +477,22 @@ struct hash sync_key(struct planner *pl, struct step *sync, struct hash output)
 	return hasher_end(h);
 }
 
-/*
- * The scripts a hook's command runs, so that an edit to one changes the key
- * as an edit to an input does: the first word of each command of `run`
- * (`./smoke.sh`, `./a.sh && ./b.sh`), or the first word after an
- * interpreter (`sh checks/slo.sh`, `python3 -u x.py`), that names a regular
- * file by a relative path from the hook's folder.  Words are split at
- * blanks and the shell's operators and lose their quotes; a word the shell
- * would expand ($, `, globs, ~), an absolute path (a tool of the system)
- * and a redirection's target are not read.
- */
-static int interpreter(const char *w)
+struct script_hash {
+	struct planner *pl;
+	struct hasher *h;
+};
+
+/* a script the hook runs (hookscript.c): its content is in the key */
+static void add_script(void *ctx, const char *word, const char *path)
 {
-	static const char *const v[] = { "sh", "bash", "dash", "zsh", "ksh", "python", "python3", "perl", "ruby", "node" };
-	for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++)
-		if (!strcmp(w, v[i]))
-			return 1;
-	return 0;
-}
+	struct script_hash *sh = ctx;
+	struct hash fh;
 
-static void hook_scripts(struct planner *pl, const struct hook *hk, struct hasher *h)
-{
-	const char *p = hk->run;
-	int first = 1, script = 0;
-
-	while (*p) {
-		char word[4096];
-		size_t n = 0;
-		int expands = 0, redirect = 0;
-		struct stat st;
-		struct hash fh;
-		const char *path;
-
-		for (; *p && strchr(" \t\n;&|<>()", *p); p++) {
-			if (strchr("<>", *p))
-				redirect = 1;
-			else if (!strchr(" \t", *p))
-				first = 1, script = 0;
-		}
-		for (; *p && !strchr(" \t\n;&|<>()", *p); p++) {
-			if (*p == '\'' || *p == '"')
-				continue;
-			if (strchr("$`*?[~\\", *p) || n + 1 >= sizeof(word))
-				expands = 1;
-			else
-				word[n++] = *p;
-		}
-		word[n] = 0;
-		if (!n || redirect)
-			continue;
-		if (first && !expands && strchr(word, '=') && !strchr(word, '/'))
-			continue;	/* NAME=value before the command */
-		if (first && !expands && (interpreter(word) || !strcmp(word, "exec"))) {
-			script = interpreter(word);
-			first = !script;
-			continue;
-		}
-		if (script && word[0] == '-')
-			continue;	/* the interpreter's options */
-		if (!first && !script)
-			continue;	/* an argument */
-		first = script = 0;
-		if (expands || word[0] == '/')
-			continue;
-		path = path_join(hk->dir, word);
-		if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || file_hash(pl, path, &fh) < 0)
-			continue;
-		hasher_adds(h, "script");
-		hasher_adds(h, word);
-		hasher_addh(h, fh);
-	}
+	if (file_hash(sh->pl, path, &fh) < 0)
+		return;
+	hasher_adds(sh->h, "script");
+	hasher_adds(sh->h, word);
+	hasher_addh(sh->h, fh);
 }
 
 void plan_hook_hash(struct planner *pl, const struct hook *hk, struct hasher *h, int *err)
@@ -559,7 +506,7 @@ void plan_hook_hash(struct planner *pl, const struct hook *hk, struct hasher *h,
 		hasher_adds(h, hk->inputs.v[i]);
 		hasher_addh(h, fh);
 	}
-	hook_scripts(pl, hk, h);
+	hook_scripts(hk->run, hk->dir, add_script, &(struct script_hash){ pl, h });
 }
 
 static struct hash hook_key(struct planner *pl, struct step *s, struct hash synckey, int *err)
