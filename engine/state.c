@@ -307,6 +307,13 @@ int state_dir_check(const char *dir, const char *what)
 	struct passwd *pw;
 	mode_t m;
 
+	/* a symlink another user made (in a folder without the sticky bit) picks which folder is used */
+	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != geteuid()) {
+		pw = getpwuid(st.st_uid);
+		return error("%s %s is a symlink that %s (uid %lu) made, not you: another user could pick the folder"
+			     " idpmake uses as you; use a folder of your own (--state DIR, or move the archive)", what, dir,
+			     pw ? aprintf("user '%s'", pw->pw_name) : "another user", (unsigned long)st.st_uid);
+	}
 	if (stat(dir, &st) < 0)
 		return errno == ENOENT ? 0 : error("cannot read %s %s:", what, dir);
 	if (!S_ISDIR(st.st_mode))
