@@ -75,24 +75,82 @@ static const char *secret_of(const struct packer *pk, const char *real)
 	return NULL;
 }
 
-/* every token-file, ca-file and kubeconfig key anywhere in a distro file's tree */
-static void secrets_in(struct packer *pk, const struct ynode *n)
+static int parse_secrets(struct packer *pk, const char *file, int kube);
+
+/*
+ * A kubeconfig a setting names: left out, and so is every file it names
+ * (its client-key, client-certificate, tokenFile, certificate-authority,
+ * relative to the kubeconfig as kubectl reads them).  One that does not
+ * parse is still left out; the files it names are then unknown.
+ */
+static void add_kubeconfig(struct packer *pk, const char *path, const char *why)
 {
-	static const char *const keys[] = { "token-file", "ca-file", "kubeconfig" };
+	size_t n = pk->nsec;
+
+	if (!path)
+		return;
+	if (*path == '~' && path[1] == '/' && getenv("HOME"))
+		path = path_join(getenv("HOME"), path + 2);
+	add_secret(pk, path, why);
+	for (size_t i = 0; i < n; i++)
+		if (pk->nsec > n && !strcmp(pk->sec[i].real, pk->sec[n].real))
+			return;	/* read already */
+	if (pk->nsec > n)
+		parse_secrets(pk, pk->sec[n].real, 1);
+}
+
+/*
+ * every key naming a credential file anywhere in a YAML file's tree: a
+ * distro file's token-file, ca-file and kubeconfig, or (KUBE) a kubeconfig's
+ */
+static void secrets_in(struct packer *pk, const struct ynode *n, int kube)
+{
+	static const char *const dkeys[] = { "token-file", "ca-file", "kubeconfig", NULL };
+	static const char *const kkeys[] = { "client-key", "client-certificate", "tokenFile", "certificate-authority",
+					     NULL };
+	const char *const *keys = kube ? kkeys : dkeys;
 
 	if (n->type == Y_SEQ)
 		for (size_t i = 0; i < n->n; i++)
-			secrets_in(pk, n->v[i]);
+			secrets_in(pk, n->v[i], kube);
 	if (n->type != Y_MAP)
 		return;
 	for (size_t i = 0; i < n->n; i++) {
 		const struct ynode *k = n->k[i], *v = n->v[i];
-		for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++)
-			if (k->type == Y_SCALAR && !strcmp(k->s, keys[j]) && v->type == Y_SCALAR && !yisnull(v))
-				add_secret(pk, path_join(path_dir(v->loc.file), v->s),
-					   aprintf("%s:%d: %s", v->loc.file, v->loc.line, keys[j]));
-		secrets_in(pk, v);
+		for (size_t j = 0; keys[j]; j++) {
+			const char *why = aprintf("%s:%d: %s", v->loc.file, v->loc.line, keys[j]);
+			const char *path;
+			if (k->type != Y_SCALAR || strcmp(k->s, keys[j]) || v->type != Y_SCALAR || yisnull(v))
+				continue;
+			path = path_join(path_dir(v->loc.file), v->s);
+			if (!kube && !strcmp(keys[j], "kubeconfig"))
+				add_kubeconfig(pk, v->s[0] == '~' ? v->s : path, why);
+			else
+				add_secret(pk, path, why);
+		}
+		secrets_in(pk, v, kube);
 	}
+}
+
+/* FILE's credential settings (KUBE: a kubeconfig's); -1 when a distro file cannot be read or parsed */
+static int parse_secrets(struct packer *pk, const char *file, int kube)
+{
+	struct ypool *p = ypool_new();
+	struct ynode **docs;
+	size_t len, ndocs;
+	char *text = read_file(file, &len);
+	int r;
+
+	if (!text) {
+		ypool_free(p);
+		return kube ? 0 : error("pack: cannot read %s:", file);
+	}
+	r = yaml_parse(p, file, text, len, &docs, &ndocs);
+	free(text);
+	for (size_t j = 0; r == 0 && j < ndocs; j++)
+		secrets_in(pk, docs[j], kube);
+	ypool_free(p);
+	return r < 0 && !kube ? -1 : 0;
 }
 
 /*
@@ -111,27 +169,12 @@ static int collect_secrets(struct packer *pk, struct ctx *c)
 	add_secret(pk, d->git.ca_file, "git.ca-file");
 	for (size_t i = 0; i < d->nclusters; i++) {
 		add_secret(pk, d->clusters[i].reg.ca_file, aprintf("cluster '%s': register.ca-file", d->clusters[i].name));
-		add_secret(pk, d->clusters[i].reg.kubeconfig,
-			   aprintf("cluster '%s': register.kubeconfig", d->clusters[i].name));
+		add_kubeconfig(pk, d->clusters[i].reg.kubeconfig,
+			       aprintf("cluster '%s': register.kubeconfig", d->clusters[i].name));
 	}
-	for (size_t i = 0; i < nchain; i++) {
-		struct ypool *p = ypool_new();
-		struct ynode **docs;
-		size_t len, ndocs;
-		char *text = read_file(chain[i], &len);
-		int r;
-		if (!text) {
-			ypool_free(p);
-			return error("pack: cannot read %s:", chain[i]);
-		}
-		r = yaml_parse(p, chain[i], text, len, &docs, &ndocs);
-		free(text);
-		for (size_t j = 0; r == 0 && j < ndocs; j++)
-			secrets_in(pk, docs[j]);
-		ypool_free(p);
-		if (r < 0)
+	for (size_t i = 0; i < nchain; i++)
+		if (parse_secrets(pk, chain[i], 0) < 0)
 			return -1;
-	}
 	return 0;
 }
 

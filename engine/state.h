@@ -32,7 +32,8 @@ const char *state_dir(const struct state *s);
 /*
  * WHAT DIR (a state folder, a bundle folder), when it exists, is a folder
  * of this user's that group and others cannot write (as git refuses a
- * repository another user owns): 0, or -1 after naming it and its owner or
+ * repository another user owns), and not a symlink another user made:
+ * 0, or -1 after naming it and its owner or
  * its mode.  state_open, state_lock and state_remove check their folder so.
  */
 int state_dir_check(const char *dir, const char *what);

@@ -6,7 +6,8 @@
 # run executes.  As git refuses a repository another user owns, idpmake
 # refuses a state folder, or the bundle folder in it, that is not the
 # user's or that group or others can write, naming the folder and its
-# owner, exit 2, and runs nothing; a chmod that fails is an error.  Two
+# owner, exit 2, and runs nothing; a chmod that fails is an error; a
+# symlink another user made in place of the folder is refused as well.  Two
 # users are made here (useradd), so this runs only as root.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -102,4 +103,17 @@ t_exit 2 "a distro's state folder another user owns is refused" as "$vic" "$IDPM
 t_grep "naming it and its owner" "the state folder \\.idpmake belongs to user '$att'" "$STDERR"
 t_exit 2 "--state naming it the same" as "$vic" "$IDPMAKE" -C own --state "$T/own/.idpmake" status
 t_grep "naming it by the path given" "the state folder $T/own/\\.idpmake belongs to user '$att'" "$STDERR"
+
+# ---- a symlink the attacker made, to the victim's own state folder ------
+# (in a shared folder without the sticky bit, where the kernel's
+# protected_symlinks does not stop it: the victim's run used, and unpacked
+# into, whatever folder the attacker picked)
+mkdir -m 755 vic && cp src/distro.yaml src/hook.sh vic/ && cp -r src/manifests vic/ && chown -R "$vic" vic
+t_ok "the victim's own distro has a state folder" as "$vic" "$IDPMAKE" -C vic up
+t_ok "it is there" test -d vic/.idpmake
+mkdir -m 777 open && cp shared/b.tar open/ && chmod 644 open/b.tar
+t_ok "the attacker links .idpmake beside the archive to it" as "$att" ln -s "$T/vic/.idpmake" open/.idpmake
+t_exit 2 "the victim's -f b.tar plan refuses the attacker's symlink" as "$vic" "$IDPMAKE" -C open -f b.tar plan
+t_grep "naming it and who made it" "the state folder \\.idpmake is a symlink that user '$att' .* made, not you" "$STDERR"
+t_ok "nothing was unpacked into the victim's folder" test ! -e vic/.idpmake/bundle
 t_done
