@@ -65,10 +65,11 @@ t_eq "asked once" 1 "$streams"
 emu_reset
 
 change 4
-emu_post config '{"stream_buffer": true}'
+# operations of 16 s: the run outlasts the 15 s in which the stream must say something
+emu_post config '{"stream_buffer": true, "op_ms": 16000}'
 t_ok "a proxy that buffers the stream" idpmake up
 t_grep "warns, and polls" "warning: argocd: the watch stream sent nothing in 15 s \(a proxy that buffers it\?\); waiting by polling" "$STDERR"
-emu_post config '{"stream_buffer": false}'
+emu_post config '{"stream_buffer": false, "op_ms": 400}'
 
 emu_reset
 change 5
