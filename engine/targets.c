@@ -120,7 +120,8 @@ int targets_print(struct ctx *c, FILE *f)
 		buf_addf(&b, "gitops %s/gitops.git branch %s (the state's own)", c->statedir,
 			 d->git.branch ? d->git.branch : "main");
 	if (server)
-		buf_addf(&b, ", argocd %s (%s)", url_masked(server, "***"), from);
+		/* any user info as *** (a user name there may be a token: it is refused later, argoapi.c) */
+		buf_addf(&b, ", argocd %s (%s)", url_userinfo(server) ? url_userinfo(server) : server, from);
 	else
 		buf_adds(&b, ", argocd none");
 	if (x)

@@ -100,7 +100,7 @@ t_ok "--json --prune: the Applications are deleted" check_json "$T/plan.json" 1
 t_ok "plan c1/a" idpmake plan c1/a
 t_grep "a target still lists the folders the push removes" '^remove clusters/c1/b/ ' "$STDOUT"
 t_nogrep "but no Application (up leaves them to a full run)" '^(leave|delete) ' "$STDOUT"
-t_ok "plan -l (a label selection) --prune" idpmake --prune -l nosuch=label plan
+t_exit 2 "plan -l with a label nothing has, --prune: refused (select.c)" idpmake --prune -l nosuch=label plan
 t_nogrep "-l: no Application either" '^(leave|delete) ' "$STDOUT"
 
 # the saved plan lists them too

@@ -71,15 +71,18 @@ t_grep "a private key as client-certificate" "certkey:register: the kubeconfig's
 t_grep "a certificate as client-key" "keycert:register: the kubeconfig's client-key '(.*/)?kube/cert.pem' holds a certificate, not a private key" "$OUTPUT"
 t_grep "a private key as register.ca-file" "cafile:register: register.ca-file '.*certs/key.pem' holds a private key" "$OUTPUT"
 t_grep "a file that is no PEM" "notpem:register: register.ca-file '.*certs/notpem.pem' is not a PEM certificate" "$OUTPUT"
+cp "$OUTPUT" "$T/first.out"
+t_eq "the pre-flight refuses them before anything is sent" 0 "$(emu_posts '^/api/v1/clusters$')"
+t_ok "up of the good cluster alone" idpmake -C d up -v good/
 t_grep "the good cluster registered and synced" "good/web:sync" "$OUTPUT"
 t_eq "only the good cluster was sent to Argo CD" 1 "$(emu_posts '^/api/v1/clusters$')"
 t_grep "-v shows the CA as ***" '"caData":"\*\*\*"' "$OUTPUT"
 t_grep "and the client certificate" '"certData":"\*\*\*"' "$OUTPUT"
-t_nostring "the private key's contents are not in the output" "$KEYTEXT" "$OUTPUT"
-t_nostring "nor its base64" "${KEY64:40:40}" "$OUTPUT"
-t_nostring "nor a certificate's contents (file contents stay out of the logs)" "$CATEXT" "$OUTPUT"
-t_nostring "nor the base64 the good cluster uploaded" "$(base64 -w0 <"$tls/ca.pem" | cut -c 40-80)" "$OUTPUT"
-t_nostring "nor the file that is no PEM" "$NOTPEM" "$OUTPUT"
+t_nostring "the private key's contents are not in the output" "$KEYTEXT" "$OUTPUT" "$T/first.out"
+t_nostring "nor its base64" "${KEY64:40:40}" "$OUTPUT" "$T/first.out"
+t_nostring "nor a certificate's contents (file contents stay out of the logs)" "$CATEXT" "$OUTPUT" "$T/first.out"
+t_nostring "nor the base64 the good cluster uploaded" "$(base64 -w0 <"$tls/ca.pem" | cut -c 40-80)" "$OUTPUT" "$T/first.out"
+t_nostring "nor the file that is no PEM" "$NOTPEM" "$OUTPUT" "$T/first.out"
 t_nostring "no private key in the state, logs or cache" "$KEYTEXT" d/.idpmake
 t_nostring "nor its base64" "${KEY64:40:40}" d/.idpmake
 t_nostring "nor the file that is no PEM" "$NOTPEM" d/.idpmake

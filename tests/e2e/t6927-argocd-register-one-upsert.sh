@@ -32,19 +32,19 @@ labels() { curl -s -f -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARG
 
 emu_reset
 t_ok "first up registers" idpmake -C d up
-t_eq "the registration is one upsert" "POST" "$(methods)"
+t_eq "the registration is one upsert (after the ownership check's list)" "GET POST" "$(methods)"
 t_eq "which set the labels and idpmake's mark" "prod east" "$(labels)"
 
 write_distro staging TOK2
 export TOK2=$TOK
 emu_reset
 t_ok "the credential's source and the labels changed: registered again" idpmake -C d up
-t_eq "the upsert alone" "POST" "$(methods)"
+t_eq "the upsert alone (after the ownership check's list)" "GET POST" "$(methods)"
 t_eq "Argo CD compared the labels and took them" "staging east" "$(labels)"
 
 write_distro dev TOK2
 emu_reset
 t_ok "only the labels changed" idpmake -C d up
-t_eq "the PUT alone" "PUT" "$(methods)"
+t_eq "the PUT alone (after the ownership check's list)" "GET PUT" "$(methods)"
 t_eq "with the new labels" "dev east" "$(labels)"
 t_done
