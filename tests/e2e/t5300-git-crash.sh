@@ -24,11 +24,15 @@ mkdir -p d/rules
 cat >d/rules/slowcat.yaml <<'EOF'
 rule: slowcat
 description: plain manifests, slowly
-command: [sh, -c, 'echo "$1" >>"$2"; sleep 0.3; for f in "$1"/*.yaml; do echo ---; cat "$f"; done', slowcat, "${src}", "MARKS"]
+command: [sh, -c, 'echo "$1" >>"$2"; if [ -s "$2.hold" ] && [ "$(wc -l <"$2")" -ge "$(cat "$2.hold")" ]; then sleep 60; fi; sleep 0.3; for f in "$1"/*.yaml; do echo ---; cat "$f"; done', slowcat, "${src}", "MARKS"]
 inputs: ["**/*.yaml"]
 EOF
-# the slow rule appends its package's folder to $T/marks when it starts
+# the slow rule appends its package's folder to $T/marks when it starts; when
+# $T/marks.hold names a count the marks have reached, it waits there (60 s),
+# so that a kill at "the start of slow render k" lands in flight however slow
+# the machine is, not after a run that went on and ended
 : >"$T/marks"
+: >"$T/marks.hold"
 sed -i "s#\"MARKS\"#\"$T/marks\"#" d/rules/slowcat.yaml
 {
 	echo 'idpmake: 1'
@@ -48,11 +52,12 @@ done
 
 bare=$T/d/.idpmake/gitops.git
 gen=0
-# change_some: edit 2 to 5 random packages (a value, a new object, a removed object)
-# (every other time only packages with the fast rule, so that the run is short
-# and the kill often lands in the push)
+# change_some [slow]: edit 2 to 5 random packages (a value, a new object, a
+# removed object) (every other time only packages with the fast rule, so that
+# the run is short and the kill often lands in the push; never with "slow")
 change_some() {
 	local k i p fast=$((RANDOM % 2))
+	[ "${1:-}" = slow ] && fast=0
 	gen=$((gen + 1))
 	for k in $(seq $((RANDOM % 4 + 2))); do
 		if [ $fast = 1 ]; then
@@ -100,18 +105,22 @@ while [ "$killed" -lt 10 ] && [ "$r" -lt 30 ]; do
 		settled=$((settled + 1))
 		t_ok "an up that is not killed, after run $((r - 1))" idpmake -C d up
 	fi
-	change_some
-	case $((RANDOM % 3)) in
-	0) mode=render k=$((RANDOM % 2 + 1)) ;;
-	1) mode=steps k=$((RANDOM % 3 + 1)) ;;
-	2) mode=push k=0 ;;
+	# (half of the runs are killed in a held render, so that the count of
+	# kills in flight does not hang on the machine's speed)
+	case $((RANDOM % 4)) in
+	0|1) mode=render k=$((RANDOM % 2 + 1)) ;;
+	2) mode=steps k=$((RANDOM % 3 + 1)) ;;
+	3) mode=push k=0 ;;
 	esac
+	if [ $mode = render ]; then change_some slow; else change_some; fi
 	case $mode in
 	render) point="the start of slow render $k" ;;
 	steps) point="$k steps done" ;;
 	push) point="all steps but the push done" ;;
 	esac
 	marks0=$(lines "$T/marks")
+	: >"$T/marks.hold"
+	[ $mode = render ] && echo $((marks0 + k)) >"$T/marks.hold"
 	out=$T/run$r.out
 	: >"$out"
 	# its own process group (setsid execs idpmake: $! is idpmake's pid and group)
@@ -128,6 +137,7 @@ while [ "$killed" -lt 10 ] && [ "$r" -lt 30 ]; do
 	wait "$pid" 2>/dev/null
 	st=$?
 	[ "$st" = 137 ] && killed=$((killed + 1))
+	: >"$T/marks.hold"
 	echo "# run $r: kill -9 at $point, exit $st: $(tail -n 1 "$out")"
 done
 echo "# $killed of $r runs were killed in flight"
