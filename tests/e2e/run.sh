@@ -9,8 +9,9 @@
 # whose file name contains one of them.
 #
 # Environment: IDPMAKE (the binary under test, default ./idpmake at the top),
-# E2E_TIMEOUT (seconds per script, default 600), KEEP=1 (keep failed scratch
-# folders), TMPDIR.
+# E2E_TIMEOUT (seconds per script, default 600), E2E_JOBS (scripts run at
+# once, default 2; 1 runs them one after the other), KEEP=1 (keep failed
+# scratch folders), TMPDIR.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd) || exit 2
@@ -19,6 +20,8 @@ IDPMAKE=${IDPMAKE:-$top/idpmake}
 case $IDPMAKE in /*) ;; *) IDPMAKE=$PWD/$IDPMAKE ;; esac
 export IDPMAKE
 timeout=${E2E_TIMEOUT:-600}
+jobs=${E2E_JOBS:-2}
+case $jobs in ''|*[!0-9]*|0) echo "E2E_JOBS must be a number above 0: $jobs" >&2; exit 2 ;; esac
 
 verbose=0
 if [ "${1:-}" = -v ]; then
@@ -36,24 +39,24 @@ runner=()
 command -v timeout >/dev/null && runner=(timeout -k 10 "$timeout")
 
 passed=0 failed=0 skipped=0 ran=0
-for t in "$here"/t[0-9]*.sh; do
-	[ -f "$t" ] || continue
-	name=$(basename "$t" .sh)
-	if [ $# -gt 0 ]; then
-		want=0
-		for n in "$@"; do
-			case $name in *"$n"*) want=1 ;; esac
-		done
-		[ $want = 1 ] || continue
-	fi
-	ran=$((ran + 1))
-	log=$logdir/$name.log
-	start=$SECONDS
-	"${runner[@]}" bash "$t" >"$log" 2>&1 </dev/null
-	st=$?
-	secs=$((SECONDS - start))
 
-	p=0 f=0 s=0 why=
+# run_one T: runs script T, its output in $logdir/NAME.log, then its exit
+# status and seconds in $logdir/NAME.done (written last: the job is over)
+run_one() {
+	local t=$1 name start st
+	name=$(basename "$t" .sh)
+	start=$SECONDS
+	"${runner[@]}" bash "$t" >"$logdir/$name.log" 2>&1 </dev/null
+	st=$?
+	echo "$st $((SECONDS - start))" >"$logdir/$name.tmp"
+	mv "$logdir/$name.tmp" "$logdir/$name.done"
+}
+
+# report NAME: the script's line (and its output when it failed), its counts
+# added to the totals
+report() {
+	local name=$1 log=$logdir/$1.log st secs p=0 f=0 s=0 why= line
+	read -r st secs <"$logdir/$name.done"
 	line=$(grep -E '^# [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -n 1)
 	if [ -n "$line" ]; then
 		read -r _ p _ f _ s _ <<<"$line"
@@ -88,7 +91,51 @@ for t in "$here"/t[0-9]*.sh; do
 		echo "FAIL $name: $p passed, $f failed, $s skipped, ${secs}s$why"
 		sed 's/^/    /' "$log"
 	fi
+}
+
+# The scripts run E2E_JOBS at a time (they wait on servers and on the
+# emulators' controllers more than they compute); their lines come out in
+# the scripts' order all the same.  A script with the line "# e2e: alone"
+# runs with no other script of this runner beside it.
+names=()
+njobs=0
+next=0
+flush() {	# report the finished scripts at the head of the order
+	while [ $next -lt ${#names[@]} ] && [ -e "$logdir/${names[$next]}.done" ]; do
+		report "${names[$next]}"
+		next=$((next + 1))
+	done
+}
+reap() {	# wait for one running script to end
+	wait -n 2>/dev/null
+	njobs=$((njobs - 1))
+	flush
+}
+for t in "$here"/t[0-9]*.sh; do
+	[ -f "$t" ] || continue
+	name=$(basename "$t" .sh)
+	if [ $# -gt 0 ]; then
+		want=0
+		for n in "$@"; do
+			case $name in *"$n"*) want=1 ;; esac
+		done
+		[ $want = 1 ] || continue
+	fi
+	ran=$((ran + 1))
+	alone=0
+	grep -q '^# e2e: alone$' "$t" && alone=1
+	limit=$jobs
+	[ $alone = 1 ] && limit=1
+	while [ $njobs -ge "$limit" ]; do reap; done
+	names+=("$name")
+	run_one "$t" &
+	njobs=$((njobs + 1))
+	if [ $alone = 1 ]; then
+		while [ $njobs -gt 0 ]; do reap; done
+	fi
 done
+while [ $njobs -gt 0 ]; do reap; done
+flush
 
 if [ $ran = 0 ]; then
 	echo "# no test script matched: $*"
