@@ -1204,6 +1204,22 @@ class EmulatorTest(unittest.TestCase):
         self.configure(rbac_deny=[])
         self.assertRecordedError(self.c.req("POST", "/api/v1/applications/rec-err/sync", {"revision": self.sha}),
                                  "auto-sync-refusal")
+        self.assertRecordedError(self.c.req("POST", "/api/v1/applications", self.app("rec-err")),
+                                 "application-spec-different")
+        self.create("rec-busy")
+        self.assertEqual(self.c.req("POST", "/api/v1/applications/rec-busy/sync", {})[0], 200)
+        self.assertRecordedError(self.c.req("POST", "/api/v1/applications/rec-busy/sync", {}), "operation-in-progress")
+        self.assertRecordedError(self.c.req("GET", "/api/v1/clusters/" + urllib.parse.quote("https://nope.example", safe="")),
+                                 "cluster-missing")
+        cl = {"server": "https://rec.example:6443", "name": "rec", "config": {"bearerToken": "t"}}
+        self.assertEqual(self.c.req("POST", "/api/v1/clusters", cl)[0], 200)
+        self.addCleanup(self.c.req, "DELETE", "/api/v1/clusters/" + urllib.parse.quote(cl["server"], safe=""))
+        self.assertRecordedError(self.c.req("POST", "/api/v1/clusters", dict(cl, labels={"a": "b"})),
+                                 "cluster-spec-different")
+        tmpl = self.tmpl("rec-e-{{.env}}", "n", "rece")
+        self.assertEqual(self.appset("rec-eset", [{"list": {"elements": [{"env": "a"}]}}], tmpl, True)[0], 200)
+        self.assertRecordedError(self.appset("rec-eset", [{"list": {"elements": [{"env": "b"}]}}], tmpl, True),
+                                 "applicationset-spec-different")
 
     def test_recorded_clusters(self):
         self.synced_app("rec-cl")
