@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # functions run through t_wait_for
 # A wave's bake (fleet.md "Waves"): the gate watches, for `bake` seconds after
 # its clusters are Synced at the run's commit and Healthy, that each stays so
 # (one GET per Application every IDPMAKE_ARGOCD_POLL_MS, then one with a
