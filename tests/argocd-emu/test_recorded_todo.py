@@ -29,6 +29,15 @@ class RecordedTodo(T.EmulatorTest):
         self.assertEqual(sorted(n["kind"] for n in t["nodes"] if n.get("health")),
                          ["Deployment", "ReplicaSet", "Service"])
 
+    def test_todo_empty_repository_list_is_null(self):
+        """argo-cd 37ee009 server/repository/repository.go:184-238 (ListRepositories, prepareRepoList) builds the
+        list with Repositories.Filter (pkg/apis/application/v1alpha1/repository_types.go:440-449), which starts from
+        a nil slice, and RepositoryList.Items is `json:"items"` (not omitempty): with no repository the answer is
+        {"metadata": {}, "items": null}; the emulator answers "items": []"""
+        st, _, lst = self.c.req("GET", "/api/v1/repositories")
+        self.assertEqual(st, 200, lst)
+        self.assertEqual(lst, {"metadata": {}, "items": None})
+
 
 def load_tests(loader, tests, pattern):
     return unittest.TestSuite(RecordedTodo(n) for n in loader.getTestCaseNames(RecordedTodo) if n.startswith("test_todo"))
