@@ -1133,6 +1133,7 @@ class EmulatorTest(unittest.TestCase):
         the situation of recorded/application-get.json"""
         if not os.path.exists(os.path.join(self.work, "rec", "app", "cm.yaml")):
             self.sha = self.commit(self.REC_FILES, "recorded situation")
+        self.configure(op_ms=30, health_ms=30)  # the answers' shapes do not depend on the pace (setUp restores it)
         self.create(name, path="rec/app", rev="main")
         st, _, a = self.c.req("POST", "/api/v1/applications/%s/sync" % name, {})
         self.assertEqual(st, 200, a)
