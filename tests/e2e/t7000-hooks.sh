@@ -168,21 +168,21 @@ packages:
 EOF
 mkdir -p s/out
 mkmanifest s/packages/api/cm.yaml ConfigMap api
-start=$(date +%s)
 t_exit 1 "up with a hook past its timeout exits 1" idpmake -C "$T/s" up
-took=$(($(date +%s) - start))
 cp "$OUTPUT" "$T/slow.out"
 t_ok "the hook started" test -f s/out/slow-started
-t_ok "the run ended soon after the timeout (${took}s)" test "$took" -lt 10
 t_grep "the output says it timed out" 'time(d)? ?out' "$T/slow.out"
 # no_sleeper: no process runs `sleep $marker` (pgrep: 1 is none, 0 found, 2+ an error)
 no_sleeper() { pgrep -f "sleep $marker" >/dev/null; [ $? = 1 ]; }
 if command -v pgrep >/dev/null; then
-	t_ok "the hook's children were killed too" t_wait_for 5 no_sleeper
+	t_ok "the hook's children were killed too" t_wait_for 30 no_sleeper
 	for pid in $(pgrep -f "sleep $marker"); do kill "$pid" 2>/dev/null; done
 else
 	t_skip "pgrep missing (procps): no check that the hook's children were killed"
 fi
+# the hook sleeps 31 s, then writes slow-finished: a run that waited for it
+# instead of killing it at its timeout of 1 s leaves that file behind (no
+# bound on the run's seconds: a loaded machine may take its time)
 t_ok "the hook did not finish" test ! -e s/out/slow-finished
 
 t_done
