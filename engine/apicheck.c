@@ -20,7 +20,8 @@
 #include "argoapi.h"
 #include "argocd.h"
 #include "bundle.h"
-#include "cmd.h"
+#include "ctx.h"
+#include "rendered.h"
 #include "objdiff.h"
 #include "util.h"
 

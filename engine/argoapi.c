@@ -19,7 +19,6 @@
 #include "argoapi.h"
 #include "argocd.h"
 #include "context.h"
-#include "targets.h"
 #include "buf.h"
 #include "build.h"
 #include "re.h"
@@ -452,7 +451,8 @@ void argocd_close(struct argocd *a)
 {
 	if (!a)
 		return;
-	watch_stop(a);
+	if (a->watch && a->watch_end)
+		a->watch_end(a);	/* argowatch.c, which uses this file: never called from here by name */
 	memset(a->auth, 0, strlen(a->auth));
 	free(a->auth);
 	free(a);
@@ -782,3 +782,49 @@ void call_close(struct call *c)
 		fclose(c->log);
 }
 
+/* ---- which server ---------------------------------------------------------- */
+
+const char *argocd_server(const struct distro *d)
+{
+	const char *opt = argocd_opts_server(), *env = getenv("ARGOCD_SERVER");
+	return opt ? opt : env && *env ? env : d->argocd.server;
+}
+
+/* host[:port][/path] in lower case, without a scheme, a trailing '/' or https' default port */
+static const char *server_key(const char *s)
+{
+	const char *p = strstr(s, "://");
+	char *k;
+	size_t n;
+	int https = !p || !strncasecmp(s, "https://", 8);
+
+	k = astrdup(p ? p + 3 : s);
+	for (char *q = k; *q; q++)
+		*q = (char)tolower((unsigned char)*q);
+	n = strlen(k);
+	while (n && k[n - 1] == '/')
+		k[--n] = 0;
+	if (https && n > 4 && !strcmp(k + n - 4, ":443") && !strchr(k, '/'))
+		k[n - 4] = 0;
+	return k;
+}
+
+int same_server(const char *a, const char *b)
+{
+	return a && b && !strcmp(server_key(a), server_key(b));
+}
+
+const char *argocd_server_from(const struct distro *d)
+{
+	const char *env = getenv("ARGOCD_SERVER");
+
+	if (argocd_opts_server())
+		return "ARGOCD_OPTS --server";
+	if (env && *env)
+		return "ARGOCD_SERVER";
+	if (!d->argocd.server)
+		return NULL;
+	if (context_gave_server())
+		return aprintf("context '%s'", context_active()->name);
+	return "distro";
+}

@@ -45,6 +45,7 @@ struct argocd {
 	struct gitops_opts git;		/* the GitOps clone, to tell a newer revision from a stale one */
 	int have_git;
 	struct watch *watch;		/* the run's watch stream (argowatch.c), once a wait asked for it */
+	void (*watch_end)(struct argocd *a);	/* argowatch.c's watch_stop, set with watch: argocd_close ends it */
 	int watch_off;			/* IDPMAKE_ARGOCD_WATCH=0, or given up: waits poll */
 };
 

@@ -162,6 +162,12 @@ int argocd_unregister_cluster(struct argocd *a, const char *name, const char **e
 
 /* the server ARGOCD_OPTS names with --server (arena), or NULL */
 const char *argocd_opts_server(void);
+/* the Argo CD server in force: ARGOCD_OPTS --server, ARGOCD_SERVER, or the distro's (a context's) */
+const char *argocd_server(const struct distro *d);
+/* one Argo CD server? (scheme, case and a trailing '/' aside) */
+int same_server(const char *a, const char *b);
+/* where the Argo CD server in force comes from: ARGOCD_OPTS --server, ARGOCD_SERVER, context 'x', distro */
+const char *argocd_server_from(const struct distro *d);
 /* the client's reading of an answer (status, body) to a GET of `app` (arena); for the fuzz target */
 const char *argocd_answer(struct argocd *a, const char *app, long status, const char *body, size_t len);
 

@@ -274,6 +274,7 @@ static struct watch *watch_of(struct argocd *a)
 			free(w);
 		} else {
 			a->watch = w;
+			a->watch_end = watch_stop;
 		}
 	}
 	w = a->watch_off ? NULL : a->watch;

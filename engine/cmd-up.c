@@ -24,15 +24,6 @@
 #include "targets.h"
 #include "util.h"
 
-struct gitops_opts ctx_gitops(const struct ctx *c)
-{
-	const struct distro *d = c->d;
-
-	return (struct gitops_opts){ c->statedir, d->git.remote ? d->git.remote : aprintf("%s/gitops.git", c->statedir),
-				     !d->git.remote, d->git.branch, d->git.author_name, d->git.author_email,
-				     d->git.ca_file, c->verbose };
-}
-
 /* the target that names a render step's package */
 static const char *target_of(const struct step *s)
 {
@@ -187,28 +178,6 @@ static void set_owners(struct ctx *c)
  * that is OutOfSync, missing or Degraded is synced again even though its
  * key did not change.
  */
-/*
- * Does the selection talk to Argo CD?  Not when it is only deploy: kubectl
- * packages (kubectl.c), which bootstrap Argo CD itself: no token is needed yet.
- */
-static int needs_argocd(const struct ctx *c)
-{
-	if (c->prune || c->refresh)
-		return 1;
-	for (size_t i = 0; i < c->g->nsteps; i++) {
-		const struct step *s = c->g->steps[i];
-		if (s->selected && step_talks_to_argocd(s))
-			return 1;
-	}
-	return 0;
-}
-
-/* does up handle the Applications of packages gone from the distro (prune_apps)? */
-int orphan_apps_apply(const struct ctx *c)
-{
-	return c->pl.argocd_server && needs_argocd(c) && !c->ntargets && !c->labels.n;
-}
-
 static int named(const struct ctx *c, const struct step *s);
 
 /* has s's folder changed outside idpmake (v: gitops_drift's), and is it not --overwrite's to replace? */
@@ -458,7 +427,7 @@ int cmd_up(struct ctx *c)
 	if (targets_print(c, c->json ? stderr : stdout) < 0)
 		return 1;
 
-	if (c->pl.argocd_server && needs_argocd(c)) {
+	if (c->pl.argocd_server && ctx_needs_argocd(c)) {
 		const char *err;
 		/* not usable: a problem for the pre-flight when a step that needs it runs (preflight.c) */
 		if (!(a = argocd_open(c->d, c->statedir, c->verbose, &err)))

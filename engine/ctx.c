@@ -4,19 +4,13 @@
 #include <string.h>
 
 #include "argocd.h"
-#include "cmd.h"
+#include "ctx.h"
 #include "context.h"
 #include "kubectl.h"
 #include "manifest.h"
 #include "pack.h"
 #include "targets.h"
 #include "util.h"
-
-const char *argocd_server(const struct distro *d)
-{
-	const char *opt = argocd_opts_server(), *env = getenv("ARGOCD_SERVER");
-	return opt ? opt : env && *env ? env : d->argocd.server;
-}
 
 int ctx_load(struct ctx *c, int readonly)
 {
@@ -90,4 +84,35 @@ int ctx_load(struct ctx *c, int readonly)
 	/* the GitOps repository as Argo CD sees it, in Applications and cnoe:// rewrites alike */
 	c->pl.rc.remote_url = argocd_repo_url(c->d, c->statedir);
 	return 0;
+}
+
+struct gitops_opts ctx_gitops(const struct ctx *c)
+{
+	const struct distro *d = c->d;
+
+	return (struct gitops_opts){ c->statedir, d->git.remote ? d->git.remote : aprintf("%s/gitops.git", c->statedir),
+				     !d->git.remote, d->git.branch, d->git.author_name, d->git.author_email,
+				     d->git.ca_file, c->verbose };
+}
+
+/*
+ * Does the selection talk to Argo CD?  Not when it is only deploy: kubectl
+ * packages (kubectl.c), which bootstrap Argo CD itself: no token is needed yet.
+ */
+int ctx_needs_argocd(const struct ctx *c)
+{
+	if (c->prune || c->refresh)
+		return 1;
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		const struct step *s = c->g->steps[i];
+		if (s->selected && step_talks_to_argocd(s))
+			return 1;
+	}
+	return 0;
+}
+
+/* does up handle the Applications of packages gone from the distro (prune_apps)? */
+int orphan_apps_apply(const struct ctx *c)
+{
+	return c->pl.argocd_server && ctx_needs_argocd(c) && !c->ntargets && !c->labels.n;
 }

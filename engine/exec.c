@@ -35,34 +35,7 @@
 
 extern char **environ;
 
-/*
- * The running children, so a signal handler can signal them all: a slot
- * holds a pid or 0, claimed and released with atomics (lock-free, so the
- * handler may read them).  See exec.h for why JOBS_MAX + 64 slots hold
- * every child; a child that found no slot anyway is signalled by its own
- * proc_run, which checks interrupted() while it waits.
- */
-#define NSLOTS (JOBS_MAX + 64)
-static _Atomic int running[NSLOTS];
-
-static int track(pid_t pid)
-{
-	for (int i = 0; i < NSLOTS; i++) {
-		int none = 0;
-		if (atomic_compare_exchange_strong(&running[i], &none, (int)pid))
-			return i;
-	}
-	return -1;
-}
-
-void proc_kill_all(int sig)
-{
-	for (int i = 0; i < NSLOTS; i++) {
-		int pid = atomic_load(&running[i]);
-		if (pid > 0)
-			kill(-pid, sig);
-	}
-}
+_Static_assert(JOBS_MAX + 17 <= INTR_CHILDREN, "intr.c tracks every child that can run at once (exec.h)");
 
 /* ---- the environment ---- */
 
@@ -300,7 +273,7 @@ int proc_run(struct proc *p)
 			close(outpipe[0]);
 		return -1;
 	}
-	slot = track(pid);
+	slot = intr_track(pid);
 	/* a signal between the spawn and track() found no slot to signal */
 	if (interrupted()) {
 		kill(-pid, interrupted());
@@ -366,7 +339,7 @@ int proc_run(struct proc *p)
 		nanosleep(&ts, NULL);
 	}
 	if (slot >= 0)
-		atomic_store(&running[slot], 0);
+		intr_untrack(slot);
 	while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
 		;
 	if (p->status == -2)

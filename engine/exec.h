@@ -8,7 +8,7 @@
  * The cap on -j.  Every thread runs at most one child at a time (proc_run
  * waits for it), and the threads that run children are the scheduler's
  * workers (at most JOBS_MAX), the scan's (at most 16) and the main thread:
- * so at most JOBS_MAX + 17 children run at once, and exec.c's table of
+ * so at most JOBS_MAX + 17 children run at once, and intr.c's table of
  * running children (JOBS_MAX + 64 slots) holds them all.
  */
 #define JOBS_MAX 256
@@ -44,7 +44,6 @@ const char *proc_command(const char *const *argv);
 /* find a program on PATH; arena path or NULL */
 const char *which(const char *prog);
 /* signal every running child's process group; safe in a signal handler */
-void proc_kill_all(int sig);
 
 /*
  * The environment children get: only the variables named here are passed

@@ -8,10 +8,6 @@
 #include "buf.h"
 #include "gitremote.h"
 
-/* gitops.c */
-const char *norm_path(const char *p);
-int entry_at(struct git *g, git_tree *tree, const char *path, git_oid *id);
-
 /* the owner up registered for a folder, or NULL */
 const struct gitops_owner *drift_owner(const char *folder);
 /*

@@ -74,43 +74,6 @@ void (*gitops_test_after_fetch)(int attempt);
 
 /* ---- trees and commits -------------------------------------------------- */
 
-/* a repository path without empty, "." or trailing components; NULL if invalid */
-const char *norm_path(const char *p)
-{
-	struct buf b = BUF_INIT;
-	const char *in = p;
-	char *out;
-
-	while (*p) {
-		size_t n;
-		while (*p == '/')
-			p++;
-		if (!(n = strcspn(p, "/")))
-			break;
-		if (n == 1 && *p == '.') {
-			p++;
-			continue;
-		}
-		if ((n == 2 && !memcmp(p, "..", 2)) ||
-		    (n == 4 && p[0] == '.' && strchr("gG", p[1]) && strchr("iI", p[2]) && strchr("tT", p[3]))) {
-			buf_release(&b);
-			error("'%s' is not a valid folder in a git repository", in);
-			return NULL;
-		}
-		if (b.len)
-			buf_addc(&b, '/');
-		buf_add(&b, p, n);
-		p += n;
-	}
-	if (!b.len) {
-		error("'%s' is not a valid folder in a git repository (the root cannot be a package's folder)", in);
-		return NULL;
-	}
-	out = astrdup(b.s);
-	buf_release(&b);
-	return out;
-}
-
 /* does repository path f equal, lie inside or lie above folder p? */
 static int overlaps(const char *f, const char *p)
 {
@@ -132,24 +95,6 @@ static int path_cmp(const void *a, const void *b)
 	while (*p && *p == *q)
 		p++, q++;
 	return (*p == '/' ? 1 : *p ? *p + 1 : 0) - (*q == '/' ? 1 : *q ? *q + 1 : 0);
-}
-
-/* the id of the entry at `path` in `tree` (NULL: empty): 1, or 0 with *id zero when none */
-int entry_at(struct git *g, git_tree *tree, const char *path, git_oid *id)
-{
-	git_tree_entry *e = NULL;
-	int err;
-
-	memset(id, 0, sizeof(*id));
-	if (!tree || (err = git_tree_entry_bypath(&e, tree, path)) == GIT_ENOTFOUND) {
-		git_error_clear();
-		return 0;
-	}
-	if (err < 0)
-		return gerror(g, err, "cannot read '%s' in %s", path, g->clone);
-	git_oid_cpy(id, git_tree_entry_id(e));
-	git_tree_entry_free(e);
-	return 1;
 }
 
 /*

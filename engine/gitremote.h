@@ -1,7 +1,7 @@
 /*
- * gitremote.h - what gitops.c (folders, commits, the one push of a run) and
- * gitremote.c (the clone, the connection: credentials, fetch, push) share.
- * Private to those two files; the interface is gitops.h.
+ * gitremote.h - what gitops.c (folders, commits, the one push of a run),
+ * gitremote.c (the clone, the connection: credentials, fetch, push) and the
+ * other git files share.  Private to engine/git; the interface is gitops.h.
  */
 #ifndef IDPMAKE_GITREMOTE_H
 #define IDPMAKE_GITREMOTE_H
@@ -66,14 +66,22 @@ struct change {
 	struct hash key, output;	/* for the keys index */
 };
 
+/* gitbase.c */
+/* the remote's messages, one "remote: ..." line each; and those it said in this session */
+void remote_print(const char *p);
+void remote_print_said(struct git *g);
 int gerror(struct git *g, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* a repository path without empty, "." or trailing components; NULL if invalid */
+const char *norm_path(const char *p);
+/* the id of the entry at `path` in `tree` (NULL: empty): 1, or 0 with *id zero when none */
+int entry_at(struct git *g, git_tree *tree, const char *path, git_oid *id);
+
+/* gitremote.c */
 int clone_set_ref(struct git *g, const char *name, const git_oid *id);
 int clone_ref_commit(struct git *g, const char *name, git_commit **out);
 int remote_fetch(struct git *g, git_oid *tip, int *have);
 int remote_push(struct git *g, const git_oid *commit);
 const char *remote_local_path(const char *url);
-void remote_print(const char *p);
-void remote_print_said(struct git *g);
 int clone_open(struct git *g, const struct gitops_opts *o, int network);
 void clone_close(struct git *g);
 /* gitpack.c: pack the mempack's new objects into the clone (and a local remote); 0 or -1 */

@@ -18,7 +18,6 @@
 #include "fleet.h"
 #include "graph.h"
 #include "manifest.h"
-#include "owner.h"
 #include "util.h"
 
 static void edge(struct step *from, struct step *to)
@@ -54,11 +53,6 @@ struct unit {
 	struct package *p;
 	struct step *render, *first, *last;
 };
-
-int package_is(const struct package *p, const char *name)
-{
-	return !strcmp(p->name, name) || (p->group && !strcmp(p->group, name));
-}
 
 /*
  * The index graph_build resolves `needs` with, so that the graph costs
@@ -229,7 +223,7 @@ struct graph *graph_build(struct distro *d)
 		}
 	}
 	check_folders(d, units, nunits);
-	owner_check_names(g);	/* one Application name, one step (owner.c) */
+	appnames_check(g);	/* one Application name, one step (appnames.c) */
 	{
 		struct named *pk = xcalloc(2 * d->npackages + 1, sizeof(*pk)), *cl = xcalloc(d->nclusters + 1, sizeof(*cl));
 		size_t npk = 0;

@@ -8,7 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "graph.h"
+#include "util.h"
+
+/* a 128-bit XXH3 hash; all zero means "none" */
+struct hash {
+	uint64_t hi, lo;
+};
 
 struct hasher;
 

@@ -1,11 +1,15 @@
 /*
  * hookscript.c - the scripts a hook's or a wave check's command runs, found
- * in its `run` string (hookscript.h), for their keys (plan.c).
+ * in its `run` string (hookscript.h), and the hash of what a hook runs, for
+ * the keys of hooks (plan.c) and of wave checks (rollout.c).
  */
 #include <string.h>
 #include <sys/stat.h>
 
+#include "graph.h"
+#include "hash.h"
 #include "hookscript.h"
+#include "planner.h"
 #include "util.h"
 
 static int in_list(const char *w, const char *const *v)
@@ -92,3 +96,34 @@ void hook_scripts(const char *run, const char *dir, void (*fn)(void *ctx, const 
 	}
 }
 
+struct script_hash {
+	struct planner *pl;
+	struct hasher *h;
+};
+
+/* a script the hook runs (hookscript.c): its content is in the key */
+static void add_script(void *ctx, const char *word, const char *path)
+{
+	struct script_hash *sh = ctx;
+	struct hash fh;
+
+	if (planner_file_hash(sh->pl, path, &fh) < 0)
+		return;
+	hasher_adds(sh->h, "script");
+	hasher_adds(sh->h, word);
+	hasher_addh(sh->h, fh);
+}
+
+void plan_hook_hash(struct planner *pl, const struct hook *hk, struct hasher *h, int *err)
+{
+	hasher_adds(h, hk->run);
+	hasher_adds(h, hk->dir);
+	for (size_t i = 0; i < hk->inputs.n; i++) {
+		struct hash fh;
+		if (planner_file_hash(pl, hk->inputs.v[i], &fh) < 0)
+			*err = 1;
+		hasher_adds(h, hk->inputs.v[i]);
+		hasher_addh(h, fh);
+	}
+	hook_scripts(hk->run, hk->dir, add_script, &(struct script_hash){ pl, h });
+}

@@ -19,4 +19,15 @@
 void hook_scripts(const char *run, const char *dir, void (*fn)(void *ctx, const char *word, const char *path),
 		  void *ctx);
 
+struct planner;
+struct hook;
+struct hasher;
+/*
+ * Add what a hook or a wave check runs to a key (plan.c, rollout.c): its
+ * command, folder, inputs' contents, and the content of every file the
+ * command names by a relative path (its script).  *err = 1 when an input is
+ * missing.
+ */
+void plan_hook_hash(struct planner *pl, const struct hook *hk, struct hasher *h, int *err);
+
 #endif

@@ -3,6 +3,7 @@
 #define IDPMAKE_INTR_H
 
 #include <signal.h>
+#include <sys/types.h>
 
 /*
  * 0 until SIGINT or SIGTERM arrives, then that signal's number.  Set only
@@ -27,5 +28,15 @@ static inline int interrupted(void)
 void intr_install(void);
 /* 130 after SIGINT, 143 after SIGTERM, 0 when no signal came */
 int intr_exit_status(void);
+
+/* how many children can be tracked at once (exec.h: JOBS_MAX + 64) */
+#define INTR_CHILDREN (256 + 64)
+/* the children a signal goes to (exec.c tracks each child it starts): the
+ * slot that holds pid, or -1 when every slot is taken */
+int intr_track(pid_t pid);
+/* the child in slot (intr_track's answer; -1 is ignored) has ended */
+void intr_untrack(int slot);
+/* send sig to the process group of every tracked child */
+void proc_kill_all(int sig);
 
 #endif

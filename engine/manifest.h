@@ -41,9 +41,6 @@ const char *package_namespace(const struct distro *d, const struct cluster *c,
 			      const struct package *p);
 
 /* does the package go to the cluster (its profiles)? */
-int cluster_has(const struct distro *d, const struct cluster *c, const struct package *p);
-struct package *find_package(const struct distro *d, const char *name);
-struct cluster *find_cluster(const struct distro *d, const char *name);
 
 
 #endif

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "argocd.h"
-#include "cmd.h"
+#include "ctx.h"
 #include "manifest.h"
 #include "orphans.h"
 #include "util.h"

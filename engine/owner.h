@@ -26,8 +26,6 @@
 struct ctx;
 struct argocd;
 
-/* graph_build, once its sync steps exist: a located error for each Application name two of them share */
-void owner_check_names(const struct graph *g);
 
 /*
  * up, after plan_renders and before build_run: 0 when nothing collides

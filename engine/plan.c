@@ -47,45 +47,6 @@
 #include "yaml.h"
 
 /* the content hash of one file, through the stat cache (name "f:PATH") */
-static int file_hash(struct planner *pl, const char *path, struct hash *h)
-{
-	struct stat st;
-	struct tree t = { 0 };
-	struct tree_file f, *old;
-	size_t nold;
-	struct hash fp, content;
-	int racy;
-	const char *name = aprintf("f:%s", path);
-	struct hasher *hs;
-
-	if (stat(path, &st) < 0)
-		return error("cannot read %s:", path);
-	f = (struct tree_file){ path_base(path), (int64_t)st.st_size,
-				(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
-				(int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec,
-				(uint64_t)st.st_ino, (uint64_t)st.st_dev, { 0, 0 }, 0 };
-	hs = hasher_new();
-	hasher_add(hs, &f.size, sizeof(f.size) * 3);
-	hasher_add(hs, &f.ino, sizeof(f.ino) * 2);
-	fp = hasher_end(hs);
-	if (state_tree(pl->st, name, &t.fingerprint, &racy, &content) && hash_eq(t.fingerprint, fp) && !racy) {
-		*h = content;
-		return 0;
-	}
-	t.dir = path_dir(path);
-	t.v = &f;
-	t.n = 1;
-	t.fingerprint = fp;
-	state_tree_files(pl->st, name, &old, &nold);
-	if (hash_tree(&t, old, nold, pl->run_start) < 0)
-		return -1;
-	*h = f.h;
-	t.content = f.h;
-	if (!pl->dry_run)
-		state_tree_put(pl->st, name, &t);
-	return 0;
-}
-
 static const char *tool_version(struct planner *pl, struct rule *r, const char **err)
 {
 	static struct {
@@ -217,7 +178,7 @@ static int render_components(struct planner *pl, struct step *s, struct inputs *
 		inputs_add(in, chart_version_input(d, s), hs("chart version"));
 	for (size_t i = 0; i < p->values.n; i++) {
 		struct hash h;
-		if (file_hash(pl, p->values.v[i], &h) < 0)
+		if (planner_file_hash(pl, p->values.v[i], &h) < 0)
 			return -1;
 		inputs_add(in, aprintf("values %s", p->values.v[i]), h);
 	}
@@ -475,38 +436,6 @@ struct hash sync_key(struct planner *pl, struct step *sync, struct hash output)
 	hasher_adds(h, pl->argocd_server ? pl->argocd_server : "");
 	json_decref(app);
 	return hasher_end(h);
-}
-
-struct script_hash {
-	struct planner *pl;
-	struct hasher *h;
-};
-
-/* a script the hook runs (hookscript.c): its content is in the key */
-static void add_script(void *ctx, const char *word, const char *path)
-{
-	struct script_hash *sh = ctx;
-	struct hash fh;
-
-	if (file_hash(sh->pl, path, &fh) < 0)
-		return;
-	hasher_adds(sh->h, "script");
-	hasher_adds(sh->h, word);
-	hasher_addh(sh->h, fh);
-}
-
-void plan_hook_hash(struct planner *pl, const struct hook *hk, struct hasher *h, int *err)
-{
-	hasher_adds(h, hk->run);
-	hasher_adds(h, hk->dir);
-	for (size_t i = 0; i < hk->inputs.n; i++) {
-		struct hash fh;
-		if (file_hash(pl, hk->inputs.v[i], &fh) < 0)
-			*err = 1;
-		hasher_adds(h, hk->inputs.v[i]);
-		hasher_addh(h, fh);
-	}
-	hook_scripts(hk->run, hk->dir, add_script, &(struct script_hash){ pl, h });
 }
 
 static struct hash hook_key(struct planner *pl, struct step *s, struct hash synckey, int *err)

@@ -24,13 +24,6 @@ int plan_inputs(struct planner *pl, struct step *s, struct inputs *in);
 const char *reason_text(const struct step *s);
 /* the input named by an entry of step.changed ("a/b.yaml changed" -> "a/b.yaml") */
 const char *changed_name(const char *entry);
-/*
- * Add what a hook or a wave check runs to a key: its command, folder,
- * inputs' contents, and the content of every file the command names by a
- * relative path (its script).  *err = 1 when an input is missing.
- */
-struct hasher;
-void plan_hook_hash(struct planner *pl, const struct hook *hk, struct hasher *h, int *err);
 /* the key of a sync step, from its render's output (also a hook input) */
 struct hash sync_key(struct planner *pl, struct step *sync, struct hash output);
 

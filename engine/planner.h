@@ -7,11 +7,12 @@
 #ifndef IDPMAKE_PLANNER_H
 #define IDPMAKE_PLANNER_H
 
-#include "gitops.h"
 #include "graph.h"
 #include "hash.h"
 #include "render.h"
 #include "state.h"
+
+struct gitops_opts;
 
 struct planner {
 	struct graph *g;
@@ -39,5 +40,7 @@ struct step *render_of(struct step *s);
 void plan_compare(struct step *s, const struct record *rec, const char *why_changed);
 /* the state's key for what the GitOps remote and branch hold in a folder */
 const char *pushed_key(const struct planner *pl, const char *path);
+/* the content hash of the file at path, through the state's stat cache; 0, or -1 (said) */
+int planner_file_hash(struct planner *pl, const char *path, struct hash *h);
 
 #endif

@@ -35,7 +35,7 @@
 
 #include "argoapi.h"
 #include "argocd.h"
-#include "cmd.h"
+#include "ctx.h"
 #include "orphans.h"
 #include "plan.h"
 #include "preflight.h"

@@ -6,6 +6,7 @@
 #define IDPMAKE_RENDERERS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "buf.h"
 #include "bundle.h"
@@ -52,6 +53,9 @@ int objects_bundle(struct objects *o, struct bundle *b, const char **err);
 int objects_write(struct objects *o, const char *statedir, struct hash *output, const char **err);
 
 /* run argv (a rule's command), its stdout through the rewrites into o; 0, or -1 with *err */
+/* runrule.c: parse YAML text (or, text NULL, the stream in) into objects, a document at a time */
+int parse_objects(struct objects *o, const char *what, const char *text, size_t len, FILE *in,
+		  const char **err);
 int run_rule(const struct render_ctx *rc, struct step *s, const char *const *argv, struct objects *o,
 	     const char **err);
 

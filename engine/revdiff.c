@@ -39,7 +39,7 @@
 #include "argocd.h"
 #include "buf.h"
 #include "bundle.h"
-#include "cmd.h"
+#include "ctx.h"
 #include "plan.h"
 #include "manifest.h"
 #include "objdiff.h"

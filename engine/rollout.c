@@ -28,6 +28,7 @@
 #include "buf.h"
 #include "exec.h"
 #include "hook.h"
+#include "hookscript.h"
 #include "plan.h"
 #include "fleet.h"
 #include "rollout.h"

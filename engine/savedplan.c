@@ -50,7 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
+#include "ctx.h"
 #include "plan.h"
 #include "orphans.h"
 #include "revdiff.h"

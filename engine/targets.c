@@ -6,51 +6,12 @@
 
 #include "argocd.h"
 #include "buf.h"
-#include "cmd.h"
+#include "ctx.h"
 #include "context.h"
 #include "kubectl.h"
 #include "targets.h"
 #include "url.h"
 #include "util.h"
-
-/* host[:port][/path] in lower case, without a scheme, a trailing '/' or https' default port */
-static const char *server_key(const char *s)
-{
-	const char *p = strstr(s, "://");
-	char *k;
-	size_t n;
-	int https = !p || !strncasecmp(s, "https://", 8);
-
-	k = astrdup(p ? p + 3 : s);
-	for (char *q = k; *q; q++)
-		*q = (char)tolower((unsigned char)*q);
-	n = strlen(k);
-	while (n && k[n - 1] == '/')
-		k[--n] = 0;
-	if (https && n > 4 && !strcmp(k + n - 4, ":443") && !strchr(k, '/'))
-		k[n - 4] = 0;
-	return k;
-}
-
-int same_server(const char *a, const char *b)
-{
-	return a && b && !strcmp(server_key(a), server_key(b));
-}
-
-const char *argocd_server_from(const struct distro *d)
-{
-	const char *env = getenv("ARGOCD_SERVER");
-
-	if (argocd_opts_server())
-		return "ARGOCD_OPTS --server";
-	if (env && *env)
-		return "ARGOCD_SERVER";
-	if (!d->argocd.server)
-		return NULL;
-	if (context_gave_server())
-		return aprintf("context '%s'", context_active()->name);
-	return "distro";
-}
 
 int targets_check(struct ctx *c)
 {

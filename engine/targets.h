@@ -34,9 +34,5 @@ int targets_print(struct ctx *c, FILE *f);
 /* plan's summary: " (no argocd configured: N Argo CD steps are skipped)", or "" */
 const char *targets_skipped_note(const struct ctx *c);
 
-/* one Argo CD server? (scheme, case and a trailing '/' aside) */
-int same_server(const char *a, const char *b);
-/* where the Argo CD server in force comes from: ARGOCD_OPTS --server, ARGOCD_SERVER, context 'x', distro */
-const char *argocd_server_from(const struct distro *d);
 
 #endif

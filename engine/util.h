@@ -6,7 +6,30 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "graph.h"
+/* where something was written, for file:line:col diagnostics */
+struct loc {
+	const char *file;	/* the manifest or rule file */
+	int line, col;		/* 1-based; 0 when unknown */
+};
+
+/* an ordered string map entry (vars, labels, set) */
+struct kv {
+	const char *key;
+	const char *value;
+	struct loc loc;		/* where the value was written */
+};
+
+struct kvlist {
+	struct kv *v;
+	size_t n;
+};
+
+struct strlist {
+	const char **v;
+	struct loc *loc;	/* loc[i] is where v[i] was written */
+	size_t n;
+};
+
 
 extern const char *argv0;	/* "idpmake" */
 
