@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/run.sh [all|fast|asan] - build what it runs, run the test suites and
 # print one closing line "N passed, N failed, N skipped" over all of them.
-#   fast: unit tests, the Argo CD emulator's self-test, the e2e tests
+#   fast: unit tests, the Argo CD emulator's self-test, the engine's layers
+#         (tests/layers.py), the e2e tests
 #   asan: the unit and e2e tests against the ASan/UBSan build
 #   all:  both
 # The unit tests are the files tests/unit/t-*.c: each is built (ninja) before
@@ -120,6 +121,8 @@ fi
 plain_pass() {
 	unit "$builddir"
 	suite "argocd emulator self-test" emulator_selftest
+	# engine/ in its layers (engine/LAYERS): includes, calls (the plain build's objects), sizes
+	suite "engine layers" python3 tests/layers.py "$builddir"
 	suite -s "e2e" env IDPMAKE="$PWD/idpmake" tests/e2e/run.sh
 }
 

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "argoapi.h"
-#include "argocd.h"
-#include "util.h"
+#include "argo/argoapi.h"
+#include "argo/argocd.h"
+#include "base/util.h"
 
 static struct distro d;
 static struct argocd a;

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "bundle.h"
-#include "util.h"
+#include "base/buf.h"
+#include "render/bundle.h"
+#include "base/util.h"
 
 static struct amark base;
 

@@ -17,9 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "manifest.h"
-#include "rule.h"
-#include "util.h"
+#include "distro/manifest.h"
+#include "distro/rule.h"
+#include "base/util.h"
 
 static char root[256], statedir[300];
 static struct amark base;

@@ -11,14 +11,15 @@
  * folder named twice is dropped), a key that is not zero, a tree of 40
  * lower-case hex digits; remotekeys_find finds each.
  */
+#define _GNU_SOURCE	/* memmem */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "hash.h"
-#include "remotekeys.h"
-#include "util.h"
+#include "base/hash.h"
+#include "git/remotekeys.h"
+#include "base/util.h"
 
 static struct amark base;
 

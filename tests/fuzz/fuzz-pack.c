@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pack.h"
-#include "util.h"
+#include "pack/pack.h"
+#include "base/util.h"
 
 static struct amark base;
 static FILE *devnull;

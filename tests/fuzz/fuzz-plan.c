@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "savedplan.h"
-#include "util.h"
+#include "review/savedplan.h"
+#include "base/util.h"
 
 static struct amark base;
 

@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "manifest.h"
-#include "render.h"
-#include "util.h"
-#include "yaml.h"
+#include "base/buf.h"
+#include "distro/manifest.h"
+#include "render/render.h"
+#include "base/util.h"
+#include "base/yaml.h"
 
 static struct distro d;
 static struct cluster cl;

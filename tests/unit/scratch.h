@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 static char *tmp;		/* scratch folder, removed at the end */
 static const char *statedir;	/* tmp/state */

@@ -25,11 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "build.h"
-#include "cmd.h"
-#include "plan.h"
-#include "util.h"
+#include "base/buf.h"
+#include "run/build.h"
+#include "cmd/cmd.h"
+#include "run/plan.h"
+#include "base/util.h"
 #include "test.h"
 
 static char *tmp;		/* scratch folder, removed at the end when all passed */

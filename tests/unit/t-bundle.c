@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <dirent.h>
 
-#include "buf.h"
-#include "bundle.h"
-#include "hash.h"
-#include "util.h"
+#include "base/buf.h"
+#include "render/bundle.h"
+#include "base/hash.h"
+#include "base/util.h"
 #include "test.h"
 #include "scratch.h"
 

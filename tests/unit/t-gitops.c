@@ -18,13 +18,13 @@
 
 #include <git2.h>
 
-#include "buf.h"
-#include "bundle.h"
-#include "gitops.h"
-#include "gitremote.h"
-#include "lazycache.h"
-#include "remotekeys.h"
-#include "util.h"
+#include "base/buf.h"
+#include "render/bundle.h"
+#include "git/gitops.h"
+#include "git/gitremote.h"
+#include "git/lazycache.h"
+#include "git/remotekeys.h"
+#include "base/util.h"
 #include "test.h"
 
 extern void (*gitops_test_after_fetch)(int attempt);

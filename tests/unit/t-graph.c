@@ -12,9 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "manifest.h"
-#include "util.h"
+#include "base/buf.h"
+#include "distro/manifest.h"
+#include "graph/graph.h"
+#include "base/util.h"
 #include "scratch.h"
 #include "test.h"
 

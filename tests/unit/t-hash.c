@@ -15,10 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "hash.h"
-#include "state.h"
-#include "util.h"
+#include "base/buf.h"
+#include "base/hash.h"
+#include "graph/state.h"
+#include "base/util.h"
 #include "scratch.h"
 #include "test.h"
 

@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "manifest.h"
-#include "rule.h"
-#include "util.h"
+#include "base/buf.h"
+#include "distro/manifest.h"
+#include "distro/rule.h"
+#include "base/util.h"
 #include "scratch.h"
 #include "test.h"
 

@@ -9,9 +9,9 @@
 #include <jansson.h>
 #include <string.h>
 
-#include "buf.h"
-#include "objdiff.h"
-#include "util.h"
+#include "base/buf.h"
+#include "review/objdiff.h"
+#include "base/util.h"
 #include "test.h"
 
 static json_t *parse(const char *text)

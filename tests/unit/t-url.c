@@ -8,9 +8,9 @@
  */
 #include <string.h>
 
-#include "names.h"
-#include "url.h"
-#include "util.h"
+#include "base/names.h"
+#include "base/url.h"
+#include "base/util.h"
 #include "test.h"
 
 static void test_parse(void)

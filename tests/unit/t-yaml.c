@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "util.h"
-#include "yaml.h"
+#include "base/buf.h"
+#include "base/util.h"
+#include "base/yaml.h"
 #include "test.h"
 
 /* ---- stderr capture: what the engine printed between start and end ---- */

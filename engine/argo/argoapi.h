@@ -1,0 +1,133 @@
+/*
+ * argoapi.h - what argocd.c (the Application, sync, waiting) and argoapi.c
+ * (settings, HTTP, error shapes) share.  Private to those two files (and
+ * livediff.c, which reads managed-resources through request(), and
+ * preflight.c, which asks GET /api/version); the interface is argocd.h.
+ */
+#ifndef IDPMAKE_ARGOAPI_H
+#define IDPMAKE_ARGOAPI_H
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <stdio.h>
+
+#include "base/buf.h"
+#include "git/gitops.h"
+#include "graph/graph.h"
+
+#ifndef IDPMAKE_VERSION
+#define IDPMAKE_VERSION "dev"
+#endif
+
+#define BODY_CAP (16u << 20)		/* bytes of a response body kept */
+#define RETRIES 5			/* retries of one request (invariant 2) */
+#define REQUEST_TIMEOUT_MS 60000L	/* one request, capped by the step's deadline */
+#define DELETE_TIMEOUT 300		/* seconds argocd_delete_app waits for the app to go */
+#define DEFAULT_TIMEOUT 300		/* seconds, when a package says 0 */
+
+
+struct watch;
+
+struct argocd {
+	const struct distro *d;
+	const char *statedir;
+	const char *base;		/* scheme://host:port[/root-path], no trailing '/' */
+	char *auth;			/* "Authorization: Bearer TOKEN" (malloc'd; never shown) */
+	const char *token;		/* points into auth, for masking */
+	const char **headers;		/* -H "K: V" from ARGOCD_OPTS */
+	size_t nheaders;
+	int insecure;			/* no TLS verification */
+	const char *cainfo;		/* CA bundle, or NULL */
+	const char *repo_url;		/* the GitOps repository, as Applications name it */
+	int verbose;
+	long poll_ms, backoff_ms;
+	int token_jwt;			/* the token has Argo CD's a.b.c shape */
+	struct gitops_opts git;		/* the GitOps clone, to tell a newer revision from a stale one */
+	int have_git;
+	struct watch *watch;		/* the run's watch stream (argowatch.c), once a wait asked for it */
+	void (*watch_end)(struct argocd *a);	/* argowatch.c's watch_stop, set with watch: argocd_close ends it */
+	int watch_off;			/* IDPMAKE_ARGOCD_WATCH=0, or given up: waits poll */
+};
+
+/* one conversation: a step's (or a call's) curl handle, log and deadline */
+struct call {
+	struct argocd *a;
+	CURL *curl;
+	FILE *log;			/* the step's log, or NULL */
+	double deadline;		/* now_s() value; 0: none */
+	const char *app;		/* the application's name */
+};
+
+struct resp {
+	long status;			/* HTTP status */
+	struct buf body;		/* up to BODY_CAP bytes */
+	int over;			/* the body was longer */
+	json_t *json;			/* the body parsed, or NULL */
+	int code;			/* the gRPC code of an error body, or -1 */
+	const char *message;		/* the message of an error body (masked, arena), or the text */
+};
+
+const char *api_error(struct call *c, const char *doing, struct resp *r);
+const char *app_path(struct call *c, const char *suffix, const char *query);
+void call_close(struct call *c);
+int call_open(struct call *c, struct argocd *a, const char *app, const char *log, int timeout);
+const char *clean(const struct argocd *a, const char *s, size_t n);
+json_t *jget(json_t *o, const char *path);
+const char *jstr(json_t *o, const char *path);
+int nap(long ms);
+void note(struct call *c, int show, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/*
+ * argoreg.c: is the cluster named only by `name` known to Argo CD?  Asked
+ * once per run and cluster (the first sync asks, the others wait for its
+ * answer): 0, or -1 with *err naming the cluster.
+ */
+int argocd_cluster_known(struct call *c, const struct cluster *cl, const char **err);
+/*
+ * argoappset.c: a package synced through one ApplicationSet (fleet.md
+ * "ApplicationSets"): set this cluster's element of the package's list
+ * generator to the folder and commit, so the generated Application `name`
+ * moves, and wait until Argo CD has generated it.  0, or -1 with *err.
+ */
+int argocd_appset_element(struct call *c, const struct step *s, const char *name, json_t *app, const char *commit,
+			  const char **err);
+/* argoappset.c: the ApplicationSet's template for the Application `app` (new reference) */
+json_t *argocd_appset_template(const json_t *app);
+/* argoappset.c: the path of ApplicationSet `name` in argocd.namespace (appsetNamespace) */
+const char *argocd_appset_path(const struct argocd *a, const char *name);
+/* argoappset.c: is every field of `want` in `have`, equal?  An absent field equals an empty one */
+int argocd_json_subset(const json_t *want, const json_t *have);
+int request(struct call *c, const char *method, const char *path, json_t *body, struct resp *r, const char **err);
+/*
+ * A curl handle made ready for Argo CD (after curl_easy_reset): the URL, the
+ * Accept header line, the token, ARGOCD_OPTS' headers, TLS, no redirects;
+ * h: header lines already added (freed by the caller with the result).
+ */
+struct curl_slist *argocd_curl_setup(struct argocd *a, CURL *k, const char *url, const char *accept, char *ebuf,
+				     struct curl_slist *h);
+
+/*
+ * argowatch.c: the run's Applications through one watch stream
+ * (GET /api/v1/stream/applications, issue 26) instead of a GET per
+ * Application per poll.  watch_wait: the newest Application `name` with a
+ * resourceVersion above *rv (a new reference in *app; *rv set to it): 1;
+ * 0 when max_ms passed first; -1 when there is no stream (off, refused,
+ * dropped for good, or a proxy that buffers it: warned once), and the
+ * caller polls.  watch_stop ends it (argocd_close).
+ */
+int watch_wait(struct argocd *a, const char *name, long long *rv, long max_ms, json_t **app);
+void watch_stop(struct argocd *a);
+/* the resourceVersion of an Application (0 when it has none) */
+long long app_rv(json_t *app);
+void resp_reset(struct resp *r);
+/* r->json, and code and message for a status that is not 200, from r->body */
+void resp_decode(struct argocd *a, struct resp *r, const char *ctype);	/* ctype: the Content-Type, or NULL */
+long long rfc3339(const char *s);
+
+/* argospec.c: the Application's parts that depend on the package's renderer */
+int argocd_helm_app(const struct step *s);	/* a helm chart Argo CD renders */
+/* the chart as the Application's Helm source, values inline; 0, or -1 with *err */
+int argocd_helm_source(struct argocd *a, struct step *s, json_t *app, const char **err);
+/* an argocd-app package: its rendered Application (or ApplicationSet: *set) as app; 0, or -1 */
+int argocd_cnoe_app(struct argocd *a, struct step *s, json_t *app, int *set, const char **err);
+
+#endif

@@ -1,0 +1,763 @@
+/*
+ * argoreg.c - registration in Argo CD (fleet.md "Clusters"): the
+ * CLUSTER:register and repository:register steps, the lookup of clusters
+ * named only by `name`, and unregistering for `up --prune`.
+ *
+ *   CLUSTER:register     POST /api/v1/clusters?upsert=true  {server, name,
+ *                        config: {bearerToken | TLS client cert, tlsClientConfig},
+ *                        labels, annotations}: Argo CD's upsert compares the
+ *                        labels and annotations too (Cluster.Equals) and
+ *                        updates the cluster when they differ, so this one
+ *                        request sets them; when only the labels changed since
+ *                        the last registration (argocd_register_labels_only),
+ *                        PUT /api/v1/clusters/SERVER?updatedFields=labels&updatedFields=annotations
+ *                        alone, which reads and sends no credential.
+ *   repository:register  POST /api/v1/repositories?upsert=true {repo, type: git,
+ *                        username: IDPMAKE_GIT_USERNAME (default git),
+ *                        password: IDPMAKE_GIT_TOKEN}; no token: nothing to register.
+ *   name-only clusters   GET /api/v1/clusters/NAME?id.type=name, once per run
+ *                        and cluster, before the run's first sync
+ *                        (argocd_cluster_lookup, from build.c), else by the
+ *                        first sync to it (the others wait for that answer);
+ *                        an unknown cluster fails its syncs.
+ *
+ * Invariant: the credentials (bearer token, client key and certificate data,
+ * repository password) go only into request bodies.  The step's log and -v
+ * show bodies with them as "***"; a message from the server that quotes one
+ * is masked; nothing here reaches the state or a key.  The annotations
+ * idpmake.io/cluster and idpmake.io/distro mark a cluster idpmake
+ * registered: --prune deletes only those, and only when the state records
+ * that idpmake registered them.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "argo/argoapi.h"
+#include "argo/argocd.h"
+#include "base/hash.h"
+#include "base/pem.h"
+#include "base/url.h"
+#include "base/util.h"
+#include "base/yaml.h"
+
+/* ---- secrets: kept in malloc'd memory, wiped after use ------------------- */
+
+#define NSECRETS 4
+
+struct secrets {
+	char *v[NSECRETS];
+	size_t n;
+};
+
+static const char *keep(struct secrets *sc, const char *s)
+{
+	if (!s || !*s || sc->n == NSECRETS)
+		return s;
+	return sc->v[sc->n++] = xstrdup(s);
+}
+
+static void wipe(struct secrets *sc)
+{
+	for (size_t i = 0; i < sc->n; i++) {
+		memset(sc->v[i], 0, strlen(sc->v[i]));
+		free(sc->v[i]);
+	}
+	sc->n = 0;
+}
+
+/* s with every secret replaced by "***" (arena) */
+static const char *mask(const struct secrets *sc, const char *s)
+{
+	struct buf b = BUF_INIT;
+	const char *r;
+
+	if (!s)
+		return s;
+	while (*s) {
+		size_t hit = 0;
+		for (size_t i = 0; i < sc->n && !hit; i++) {
+			size_t l = strlen(sc->v[i]);
+			if (l >= 3 && !strncmp(s, sc->v[i], l))
+				hit = l;
+		}
+		if (hit) {
+			buf_adds(&b, "***");
+			s += hit;
+		} else {
+			buf_addc(&b, *s++);
+		}
+	}
+	r = astrdup(b.s ? b.s : "");
+	buf_release(&b);
+	return r;
+}
+
+/* a request body for the log and -v: secret fields shown as "***" */
+static void note_body(struct call *c, const char *what, json_t *body)
+{
+	/* the CA and client certificate too: what a file held stays out of the logs, whatever it was */
+	static const char *const hide[] = { "bearerToken", "password", "keyData", "certData", "caData" };
+	json_t *copy = json_deep_copy(body), *tls;
+	char *text;
+
+	for (size_t i = 0; i < sizeof(hide) / sizeof(*hide); i++) {
+		json_t *cfg = jget(copy, "config");
+		if (json_object_get(copy, hide[i]))
+			json_object_set_new(copy, hide[i], json_string("***"));
+		if (cfg && json_object_get(cfg, hide[i]))
+			json_object_set_new(cfg, hide[i], json_string("***"));
+		if ((tls = jget(copy, "config.tlsClientConfig")) && json_object_get(tls, hide[i]))
+			json_object_set_new(tls, hide[i], json_string("***"));
+	}
+	text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
+	note(c, 1, "%s %s", what, text ? text : "?");
+	free(text);
+	json_decref(copy);
+}
+
+/* ---- small helpers -------------------------------------------------------- */
+
+/* percent-encoded for a path segment (arena) */
+static const char *seg(struct call *c, const char *s)
+{
+	char *e = curl_easy_escape(c->curl, s, 0);
+	const char *r = astrdup(e ? e : "");
+	curl_free(e);
+	return r;
+}
+
+static char *base64(const unsigned char *p, size_t n)
+{
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = xmalloc((n + 2) / 3 * 4 + 1), *o = out;
+
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+		*o++ = tab[v >> 18 & 63];
+		*o++ = tab[v >> 12 & 63];
+		*o++ = i + 1 < n ? tab[v >> 6 & 63] : '=';
+		*o++ = i + 2 < n ? tab[v & 63] : '=';
+	}
+	*o = 0;
+	return out;
+}
+
+/* ---- PEM (pem.c): what a certificate or key setting may hold -------------- */
+
+/* *-data as written (base64 of PEM): checked as its file would be; -1 with *err */
+static int data_check(const char *b64, const char *what, enum pem_want want, const char **err)
+{
+	size_t n = 0;
+	unsigned char *d = unbase64(b64, &n);
+	const char *why = !d ? "is not base64" : n > PEM_CAP ? "is larger than 1 MiB: not PEM" :
+			  pem_check((const char *)d, n, want);
+
+	if (d) {
+		memset(d, 0, n);
+		free(d);
+	}
+	if (why)
+		return *err = aprintf("%s %s", what, why), -1;
+	return 0;
+}
+
+/* a PEM file's content in base64 (malloc'd), or NULL with *err; its content is never in a message */
+static char *file_base64(const char *path, const char *what, enum pem_want want, const char **err)
+{
+	size_t len;
+	struct stat st;
+	char *data, *r;
+	const char *why;
+	int fd;
+
+	/* one open file checked and read: not a path that may become a FIFO or a larger file in between */
+	if ((fd = open_regular(path)) < 0 || fstat(fd, &st) < 0) {
+		*err = aprintf("cannot read %s '%s': %s", what, path,
+			       errno == EINVAL ? "not a regular file" : strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	if (st.st_size > PEM_CAP) {
+		*err = aprintf("%s '%s' is larger than 1 MiB: not a PEM file", what, path);
+		close(fd);
+		return NULL;
+	}
+	if (!(data = read_fd(fd, &len))) {
+		*err = aprintf("cannot read %s '%s': %s", what, path, strerror(errno));
+		return NULL;
+	}
+	if (len > PEM_CAP)
+		why = "grew past 1 MiB while read: not a PEM file";
+	else
+		why = pem_check(data, len, want);
+	if (why) {
+		*err = aprintf("%s '%s' %s", what, path, why);
+		r = NULL;
+	} else {
+		r = base64((const unsigned char *)data, len);
+	}
+	memset(data, 0, len);
+	free(data);
+	return r;
+}
+
+/* ---- kubeconfig ----------------------------------------------------------- */
+
+struct kubecred {
+	const char *server;
+	int insecure;
+	char *ca, *cert, *key;		/* base64 (malloc'd), or NULL */
+	char *token;			/* malloc'd, or NULL */
+};
+
+static void kubecred_free(struct kubecred *k)
+{
+	char *v[] = { k->ca, k->cert, k->key, k->token };
+	for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++)
+		if (v[i]) {
+			memset(v[i], 0, strlen(v[i]));
+			free(v[i]);
+		}
+	memset(k, 0, sizeof(*k));
+}
+
+/* the entry of a kubeconfig list (clusters, contexts, users) named `name`, its `field` map */
+static const struct ynode *kube_entry(const struct ynode *doc, const char *list, const char *field, const char *name)
+{
+	const struct ynode *l = yget(doc, list);
+
+	for (size_t i = 0; l && l->type == Y_SEQ && i < l->n; i++)
+		if (ystr_eq(yget(l->v[i], "name"), name))
+			return yget(l->v[i], field);
+	return NULL;
+}
+
+static const char *kstr(const struct ynode *m, const char *key)
+{
+	const struct ynode *n = m ? yget(m, key) : NULL;
+	return n && n->type == Y_SCALAR && !yisnull(n) ? n->s : NULL;
+}
+
+/* base64 of `data` as written, or of the file `file` (relative to the kubeconfig): PEM of what is wanted */
+static int kube_blob(const char *dir, const char *data, const char *file, const char *what, enum pem_want want,
+		     char **out, const char **err)
+{
+	if (data) {
+		if (data_check(data, aprintf("%s-data", what), want, err) < 0)
+			return -1;
+		*out = xstrdup(data);
+		return 0;
+	}
+	if (file && !(*out = file_base64(file[0] == '/' ? file : path_join(dir, file), what, want, err)))
+		return -1;
+	return 0;
+}
+
+static int kubeconfig(const struct cluster *cl, struct kubecred *k, const char **err)
+{
+	const char *path = cl->reg.kubeconfig, *dir = path_dir(path), *ctxname, *cname, *uname, *f;
+	const struct ynode *doc, *ctx, *cluster, *user;
+	struct ypool *p;
+	struct ynode **docs;
+	size_t ndocs, len;
+	char *text = read_file(path, &len);
+	int ret = -1;
+
+	memset(k, 0, sizeof(*k));
+	if (!text)
+		return *err = aprintf("cannot read kubeconfig '%s': %s", path, strerror(errno)), -1;
+	p = ypool_new();
+	if (yaml_parse(p, path, text, len, &docs, &ndocs) < 0 || ndocs != 1 || docs[0]->type != Y_MAP) {
+		*err = aprintf("kubeconfig '%s' is not one YAML mapping", path);
+		goto out;
+	}
+	doc = docs[0];
+	ctxname = cl->reg.context ? cl->reg.context : kstr(doc, "current-context");
+	if (!ctxname) {
+		*err = aprintf("kubeconfig '%s' has no current-context: give register.context", path);
+		goto out;
+	}
+	if (!(ctx = kube_entry(doc, "contexts", "context", ctxname))) {
+		*err = aprintf("kubeconfig '%s' has no context '%s'", path, ctxname);
+		goto out;
+	}
+	cname = kstr(ctx, "cluster");
+	uname = kstr(ctx, "user");
+	if (!cname || !(cluster = kube_entry(doc, "clusters", "cluster", cname))) {
+		*err = aprintf("kubeconfig '%s': context '%s' names no cluster the file has ('%s')", path, ctxname,
+			       cname ? cname : "");
+		goto out;
+	}
+	if (!uname || !(user = kube_entry(doc, "users", "user", uname))) {
+		*err = aprintf("kubeconfig '%s': context '%s' names no user the file has ('%s')", path, ctxname,
+			       uname ? uname : "");
+		goto out;
+	}
+	k->server = astrdup(kstr(cluster, "server") ? kstr(cluster, "server") : "");
+	k->insecure = ystr_eq(yget(cluster, "insecure-skip-tls-verify"), "true");
+	if (kube_blob(dir, kstr(cluster, "certificate-authority-data"), kstr(cluster, "certificate-authority"),
+		      "the kubeconfig's certificate-authority", PEM_CERT, &k->ca, err) < 0 ||
+	    kube_blob(dir, kstr(user, "client-certificate-data"), kstr(user, "client-certificate"),
+		      "the kubeconfig's client-certificate", PEM_CERT, &k->cert, err) < 0 ||
+	    kube_blob(dir, kstr(user, "client-key-data"), kstr(user, "client-key"), "the kubeconfig's client-key",
+		      PEM_KEY, &k->key, err) < 0)
+		goto out;
+	if (kstr(user, "token")) {
+		k->token = xstrdup(kstr(user, "token"));
+	} else if ((f = kstr(user, "tokenFile"))) {
+		size_t tl;
+		if (!(k->token = read_file(f[0] == '/' ? f : path_join(dir, f), &tl))) {
+			*err = aprintf("cannot read the kubeconfig's tokenFile '%s': %s", f, strerror(errno));
+			goto out;
+		}
+		while (tl && (k->token[tl - 1] == '\n' || k->token[tl - 1] == '\r' || k->token[tl - 1] == ' '))
+			k->token[--tl] = 0;
+	}
+	if (!k->token && !(k->cert && k->key)) {
+		*err = aprintf("kubeconfig '%s': user '%s' has neither a token nor a client certificate and key "
+			       "(exec and auth-provider users are not supported)", path, uname);
+		goto out;
+	}
+	ret = 0;
+out:
+	if (text) {
+		memset(text, 0, len);
+		free(text);
+	}
+	ypool_free(p);
+	if (ret < 0)
+		kubecred_free(k);
+	return ret;
+}
+
+/* ---- per-run, per-cluster memory: labels-only hints, name lookups --------- */
+
+enum { LOOK_NONE, LOOK_RUNNING, LOOK_KNOWN, LOOK_MISSING };
+
+struct memo {
+	const struct cluster *cl;
+	int labels_only;
+	int look;
+	const char *missing;		/* the error of LOOK_MISSING */
+};
+
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t memo_cond = PTHREAD_COND_INITIALIZER;
+static struct memo *memos;
+static size_t nmemos;
+
+/* the cluster's entry; call with memo_lock held */
+static struct memo *memo_of(const struct cluster *cl)
+{
+	for (size_t i = 0; i < nmemos; i++)
+		if (memos[i].cl == cl)
+			return &memos[i];
+	memos = agrow(memos, nmemos, sizeof(*memos));
+	memset(&memos[nmemos], 0, sizeof(*memos));
+	memos[nmemos].cl = cl;
+	return &memos[nmemos++];
+}
+
+void argocd_register_labels_only(const struct cluster *cl)
+{
+	pthread_mutex_lock(&memo_lock);
+	memo_of(cl)->labels_only = 1;
+	pthread_mutex_unlock(&memo_lock);
+}
+
+struct hash argocd_cluster_connection(const struct distro *d, const struct cluster *cl)
+{
+	struct hasher *h = hasher_new();
+
+	/* what the registration says besides labels; where the credential comes from, never what it is */
+	hasher_adds(h, "cluster-connection");
+	hasher_adds(h, d->name);
+	hasher_adds(h, cl->name);
+	hasher_adds(h, cl->server);
+	hasher_adds(h, cl->reg.token_env);
+	hasher_adds(h, cl->reg.kubeconfig);
+	hasher_adds(h, cl->reg.context);
+	hasher_adds(h, cl->reg.ca_file);
+	hasher_add(h, &cl->reg.insecure, sizeof(cl->reg.insecure));
+	return hasher_end(h);
+}
+
+int argocd_cluster_known(struct call *c, const struct cluster *cl, const char **err)
+{
+	struct memo *m;
+	struct resp r = { .code = -1 };
+	int ret = -1, look;
+
+	pthread_mutex_lock(&memo_lock);
+	m = memo_of(cl);
+	while (m->look == LOOK_RUNNING)
+		pthread_cond_wait(&memo_cond, &memo_lock);
+	if (m->look == LOOK_KNOWN || m->look == LOOK_MISSING) {
+		look = m->look;
+		*err = m->missing;
+		pthread_mutex_unlock(&memo_lock);
+		return look == LOOK_KNOWN ? 0 : -1;
+	}
+	m->look = LOOK_RUNNING;
+	pthread_mutex_unlock(&memo_lock);
+
+	look = LOOK_NONE;	/* no answer: the next sync asks again */
+	if (request(c, "GET", aprintf("/api/v1/clusters/%s?id.type=name", seg(c, cl->argo_name)), NULL, &r, err) == 0) {
+		if (r.status == 200) {
+			note(c, 0, "cluster '%s' is known to Argo CD as '%s' (%s)", cl->name, cl->argo_name,
+			     jstr(r.json, "server"));
+			look = LOOK_KNOWN;
+			ret = 0;
+		} else if (r.status == 404 || (r.status == 403 && !strcmp(r.message, "permission denied"))) {
+			*err = aprintf("cluster '%s' is not known to Argo CD (destination.name '%s'): register it in Argo "
+				       "CD under that name (argocd cluster add), or give it server: and register: in the "
+				       "distro", cl->name, cl->argo_name);
+			look = LOOK_MISSING;
+		} else {
+			*err = api_error(c, aprintf("looking up cluster '%s' (destination.name '%s')", cl->name, cl->argo_name),
+					 &r);
+		}
+	}
+	resp_reset(&r);
+	pthread_mutex_lock(&memo_lock);
+	m->look = look;
+	m->missing = look == LOOK_MISSING ? *err : NULL;
+	pthread_cond_broadcast(&memo_cond);
+	pthread_mutex_unlock(&memo_lock);
+	return ret;
+}
+
+int argocd_cluster_lookup(void *ctx, const struct cluster *cl, const char *log, const char **err)
+{
+	struct call c;
+	int ret, look;
+
+	if (call_open(&c, ctx, cl->name, log, 120) < 0)
+		return *err = "cannot start a libcurl handle", -1;
+	ret = argocd_cluster_known(&c, cl, err);
+	if (ret < 0)
+		note(&c, 0, "error: %s", *err);
+	call_close(&c);
+	if (ret == 0)
+		return 0;
+	pthread_mutex_lock(&memo_lock);
+	look = memo_of(cl)->look;
+	pthread_mutex_unlock(&memo_lock);
+	return look == LOOK_MISSING ? 1 : -1;
+}
+
+/* ---- CLUSTER:register ----------------------------------------------------- */
+
+static json_t *kv_object(const struct kvlist *l)
+{
+	json_t *o = json_object();
+	for (size_t i = 0; i < l->n; i++)
+		json_object_set_new(o, l->v[i].key, json_string(l->v[i].value));
+	return o;
+}
+
+static json_t *annotations(const struct distro *d, const struct cluster *cl)
+{
+	return json_pack("{s:s, s:s}", "idpmake.io/cluster", cl->name, "idpmake.io/distro", d->name ? d->name : "");
+}
+
+/* the cluster's config: credential and TLS; NULL with *err */
+static json_t *cluster_config(struct call *c, const struct cluster *cl, struct secrets *sc, const char **err)
+{
+	json_t *cfg = json_object(), *tls = json_object();
+	int insecure = cl->reg.insecure;
+
+	if (cl->reg.token_env) {
+		const char *t = getenv(cl->reg.token_env);
+		if (!t || !*t) {
+			*err = aprintf("cluster '%s': the variable %s (register.token-env) is not set or empty", cl->name,
+				       cl->reg.token_env);
+			goto fail;
+		}
+		json_object_set_new(cfg, "bearerToken", json_string(keep(sc, t)));
+	} else {
+		struct kubecred k;
+		if (kubeconfig(cl, &k, err) < 0)
+			goto fail;
+		if (!cl->server) {
+			*err = aprintf("cluster '%s' registers from kubeconfig '%s' but has no 'server': give server: %s (the "
+				       "Applications' destination)", cl->name, cl->reg.kubeconfig, k.server);
+			kubecred_free(&k);
+			goto fail;
+		}
+		if (strcmp(k.server, cl->server))
+			note(c, 1, "cluster '%s': the kubeconfig's server %s differs from the distro's; Argo CD is given %s",
+			     cl->name, url_userinfo(k.server) ? url_userinfo(k.server) : k.server, cl->server);
+		if (k.token)
+			json_object_set_new(cfg, "bearerToken", json_string(keep(sc, k.token)));
+		if (k.cert && k.key) {
+			json_object_set_new(tls, "certData", json_string(keep(sc, k.cert)));
+			json_object_set_new(tls, "keyData", json_string(keep(sc, k.key)));
+		}
+		if (k.ca)
+			json_object_set_new(tls, "caData", json_string(k.ca));
+		insecure |= k.insecure;
+		kubecred_free(&k);
+	}
+	if (cl->reg.ca_file) {
+		char *ca = file_base64(cl->reg.ca_file, "register.ca-file", PEM_CERT, err);
+		if (!ca)
+			goto fail;
+		json_object_set_new(tls, "caData", json_string(ca));
+		free(ca);
+	}
+	json_object_set_new(tls, "insecure", json_boolean(insecure));
+	json_object_set_new(cfg, "tlsClientConfig", tls);
+	return cfg;
+fail:
+	json_decref(tls);
+	json_decref(cfg);
+	return NULL;
+}
+
+/* the cluster's name, labels and annotations: the PUT's body, and the POST's without config */
+static json_t *cluster_body(const struct distro *d, const struct cluster *cl)
+{
+	json_t *b = json_object();
+
+	json_object_set_new(b, "server", json_string(cl->server));
+	json_object_set_new(b, "name", json_string(cl->name));
+	json_object_set_new(b, "labels", kv_object(&cl->labels));
+	json_object_set_new(b, "annotations", annotations(d, cl));
+	return b;
+}
+
+/* PUT the labels and annotations: 0; 1 when Argo CD has no such cluster; -1 with *err */
+static int put_labels(struct call *c, const struct cluster *cl, json_t *body, const char **err)
+{
+	const char *path = aprintf("/api/v1/clusters/%s?updatedFields=labels&updatedFields=annotations", seg(c, cl->server));
+	struct resp r = { .code = -1 };
+	int ret = -1;
+
+	if (request(c, "PUT", path, body, &r, err) < 0)
+		goto out;
+	if (r.status == 200)
+		ret = 0;
+	else if (r.status == 404 || (r.status == 403 && !strcmp(r.message, "permission denied")))
+		ret = 1;
+	else
+		*err = api_error(c, aprintf("setting the labels of cluster '%s'", cl->name), &r);
+out:
+	resp_reset(&r);
+	return ret;
+}
+
+static int register_cluster(struct call *c, const struct cluster *cl, const char **err)
+{
+	const struct distro *d = c->a->d;
+	struct secrets sc = { { 0 }, 0 };
+	struct resp r = { .code = -1 };
+	json_t *body = cluster_body(d, cl), *cfg;
+	int labels_only, ret = -1;
+
+	if (!cl->server) {
+		*err = aprintf("cluster '%s' has no 'server' to register", cl->name);
+		goto out;
+	}
+	pthread_mutex_lock(&memo_lock);
+	labels_only = memo_of(cl)->labels_only;
+	pthread_mutex_unlock(&memo_lock);
+	if (labels_only) {
+		/* registered before with this server, name and credential source: the labels alone */
+		note_body(c, "only the labels changed:", body);
+		if ((ret = put_labels(c, cl, body, err)) <= 0)
+			goto out;
+		note(c, 1, "cluster '%s' is no longer in Argo CD: registering it again", cl->name);
+		ret = -1;
+	}
+	if (!(cfg = cluster_config(c, cl, &sc, err)))
+		goto out;
+	json_object_set_new(body, "config", cfg);
+	note_body(c, "upsert cluster", body);
+	if (request(c, "POST", "/api/v1/clusters?upsert=true", body, &r, err) < 0)
+		goto out;
+	if (r.status != 200) {
+		*err = api_error(c, aprintf("registering cluster '%s' (%s)", cl->name, cl->server), &r);
+		goto out;
+	}
+	ret = 0;	/* the upsert set the labels and annotations too */
+out:
+	if (ret == 0)
+		note(c, 0, "cluster '%s' (%s) is registered in Argo CD", cl->name, cl->server);
+	if (ret < 0 && *err)
+		*err = mask(&sc, *err);
+	resp_reset(&r);
+	json_decref(body);
+	wipe(&sc);
+	return ret;
+}
+
+/* ---- repository:register ------------------------------------------------ */
+
+static int register_repo(struct call *c, const char **err)
+{
+	struct argocd *a = c->a;
+	const char *token = getenv("IDPMAKE_GIT_TOKEN"), *user = getenv("IDPMAKE_GIT_USERNAME");
+	struct secrets sc = { { 0 }, 0 };
+	struct resp r = { .code = -1 };
+	json_t *body;
+	int ret = -1;
+
+	if (!token || !*token) {
+		note(c, 1, "no IDPMAKE_GIT_TOKEN: the repository %s is left to Argo CD's own settings", a->repo_url);
+		return 0;
+	}
+	{
+		/* the password goes in the body: to an Argo CD over plain http only when allowed, as git's */
+		struct url u;
+		if (url_parse(a->base, &u) == 0 && !url_may_send_credentials(&u, "IDPMAKE_GIT_TOKEN (repository:register)"))
+			return *err = aprintf("repository:register would send IDPMAKE_GIT_TOKEN to Argo CD at %s over plain "
+					      "http: use https, or set IDPMAKE_GIT_ALLOW_HTTP=1", a->base), -1;
+	}
+	if (!user || !*user)
+		user = "git";
+	body = json_pack("{s:s, s:s, s:s, s:s}", "repo", a->repo_url, "type", "git", "username", user, "password",
+			 keep(&sc, token));
+	note_body(c, "upsert repository", body);
+	if (request(c, "POST", "/api/v1/repositories?upsert=true", body, &r, err) == 0) {
+		if (r.status == 200) {
+			note(c, 0, "repository %s is registered in Argo CD (user %s)", a->repo_url, user);
+			ret = 0;
+		} else {
+			*err = api_error(c, aprintf("registering repository %s", a->repo_url), &r);
+		}
+	}
+	if (ret < 0 && *err)
+		*err = mask(&sc, *err);
+	resp_reset(&r);
+	json_decref(body);
+	wipe(&sc);
+	return ret;
+}
+
+int argocd_register_step(void *ctx, struct step *s, const char **err)
+{
+	struct argocd *a = ctx;
+	struct call c;
+	int ret;
+
+	if (call_open(&c, a, s->cluster ? s->cluster->name : "repository", s->log, 120) < 0)
+		return *err = "cannot start a libcurl handle", -1;
+	ret = s->cluster ? register_cluster(&c, s->cluster, err) : register_repo(&c, err);
+	if (ret < 0)
+		note(&c, 0, "error: %s", *err);
+	call_close(&c);
+	return ret;
+}
+
+/* ---- pre-flight and --refresh --------------------------------------------- */
+
+int argocd_register_check(struct argocd *a, const struct step *s, const char **err)
+{
+	struct argocd quiet = { 0 };
+	struct call c = { .a = &quiet };
+	struct secrets sc = { { 0 }, 0 };
+	json_t *cfg;
+
+	if (!s->cluster) {
+		/* repository:register sends IDPMAKE_GIT_TOKEN in its body: to Argo CD over plain http only when allowed */
+		const char *token = getenv("IDPMAKE_GIT_TOKEN");
+		struct url u;
+		if (a && token && *token && url_parse(a->base, &u) == 0 &&
+		    !url_may_send_credentials(&u, "IDPMAKE_GIT_TOKEN (repository:register)"))
+			return *err = aprintf("it would send IDPMAKE_GIT_TOKEN to Argo CD at %s over plain http: use "
+					      "https, or set IDPMAKE_GIT_ALLOW_HTTP=1", a->base), -1;
+		return 0;
+	}
+	if (!s->cluster->server)
+		return *err = aprintf("cluster '%s' has no 'server' to register", s->cluster->name), -1;
+	/* the credential as the step reads it (variable, kubeconfig and context, ca-file), then dropped */
+	if (!(cfg = cluster_config(&c, s->cluster, &sc, err))) {
+		*err = mask(&sc, *err);
+		wipe(&sc);
+		return -1;
+	}
+	json_decref(cfg);
+	wipe(&sc);
+	return 0;
+}
+
+int argocd_list_field(struct argocd *a, const char *what, const char *field, const char ***out, const char **err)
+{
+	struct call c;
+	struct resp r = { .code = -1 };
+	json_t *items, *it;
+	size_t i;
+	int n = -1;
+
+	*out = NULL;
+	if (call_open(&c, a, what, NULL, 120) < 0)
+		return *err = "cannot start a libcurl handle", -1;
+	if (request(&c, "GET", aprintf("/api/v1/%s", what), NULL, &r, err) < 0)
+		goto out;
+	if (r.status != 200 || !json_is_object(r.json)) {
+		*err = r.status == 200 ? aprintf("listing %s: Argo CD's answer is not a JSON object", what)
+				       : api_error(&c, aprintf("listing %s", what), &r);
+		goto out;
+	}
+	items = json_object_get(r.json, "items");
+	*out = amalloc((json_array_size(items) + 1) * sizeof(**out));
+	n = 0;
+	json_array_foreach(items, i, it)
+		if (json_is_string(json_object_get(it, field)))
+			(*out)[n++] = astrdup(json_string_value(json_object_get(it, field)));
+out:
+	resp_reset(&r);
+	call_close(&c);
+	return n;
+}
+
+/* ---- up --prune ----------------------------------------------------------- */
+
+int argocd_unregister_cluster(struct argocd *a, const char *name, const char **err)
+{
+	struct call c;
+	struct resp r = { .code = -1 };
+	const char *server, *mark;
+	int ret = -1;
+
+	if (call_open(&c, a, name, NULL, 120) < 0)
+		return *err = "cannot start a libcurl handle", -1;
+	if (request(&c, "GET", aprintf("/api/v1/clusters/%s?id.type=name", seg(&c, name)), NULL, &r, err) < 0)
+		goto out;
+	if (r.status == 404 || (r.status == 403 && !strcmp(r.message, "permission denied"))) {
+		ret = 1;
+		goto out;
+	}
+	if (r.status != 200) {
+		*err = api_error(&c, aprintf("looking up cluster '%s'", name), &r);
+		goto out;
+	}
+	mark = json_string_value(json_object_get(json_object_get(r.json, "annotations"), "idpmake.io/cluster"));
+	if (!mark || strcmp(mark, name)) {
+		ret = 2;	/* not marked as the one idpmake registered: someone else's now */
+		goto out;
+	}
+	mark = json_string_value(json_object_get(json_object_get(r.json, "annotations"), "idpmake.io/distro"));
+	if (mark && strcmp(mark, a->d->name ? a->d->name : "")) {
+		ret = 3;	/* another distro registered it since (up --adopt): its, not this one's */
+		goto out;
+	}
+	server = astrdup(jstr(r.json, "server"));
+	if (request(&c, "DELETE", aprintf("/api/v1/clusters/%s", seg(&c, server)), NULL, &r, err) < 0)
+		goto out;
+	if (r.status == 200 || r.status == 404 || (r.status == 403 && !strcmp(r.message, "permission denied")))
+		ret = 0;
+	else
+		*err = api_error(&c, aprintf("unregistering cluster '%s' (%s)", name, server), &r);
+out:
+	resp_reset(&r);
+	call_close(&c);
+	return ret;
+}

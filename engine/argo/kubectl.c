@@ -1,0 +1,386 @@
+/*
+ * kubectl.c - `deploy: kubectl`: a package applied with
+ * `kubectl apply --server-side` as its sync step, for what Argo CD cannot
+ * sync itself: Argo CD into an empty cluster, and the Gitea that is the
+ * GitOps remote (graph.c puts these steps before the push and every
+ * registration).  The key is a sync's: the render's output, how it is
+ * applied and where, so an unchanged render is not applied again.
+ *
+ * The render's objects, unpacked, are applied in phases:
+ *   1. the package's namespace, Namespaces and CustomResourceDefinitions
+ *      (then `kubectl wait --for condition=established` on the CRDs);
+ *   2. objects without a namespace with `-n NAMESPACE` (as Argo CD's
+ *      destination namespace), those with one as they are;
+ *   3. with `sync: {wait: healthy}` (the default), `kubectl rollout status`
+ *      of every Deployment, StatefulSet and DaemonSet, within sync.timeout.
+ * Every command's output goes to the step's log.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/buf.h"
+#include "base/exec.h"
+#include "base/hash.h"
+#include "argo/kubectl.h"
+#include "base/url.h"
+#include "base/util.h"
+#include "base/yaml.h"
+
+/* ---- where: the kubeconfig and the kube context ------------------------------ */
+
+static const char *flag_context;
+
+void kubectl_set_context(const char *name)
+{
+	flag_context = name && *name ? name : NULL;
+}
+
+/* the kubeconfig files, as kubectl finds them: NULL-terminated, in the arena */
+static const char **kubeconfig_files(const struct cluster *cl)
+{
+	const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
+	const char **v;
+	size_t n = 0, max = 2;
+
+	for (const char *p = env ? env : ""; *p; p++)
+		max += *p == ':';
+	v = amalloc((max + 1) * sizeof(*v));
+	if (cl->reg.kubeconfig) {
+		v[0] = cl->reg.kubeconfig;
+		return v;
+	}
+	for (const char *p = env ? env : ""; *p;) {
+		size_t len = strcspn(p, ":");
+		if (len)
+			v[n++] = astrndup(p, len);
+		p += len + (p[len] == ':');
+	}
+	if (!n)
+		v[0] = aprintf("%s/.kube/config", home && *home ? home : ".");
+	return v;
+}
+
+static const char *yscalar_of(const struct ynode *m, const char *key)
+{
+	const struct ynode *n = m && m->type == Y_MAP ? yget(m, key) : NULL;
+	return n && n->type == Y_SCALAR && !yisnull(n) ? astrndup(n->s, n->slen) : NULL;
+}
+
+/* `field` of the entry named `name` in the list `list` of the loaded files, the first that has it */
+static const struct ynode *entry(struct ynode **docs, size_t n, const char *list, const char *name, const char *field)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct ynode *l = docs[i] && docs[i]->type == Y_MAP ? yget(docs[i], list) : NULL;
+		for (size_t k = 0; l && l->type == Y_SEQ && k < l->n; k++)
+			if (l->v[k]->type == Y_MAP && ystr_eq(yget(l->v[k], "name"), name))
+				return yget(l->v[k], field);
+	}
+	return NULL;
+}
+
+/* "https://Host:443/" and "https://host:443" are one server; so are "https://h" and "https://h:443" */
+static const char *server_norm(const char *s)
+{
+	const char *b = url_base(s, "https", NULL);
+	char *out;
+	size_t n;
+
+	if (!b)
+		return s;
+	out = astrdup(b);
+	for (char *p = out; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	n = strlen(out);
+	if (n > 4 && !strcmp(out + n - 4, ":443") && !strncmp(out, "https:", 6))
+		out[n - 4] = 0;
+	return out;
+}
+
+static int in_cluster_server(const char *s)
+{
+	return !s || !strcmp(server_norm(s), "https://kubernetes.default.svc");
+}
+
+static const struct cluster **seen_cl;
+static struct kube_target **seen_t;
+static size_t nseen;
+
+const struct kube_target *kubectl_target(const struct cluster *cl, const char **err)
+{
+	struct kube_target *t;
+	const char **files;
+	struct ynode **docs = NULL;
+	struct ypool *pool;
+	size_t ndocs = 0;
+	const struct ynode *c;
+	int any = 0;
+
+	for (size_t i = 0; i < nseen; i++)
+		if (seen_cl[i] == cl)
+			return seen_t[i];
+	t = amalloc(sizeof(*t));
+	files = kubeconfig_files(cl);
+	pool = ypool_new();
+	for (size_t i = 0; files[i]; i++) {
+		size_t len, nd;
+		struct ynode **d;
+		char *text = read_file(files[i], &len);
+		if (!text) {
+			if (errno != ENOENT || cl->reg.kubeconfig) {
+				*err = aprintf("cannot read the kubeconfig %s: %s", files[i], strerror(errno));
+				ypool_free(pool);
+				return NULL;
+			}
+			continue;
+		}
+		any = 1;
+		t->kubeconfig = t->kubeconfig ? aprintf("%s:%s", t->kubeconfig, files[i]) : files[i];
+		if (yaml_parse(pool, files[i], text, len, &d, &nd) < 0) {
+			free(text);
+			ypool_free(pool);
+			*err = aprintf("cannot parse the kubeconfig %s (see above)", files[i]);
+			return NULL;
+		}
+		free(text);
+		docs = agrow(docs, ndocs, sizeof(*docs));
+		docs[ndocs++] = nd ? d[0] : NULL;
+	}
+	t->kubeconfig_arg = cl->reg.kubeconfig;
+	if (flag_context) {
+		t->context = flag_context;
+		t->from = "--kube-context";
+	} else if (cl->kube_context) {
+		t->context = cl->kube_context;
+		t->from = "kube-context";
+	} else if (cl->reg.context) {
+		t->context = cl->reg.context;
+		t->from = "register.context";
+	} else {
+		for (size_t i = 0; i < ndocs && !t->context; i++)
+			t->context = yscalar_of(docs[i], "current-context");
+		if (t->context && !*t->context)
+			t->context = NULL;
+		t->from = "current-context";
+	}
+	if (!any) {
+		ypool_free(pool);
+		if (t->context && strcmp(t->from, "current-context")) {
+			*err = aprintf("cluster '%s': kube context '%s' (%s), and there is no kubeconfig (%s)", cl->name,
+				       t->context, t->from, files[0]);
+			return NULL;
+		}
+		if (!in_cluster_server(cl->server)) {
+			*err = aprintf("cluster '%s' is at %s, and there is no kubeconfig (%s) to reach it: give the cluster "
+				       "register.kubeconfig, or set KUBECONFIG", cl->name, cl->server, files[0]);
+			return NULL;
+		}
+		t->from = "no kubeconfig: kubectl's in-cluster configuration";
+		goto done;
+	}
+	if (!t->context) {
+		ypool_free(pool);
+		*err = aprintf("cluster '%s': the kubeconfig %s has no current-context: give the cluster kube-context: "
+			       "NAME, or --kube-context NAME", cl->name, t->kubeconfig);
+		return NULL;
+	}
+	if (!(c = entry(docs, ndocs, "contexts", t->context, "context"))) {
+		ypool_free(pool);
+		*err = aprintf("cluster '%s': the kubeconfig %s has no context '%s' (%s)", cl->name, t->kubeconfig,
+			       t->context, t->from);
+		return NULL;
+	}
+	{
+		const char *cname = yscalar_of(c, "cluster");
+		const struct ynode *kc = cname ? entry(docs, ndocs, "clusters", cname, "cluster") : NULL;
+		t->server = yscalar_of(kc, "server");
+	}
+	ypool_free(pool);
+	if (!in_cluster_server(cl->server) &&
+	    (!t->server || strcmp(server_norm(t->server), server_norm(cl->server)))) {
+		*err = aprintf("cluster '%s' is at %s, and the kube context '%s' (%s, in %s) is %s: refusing to apply "
+			       "there; give the cluster kube-context: NAME (or register.kubeconfig and context) for %s",
+			       cl->name, cl->server, t->context, t->from, t->kubeconfig,
+			       t->server ? t->server : "at no server", cl->server);
+		return NULL;
+	}
+done:
+	seen_cl = agrow(seen_cl, nseen, sizeof(*seen_cl));
+	seen_t = agrow(seen_t, nseen, sizeof(*seen_t));
+	seen_cl[nseen] = cl;
+	seen_t[nseen++] = t;
+	return t;
+}
+
+/* an argv list in the arena (NULL-terminated), so nothing is left to free */
+struct argl {
+	const char **v;
+	size_t n;
+};
+
+static void push(struct argl *a, const char *s)
+{
+	a->v = agrow(a->v, a->n, sizeof(*a->v));
+	a->v[a->n++] = s;
+	a->v = agrow(a->v, a->n, sizeof(*a->v));	/* room for the NULL after it */
+	a->v[a->n] = NULL;
+}
+
+struct hash kubectl_key(const struct step *s, struct hash output)
+{
+	struct hasher *h = hasher_new();
+	const struct package *p = s->pkg;
+
+	hasher_adds(h, "kubectl apply --server-side --force-conflicts --field-manager=idpmake");
+	hasher_addh(h, output);
+	hasher_adds(h, s->namespace);
+	hasher_adds(h, s->cluster->name);
+	hasher_adds(h, s->cluster->reg.kubeconfig);
+	hasher_adds(h, s->cluster->reg.context);
+	{
+		/* where it goes: another kube context is another apply */
+		const char *err;
+		const struct kube_target *t = kubectl_target(s->cluster, &err);
+		hasher_adds(h, t ? t->context : "");
+		hasher_adds(h, t ? t->server : "");
+	}
+	hasher_add(h, &p->sync.wait_healthy, sizeof(int));
+	hasher_add(h, &p->sync.timeout, sizeof(int));
+	return hasher_end(h);
+}
+
+/* argv: kubectl [--kubeconfig F] [--context C] ARGS... (NULL-terminated) */
+static int kubectl(const struct step *s, const char *const *args, int timeout, const char **err)
+{
+	struct argl av = { 0 };
+	struct proc p = { 0 };
+	const struct kube_target *t = kubectl_target(s->cluster, err);
+
+	if (!t)
+		return -1;
+	push(&av, "kubectl");
+	if (t->kubeconfig_arg) {
+		push(&av, "--kubeconfig");
+		push(&av, t->kubeconfig_arg);
+	}
+	if (t->context) {	/* always named: never whatever is current when kubectl runs */
+		push(&av, "--context");
+		push(&av, t->context);
+	}
+	for (size_t i = 0; args[i]; i++)
+		push(&av, args[i]);
+	p.argv = av.v;
+	p.log = s->log;
+	p.timeout = timeout;
+	if (proc_run(&p) < 0) {
+		*err = aprintf("kubectl %s: %s", args[0], proc_failure(&p));
+		return -1;
+	}
+	return 0;
+}
+
+enum phase { PH_FIRST, PH_DEFAULT_NS, PH_OWN_NS, PH_N };
+
+int kubectl_apply(const struct step *s, const char *dir, const char **err)
+{
+	const struct package *p = s->pkg;
+	struct tree t;
+	struct argl files[PH_N] = { { 0 } }, crds = { 0 }, rollouts = { 0 }, rollout_ns = { 0 };
+	const char *nsfile;
+	char *nsyaml = aprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", s->namespace);
+	int timeout = p->sync.timeout > 0 ? p->sync.timeout : 300;
+
+	if (!dir) {
+		*err = "cannot unpack the rendered objects";
+		return -1;
+	}
+	nsfile = aprintf("%s.namespace.yaml", dir);
+	if (write_file_atomic(nsfile, nsyaml, strlen(nsyaml)) < 0) {
+		*err = aprintf("cannot write %s: %s", nsfile, strerror(errno));
+		return -1;
+	}
+	push(&files[PH_FIRST], "-f");
+	push(&files[PH_FIRST], nsfile);
+	if (scan_tree(dir, NULL, &t) < 0) {
+		*err = aprintf("cannot read %s", dir);
+		return -1;
+	}
+	for (size_t i = 0; i < t.n; i++) {
+		const char *path = aprintf("%s/%s", dir, t.v[i].path);
+		size_t len, n;
+		char *text = read_file(path, &len);
+		struct ypool *yp;
+		struct ynode **docs;
+		const char *kind = "", *ns = NULL;
+		enum phase ph;
+		if (!text) {
+			*err = aprintf("cannot read %s: %s", path, strerror(errno));
+			tree_free(&t);
+			return -1;
+		}
+		yp = ypool_new();
+		if (yaml_parse(yp, path, text, len, &docs, &n) == 0 && n && docs[0]->type == Y_MAP) {
+			const struct ynode *k = yget(docs[0], "kind"), *m = ypath(docs[0], "metadata.namespace");
+			if (k && k->type == Y_SCALAR)
+				kind = astrdup(k->s);
+			if (m && m->type == Y_SCALAR && !yisnull(m))
+				ns = astrdup(m->s);
+		}
+		ypool_free(yp);
+		free(text);
+		if (!strcmp(kind, "Namespace") || !strcmp(kind, "CustomResourceDefinition"))
+			ph = PH_FIRST;
+		else
+			ph = ns ? PH_OWN_NS : PH_DEFAULT_NS;
+		push(&files[ph], "-f");
+		push(&files[ph], path);
+		if (!strcmp(kind, "CustomResourceDefinition")) {
+			push(&crds, "-f");
+			push(&crds, path);
+		}
+		if (!strcmp(kind, "Deployment") || !strcmp(kind, "StatefulSet") || !strcmp(kind, "DaemonSet")) {
+			push(&rollouts, path);
+			push(&rollout_ns, ns ? ns : s->namespace);
+		}
+	}
+	tree_free(&t);
+	for (int ph = 0; ph < PH_N; ph++) {
+		struct argl a = { 0 };
+		if (!files[ph].n)
+			continue;
+		push(&a, "apply");
+		push(&a, "--server-side");
+		push(&a, "--force-conflicts");
+		push(&a, "--field-manager=idpmake");
+		if (ph == PH_DEFAULT_NS) {
+			push(&a, "-n");
+			push(&a, s->namespace);
+		}
+		for (size_t i = 0; i < files[ph].n; i++)
+			push(&a, files[ph].v[i]);
+		if (kubectl(s, a.v, timeout, err) < 0)
+			return -1;
+		if (ph == PH_FIRST && crds.n) {
+			struct argl w = { 0 };
+			push(&w, "wait");
+			push(&w, "--for");
+			push(&w, "condition=established");
+			push(&w, aprintf("--timeout=%ds", timeout));
+			for (size_t i = 0; i < crds.n; i++)
+				push(&w, crds.v[i]);
+			if (kubectl(s, w.v, timeout + 30, err) < 0)
+				return -1;
+		}
+	}
+	if (p->sync.wait_healthy)
+		for (size_t i = 0; i < rollouts.n; i++) {
+			const char *a[] = { "rollout", "status", "-n", rollout_ns.v[i], "-f", rollouts.v[i],
+					    aprintf("--timeout=%ds", timeout), NULL };
+			if (kubectl(s, a, timeout + 30, err) < 0)
+				return -1;
+		}
+	return 0;
+}

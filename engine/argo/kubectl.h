@@ -1,0 +1,35 @@
+/* kubectl.h - `deploy: kubectl` packages: their sync step applies the render with kubectl */
+#ifndef IDPMAKE_KUBECTL_H
+#define IDPMAKE_KUBECTL_H
+
+#include "graph/graph.h"
+
+/*
+ * Where a cluster's `deploy: kubectl` packages go (issue 19 #3): the
+ * kubeconfig and the kube context, read with libyaml as kubectl reads them.
+ *   kubeconfig: register.kubeconfig, else $KUBECONFIG (a ':' list, the first
+ *               file naming a thing wins), else ~/.kube/config;
+ *   context:    --kube-context > the cluster's kube-context > register.context
+ *               > the kubeconfig's current-context (named, never implied).
+ * The context's server must be the cluster's `server` (unless it names none
+ * or https://kubernetes.default.svc, the cluster Argo CD runs in).
+ */
+struct kube_target {
+	const char *kubeconfig;		/* the file(s) read, for messages; NULL: there is none */
+	const char *kubeconfig_arg;	/* what --kubeconfig is given, or NULL (kubectl's own default) */
+	const char *context;		/* NULL: no kubeconfig, kubectl's in-cluster configuration */
+	const char *from;		/* --kube-context, kube-context, register.context, current-context */
+	const char *server;		/* the context's cluster's server, or NULL */
+};
+
+/* --kube-context NAME for every kubectl cluster of the run (NULL: none) */
+void kubectl_set_context(const char *name);
+/* resolve (once a run) and check where cluster cl's kubectl packages go: the target, or NULL with *err */
+const struct kube_target *kubectl_target(const struct cluster *cl, const char **err);
+
+/* the key of a kubectl package's sync step, from its render's output */
+struct hash kubectl_key(const struct step *s, struct hash output);
+/* apply the unpacked render in `dir` (NULL: could not unpack) with kubectl apply --server-side: 0, or -1 with *err */
+int kubectl_apply(const struct step *s, const char *dir, const char **err);
+
+#endif

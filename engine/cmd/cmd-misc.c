@@ -1,0 +1,181 @@
+/* cmd-misc.c - `validate` (--live: apicheck.c), `init` and `version` */
+#include <curl/curl.h>
+#include <errno.h>
+#include <git2.h>
+#include <archive.h>
+#include <jansson.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+#include <yaml.h>
+
+#include "review/apicheck.h"
+#include "render/bundle.h"
+#include "cmd/cmd.h"
+#include "distro/context.h"
+#include "base/exec.h"
+#include "render/render.h"
+#include "base/util.h"
+
+#ifndef IDPMAKE_VERSION
+#define IDPMAKE_VERSION "0.1.0"
+#endif
+
+int cmd_validate(struct ctx *c)
+{
+	int r, bad = 0, steps = 0;
+
+	if ((r = ctx_load(c, 1)))
+		return r;
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		struct step *s = c->g->steps[i];
+		const struct rule *ru;
+		if (!s->selected)
+			continue;
+		steps++;
+		if (s->kind != STEP_RENDER)
+			continue;
+		ru = s->pkg->rule;
+		if (ru->builtin == RENDER_MANIFESTS || ru->builtin == RENDER_ARGOCD_APP ||
+		    (ru->builtin == RENDER_HELM && !s->pkg->render_local)) {
+			/* in-process renderers: render in memory, which checks every object */
+			struct bundle b;
+			const char *err = NULL;
+			if (s->pkg->src == SRC_PATH && ru->builtin == RENDER_MANIFESTS) {
+				s->tree = xcalloc(1, sizeof(*s->tree));
+				if (scan_tree(s->pkg->path, &ru->inputs, s->tree) < 0) {
+					bad++;
+					continue;
+				}
+			}
+			s->log = NULL;
+			if (render_to_bundle(&c->pl.rc, s, &b, &err) < 0) {
+				error("%s: %s", s->id, err);
+				bad++;
+			}
+			free(b.v);
+		} else {
+			const char *tool = ru->builtin == RENDER_HELM ? "helm" : ru->command.n ? ru->command.v[0] : NULL;
+			if (tool && !which(tool)) {
+				error("%s: '%s' (the %s renderer) is not installed", s->id, tool, ru->name);
+				bad++;
+			}
+		}
+	}
+	if (bad)
+		return 1;
+	/* --live: every rendered kind against what its cluster serves (apicheck.c) */
+	if (c->live && (r = apicheck_live(c)))
+		return r;
+	printf("%s: distro '%s' is valid: %zu package%s, %zu cluster%s, %d step%s\n", c->file, c->d->name,
+	       c->d->npackages, c->d->npackages == 1 ? "" : "s", c->d->nclusters, c->d->nclusters == 1 ? "" : "s",
+	       steps, steps == 1 ? "" : "s");
+	return 0;
+}
+
+static const char init_distro[] =
+	"# A distro: the packages of a platform, how they depend on each other, and\n"
+	"# where they go.  See idpmake-distro(5).\n"
+	"idpmake: 1\n"
+	"name: %s\n"
+	"description: a new platform\n"
+	"\n"
+	"vars:\n"
+	"  greeting: hello\n"
+	"\n"
+	"packages:\n"
+	"  namespaces:\n"
+	"    type: manifests\n"
+	"    path: packages/namespaces\n"
+	"\n"
+	"  hello:\n"
+	"    type: manifests\n"
+	"    path: packages/hello\n"
+	"    namespace: hello\n"
+	"    needs: [namespaces]\n"
+	"    labels: {tier: apps}\n";
+
+static const char init_ns[] =
+	"apiVersion: v1\n"
+	"kind: Namespace\n"
+	"metadata:\n"
+	"  name: hello\n";
+
+static const char init_cm[] =
+	"apiVersion: v1\n"
+	"kind: ConfigMap\n"
+	"metadata:\n"
+	"  name: hello\n"
+	"  namespace: hello\n"
+	"data:\n"
+	"  message: hello from idpmake\n";
+
+int cmd_init(struct ctx *c)
+{
+	const char *dir = c->ntargets ? c->targets[0] : ".";
+	const char *file = path_join(dir, "distro.yaml");
+	char real[4096];
+	const char *name;
+	char *n;
+
+	if (!access(file, F_OK)) {
+		fprintf(stderr, "idpmake: %s exists already; init writes a new distro only\n", file);
+		return 2;
+	}
+	if (mkdirs_user(path_join(dir, "packages/namespaces")) < 0 || mkdirs_user(path_join(dir, "packages/hello")) < 0)
+		return error("cannot create %s:", dir), 1;
+	name = realpath(dir, real) ? path_base(real) : "platform";
+	n = astrdup(name);
+	for (char *p = n; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')))
+			*p = (*p >= 'A' && *p <= 'Z') ? (char)(*p - 'A' + 'a') : '-';
+	while (*n == '-')
+		n++;
+	if (!*n || strlen(n) > 63)
+		n = "platform";
+	{
+		char *text = aprintf(init_distro, n);
+		if (write_file_user(file, text, strlen(text)) < 0 ||
+		    write_file_user(path_join(dir, "packages/namespaces/namespace.yaml"), init_ns, strlen(init_ns)) < 0 ||
+		    write_file_user(path_join(dir, "packages/hello/configmap.yaml"), init_cm, strlen(init_cm)) < 0)
+			return error("cannot write the new distro in %s:", dir), 1;
+	}
+	printf("idpmake: wrote %s with 2 packages; try 'idpmake -C %s plan', then 'idpmake -C %s up'\n", file, dir, dir);
+	return 0;
+}
+
+int cmd_version(struct ctx *c)
+{
+	curl_version_info_data *cv = curl_version_info(CURLVERSION_NOW);
+	int maj, min, rev;
+	char pcre[64];
+
+	git_libgit2_version(&maj, &min, &rev);
+	pcre2_config(PCRE2_CONFIG_VERSION, pcre);
+	printf("idpmake %s\n", IDPMAKE_VERSION);
+	printf("  libyaml  %s\n", yaml_get_version_string());
+	printf("  SQLite   %s\n", sqlite3_libversion());
+	printf("  xxHash   %u.%u.%u\n", XXH_versionNumber() / 10000, XXH_versionNumber() / 100 % 100,
+	       XXH_versionNumber() % 100);
+	printf("  libgit2  %d.%d.%d\n", maj, min, rev);
+	printf("  libcurl  %s\n", cv->version);
+	printf("  PCRE2    %s\n", pcre);
+	printf("  jansson  %s\n", jansson_version_str());
+	printf("  libarchive %s\n", archive_version_string() + strlen("libarchive "));
+	{
+		const char *from, *err;
+		const struct context *x = context_select(c->context, &from, &err);
+		if (err)
+			printf("context: %s\n", err);
+		else if (x)
+			printf("context: %s (from %s, %s)\n", x->name, from, context_file());
+		else
+			printf("context: none (%s)\n", context_file());
+	}
+	return 0;
+}

@@ -1,0 +1,168 @@
+/* cmd-render.c - `render` (to stdout or -o DIR) and `diff` (against the GitOps repository) */
+#include <git2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "render/bundle.h"
+#include "cmd/cmd.h"
+#include "git/gitops.h"
+#include "base/hash.h"
+#include "review/livediff.h"
+#include "review/objdiff.h"
+#include "render/render.h"
+#include "review/rendered.h"
+#include "review/revdiff.h"
+#include "render/share.h"
+#include "git/source.h"
+#include "base/util.h"
+
+int cmd_render(struct ctx *c)
+{
+	int r, failed = 0;
+
+	if ((r = ctx_load(c, 1)))
+		return r;
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		struct step *s = c->g->steps[i];
+		struct bundle b;
+		if (s->kind != STEP_RENDER || !s->selected)
+			continue;
+		if (c->outdir)
+			rmtree(aprintf("%s/%s", c->outdir, s->gitpath));	/* the folder is exactly the render */
+		if (render_one(c, s, &b) < 0) {
+			failed = 1;
+			if (c->keep_going && failed >= c->keep_going)
+				break;
+			continue;
+		}
+		for (size_t k = 0; k < b.n; k++) {
+			if (c->outdir) {
+				const char *p = aprintf("%s/%s/%s", c->outdir, s->gitpath, b.v[k].name);
+				if (mkdirs_user(path_dir(p)) < 0 || write_file_user(p, b.v[k].data, b.v[k].len) < 0) {
+					error("cannot write %s:", p);
+					free(b.v);
+					return 1;
+				}
+			} else {
+				printf("---\n# %s/%s\n", s->gitpath, b.v[k].name);
+				fwrite(b.v[k].data, 1, b.v[k].len, stdout);
+			}
+		}
+		if (c->outdir)
+			fprintf(stderr, "%s: %zu files in %s/%s\n", s->id, b.n, c->outdir, s->gitpath);
+		free(b.v);
+	}
+	return failed;
+}
+
+/* ---- diff ---- */
+
+static int print_patch(const char *path, const char *old, size_t oldlen, const char *new, size_t newlen)
+{
+	git_patch *patch = NULL;
+	git_buf out = { 0 };
+	git_diff_options opts;
+	int r;
+
+	objdiff_mask_pair(path, &old, &oldlen, &new, &newlen);	/* a Secret's values: hidden */
+	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
+	r = git_patch_from_buffers(&patch, old, oldlen, old ? path : NULL, new, newlen, new ? path : NULL, &opts);
+	if (r < 0)
+		return error("diff of %s: %s", path, git_error_last() ? git_error_last()->message : "failed");
+	if (git_patch_num_hunks(patch) > 0 && git_patch_to_buf(&out, patch) == 0 && out.ptr) {
+		/* libgit2 quotes a path with control characters ("\033"); the content is escaped here */
+		fputs(term_safe_text(out.ptr), stdout);
+	}
+	git_buf_dispose(&out);
+	git_patch_free(patch);
+	return 0;
+}
+
+int cmd_diff(struct ctx *c)
+{
+	struct gitops_opts go;
+	struct folder *fo;
+	size_t nf;
+	int r, changed = 0, fetched = 0;
+
+	if (c->no_rules && !c->rev) {
+		fprintf(stderr, "idpmake: --no-rules goes with diff --rev (the renders of another revision)\n");
+		return 2;
+	}
+	if (c->rev)
+		return cmd_diff_rev(c);	/* revdiff.c: two revisions of the distro's repository */
+	if (c->from)
+		return livediff_from(c);
+	if (c->live)
+		return livediff_live(c);
+	if (livediff_is_clusters(c))
+		return livediff_clusters(c);
+	if (c->outdir) {
+		fprintf(stderr, "idpmake: diff -o FILE saves a diff --live or a diff of two clusters\n");
+		return 2;
+	}
+	if ((r = ctx_load(c, 1)))
+		return r;
+	/*
+	 * The fetch writes into STATE/repo, whose stale *.lock files `up`
+	 * removes under the state lock: diff takes the same lock.
+	 */
+	if (mkdirs(c->statedir) < 0)
+		return error("cannot create the state folder %s:", c->statedir), 1;
+	if (state_lock(c->st, c->wait) < 0)
+		return 1;
+	git_libgit2_init();
+	go = ctx_gitops(c);
+	nf = share_folders(c->g, &fo);	/* a _shared folder is diffed once, not once per cluster */
+	for (size_t i = 0; i < nf; i++) {
+		struct step *s = fo[i].steps[0];
+		struct remote_files rf = { .folder = s->gitpath };
+		struct bundle b;
+		char tip[41];
+		size_t a = 0, k = 0;
+		if (render_one(c, s, &b) < 0)
+			return 1;
+		if (gitops_read(&go, !fetched, s->gitpath, remote_files_collect, &rf, tip) < 0) {
+			remote_files_free(&rf);
+			free(b.v);
+			return 1;
+		}
+		fetched = 1;
+		/* merge the two sorted lists */
+		while (a < rf.n || k < b.n) {
+			int cmp = a >= rf.n ? 1 : k >= b.n ? -1 : strcmp(rf.name[a], b.v[k].name);
+			const char *path;
+			if (cmp < 0) {
+				path = aprintf("%s/%s", s->gitpath, rf.name[a]);
+				if (rf.data[a])	/* one not read was reported */
+					print_patch(path, rf.data[a], rf.len[a], NULL, 0);
+				changed++;
+				a++;
+			} else if (cmp > 0) {
+				path = aprintf("%s/%s", s->gitpath, b.v[k].name);
+				print_patch(path, NULL, 0, b.v[k].data, b.v[k].len);
+				changed++;
+				k++;
+			} else {
+				if (remote_file_differs(&rf, a, b.v[k].data, b.v[k].len)) {
+					path = aprintf("%s/%s", s->gitpath, b.v[k].name);
+					if (rf.data[a])
+						print_patch(path, rf.data[a], rf.len[a], b.v[k].data, b.v[k].len);
+					changed++;
+				}
+				a++;
+				k++;
+			}
+		}
+		remote_files_free(&rf);
+		free(b.v);
+	}
+	fprintf(stderr, "idpmake: %d object%s differ%s from the GitOps repository\n", changed, changed == 1 ? "" : "s",
+		changed == 1 ? "s" : "");
+	/* who made the differences that are not idpmake's (the fetch above is fresh) */
+	if (show_drift(c, !fetched, stderr, NULL) < 0)
+		return 1;
+	return c->exit_code && changed ? 1 : 0;
+}

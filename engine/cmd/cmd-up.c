@@ -1,0 +1,662 @@
+/* cmd-up.c - `up` (run what changed) and `plan` (say what would run, and why) */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "argo/argocd.h"
+#include "base/buf.h"
+#include "run/build.h"
+#include "cmd/cmd.h"
+#include "base/intr.h"
+#include "git/gitops.h"
+#include "distro/manifest.h"
+#include "run/orphans.h"
+#include "run/owner.h"
+#include "run/plan.h"
+#include "run/preflight.h"
+#include "run/register.h"
+#include "git/remotekeys.h"
+#include "run/rollout.h"
+#include "review/savedplan.h"
+#include "render/share.h"
+#include "graph/state.h"
+#include "run/targets.h"
+#include "base/util.h"
+
+/* the target that names a render step's package */
+static const char *target_of(const struct step *s)
+{
+	return aprintf("%s/%s", s->cluster->name, s->pkg->name);
+}
+
+/*
+ * Changes made outside idpmake in the selected packages' folders: the
+ * folder, each commit that made them and its author, and what up does
+ * about them.
+ */
+int show_drift(struct ctx *c, int fetch, FILE *f, json_t *json)
+{
+	struct gitops_opts go = ctx_gitops(c);
+	struct folder *fo;
+	size_t n = share_folders(c->g, &fo);	/* a _shared folder once, however many clusters it serves */
+	const char **folders = amalloc((n + 1) * sizeof(*folders));
+	struct gitops_drift *v;
+	struct buf targets = BUF_INIT;
+	int nd;
+
+	for (size_t k = 0; k < n; k++)
+		folders[k] = fo[k].gitpath;
+	if ((nd = n ? gitops_drift(&go, fetch, folders, n, &v) : 0) <= 0)
+		return n ? nd : 0;
+	for (int i = 0; i < nd; i++) {
+		const char *target = v[i].folder, *what = v[i].removed ? "removed" : "changed", *on = "";
+		json_t *o, *commits, *clusters;
+		const struct folder *fi = NULL;
+		for (size_t k = 0; k < n && !fi; k++)
+			if (!strcmp(fo[k].gitpath, v[i].folder))
+				fi = &fo[k];
+		if (fi) {
+			target = target_of(fi->steps[0]);	/* --overwrite of any of its targets writes it */
+			on = share_folder_clusters(fi);
+		}
+		buf_addf(&targets, " %s", target);
+		if (!json) {
+			if (!v[i].ncommits)
+				fprintf(f, "drift  %s%s: %s outside idpmake\n", v[i].folder, on, what);
+			for (size_t k = 0; k < v[i].ncommits; k++)
+				fprintf(f, "drift  %s%s: %s outside idpmake by %.7s %s \"%s\"\n", v[i].folder, on, what,
+					v[i].commits[k].id, v[i].commits[k].author, v[i].commits[k].summary);
+			continue;
+		}
+		o = json_object();
+		commits = json_array();
+		clusters = json_array();
+		json_object_set_new(o, "folder", json_string(v[i].folder));
+		json_object_set_new(o, "target", json_string(target));
+		for (size_t k = 0; fi && k < fi->n; k++)
+			json_array_append_new(clusters, json_string(fi->steps[k]->cluster->name));
+		json_object_set_new(o, "clusters", clusters);
+		json_object_set_new(o, "removed", json_boolean(v[i].removed));
+		for (size_t k = 0; k < v[i].ncommits; k++)
+			json_array_append_new(commits, json_pack("{s:s, s:s, s:s}", "id", v[i].commits[k].id,
+								 "author", v[i].commits[k].author,
+								 "summary", v[i].commits[k].summary));
+		json_object_set_new(o, "commits", commits);
+		json_array_append_new(json, o);
+	}
+	if (!json)
+		fprintf(f, "idpmake: %d folder%s changed outside idpmake; up will not write over %s: revert the change%s"
+			" in the GitOps repository, or replace %s with the render: idpmake up --overwrite%s\n",
+			nd, nd == 1 ? "" : "s", nd == 1 ? "it" : "them", nd == 1 ? "" : "s", nd == 1 ? "it" : "them",
+			targets.s);
+	buf_release(&targets);
+	return nd;
+}
+
+/*
+ * An argocd-app package's Application is relayed as written (argospec.c):
+ * without manifest-generate-paths, Argo CD generates its manifests again
+ * on every commit to the GitOps repository.  Said once per package whose
+ * sync would run.
+ */
+static void relayed_note(const struct ctx *c)
+{
+	const struct package *said[64];
+	size_t n = 0;
+
+	if (!c->pl.argocd_server)
+		return;
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		const struct step *s = c->g->steps[i];
+		size_t k = 0;
+		if (s->kind != STEP_SYNC || !s->selected || !s->dirty || !s->pkg->app_file || s->pkg->deploy_kubectl)
+			continue;
+		while (k < n && said[k] != s->pkg)
+			k++;
+		if (k < n)
+			continue;
+		if (n == sizeof(said) / sizeof(said[0])) {
+			printf("note   and more argocd-app packages, likewise\n");
+			return;
+		}
+		said[n++] = s->pkg;
+		printf("note   %s: an argocd-app package's Application is relayed as written, without "
+		       "argocd.argoproj.io/manifest-generate-paths: Argo CD generates its manifests again on every "
+		       "commit to the GitOps repository\n", s->pkg->name);
+	}
+}
+
+/* does a target of the command line name the package of render step s? */
+static int named(const struct ctx *c, const struct step *s)
+{
+	for (size_t t = 0; t < c->ntargets; t++) {
+		const char *slash = strchr(c->targets[t], '/');
+		const char *pk = slash ? slash + 1 : c->targets[t];
+		if (slash && strncmp(s->cluster->name, c->targets[t], (size_t)(slash - c->targets[t])))
+			continue;
+		if (slash && s->cluster->name[slash - c->targets[t]])
+			continue;
+		if (!*pk || package_is(s->pkg, pk))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Tell the push which target names each folder, and which folders
+ * --overwrite replaces: those are pushed even when the state says the
+ * repository holds their render.
+ */
+static void set_owners(struct ctx *c)
+{
+	struct folder *fo;
+	size_t n = share_folders(c->g, &fo);	/* selected steps: only those can be --overwrite's */
+	struct gitops_owner *v = amalloc((c->g->nsteps + 1) * sizeof(*v));
+	size_t nv = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		/* a _shared folder is one folder: any of its clusters' targets names it */
+		int ow = 0;
+		for (size_t j = 0; j < fo[k].n && c->overwrite && !ow; j++)
+			ow = named(c, fo[k].steps[j]);
+		v[nv++] = (struct gitops_owner){ fo[k].gitpath, target_of(fo[k].steps[0]), ow };
+		if (ow)
+			state_pushed_drop(c->st, pushed_key(&c->pl, fo[k].gitpath));
+	}
+	/* the folders of steps not selected, for their names in a conflict */
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		struct step *s = c->g->steps[i];
+		if (s->kind == STEP_RENDER && !s->selected)
+			v[nv++] = (struct gitops_owner){ s->gitpath, target_of(s), 0 };
+	}
+	gitops_set_owners(v, nv);
+}
+
+/*
+ * --refresh: ask Argo CD (with a refresh) how each Application stands; one
+ * that is OutOfSync, missing or Degraded is synced again even though its
+ * key did not change.
+ */
+static int named(const struct ctx *c, const struct step *s);
+
+/* has s's folder changed outside idpmake (v: gitops_drift's), and is it not --overwrite's to replace? */
+static int git_drifted(const struct ctx *c, const struct step *s, const struct gitops_drift *v, int nd)
+{
+	for (int i = 0; i < nd; i++)
+		if (s->gitpath && !strcmp(v[i].folder, s->gitpath))
+			return !(c->overwrite && s->render && named(c, s->render));
+	return 0;
+}
+
+static void find_drift(struct ctx *c, struct argocd *a)
+{
+	struct gitops_opts go = ctx_gitops(c);
+	struct folder *fo;
+	size_t n = share_folders(c->g, &fo);
+	const char **folders = amalloc((n + 1) * sizeof(*folders));
+	struct gitops_drift *v = NULL;
+	int nd;
+
+	/* the registrations: a cluster or the repository Argo CD lost registers again (register.c) */
+	register_refresh(&c->pl, a);
+	/* the GitOps repository too: an Application whose folder someone edited is OutOfSync for that */
+	for (size_t k = 0; k < n; k++)
+		folders[k] = fo[k].gitpath;
+	if ((nd = n ? gitops_drift(&go, 1, folders, n, &v) : 0) < 0)
+		nd = 0;
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		struct step *s = c->g->steps[i];
+		struct record rec;
+		char *sync = NULL, *health = NULL;
+		const char *err = NULL;
+		int r;
+		if (s->kind != STEP_SYNC || !s->selected || s->pkg->deploy_kubectl)
+			continue;	/* deploy: kubectl has no Application */
+		rec = state_step(c->st, s->id);
+		if (!rec.have || !rec.ok)
+			continue;	/* it runs anyway */
+		if (git_drifted(c, s, v, nd)) {
+			/* syncing it again would deploy the edit, and wait for a Synced that never comes */
+			fprintf(stderr, "idpmake: --refresh: %s: not synced again: %s was changed outside idpmake "
+				"(revert the change in the GitOps repository, or idpmake up --overwrite %s/%s)\n",
+				s->id, s->gitpath, s->cluster->name, s->pkg->name);
+			continue;
+		}
+		r = argocd_app_status(a, argocd_app_name(c->d, s), 1, &sync, &health, &err);
+		if (r < 0)
+			warn("--refresh: %s: %s", s->id, err);
+		else if (r == 1)
+			s->drift = "drift: the Application is missing";
+		else if (sync && strcmp(sync, "Synced"))
+			s->drift = aprintf("drift: Argo CD reports %s", term_safe(sync));
+		else if (health && (!strcmp(health, "Degraded") || !strcmp(health, "Missing")))
+			s->drift = aprintf("drift: Argo CD reports %s", health);
+		if (s->drift && c->verbose)
+			fprintf(stderr, "idpmake: %s: %s\n", s->id, s->drift);
+		free(sync);
+		free(health);
+	}
+}
+
+/* the sync step of the distro whose Application is named `name`, as CLUSTER/PACKAGE, or NULL */
+static const char *app_user(const struct ctx *c, const char *name)
+{
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		const struct step *s = c->g->steps[i];
+		const char *mine;
+		if (s->kind == STEP_SYNC && !s->pkg->deploy_kubectl && (mine = argocd_app_name(c->d, s)) && !strcmp(mine, name))
+			return target_of(s);
+	}
+	return NULL;
+}
+
+/*
+ * Applications of packages no longer in the distro (their sync steps are
+ * in the state, not in the graph): deleted with --prune, else reported.
+ */
+static int prune_apps(struct ctx *c, struct argocd *a)
+{
+	struct orphan_app *v;
+	struct owned_app *owned = NULL;
+	long nowned = 0;
+	size_t n;
+	int failed = 0;
+
+	if (c->ntargets || c->labels.n)
+		return 0;	/* a selection says nothing of the rest */
+	n = orphan_apps(c->d, c->g, c->st, &v);	/* orphans.c: plan lists the same */
+	if (n && c->prune) {
+		/* what to delete: what this distro's labels say is the removed package's (owner.c) */
+		const char *err = NULL;
+		if ((nowned = owner_apps(a, &owned, &err)) < 0) {
+			error("--prune: cannot list this distro's Applications: %s", err);
+			return 1;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		int gone = 0, bad = 0;
+		if (!c->prune && v[i].in_use) {
+			state_forget(c->st, v[i].prefix);	/* its Application is the current step's */
+			continue;
+		}
+		if (!c->prune) {
+			status_info("idpmake: package %s/%s is gone from the distro; its Application '%s' remains (--prune deletes it)",
+				    v[i].cluster, v[i].package, v[i].app);
+			continue;
+		}
+		for (long k = 0; k < nowned; k++) {
+			const char *err = NULL, *user;
+			if (strcmp(owned[k].cluster, v[i].cluster) || strcmp(owned[k].package, v[i].package))
+				continue;
+			if ((user = app_user(c, owned[k].name))) {
+				status_info("idpmake: Application '%s' of removed package %s/%s is now %s's: not deleted",
+					    owned[k].name, v[i].cluster, v[i].package, user);
+				continue;
+			}
+			if (argocd_delete_app(a, owned[k].name, &err) < 0) {
+				error("--prune: cannot delete Application '%s': %s", owned[k].name, err);
+				bad++;
+				continue;
+			}
+			status_info("idpmake: deleted Application '%s' of removed package %s/%s", owned[k].name, v[i].cluster,
+				    v[i].package);
+			gone++;
+		}
+		if (!gone && !bad && v[i].in_use)
+			status_info("idpmake: Application '%s' of removed package %s/%s is now %s's: not deleted", v[i].app,
+				    v[i].cluster, v[i].package, v[i].in_use);
+		else if (!gone && !bad)
+			status_info("idpmake: removed package %s/%s has no Application of this distro in Argo CD (labels "
+				    "idpmake.io/distro, cluster, package): nothing to delete", v[i].cluster, v[i].package);
+		if (bad)
+			failed++;
+		else
+			state_forget(c->st, v[i].prefix);
+	}
+	return failed ? 1 : 0;
+}
+
+/*
+ * Clusters idpmake registered (a CLUSTER:register step recorded in the
+ * state) that the distro no longer names: unregistered with --prune, else
+ * reported.  A cluster still named without `register:` stays in Argo CD
+ * (its Applications still point at it) and idpmake forgets it registered it.
+ */
+static int prune_clusters(struct ctx *c, struct argocd *a)
+{
+	struct orphan_cluster *v;
+	size_t n;
+	int failed = 0;
+
+	if (c->ntargets || c->labels.n)
+		return 0;	/* a selection says nothing of the rest */
+	n = orphan_clusters(c->d, c->g, c->st, &v);	/* orphans.c: plan lists the same */
+	for (size_t i = 0; i < n; i++) {
+		const char *name = v[i].name, *err = NULL;
+		int r;
+		if (v[i].still_named) {
+			status_info("idpmake: cluster %s no longer has register:; it stays in Argo CD, and idpmake no longer "
+				    "manages its registration", name);
+			state_forget(c->st, v[i].id);
+			continue;
+		}
+		if (!c->prune) {
+			status_info("idpmake: cluster %s is gone from the distro; idpmake registered it in Argo CD, where it "
+				    "remains (--prune unregisters it)", name);
+			continue;
+		}
+		r = argocd_unregister_cluster(a, name, &err);
+		if (r < 0) {
+			error("--prune: cannot unregister cluster '%s': %s", name, err);
+			failed++;
+			continue;
+		}
+		if (r == 0)
+			status_info("idpmake: unregistered cluster '%s' from Argo CD (gone from the distro)", name);
+		else if (r == 1)
+			status_info("idpmake: cluster '%s' is gone from the distro and already from Argo CD", name);
+		else if (r == 3)
+			status_info("idpmake: cluster '%s' in Argo CD is registered by another distro now (annotation "
+				    "idpmake.io/distro): left alone", name);
+		else
+			status_info("idpmake: cluster '%s' in Argo CD is not the one idpmake registered (no idpmake.io/cluster "
+				    "annotation): left alone", name);
+		state_forget(c->st, v[i].id);
+	}
+	return failed ? 1 : 0;
+}
+
+/* register.insecure: said on every run, once per cluster */
+static void warn_insecure(const struct distro *d)
+{
+	for (size_t i = 0; i < d->nclusters; i++)
+		if (d->clusters[i].reg.set && d->clusters[i].reg.insecure)
+			warn("cluster '%s' registers with insecure: true: Argo CD will not verify %s's TLS certificate",
+			     d->clusters[i].name, d->clusters[i].server ? d->clusters[i].server : "the cluster");
+}
+
+/*
+ * CLUSTER:register steps: before the run, a cluster registered before with
+ * the same server, name and credential source gets only its labels PUT;
+ * after it, that fingerprint is recorded as the step's output (never the
+ * credential, nor a hash of it).
+ */
+static void register_hints(struct ctx *c, int after)
+{
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		struct step *s = c->g->steps[i];
+		struct hash conn;
+		struct record rec;
+		if (s->kind != STEP_REGISTER || !s->cluster || !s->selected)
+			continue;
+		conn = argocd_cluster_connection(c->d, s->cluster);
+		if (after) {
+			if (s->dirty && s->state == S_DONE && state_step_ok(c->st, s->id, s->key, conn, NULL, NULL, s->ms) < 0)
+				warn("%s: the state could not record the cluster's connection (see above): the next up "
+				     "registers it in full again", s->id);
+			continue;
+		}
+		rec = state_step(c->st, s->id);
+		if (rec.have && !hash_zero(rec.key) && hash_eq(rec.output, conn))
+			argocd_register_labels_only(s->cluster);
+	}
+}
+
+int cmd_up(struct ctx *c)
+{
+	struct build_opts o = { c->jobs, c->keep_going, "up", 0 };
+	struct summary sum;
+	long long run;
+	int r;
+
+	/* from here on SIGINT and SIGTERM stop the run cleanly (intr.h) */
+	intr_install();
+	if (c->plan_file && (r = savedplan_targets(c)))
+		return r;
+	if ((r = ctx_load(c, 0)))
+		return r;
+	struct argocd *a = NULL;
+	struct preflight pf = { NULL, 0 };
+
+	if (c->overwrite && !c->ntargets) {
+		fprintf(stderr, "idpmake: --overwrite needs targets: the packages whose folders to write over\n");
+		return 2;
+	}
+	/* what it acts on, before it changes anything; a kube context at another server stops it here */
+	if (targets_print(c, c->json ? stderr : stdout) < 0)
+		return 1;
+
+	if (c->pl.argocd_server && ctx_needs_argocd(c)) {
+		const char *err;
+		/* not usable: a problem for the pre-flight when a step that needs it runs (preflight.c) */
+		if (!(a = argocd_open(c->d, c->statedir, c->verbose, &err)))
+			pf.argocd_err = aprintf("argocd: %s", err);
+	}
+	if (a) {
+		struct gitops_opts go = ctx_gitops(c);
+		argocd_set_git(a, &go);
+		build_sync = (struct sync_ops){
+			.sync = argocd_sync_step, .verify = argocd_verify_step, .reg = argocd_register_step,
+			.lookup = argocd_cluster_lookup, .poll_ms = argocd_poll_ms(a), .ctx = a
+		};
+	}	/* --prune without argocd: a usage error found by ctx_load, before the state is opened */
+	warn_insecure(c->d);
+	if (state_lock(c->st, c->wait) < 0)
+		return 1;
+	set_owners(c);
+	if ((run = state_run_begin(c->st, "up")) < 0) {	/* the state cannot record: do nothing */
+		if (a)
+			argocd_close(a);
+		return 1;
+	}
+	if (a)
+		register_hints(c, 0);
+	o.run = run;
+	/* an empty or lost state: reconstructed from the GitOps repository and Argo CD (remotekeys.h) */
+	struct gitops_opts go = ctx_gitops(c);
+	if (!c->overwrite && !c->plan_file) {
+		c->pl.reconstruct = &go;
+		c->pl.argo = a;
+	}
+	if (plan_renders(&c->pl) < 0) {
+		if (pf.argocd_err)
+			error("%s", pf.argocd_err);	/* the settings' error too: the pre-flight does not get to say it */
+		remotekeys_end();
+		state_run_end(c->st, run, 2, interrupted() ? "interrupted while planning" : "planning failed", NULL);
+		return interrupted() ? intr_exit_status() : 1;
+	}
+	/* up --plan: this run is the plan, or nothing is pushed or synced (savedplan.c) */
+	if (c->plan_file && (r = savedplan_check(c))) {
+		state_run_end(c->st, run, r, r == 2 ? "refused: not the saved plan" : "rendering the plan failed", NULL);
+		if (a)
+			argocd_close(a);
+		return r;
+	}
+	/* --refresh asks Argo CD only when it answers; then, before anything runs, what the run needs */
+	if (c->refresh && a && preflight_argocd(&pf, a) == 0)
+		find_drift(c, a);
+	if ((r = preflight_run(&pf, c, a))) {
+		remotekeys_end();
+		state_run_end(c->st, run, r, "pre-flight failed: nothing pushed", NULL);
+		if (a)
+			argocd_close(a);
+		return r;
+	}
+	/* what another distro owns in Argo CD: refused before anything runs (owner.c) */
+	if (a && (r = owner_check(c, a))) {
+		remotekeys_end();
+		state_run_end(c->st, run, 1, r > 0 ? "refused: another distro owns what this run would change"
+						    : "refused: Argo CD could not say who owns what this run would change", NULL);
+		argocd_close(a);
+		return 1;
+	}
+	r = build_run(&c->pl, &o, &sum);
+	remotekeys_end();
+	if (a)
+		register_hints(c, 1);
+	if (a && !build_interrupted && prune_apps(c, a) && !r)
+		r = 1;
+	if (a && !build_interrupted && prune_clusters(c, a) && !r)
+		r = 1;
+	status_summary(&sum);
+	{
+		char *text = aprintf("%d rendered, %s, %d synced, %d hooks, %d failed, %d up to date", sum.rendered,
+				     sum.commit ? aprintf("pushed %.12s", sum.commit) : "nothing pushed", sum.synced,
+				     sum.hooks, sum.failed, sum.up_to_date);
+		state_run_end(c->st, run, r, text, sum.commit);
+	}
+	if (a)
+		argocd_close(a);
+	if (interrupted()) {
+		fprintf(stderr, "idpmake: interrupted; the steps that finished are recorded, run up again to finish\n");
+		return intr_exit_status();
+	}
+	return r;
+}
+
+/* plan: the cloned clusters that are behind, and by which packages */
+static void print_behind(const struct graph *g)
+{
+	for (size_t ci = 0; ci < g->d->nclusters; ci++) {
+		const struct cluster *cl = &g->d->clusters[ci];
+		int any = 0;
+		for (size_t i = 0; i < g->nsteps; i++) {
+			const struct step *s = g->steps[i];
+			if (s->kind != STEP_RENDER || !s->behind || s->cluster != cl)
+				continue;
+			if (any)
+				printf(", %s", s->pkg->name);
+			else
+				printf("behind cloned cluster %s: %s", cl->name, s->pkg->name);
+			any = 1;
+		}
+		if (any)
+			printf(" (idpmake promote %s)\n", cl->name);
+	}
+}
+
+/* promote CLUSTER [PACKAGE...]: up, with the cloned cluster's renders moving to the current distro */
+int cmd_promote(struct ctx *c)
+{
+	char **t;
+	const char *cl;
+
+	if (!c->ntargets || strchr(c->targets[0], '/')) {
+		fprintf(stderr, "usage: idpmake promote CLUSTER [PACKAGE...]\n");
+		return 2;
+	}
+	cl = c->targets[0];
+	t = amalloc((c->ntargets + 1) * sizeof(*t));
+	if (c->ntargets == 1) {
+		t[0] = aprintf("%s/", cl);
+		c->ntargets = 1;
+	} else {
+		for (size_t i = 1; i < c->ntargets; i++)
+			t[i - 1] = aprintf("%s/%s", cl, c->targets[i]);
+		c->ntargets--;
+	}
+	c->targets = t;
+	c->promote = 1;
+	return cmd_up(c);
+}
+
+int cmd_plan(struct ctx *c)
+{
+	int r, work = 0, uptodate = 0;
+	struct orphan_counts gone;
+	json_t *steps = NULL, *drift, *orphans;
+
+	if ((r = ctx_load(c, 1)))
+		return r;
+	if (targets_print(c, c->json ? stderr : stdout) < 0)
+		return 1;
+	/* --refresh fetches into the clone, as up does: under the state lock */
+	if (c->refresh && (mkdirs(c->statedir) < 0 || state_lock(c->st, c->wait) < 0))
+		return 1;
+	warn_insecure(c->d);
+	if (plan_renders(&c->pl) < 0)
+		return 1;
+	if (c->outdir)
+		return savedplan_write(c);	/* plan -o FILE: a saved plan (savedplan.c) */
+	/* --refresh: what Argo CD reports too, as up --refresh asks it (find_drift) */
+	if (c->refresh && c->pl.argocd_server) {
+		const char *err = NULL;
+		struct argocd *a = argocd_open(c->d, c->statedir, c->verbose, &err);
+		if (!a)
+			return error("argocd: %s", err ? err : "cannot use Argo CD"), 1;
+		find_drift(c, a);
+		argocd_close(a);
+	}
+	if (!c->json) {
+		rollout_print(c->d, stdout);
+		print_behind(c->g);
+	}
+	if (c->json)
+		steps = json_array();
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		struct step *s = c->g->steps[i];
+		if (!s->selected)
+			continue;
+		if (s->kind != STEP_RENDER)
+			plan_decide(&c->pl, s);
+		if (!s->dirty) {
+			if (!(s->kind == STEP_SYNC && !s->pkg->deploy_kubectl && !c->pl.argocd_server))
+				uptodate++;
+			continue;
+		}
+		work++;
+		if (c->json) {
+			json_t *o = json_object(), *ch = json_array();
+			json_object_set_new(o, "id", json_string(s->id));
+			json_object_set_new(o, "kind", json_string(step_kind_name(s->kind)));
+			if (s->cluster)
+				json_object_set_new(o, "cluster", json_string(s->cluster->name));
+			if (s->pkg)
+				json_object_set_new(o, "package", json_string(s->pkg->name));
+			json_object_set_new(o, "reason", json_string(reason_text(s)));
+			for (size_t k = 0; k < s->changed.n; k++)
+				json_array_append_new(ch, json_string(changed_name(s->changed.v[k])));
+			json_object_set_new(o, "changed", ch);
+			if (s->same)
+				json_object_set_new(o, "same_render_as", json_string(s->same->id));
+			json_array_append_new(steps, o);
+		} else if (s->same && s->same != s) {
+			/* shown with the first of its group: render PKG (for N clusters) */
+		} else if (s->same) {
+			printf("%-6s %s (for %zu clusters): %s\n", step_kind_name(s->kind), s->pkg->name,
+			       share_count(s), reason_text(s));
+			if (c->verbose)
+				for (size_t k = 0; k < s->changed.n; k++)
+					printf("         %s\n", s->changed.v[k]);
+		} else {
+			printf("%-6s %s: %s\n", step_kind_name(s->kind), s->kind == STEP_PUSH ? "push" : s->id, reason_text(s));
+			if (c->verbose)
+				for (size_t k = 0; k < s->changed.n; k++)
+					printf("         %s\n", s->changed.v[k]);
+		}
+	}
+	/* the folders of packages gone from the distro, and their Applications, as up decides (orphans.c) */
+	orphans = c->json ? json_object() : NULL;
+	gone = orphans_show(c, orphan_apps_apply(c), c->json ? NULL : stdout, orphans);
+	/* changes made outside idpmake, as the clone last fetched them (with --refresh: fetched now) */
+	drift = c->json ? json_array() : NULL;
+	if (show_drift(c, c->refresh, stdout, drift) < 0)
+		r = 1;
+	if (c->json) {
+		json_t *doc = json_object();
+		json_object_set_new(doc, "version", json_integer(1));
+		json_object_set_new(doc, "steps", steps);
+		json_object_set_new(doc, "up_to_date", json_integer(uptodate));
+		json_object_set_new(doc, "waves", rollout_json(c->d));
+		json_object_set_new(doc, "drift", drift);
+		json_object_update(doc, orphans);
+		json_decref(orphans);
+		json_print(doc, 1);
+	} else {
+		relayed_note(c);
+		printf("idpmake: %d step%s would run, %d up to date%s%s\n", work, work == 1 ? "" : "s", uptodate,
+		       targets_skipped_note(c), orphans_summary(gone));
+	}
+	return r ? r : c->exit_code && (work || gone.del || gone.unregister) ? 1 : 0;
+}

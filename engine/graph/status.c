@@ -1,0 +1,371 @@
+/*
+ * status.c - progress output.
+ *
+ * On a terminal, one line rewritten in place, as ninja: "[3/12] render
+ * in-cluster/backstage".  Elsewhere one line per finished step.  With --json
+ * one object per line (cli.md).  Failures print the step's log.  Output is
+ * only ever written from the scheduler's (main) thread.
+ *
+ * The running steps: status_start adds a step, status_done and
+ * status_failed remove it.  A worker may publish what its step waits for
+ * (status_progress, "Progressing"), under `plock`; the main thread, woken
+ * every second by the scheduler (status_tick), redraws the line on a
+ * terminal, "[3/12] waiting for prod-eu/backstage: Progressing (42 s), sync
+ * prod-eu/keycloak", or, elsewhere, prints a plain "waiting for ..." line
+ * every STATUS_PLAIN_EVERY seconds of a wait.
+ */
+#include <jansson.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "graph/status.h"
+#include "base/util.h"
+
+static int json, tty, color, verbose, total, finished, dirty_line;
+
+#define STATUS_PLAIN_EVERY 10	/* seconds between the plain "waiting for" lines of one wait */
+
+/* the running steps, oldest first; `note` and `since` are written by workers too */
+static struct running {
+	const struct step *s;
+	double started;		/* now_s() at status_start */
+	char note[160];		/* what it waits for, "" when nothing was published */
+	double since;		/* when it began to wait (its first note) */
+	double printed;		/* plain output: the last "waiting for" line */
+} *run;
+static size_t nrun;
+static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
+
+void status_init(int j, enum color_mode c, int v)
+{
+	json = j;
+	verbose = v;
+	tty = !j && isatty(1);
+	color = c == COLOR_ALWAYS || (c == COLOR_AUTO && tty && !getenv("NO_COLOR"));
+}
+
+int status_verbose(void)
+{
+	return verbose;
+}
+
+const char *step_kind_name(enum step_kind k)
+{
+	static const char *const names[] = { "render", "push", "pre", "sync", "post", "wave", "register" };
+	return names[k];
+}
+
+void status_total(int t)
+{
+	total = t;
+	finished = 0;
+}
+
+static void event(const char *ev, const struct step *s, const char *reason, int ms)
+{
+	json_t *o = json_object();
+	char *text;
+
+	json_object_set_new(o, "event", json_string(ev));
+	json_object_set_new(o, "id", json_string(s->id));
+	json_object_set_new(o, "kind", json_string(step_kind_name(s->kind)));
+	if (reason)
+		json_object_set_new(o, "reason", json_string(reason));
+	if (ms >= 0)
+		json_object_set_new(o, "ms", json_integer(ms));
+	if (!strcmp(ev, "failed") && s->command)
+		json_object_set_new(o, "command", json_string(s->command));
+	text = json_dumps(o, JSON_COMPACT);
+	puts(text);
+	fflush(stdout);
+	free(text);
+	json_decref(o);
+}
+
+void json_print(json_t *doc, int pretty)
+{
+	char *text = json_dumps(doc, pretty ? JSON_INDENT(2) : JSON_COMPACT);
+	if (text)
+		puts(text);
+	fflush(stdout);
+	free(text);
+	json_decref(doc);
+}
+
+void status_end_line(void)
+{
+	if (dirty_line) {
+		fputs("\r\x1b[K", stdout);
+		fflush(stdout);
+		dirty_line = 0;
+	}
+}
+
+static const char *what(const struct step *s)
+{
+	return s->kind == STEP_PUSH ? "push" : s->id;
+}
+
+/* CLUSTER/PACKAGE for a package's step, else its id */
+static const char *unit_name(const struct step *s)
+{
+	return s->cluster && s->pkg ? aprintf("%s/%s", s->cluster->name, s->pkg->name) : s->id;
+}
+
+static void run_add(const struct step *s)
+{
+	pthread_mutex_lock(&plock);
+	run = agrow(run, nrun, sizeof(*run));
+	run[nrun++] = (struct running){ s, now_s(), "", 0, 0 };
+	pthread_mutex_unlock(&plock);
+}
+
+static void run_remove(const struct step *s)
+{
+	pthread_mutex_lock(&plock);
+	for (size_t i = 0; i < nrun; i++)
+		if (run[i].s == s) {
+			memmove(&run[i], &run[i + 1], (nrun - i - 1) * sizeof(*run));
+			nrun--;
+			break;
+		}
+	pthread_mutex_unlock(&plock);
+}
+
+void status_progress(const struct step *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&plock);
+	for (size_t i = 0; i < nrun; i++)
+		if (run[i].s == s) {
+			if (!run[i].note[0])
+				run[i].since = now_s();
+			va_start(ap, fmt);
+			vsnprintf(run[i].note, sizeof(run[i].note), fmt, ap);
+			va_end(ap);
+			break;
+		}
+	pthread_mutex_unlock(&plock);
+}
+
+static int columns(void)
+{
+	struct winsize w;
+
+	return ioctl(1, TIOCGWINSZ, &w) == 0 && w.ws_col > 20 ? w.ws_col : 80;
+}
+
+/*
+ * The terminal's line: "[done/total] " and the running steps, those that
+ * wait first, cut to the terminal's width.  Main thread; takes plock.
+ */
+static void redraw(void)
+{
+	struct buf line = BUF_INIT;
+	double now = now_s();
+	size_t shown = 0, width = (size_t)columns() - 1;
+
+	buf_addf(&line, "[%d/%d] ", finished, total);
+	pthread_mutex_lock(&plock);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < nrun; i++) {
+			const struct running *r = &run[i];
+			int secs = (int)(now - (r->note[0] ? r->since : r->started));
+			if ((pass == 0) != (r->note[0] != 0))
+				continue;
+			if (shown++)
+				buf_adds(&line, ", ");
+			if (r->note[0])
+				buf_addf(&line, "waiting for %s: %s (%d s)", unit_name(r->s), r->note, secs);
+			else if (r->s->kind == STEP_PUSH)
+				buf_adds(&line, "push");
+			else
+				buf_addf(&line, "%s %s", step_kind_name(r->s->kind), r->s->id);
+			if (!r->note[0] && secs >= 2)
+				buf_addf(&line, " (%d s)", secs);
+		}
+	pthread_mutex_unlock(&plock);
+	if (line.len > width) {
+		line.len = width > 3 ? width - 3 : 0;
+		line.s[line.len] = 0;
+		buf_adds(&line, "...");
+	}
+	printf("\r%s\x1b[K", line.s);
+	fflush(stdout);
+	dirty_line = 1;
+	buf_release(&line);
+}
+
+void status_tick(void)
+{
+	double now = now_s();
+
+	if (json)
+		return;
+	if (tty) {
+		if (nrun)
+			redraw();
+		return;
+	}
+	pthread_mutex_lock(&plock);
+	for (size_t i = 0; i < nrun; i++) {
+		struct running *r = &run[i];
+		if (r->note[0] && now - r->since >= STATUS_PLAIN_EVERY && now - r->printed >= STATUS_PLAIN_EVERY) {
+			printf("waiting for %s: %s (%d s)\n", unit_name(r->s), r->note, (int)(now - r->since));
+			r->printed = now;
+		}
+	}
+	pthread_mutex_unlock(&plock);
+	fflush(stdout);
+}
+
+void status_start(const struct step *s)
+{
+	run_add(s);
+	if (json) {
+		event("start", s, NULL, -1);
+		return;
+	}
+	if (tty)
+		redraw();
+}
+
+void status_done(const struct step *s, const char *note)
+{
+	finished++;
+	run_remove(s);
+	if (json) {
+		event("done", s, note, s->ms);
+		return;
+	}
+	if (tty) {
+		printf("\r[%d/%d] %s %s%s%s\x1b[K", finished, total, step_kind_name(s->kind), what(s),
+		       note ? ": " : "", note ? note : "");
+		if (note || s->kind == STEP_PUSH) {
+			putchar('\n');
+			dirty_line = 0;
+		} else {
+			dirty_line = 1;
+		}
+		if (nrun)
+			redraw();	/* what still runs */
+		fflush(stdout);
+		return;
+	}
+	printf("[%d/%d] %s %s%s%s (%d ms)\n", finished, total, step_kind_name(s->kind), what(s),
+	       note ? ": " : "", note ? note : "", s->ms);
+	fflush(stdout);
+}
+
+static void print_log(const char *log)
+{
+	size_t len;
+	char *text;
+
+	if (!log || !(text = read_file(log, &len)) )
+		return;
+	if (len) {
+		/* the tail is what explains a failure: at most the last 8 KiB */
+		const char *start = len > 8192 ? text + len - 8192 : text;
+		fprintf(stderr, "--- %s%s\n%s%s--- end of log\n", log, len > 8192 ? " (last 8 KiB)" : "", start,
+			text[len - 1] == '\n' ? "" : "\n");
+	}
+	free(text);
+}
+
+void status_failed(const struct step *s, const char *log)
+{
+	finished++;
+	run_remove(s);
+	if (json) {
+		event("failed", s, s->error, s->ms);
+		return;
+	}
+	status_end_line();
+	fflush(stdout);
+	fprintf(stderr, "%sFAILED%s: %s: %s\n", color ? "\x1b[31;1m" : "", color ? "\x1b[0m" : "", s->id,
+		s->error ? s->error : "failed");
+	if (s->command)
+		fprintf(stderr, "command: %s\n", s->command);
+	print_log(log);
+	if (tty && nrun)
+		redraw();	/* the line again, below the failure */
+}
+
+void status_skipped(const struct step *s, const char *why)
+{
+	if (json) {
+		event("skipped", s, why, -1);
+		return;
+	}
+	if (verbose) {
+		status_end_line();
+		printf("skipped %s: %s\n", s->id, why);
+	}
+}
+
+void status_not_run(const struct step *s, const char *cause)
+{
+	if (json) {
+		event("not-run", s, cause, -1);
+		return;
+	}
+	status_end_line();
+	fprintf(stderr, "not run: %s: %s\n", s->id, cause);
+}
+
+void status_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (json)
+		return;
+	status_end_line();
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+void status_summary(const struct summary *sum)
+{
+	if (json) {
+		json_t *o = json_object();
+		char *text;
+		json_object_set_new(o, "event", json_string("summary"));
+		json_object_set_new(o, "rendered", json_integer(sum->rendered));
+		json_object_set_new(o, "pushed", sum->commit ? json_string(sum->commit) : json_null());
+		json_object_set_new(o, "synced", json_integer(sum->synced));
+		json_object_set_new(o, "hooks", json_integer(sum->hooks));
+		json_object_set_new(o, "failed", json_integer(sum->failed));
+		json_object_set_new(o, "not_run", json_integer(sum->not_run));
+		json_object_set_new(o, "up_to_date", json_integer(sum->up_to_date));
+		text = json_dumps(o, JSON_COMPACT);
+		puts(text);
+		free(text);
+		json_decref(o);
+		fflush(stdout);
+		return;
+	}
+	status_end_line();
+	printf("idpmake: %d rendered, ", sum->rendered);
+	if (sum->commit)
+		printf("1 commit pushed (%.7s), ", sum->commit);
+	else
+		printf("nothing pushed, ");
+	printf("%d synced, %d hook%s", sum->synced, sum->hooks, sum->hooks == 1 ? "" : "s");
+	if (sum->failed)
+		printf(", %s%d failed%s", color ? "\x1b[31;1m" : "", sum->failed, color ? "\x1b[0m" : "");
+	if (sum->not_run)
+		printf(", %d not run", sum->not_run);
+	printf(", %d up to date\n", sum->up_to_date);
+	fflush(stdout);
+}

@@ -1,0 +1,574 @@
+/*
+ * build.c - the scheduler.
+ *
+ * The main thread owns the graph, the state and the terminal; workers only
+ * run jobs (render, push, hook, sync) and hand them back.
+ *
+ *      WAITING --(all in-steps done)--> READY --decide--> DONE (up to date)
+ *                                         |
+ *                                         +--dirty--> RUNNING --> DONE
+ *                                                        |
+ *                                                        +-----> FAILED
+ *      an in-step FAILED or NOT_RUN --> NOT_RUN (with the cause)
+ *
+ * Invariants:
+ *   1. A step's key and outputs are recorded (state_step_ok) only after its
+ *      job returned success, one transaction per step.
+ *   2. A step is decided (plan_decide) only once all its in-steps are DONE,
+ *      so its key sees their real outputs: early cutoff.
+ *   3. After -k failures, or an interrupt, no new job starts; running jobs
+ *      finish (interrupted ones are recorded as failures, never successes).
+ *      An interrupt (intr.h) also reaches the running children, and the
+ *      in-process renders stop at their next check.
+ *   4. A success that the state fails to record is a failure: its
+ *      dependents do not run on a result the next run would not know.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "render/bundle.h"
+#include "base/exec.h"
+#include "git/gitops.h"
+#include "run/hook.h"
+#include "run/rollout.h"
+#include "render/share.h"
+#include "run/build.h"
+#include "base/intr.h"
+#include "argo/kubectl.h"
+#include "run/plan.h"
+#include "base/util.h"
+
+struct sync_ops build_sync;
+
+struct job {
+	struct step *s;
+	struct job *next;
+	/* push */
+	struct gitops_change *changes;
+	struct pushed *np;
+	size_t nchanges;
+	struct gitops_result gr;
+	const char *commit;		/* hooks: the commit holding the package */
+	/* results */
+	int rc;
+	struct hash output;
+	const char *err;
+	double started;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t work, done;
+	struct job *todo, *finished;
+	int quit;
+	struct planner *pl;
+	const char *commit;		/* the run's pushed commit, for hooks and syncs */
+	struct gitops_opts git;
+} q = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, NULL, NULL, { 0 } };
+
+static const char *log_path(const char *statedir, const struct step *s)
+{
+	char *name = aprintf("%s.log", s->id);
+	for (char *p = name; *p; p++)
+		if (*p == '/' || *p == ':')
+			*p = '_';
+	return aprintf("%s/logs/%s", statedir, name);
+}
+
+/* unpack a bundle into a folder, for hooks (IDPMAKE_RENDERED) */
+static const char *unpack(const char *statedir, const struct step *s, struct hash output)
+{
+	const char *dir = aprintf("%s/rendered/%s/%s", statedir, s->cluster->name, s->pkg->name);
+	char real[4096];
+	struct bundle b;
+
+	if (hash_zero(output) || bundle_read(bundle_path(statedir, output), &b) < 0)
+		return NULL;
+	rmtree(dir);
+	for (size_t i = 0; i < b.n; i++) {
+		const char *p = aprintf("%s/%s", dir, b.v[i].name);
+		if (mkdirs(path_dir(p)) < 0 || write_file_copy(p, b.v[i].data, b.v[i].len) < 0) {
+			bundle_free(&b);
+			return NULL;
+		}
+	}
+	if (!b.n)
+		mkdirs(dir);
+	bundle_free(&b);
+	/* hooks run in their distro's folder: give them an absolute path */
+	return realpath(dir, real) ? astrdup(real) : dir;
+}
+
+static void run_job(struct job *j)
+{
+	struct step *s = j->s;
+	struct planner *pl = q.pl;
+
+	switch (s->kind) {
+	case STEP_RENDER:
+		j->rc = render_once(&pl->rc, s, &j->output, &j->err);
+		break;
+	case STEP_PUSH: {
+		struct buf msg = BUF_INIT;
+		buf_addf(&msg, "idpmake: update %zu package folder%s\n\n", j->nchanges, j->nchanges == 1 ? "" : "s");
+		for (size_t i = 0; i < j->nchanges; i++)
+			buf_addf(&msg, "%s %s\n", j->changes[i].bundle ? "update" : "remove", j->changes[i].path);
+		buf_addf(&msg, "\nIdpmake-Run: %s\n", s->why ? s->why : "?");
+		j->rc = gitops_push(&q.git, j->changes, j->nchanges, msg.s, &j->gr);
+		if (j->rc < 0)
+			j->err = "push failed (see above)";
+		buf_release(&msg);
+		break;
+	}
+	case STEP_PRE:
+	case STEP_POST: {
+		struct step *r = render_of(s);
+		const char *dir = unpack(pl->statedir, s, r ? r->output : (struct hash){ 0, 0 });
+		j->rc = hook_run(pl->g->d, s, j->commit ? j->commit : q.commit, dir, &j->err);
+		break;
+	}
+	case STEP_WAVE:
+		j->rc = wave_run(pl, s, q.commit, &build_sync, &j->err);
+		break;
+	case STEP_REGISTER:
+		if (!build_sync.reg) {
+			j->rc = -1;
+			j->err = "this idpmake cannot register in Argo CD";
+		} else {
+			j->rc = build_sync.reg(build_sync.ctx, s, &j->err);
+		}
+		break;
+	case STEP_SYNC:
+		if (s->pkg->deploy_kubectl) {
+			/* deploy: kubectl (kubectl.c) */
+			struct step *r = render_of(s);
+			j->rc = kubectl_apply(s, unpack(pl->statedir, s, r ? r->output : (struct hash){ 0, 0 }), &j->err);
+		} else if (!build_sync.sync) {
+			j->rc = -1;
+			j->err = "this idpmake cannot talk to Argo CD";
+		} else {
+			j->rc = build_sync.sync(build_sync.ctx, s, q.commit, &j->err);
+		}
+		break;
+	}
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&q.lock);
+	for (;;) {
+		struct job *j;
+		while (!q.todo && !q.quit)
+			pthread_cond_wait(&q.work, &q.lock);
+		if (!q.todo && q.quit)
+			break;
+		j = q.todo;
+		q.todo = j->next;
+		pthread_mutex_unlock(&q.lock);
+		run_job(j);
+		pthread_mutex_lock(&q.lock);
+		j->next = q.finished;
+		q.finished = j;
+		pthread_cond_signal(&q.done);
+	}
+	pthread_mutex_unlock(&q.lock);
+	return NULL;
+}
+
+/*
+ * The commit that last changed the folder of a sync or hook step's package
+ * (the state's record of the push: this run's, or an earlier one), or NULL.
+ * A sync that did not run in this run (up to date) is judged by its wave's
+ * gate against this commit, never the run's: a pinned Application stays at
+ * the commit that last changed its folder (argocd.c's pushed_commit).
+ */
+static const char *folder_commit(struct planner *pl, const struct step *s)
+{
+	struct pushed p;
+
+	if (s->kind != STEP_PRE && s->kind != STEP_POST && s->kind != STEP_SYNC)
+		return NULL;
+	return state_pushed(pl->st, pushed_key(pl, s->gitpath), &p) ? p.commit : NULL;
+}
+
+/*
+ * The steps after a failed or not-run s do not run.  A wave's gate is the
+ * exception for its own clusters' steps: it stops waiting for them, and
+ * judges the failures by its max-failed when it runs (rollout.c).
+ */
+static void not_run(struct step *s, const char *cause, struct summary *sum, struct step **ready, size_t *nready)
+{
+	for (size_t i = 0; i < s->nout; i++) {
+		struct step *o = s->out[i];
+		if (!o->selected || o->state == S_NOT_RUN || o->state == S_FAILED || o->state == S_DONE)
+			continue;
+		if (o->kind == STEP_WAVE && s->cluster && s->cluster->wave == o->wave) {
+			if (--o->pending == 0 && o->state == S_WAITING) {
+				o->state = S_READY;
+				ready[(*nready)++] = o;
+			}
+			continue;
+		}
+		o->state = S_NOT_RUN;
+		o->error = cause;
+		sum->not_run++;
+		status_not_run(o, cause);
+		rollout_finished(o, 1);
+		not_run(o, cause, sum, ready, nready);
+	}
+}
+
+/*
+ * Clusters named only by `name` (fleet.md "Clusters"): when the run's
+ * first Argo CD sync is about to start, every such cluster with a sync to
+ * do is looked up, and the syncs of one Argo CD does not know fail here,
+ * naming it, before anything is synced (its wave's gate judges them; the
+ * other clusters go on).  A lookup that cannot tell leaves the cluster to
+ * its own syncs, which ask again.
+ */
+static void names_preflight(struct planner *pl, struct summary *sum, struct step **ready, size_t *nready,
+			    size_t *left, int *failures)
+{
+	struct graph *g = pl->g;
+
+	for (size_t i = 0; i < g->nsteps; i++) {
+		struct step *s = g->steps[i], *r = render_of(s);
+		const struct cluster *cl = s->cluster;
+		const char *err = NULL;
+
+		if (s->kind != STEP_SYNC || !s->selected || s->pkg->deploy_kubectl || !cl || !cl->argo_name ||
+		    cl->server || (s->state != S_WAITING && s->state != S_READY))
+			continue;
+		if (!r || r->state == S_DONE || !r->dirty) {
+			plan_decide(pl, s);	/* its render is known: is there a sync to do? */
+			if (!s->dirty)
+				continue;
+		}
+		s->log = log_path(pl->statedir, s);
+		unlink(s->log);
+		if (build_sync.lookup(build_sync.ctx, cl, s->log, &err) != 1)
+			continue;
+		s->state = S_FAILED;
+		s->error = err;
+		s->ms = 0;
+		state_step_failed(pl->st, s->id, s->error, s->ms);
+		rollout_finished(s, 1);
+		if (!rollout_judged(s))
+			(*failures)++;
+		sum->failed++;
+		(*left)--;
+		status_failed(s, s->log);
+		not_run(s, aprintf("%s failed", s->id), sum, ready, nready);
+	}
+	for (size_t i = 0; i < g->nsteps; i++)
+		if (g->steps[i]->state == S_NOT_RUN && g->steps[i]->pending >= 0) {
+			g->steps[i]->pending = -1;
+			(*left)--;
+		}
+}
+
+/*
+ * A finished job's success into the state (invariant 1), and its count in
+ * the summary: 0, or -1 when the state could not record it (invariant 4).
+ */
+static int record(struct planner *pl, struct step *s, struct job *j, struct summary *sum, const char **note)
+{
+	switch (s->kind) {
+	case STEP_RENDER: {
+		struct inputs in;
+		s->output = j->output;
+		plan_inputs(pl, s, &in);
+		if (state_step_ok(pl->st, s->id, s->key, s->output, &in, NULL, s->ms) < 0)
+			return -1;
+		if (s->shared_from)
+			*note = aprintf("the same render as %s", s->shared_from);
+		else
+			sum->rendered++;
+		if (hash_eq(s->output, s->old_output))
+			*note = s->shared_from ? aprintf("%s, output unchanged", *note) : "output unchanged";
+		return 0;
+	}
+	case STEP_PUSH:
+		q.commit = astrdup(j->gr.commit);
+		/* two transactions: pushed folders, then the step (state.c, invariant 3) */
+		if (state_push_done(pl->st, j->np, j->nchanges, j->gr.commit) < 0 ||
+		    state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, j->gr.commit, s->ms) < 0)
+			return -1;
+		if (j->gr.made_commit) {
+			sum->commit = q.commit;
+			sum->commits = 1;
+			*note = aprintf("%.7s%s", j->gr.commit, j->gr.retries ? " (rebuilt on the moved remote)" : "");
+		} else {
+			*note = aprintf("the remote already holds this content (%.7s)", j->gr.commit);
+		}
+		return 0;
+	case STEP_SYNC:
+		if (state_step_ok(pl->st, s->id, s->key, render_of(s) ? render_of(s)->output : s->key, NULL, q.commit,
+				  s->ms) < 0)
+			return -1;
+		sum->synced++;
+		return 0;
+	case STEP_WAVE:
+		if (state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms) < 0)
+			return -1;
+		*note = "gate passed";
+		return 0;
+	case STEP_REGISTER:
+		return state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, NULL, s->ms) < 0 ? -1 : 0;
+	default:
+		if (state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms) < 0)
+			return -1;
+		sum->hooks++;
+		return 0;
+	}
+}
+
+int build_run(struct planner *pl, const struct build_opts *o, struct summary *sum)
+{
+	struct graph *g = pl->g;
+	struct step **ready = xcalloc(g->nsteps + 1, sizeof(*ready));
+	struct step **held = xcalloc(g->nsteps + 1, sizeof(*held));	/* waiting for a slot of max-parallel */
+	size_t nready = 0, nheld = 0, left = 0;
+	pthread_t *threads;
+	int nthreads = o->jobs > 0 ? o->jobs : 1, running = 0, failures = 0, total = 0, started = 0;
+	int looked = 0;	/* names_preflight ran */
+	const struct distro *d = g->d;
+
+	memset(sum, 0, sizeof(*sum));
+	q.pl = pl;
+	q.commit = NULL;
+	q.git = (struct gitops_opts){ pl->statedir, d->git.remote ? d->git.remote : aprintf("%s/gitops.git", pl->statedir),
+				      !d->git.remote, d->git.branch, d->git.author_name, d->git.author_email,
+				      d->git.ca_file, status_verbose() };
+	{
+		/* the current commit, for hooks when nothing is pushed */
+		struct pushed p;
+		for (size_t i = 0; i < g->nsteps; i++)
+			if (g->steps[i]->kind == STEP_RENDER && state_pushed(pl->st, pushed_key(pl, g->steps[i]->gitpath), &p)) {
+				q.commit = p.commit;
+				break;
+			}
+	}
+	mkdirs(aprintf("%s/logs", pl->statedir));
+	for (size_t i = 0; i < g->nsteps; i++) {
+		struct step *s = g->steps[i];
+		if (!s->selected)
+			continue;
+		s->state = S_WAITING;
+		s->pending = 0;
+		for (size_t k = 0; k < s->nin; k++)
+			if (s->in[k]->selected)
+				s->pending++;
+		if (!s->pending)
+			ready[nready++] = s;
+		left++;
+		if (s->kind == STEP_RENDER ? s->dirty : !(step_talks_to_argocd(s) && !pl->argocd_server))
+			total++;
+	}
+	status_total(total);
+	rollout_begin(g);
+	intr_install();
+	if (nthreads > JOBS_MAX)
+		nthreads = JOBS_MAX;
+	threads = xcalloc((size_t)nthreads, sizeof(*threads));
+	q.quit = 0;
+	for (int i = 0; i < nthreads; i++) {
+		int e = pthread_create(&threads[i], NULL, worker, NULL);
+		if (e) {
+			if (!started) {
+				free(threads);
+				free(ready);
+				free(held);
+				return error("cannot start a worker thread: %s", strerror(e)), 2;
+			}
+			warn("cannot start more than %d worker threads: %s", started, strerror(e));
+			break;
+		}
+		started++;
+	}
+	nthreads = started;
+
+	while (left) {
+		int stopping = build_interrupted || (o->keep_going > 0 && failures >= o->keep_going);
+		/* start what is ready */
+		/* as many at once as there are workers: a failure stops what has not started (-k) */
+		while (nready && !stopping && running < nthreads) {
+			struct step *s = ready[--nready];
+			struct job *j;
+			if (s->state == S_FAILED || s->state == S_NOT_RUN)
+				continue;	/* failed by names_preflight while it waited */
+			if (s->kind != STEP_RENDER) {
+				/* its in-steps are done (the push too): the commit that last changed its folder */
+				s->folder_commit = folder_commit(pl, s);
+				plan_decide(pl, s);
+			}
+			if (s->dirty && !rollout_may_start(s) && running) {
+				/* its wave has max-parallel clusters busy: after one of them finishes */
+				held[nheld++] = s;
+				continue;
+			}
+			if (!s->dirty) {
+				s->state = S_DONE;
+				rollout_finished(s, 0);
+				if (step_talks_to_argocd(s) && !pl->argocd_server) {
+					sum->skipped++;
+					status_skipped(s, s->why);
+				} else {
+					sum->up_to_date++;
+				}
+				left--;
+				for (size_t k = 0; k < s->nout; k++)
+					if (s->out[k]->selected && --s->out[k]->pending == 0 && s->out[k]->state == S_WAITING)
+						ready[nready++] = s->out[k];
+				continue;
+			}
+			if (s->kind == STEP_SYNC && !s->pkg->deploy_kubectl && !looked && build_sync.lookup) {
+				looked = 1;
+				names_preflight(pl, sum, ready, &nready, &left, &failures);
+				if (o->keep_going > 0 && failures >= o->keep_going) {
+					if (s->state != S_FAILED)
+						ready[nready++] = s;	/* -k: stopped before it started */
+					break;
+				}
+				if (s->state == S_FAILED)
+					continue;
+			}
+			j = xcalloc(1, sizeof(*j));
+			j->s = s;
+			s->state = S_RUNNING;
+			rollout_started(s);
+			s->log = log_path(pl->statedir, s);
+			unlink(s->log);
+			/* hooks: the commit that holds this package (this run's push, or an earlier one) */
+			j->commit = s->folder_commit;
+			if (s->kind == STEP_PUSH) {
+				plan_push_changes(pl, &j->changes, &j->nchanges, &j->np);
+				/* the trailer: the run's number in this state, and when it started */
+				time_t t = (time_t)(pl->run_start / 1000000000LL);
+				struct tm tm;
+				char when[32] = "";
+				if (gmtime_r(&t, &tm))
+					strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+				s->why = aprintf("%lld %s", o->run, when);
+			}
+			j->started = now_s();
+			status_start(s);
+			pthread_mutex_lock(&q.lock);
+			j->next = q.todo;
+			q.todo = j;
+			pthread_cond_signal(&q.work);
+			pthread_mutex_unlock(&q.lock);
+			running++;
+		}
+		if (!running && nheld && !stopping) {
+			/* only held steps are left (needs across clusters): let one of them start */
+			while (nheld)
+				ready[nready++] = held[--nheld];
+			continue;
+		}
+		if (!running) {
+			/* nothing runs and nothing can start: stopped, mark the rest */
+			for (size_t i = 0; i < g->nsteps; i++) {
+				struct step *s = g->steps[i];
+				if (s->selected && (s->state == S_WAITING || s->state == S_READY)) {
+					s->state = S_NOT_RUN;
+					s->error = build_interrupted ? "interrupted" : "stopped after failures (-k)";
+					sum->not_run++;
+					status_not_run(s, s->error);
+				}
+			}
+			break;
+		}
+		/* wait for one job */
+		pthread_mutex_lock(&q.lock);
+		while (!q.finished) {
+			/* every second: the status line names what runs and what it waits for */
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += 1;
+			if (pthread_cond_timedwait(&q.done, &q.lock, &ts) == ETIMEDOUT && !q.finished) {
+				pthread_mutex_unlock(&q.lock);
+				status_tick();
+				pthread_mutex_lock(&q.lock);
+			}
+		}
+		struct job *j = q.finished;
+		q.finished = j->next;
+		pthread_mutex_unlock(&q.lock);
+		running--;
+		left--;
+		{
+			struct step *s = j->s;
+			const char *note = NULL;
+			s->ms = (int)((now_s() - j->started) * 1000);
+			if (j->rc == 0 && build_interrupted && s->kind != STEP_PUSH) {
+				j->rc = -1;
+				j->err = "interrupted";
+			} else if (j->rc != 0 && build_interrupted) {
+				j->err = aprintf("interrupted (%s)", j->err ? j->err : "failed");
+			}
+			if (j->rc == 0 && record(pl, s, j, sum, &note) < 0) {
+				j->rc = -1;
+				j->err = "the state could not record its success (see above)";
+				if (s->kind == STEP_PUSH && j->gr.made_commit) {
+					/* the remote holds it whatever the state says: the summary tells so */
+					sum->commit = q.commit;
+					sum->commits = 1;
+					j->err = aprintf("the remote took commit %.7s, but the state could not record it"
+							 " (see above); the next up finds it there and makes no new commit",
+							 j->gr.commit);
+				}
+			}
+			if (j->rc == 0) {
+				s->state = S_DONE;
+				status_done(s, note);
+				for (size_t k = 0; k < s->nout; k++)
+					if (s->out[k]->selected && --s->out[k]->pending == 0 && s->out[k]->state == S_WAITING)
+						ready[nready++] = s->out[k];
+				if (rollout_finished(s, 0))
+					while (nheld)
+						ready[nready++] = held[--nheld];
+			} else {
+				s->state = S_FAILED;
+				s->error = j->err ? j->err : "failed";
+				state_step_failed(pl->st, s->id, s->error, s->ms);
+				/* a cluster's failure in a rollout is its wave gate's to judge (max-failed), not -k's */
+				rollout_finished(s, 1);
+				if (!rollout_judged(s))
+					failures++;
+				sum->failed++;
+				status_failed(s, s->log);
+				not_run(s, aprintf("%s failed", s->id), sum, ready, &nready);
+				while (nheld)
+					ready[nready++] = held[--nheld];
+				for (size_t i = 0; i < g->nsteps; i++)
+					if (g->steps[i]->state == S_NOT_RUN && g->steps[i]->pending >= 0) {
+						g->steps[i]->pending = -1;
+						left--;
+					}
+			}
+			free(j);	/* changes and np are in the arena */
+		}
+	}
+	pthread_mutex_lock(&q.lock);
+	q.quit = 1;
+	pthread_cond_broadcast(&q.work);
+	pthread_mutex_unlock(&q.lock);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(threads[i], NULL);
+	free(threads);
+	free(ready);
+	free(held);
+	rollout_end();
+	if (build_interrupted)
+		return 1;
+	return sum->failed || sum->not_run ? 1 : 0;
+}

@@ -1,0 +1,39 @@
+/* build.h - the scheduler: runs the dirty steps in dependency order on -j workers */
+#ifndef IDPMAKE_BUILD_H
+#define IDPMAKE_BUILD_H
+
+#include "base/intr.h"
+#include "render/planner.h"
+#include "graph/status.h"
+
+struct build_opts {
+	int jobs;			/* -j */
+	int keep_going;			/* -k: stop after this many failures; 0 never */
+	const char *command;		/* for the run log */
+	long long run;			/* the run's number in the state: the Idpmake-Run trailer */
+};
+
+/*
+ * The seam for sync steps: argocd.c provides the real one; tests may put a
+ * fake here.  Called from a worker thread; 0 or -1 with *err.
+ */
+struct sync_ops {
+	int (*sync)(void *ctx, struct step *s, const char *commit, const char **err);
+	/* is the sync step's Application still at commit (or newer) and Healthy? (a wave's bake;
+	 * `refresh`: ask for a fresh comparison first) */
+	int (*verify)(void *ctx, struct step *s, const char *commit, int refresh, const char **err);
+	long poll_ms;	/* how often a bake polls verify */
+	/* CLUSTER:register and repository:register */
+	int (*reg)(void *ctx, struct step *s, const char **err);
+	/* a cluster named only by `name`: 0 Argo CD knows it, 1 it does not (*err), -1 could not tell */
+	int (*lookup)(void *ctx, const struct cluster *cl, const char *log, const char **err);
+	void *ctx;
+};
+extern struct sync_ops build_sync;
+
+/* run; 0 when every step succeeded, 1 when one failed, 2 on an internal error */
+int build_run(struct planner *pl, const struct build_opts *o, struct summary *sum);
+/* interrupted by SIGINT/SIGTERM? the signal, or 0: intr.h's flag under its older name */
+#define build_interrupted intr_signal
+
+#endif

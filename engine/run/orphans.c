@@ -1,0 +1,295 @@
+/*
+ * orphans.c - what a run removes of packages and clusters gone from the
+ * distro.
+ *
+ * Both come from the state, the same record up decides on:
+ *   - the folders: the state records, per remote and branch, each folder
+ *     the repository holds (state_pushed_all).  One that no render step of
+ *     the graph writes (selected or not) is removed by the run's push,
+ *     whatever the targets: plan_push_changes takes them from
+ *     orphan_folders.
+ *   - the Applications: a CLUSTER/PACKAGE:sync step the state recorded
+ *     and the graph no longer holds.  up --prune deletes them (cmd-up.c's
+ *     prune_apps, from orphan_apps), up without it leaves them and says
+ *     so; both only when the run selects the whole distro, since a
+ *     selection says nothing of the rest.
+ *   - the clusters: a CLUSTER:register step the state recorded as done
+ *     and the graph no longer holds.  One the distro no longer names is
+ *     unregistered by up --prune (prune_clusters), left without it; one
+ *     still named without register: stays, and up forgets it registered it.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "argo/argocd.h"
+#include "run/ctx.h"
+#include "distro/manifest.h"
+#include "run/orphans.h"
+#include "base/util.h"
+
+/* does the path hold the components a then b, in that order? */
+static int path_names(const char *path, const char *a, const char *b)
+{
+	const char *p = path;
+	size_t la = strlen(a), lb = strlen(b);
+	int seen_a = 0;
+
+	while (*p) {
+		const char *end = strchr(p, '/');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (!seen_a && len == la && !strncmp(p, a, la))
+			seen_a = 1;
+		else if (seen_a && len == lb && !strncmp(p, b, lb))
+			return 1;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	return 0;
+}
+
+/* CLUSTER/PACKAGE of a state's step id ending in `kind` (":render"), or 0 */
+static int split_id(const char *id, const char *kind, const char **cluster, const char **package)
+{
+	const char *colon = strrchr(id, ':'), *slash = strchr(id, '/');
+
+	if (!colon || strcmp(colon, kind) || !slash || slash > colon)
+		return 0;
+	*cluster = astrndup(id, (size_t)(slash - id));
+	*package = astrndup(slash + 1, (size_t)(colon - slash - 1));
+	return 1;
+}
+
+/* why the distro no longer writes the folder a render of cluster/package wrote */
+static const char *gone_why(const struct distro *d, const char *cluster, const char *package)
+{
+	struct cluster *cl = find_cluster(d, cluster);
+	struct package *pk = find_package(d, package);
+
+	if (!cl)
+		return "cluster no longer in the distro";
+	if (!pk)
+		return "package no longer in the distro";
+	return aprintf("package no longer on cluster %s", cluster);
+}
+
+/* the graph's step ids of one kind, sorted: the state's ids are looked up in them */
+static const char **graph_ids(const struct graph *g, enum step_kind kind, size_t *n)
+{
+	const char **v = amalloc((g->nsteps + 1) * sizeof(*v));
+
+	*n = 0;
+	for (size_t i = 0; i < g->nsteps; i++)
+		if (g->steps[i]->kind == kind)
+			v[(*n)++] = g->steps[i]->id;
+	qsort(v, *n, sizeof(*v), strptrcmp);
+	return v;
+}
+
+/* the renders the state recalls and the graph no longer holds, as CLUSTER, PACKAGE pairs */
+static const char **gone_renders(struct planner *pl, size_t *n)
+{
+	size_t nids, nrenders;
+	const char **ids = state_step_ids(pl->st, &nids), **renders = graph_ids(pl->g, STEP_RENDER, &nrenders);
+	const char **v = amalloc((2 * nids + 1) * sizeof(*v));
+
+	*n = 0;
+	for (size_t i = 0; i < nids; i++)
+		if (!bsearch(&ids[i], renders, nrenders, sizeof(*renders), strptrcmp) &&
+		    split_id(ids[i], ":render", &v[2 * *n], &v[2 * *n + 1]))
+			(*n)++;
+	return v;
+}
+
+size_t orphan_folders(struct planner *pl, struct orphan_folder **v)
+{
+	struct graph *g = pl->g;
+	const struct pushed *all;
+	const char *prefix = pushed_key(pl, "");
+	const char **paths = amalloc((g->nsteps + 1) * sizeof(*paths)), **gone = NULL;
+	size_t nall, npaths = 0, ngone = 0, n = 0, plen = strlen(prefix);
+
+	*v = NULL;
+	for (size_t i = 0; i < g->nsteps; i++)
+		if (g->steps[i]->kind == STEP_RENDER)
+			paths[npaths++] = g->steps[i]->gitpath;
+	qsort(paths, npaths, sizeof(*paths), strptrcmp);
+	all = state_pushed_all(pl->st, &nall);
+	for (size_t i = 0; i < nall; i++) {
+		const char *path = all[i].path + plen;
+		struct orphan_folder o = { path, all[i].path, NULL, "no package of the distro writes it" };
+		if (strncmp(all[i].path, prefix, plen) || bsearch(&path, paths, npaths, sizeof(*paths), strptrcmp))
+			continue;
+		/* who wrote it: a render of CLUSTER/PACKAGE whose names the path holds (git.path) */
+		if (!gone)
+			gone = gone_renders(pl, &ngone);
+		for (size_t k = 0; k < ngone; k++)
+			if (path_names(path, gone[2 * k], gone[2 * k + 1])) {
+				o.target = aprintf("%s/%s", gone[2 * k], gone[2 * k + 1]);
+				o.why = gone_why(g->d, gone[2 * k], gone[2 * k + 1]);
+				break;
+			}
+		*v = agrow(*v, n, sizeof(**v));
+		(*v)[n++] = o;
+	}
+	return n;
+}
+
+size_t orphan_apps(const struct distro *d, const struct graph *g, struct state *st, struct orphan_app **v)
+{
+	size_t nids, nsyncs, n = 0;
+	const char **ids, **syncs;
+
+	*v = NULL;
+	syncs = graph_ids(g, STEP_SYNC, &nsyncs);
+	ids = state_step_ids(st, &nids);
+	for (size_t i = 0; i < nids; i++) {
+		const char *id = ids[i];
+		struct cluster *cl = amalloc(sizeof(*cl));
+		struct package *pk = amalloc(sizeof(*pk));
+		struct step s = { 0 };
+		struct orphan_app o = { 0 };
+		if (!split_id(id, ":sync", &o.cluster, &o.package) || bsearch(&id, syncs, nsyncs, sizeof(*syncs), strptrcmp))
+			continue;
+		cl->name = o.cluster;
+		pk->name = o.package;
+		o.why = gone_why(d, o.cluster, o.package);
+		s.cluster = find_cluster(d, o.cluster) ? find_cluster(d, o.cluster) : cl;
+		s.pkg = pk;
+		s.namespace = pk->name;
+		o.app = argocd_app_name(d, &s);
+		for (size_t k = 0; o.app && k < g->nsteps; k++) {
+			const struct step *cur = g->steps[k];
+			const char *name;
+			if (cur->kind == STEP_SYNC && !cur->pkg->deploy_kubectl && (name = argocd_app_name(d, cur)) &&
+			    !strcmp(name, o.app))
+				o.in_use = aprintf("%s/%s", cur->cluster->name, cur->pkg->name);
+		}
+		o.prefix = aprintf("%s/%s:", o.cluster, o.package);
+		*v = agrow(*v, n, sizeof(**v));
+		(*v)[n++] = o;
+	}
+	return n;
+}
+
+size_t orphan_clusters(const struct distro *d, const struct graph *g, struct state *st, struct orphan_cluster **v)
+{
+	size_t nids, nregs, n = 0;
+	const char **ids = state_step_ids(st, &nids), **regs = graph_ids(g, STEP_REGISTER, &nregs);
+
+	*v = NULL;
+	for (size_t i = 0; i < nids; i++) {
+		const char *id = ids[i], *colon = strrchr(id, ':');
+		struct record rec;
+		if (!colon || strcmp(colon, ":register") || strchr(id, '/') || !strcmp(id, "repository:register") ||
+		    bsearch(&id, regs, nregs, sizeof(*regs), strptrcmp))
+			continue;
+		rec = state_step(st, id);
+		if (!rec.ok && hash_zero(rec.key))
+			continue;	/* never registered */
+		*v = agrow(*v, n, sizeof(**v));
+		(*v)[n].name = astrndup(id, (size_t)(colon - id));
+		(*v)[n].id = id;
+		(*v)[n].still_named = find_cluster(d, (*v)[n].name) != NULL;
+		n++;
+	}
+	return n;
+}
+
+struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, json_t *json)
+{
+	struct orphan_counts cnt = { 0 };
+	struct orphan_folder *fv;
+	struct orphan_app *av = NULL;
+	struct orphan_cluster *cv = NULL;
+	size_t nf = 0, na = 0, nc = 0;
+	json_t *jf = NULL, *ja = NULL, *jc = NULL;
+
+	/* the push removes them; a selection without the push (none today) removes nothing */
+	if (c->g->push && c->g->push->selected)
+		nf = orphan_folders(&c->pl, &fv);
+	if (apps) {
+		na = orphan_apps(c->d, c->g, c->st, &av);
+		nc = orphan_clusters(c->d, c->g, c->st, &cv);
+	}
+	if (json) {
+		jf = json_array();
+		ja = json_array();
+		jc = json_array();
+	}
+	for (size_t i = 0; i < nf; i++) {
+		if (f)
+			fprintf(f, "%-6s %s/ (%s)\n", "remove", fv[i].folder, fv[i].why);
+		if (json)
+			json_array_append_new(jf, json_pack("{s:s, s:s?, s:s}", "folder", fv[i].folder, "target",
+							    fv[i].target, "reason", fv[i].why));
+	}
+	for (size_t i = 0; i < na; i++) {
+		if (av[i].in_use) {
+			/* up --prune deletes what the labels say is the removed package's: never this name */
+			if (f)
+				fprintf(f, "%-6s %s (Application name of removed %s/%s, now %s's: not deleted)\n", "keep",
+					av[i].app, av[i].cluster, av[i].package, av[i].in_use);
+			if (json)
+				json_array_append_new(ja, json_pack("{s:s, s:s, s:s, s:s, s:s}", "name", av[i].app, "cluster",
+								    av[i].cluster, "package", av[i].package, "action", "keep",
+								    "reason", aprintf("the name is now %s's", av[i].in_use)));
+			continue;
+		}
+		if (f && c->prune)
+			fprintf(f, "%-6s %s (Application of %s/%s: %s)\n", "delete", av[i].app, av[i].cluster,
+				av[i].package, av[i].why);
+		else if (f)
+			fprintf(f, "%-6s %s (Application of %s/%s, left in Argo CD; up --prune deletes it)\n", "leave",
+				av[i].app, av[i].cluster, av[i].package);
+		if (json)
+			json_array_append_new(ja, json_pack("{s:s, s:s, s:s, s:s, s:s}", "name", av[i].app, "cluster",
+							    av[i].cluster, "package", av[i].package, "action",
+							    c->prune ? "delete" : "leave", "reason", av[i].why));
+	}
+	for (size_t i = 0; i < nc; i++) {
+		if (cv[i].still_named)
+			continue;	/* stays registered: up only forgets it registered it */
+		if (f && c->prune)
+			fprintf(f, "%-6s %s (cluster idpmake registered in Argo CD, gone from the distro)\n", "unregister",
+				cv[i].name);
+		else if (f)
+			fprintf(f, "%-6s %s (cluster idpmake registered, left in Argo CD; up --prune unregisters it)\n",
+				"leave", cv[i].name);
+		if (json)
+			json_array_append_new(jc, json_pack("{s:s, s:s, s:s}", "name", cv[i].name, "action",
+							    c->prune ? "unregister" : "leave", "reason",
+							    "cluster no longer in the distro"));
+		if (c->prune)
+			cnt.unregister++;
+		else
+			cnt.keep++;
+	}
+	if (json) {
+		json_object_set_new(json, "removals", jf);
+		json_object_set_new(json, "applications", ja);
+		json_object_set_new(json, "clusters", jc);
+	}
+	cnt.remove = (int)nf;
+	for (size_t i = 0; i < na; i++)
+		*(c->prune ? &cnt.del : &cnt.leave) += !av[i].in_use;
+	return cnt;
+}
+
+static const char *count(const char *s, int n, const char *one, const char *many, const char *what)
+{
+	return n ? aprintf("%s, %d %s %s", s, n, n == 1 ? one : many, what) : s;
+}
+
+const char *orphans_summary(struct orphan_counts n)
+{
+	const char *s = "";
+
+	s = count(s, n.remove, "folder", "folders", "to remove");
+	s = count(s, n.del, "Application", "Applications", "to delete");
+	s = count(s, n.leave, "Application", "Applications", "left behind");
+	s = count(s, n.unregister, "cluster", "clusters", "to unregister");
+	s = count(s, n.keep, "cluster", "clusters", "left registered");
+	return *s ? aprintf(";%s", s + 1) : s;
+}

@@ -1,0 +1,66 @@
+/*
+ * orphans.h - what a run removes of packages and clusters gone from the
+ * distro: their folders in the GitOps repository (the push removes them)
+ * and their Applications (up --prune deletes them, up leaves them).  One
+ * source for up and plan, so the two cannot disagree.
+ */
+#ifndef IDPMAKE_ORPHANS_H
+#define IDPMAKE_ORPHANS_H
+
+#include <stdio.h>
+
+#include "render/planner.h"
+
+/* a folder the remote and branch hold that no package of the distro writes any more */
+struct orphan_folder {
+	const char *folder;		/* path in the repository */
+	const char *key;		/* the state's pushed key (pushed_key) */
+	const char *target;		/* CLUSTER/PACKAGE that wrote it, as the state recalls; NULL: unknown */
+	const char *why;		/* "package no longer in the distro", ... */
+};
+
+/* an Application of a package the state synced and the distro no longer holds */
+struct orphan_app {
+	const char *app;		/* the Application's name */
+	const char *cluster, *package;
+	const char *prefix;		/* the state's step ids of the package: "CLUSTER/PACKAGE:" */
+	const char *why;		/* "package no longer in the distro", ... */
+	const char *in_use;		/* the name is now that of this CLUSTER/PACKAGE's Application: never deleted; or NULL */
+};
+
+/* a cluster idpmake registered (its CLUSTER:register step is in the state) that the graph no longer registers */
+struct orphan_cluster {
+	const char *name;
+	const char *id;			/* the state's step id, CLUSTER:register */
+	int still_named;		/* named in the distro without register: (stays in Argo CD) */
+};
+
+/* the folders the push removes (plan_push_changes takes them from here); their number */
+size_t orphan_folders(struct planner *pl, struct orphan_folder **v);
+/* the Applications of sync steps the state records and the graph no longer holds; their number */
+size_t orphan_apps(const struct distro *d, const struct graph *g, struct state *st, struct orphan_app **v);
+
+/* the clusters up --prune unregisters (or, still named, forgets having registered); their number */
+size_t orphan_clusters(const struct distro *d, const struct graph *g, struct state *st, struct orphan_cluster **v);
+
+/* what plan counts */
+struct orphan_counts {
+	int remove;			/* folders the push removes */
+	int del, leave;			/* Applications deleted (--prune), left behind */
+	int unregister, keep;		/* clusters unregistered (--prune), left registered */
+};
+
+struct ctx;
+struct json_t;
+/*
+ * plan: what the run removes, printed on `f` and put in `json`'s
+ * "removals", "applications" and "clusters" arrays (each when not NULL):
+ * the folders, and the Applications deleted and clusters unregistered
+ * with --prune or left behind without it, as up decides (`apps`: up would
+ * talk to Argo CD and the selection is the whole distro).
+ */
+struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, struct json_t *json);
+/* the summary's words for them ("; 1 folder to remove, 1 Application left behind"), "" when none */
+const char *orphans_summary(struct orphan_counts n);
+
+#endif

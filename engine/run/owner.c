@@ -1,0 +1,260 @@
+/*
+ * owner.c - who owns what idpmake makes in Argo CD (owner.h).
+ *
+ * The check before a run (owner_check):
+ *
+ *   the selected steps that would create or update something in Argo CD
+ *     sync of a package     its Application (and the package's ApplicationSet
+ *                           under argocd.fleet or sync.fleet: applicationset;
+ *                           an argocd-app package's file may be either)
+ *     CLUSTER:register      the cluster, by server
+ *        |
+ *        v  none: no request at all
+ *   one list per kind that has some (GET /api/v1/applications?appNamespace=NS,
+ *   /api/v1/applicationsets, /api/v1/clusters); no selector, so that an object
+ *   idpmake did not make is seen too
+ *        |
+ *        v
+ *   each one Argo CD has: whose is it?
+ *     label (cluster: annotation) idpmake.io/distro  == this distro's name  ours
+ *     another name                                  another distro's
+ *     absent (Application, ApplicationSet)          not made by idpmake
+ *     absent (cluster)                              registered by hand: as before,
+ *                                                   registered over
+ *        |
+ *        v
+ *   collisions: all printed, exit 1, before any step runs (nothing pushed);
+ *   --adopt: each said, and taken over.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "argo/argoapi.h"
+#include "argo/argocd.h"
+#include "run/ctx.h"
+#include "distro/manifest.h"
+#include "run/owner.h"
+#include "run/plan.h"
+#include "base/url.h"
+#include "base/util.h"
+
+/* ---- validate: one name, one step ---------------------------------------- */
+
+/* ---- up: before anything runs --------------------------------------------- */
+
+enum want_kind { W_APP, W_APPSET, W_CLUSTER };
+static const char *const kind_word[] = { "Application", "ApplicationSet", "cluster" };
+
+struct want {
+	enum want_kind kind;
+	const char *name;		/* the object's name; a cluster's server */
+	const struct step *s;
+	int either;			/* an argocd-app package's: an Application or an ApplicationSet */
+};
+
+/* s with each credential idpmake holds (the clusters' register.token-env, IDPMAKE_GIT_TOKEN) as "***":
+ * a server's message may quote one; the Argo CD token is masked by clean() already */
+static const char *masked(const struct distro *d, const char *s)
+{
+	for (size_t i = 0; s && i <= d->nclusters; i++) {
+		const char *env = i < d->nclusters ? d->clusters[i].reg.token_env : "IDPMAKE_GIT_TOKEN";
+		const char *secret = env ? getenv(env) : NULL, *hit;
+		size_t n = secret ? strlen(secret) : 0, from = 0;
+		/* on from after each "***": a secret that is, or holds, "***" cannot loop */
+		while (n >= 3 && (hit = strstr(s + from, secret))) {
+			from = (size_t)(hit - s) + 3;
+			s = aprintf("%.*s***%s", (int)(hit - s), s, hit + n);
+		}
+	}
+	return s;
+}
+
+/* the list Argo CD answers at `path`: its items (a new reference), or NULL with *err */
+static json_t *list(struct argocd *a, const char *path, const char *what, const char **err)
+{
+	struct call c;
+	struct resp r = { .code = -1 };
+	json_t *items = NULL;
+
+	if (call_open(&c, a, "", NULL, 120) < 0)
+		return *err = "cannot start a libcurl handle", NULL;
+	if (status_verbose())
+		fprintf(stderr, "idpmake: who owns them: GET %s\n", path);
+	if (request(&c, "GET", path, NULL, &r, err) == 0) {
+		if (r.status == 200 && json_is_object(r.json)) {
+			items = json_object_get(r.json, "items");
+			items = json_is_array(items) ? json_incref(items) : json_array();
+		} else if (r.status == 200) {
+			*err = aprintf("listing %s: Argo CD's answer is not a JSON object", what);
+		} else {
+			*err = api_error(&c, aprintf("listing %s", what), &r);
+		}
+	}
+	if (!items)
+		*err = masked(a->d, *err);
+	resp_reset(&r);
+	call_close(&c);
+	return items;
+}
+
+static const char *owner_label(json_t *o, const char *where, const char *key)
+{
+	json_t *v = json_object_get(json_object_get(o, where), key);
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* the step's sync would create or update its Application: decided now when its render is known */
+static int will_sync(struct ctx *c, struct step *s)
+{
+	struct step *r = render_of(s);
+
+	if (r && r->dirty)
+		return 1;	/* rendered in this run: its Application is sent unless the output stays the same */
+	plan_decide(&c->pl, s);
+	return s->dirty;
+}
+
+static size_t wants(struct ctx *c, struct want **v)
+{
+	struct graph *g = c->g;
+	size_t n = 0;
+
+	*v = amalloc((3 * g->nsteps + 1) * sizeof(**v));
+	for (size_t i = 0; i < g->nsteps; i++) {
+		struct step *s = g->steps[i];
+		if (!s->selected)
+			continue;
+		if (s->kind == STEP_REGISTER && s->cluster && s->cluster->server) {
+			plan_decide(&c->pl, s);
+			if (s->dirty)
+				(*v)[n++] = (struct want){ W_CLUSTER, s->cluster->server, s, 0 };
+		}
+		if (s->kind != STEP_SYNC || s->pkg->deploy_kubectl || !will_sync(c, s))
+			continue;
+		const char *name = argocd_app_name(c->d, s);
+		int helm = argocd_helm_app(s), cnoe = s->pkg->app_file != NULL;
+		if (!name)
+			continue;	/* said; its sync fails */
+		(*v)[n++] = (struct want){ W_APP, name, s, cnoe };
+		if (cnoe)
+			(*v)[n++] = (struct want){ W_APPSET, name, s, 1 };
+		else if ((c->d->argocd.fleet_appset || s->pkg->sync.appset) && !helm && !s->cluster->argo_name)
+			(*v)[n++] = (struct want){ W_APPSET, s->pkg->name, s, 0 };
+	}
+	return n;
+}
+
+/* the item of `items` named `name` (a cluster: by server), or NULL */
+static json_t *find(json_t *items, enum want_kind k, const char *name)
+{
+	size_t i;
+	json_t *it;
+
+	json_array_foreach(items, i, it) {
+		const char *have = k == W_CLUSTER ? jstr(it, "server") : jstr(it, "metadata.name");
+		if (!strcmp(have, name))
+			return it;
+	}
+	return NULL;
+}
+
+/* whose is it: NULL when this distro's, else the words for its owner */
+static const char *owner_of(const struct ctx *c, struct argocd *a, const struct want *w, json_t *it)
+{
+	const char *mine = c->d->name ? c->d->name : "";
+	const char *who = w->kind == W_CLUSTER ? owner_label(it, "annotations", "idpmake.io/distro")
+					       : owner_label(json_object_get(it, "metadata"), "labels", "idpmake.io/distro");
+
+	if (!who)
+		return w->kind == W_CLUSTER ? NULL : "nobody: idpmake did not make it (no idpmake.io/distro label)";
+	/* the same name pushing elsewhere (a context's remote) is the same distro: not checked */
+	if (!strcmp(who, mine))
+		return NULL;
+	/* Argo CD's text, hostile: an annotation may hold control characters and any length */
+	return aprintf("distro '%s'", clean(a, who, strlen(who)));
+}
+
+int owner_check(struct ctx *c, struct argocd *a)
+{
+	struct want *v;
+	size_t n = wants(c, &v);
+	json_t *items[3] = { NULL, NULL, NULL };
+	const char *err = NULL;
+	int collisions = 0, apps = 0, clusters = 0, ret = 0;
+
+	if (!n)
+		return 0;	/* nothing to create or update: no request */
+	for (size_t i = 0; i < n && !ret; i++) {
+		enum want_kind k = v[i].kind;
+		const char *path = k == W_APP ? aprintf("/api/v1/applications?appNamespace=%s", url_escape(c->d->argocd.namespace))
+				 : k == W_APPSET ? "/api/v1/applicationsets" : "/api/v1/clusters";
+		if (!items[k] && !(items[k] = list(a, path, k == W_APP ? "Applications" : k == W_APPSET ? "ApplicationSets"
+											 : "clusters", &err))) {
+			/* said as the step's failure would be: the first step that needed the answer */
+			error("%s: %s (asking Argo CD who owns what this run would change); nothing was pushed", v[i].s->id, err);
+			ret = -1;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *it = find(items[v[i].kind], v[i].kind, v[i].name);
+		const char *who, *what;
+		if (!it || !(who = owner_of(c, a, &v[i], it)))
+			continue;
+		what = v[i].kind == W_CLUSTER ? aprintf("cluster '%s' (%s)", v[i].s->cluster->name, v[i].name)
+					      : aprintf("%s '%s'", kind_word[v[i].kind], v[i].name);
+		if (c->adopt) {
+			status_info("idpmake: %s: adopting %s, which belongs to %s (--adopt)", v[i].s->id, what, who);
+			continue;
+		}
+		fprintf(stderr, "idpmake: %s: %s in Argo CD belongs to %s, not to distro '%s'\n", v[i].s->id, what, who,
+			c->d->name ? c->d->name : "");
+		collisions++;
+		*(v[i].kind == W_CLUSTER ? &clusters : &apps) += 1;
+	}
+	if (collisions) {
+		fprintf(stderr, "idpmake: up refused before the push: %d object%s in Argo CD %s not this distro's; "
+			"nothing was pushed, synced or registered\n", collisions, collisions == 1 ? "" : "s",
+			collisions == 1 ? "is" : "are");
+		if (apps)
+			fprintf(stderr, "hint: give this distro Application names of its own (argocd.app-name, e.g. "
+				"\"%s-${cluster}-${package}\"), or take them over on purpose: idpmake up --adopt\n",
+				c->d->name && *c->d->name ? c->d->name : "NAME");
+		if (clusters)
+			fprintf(stderr, "hint: a cluster is registered once in Argo CD: leave its registration to the distro "
+				"that owns it (drop register: here), or take it over on purpose: idpmake up --adopt\n");
+		ret = 1;
+	}
+out:
+	for (int k = 0; k < 3; k++)
+		json_decref(items[k]);
+	return ret;
+}
+
+/* ---- up --prune ------------------------------------------------------------ */
+
+long owner_apps(struct argocd *a, struct owned_app **v, const char **err)
+{
+	const struct distro *d = a->d;
+	const char *sel = aprintf("idpmake.io/distro=%s", d->name ? d->name : "");
+	json_t *items = list(a, aprintf("/api/v1/applications?appNamespace=%s&selector=%s", url_escape(d->argocd.namespace),
+					url_escape(sel)), "this distro's Applications", err), *it;
+	size_t i, n = 0;
+
+	*v = NULL;
+	if (!items)
+		return -1;
+	*v = amalloc((json_array_size(items) + 1) * sizeof(**v));
+	json_array_foreach(items, i, it) {
+		json_t *md = json_object_get(it, "metadata");
+		const char *who = owner_label(md, "labels", "idpmake.io/distro"), *cl = owner_label(md, "labels", "idpmake.io/cluster"),
+			   *pk = owner_label(md, "labels", "idpmake.io/package");
+		if (!who || strcmp(who, d->name ? d->name : ""))
+			continue;	/* a server that ignored the selector: the labels decide */
+		(*v)[n++] = (struct owned_app){ astrdup(jstr(it, "metadata.name")), astrdup(cl ? cl : ""),
+						astrdup(pk ? pk : "") };
+	}
+	json_decref(items);
+	return (long)n;
+}

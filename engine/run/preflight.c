@@ -1,0 +1,249 @@
+/*
+ * preflight.c - before anything is pushed, synced or registered
+ * (preflight.h; idpmake(1) "PRE-FLIGHT").
+ *
+ * Which steps will run is plan's prediction: plan_decide in dry-run over
+ * the selected steps in the graph's order (a step after a render or a step
+ * that runs may run), the steps left as they were afterwards (build_run
+ * decides them again, on real outputs); only as many as the checks need,
+ * so that a no-op costs little (predict).  For those steps only:
+ *
+ *   Argo CD              a sync (not deploy: kubectl), a register step or a
+ *                        wave gate runs, or --refresh, or --prune has
+ *                        something to delete: argocd_open's error (no token,
+ *                        a bad ARGOCD_OPTS...), else GET /api/version, which
+ *                        must answer 200 and as to a logged-in caller (Argo
+ *                        CD's version service tells an anonymous caller its
+ *                        Version alone: the token was not accepted).
+ *   CLUSTER:register     its credential as the step reads it
+ *                        (argocd_register_check): no request.
+ *   repository:register  may IDPMAKE_GIT_TOKEN go to Argo CD (plain http);
+ *                        without the token it asks Argo CD nothing.
+ *   the push             to an http(s) remote without a credential (no
+ *                        IDPMAKE_GIT_TOKEN, no password in the URL): GET
+ *                        info/refs?service=git-receive-pack, as git push
+ *                        starts; a 401 says the remote wants one.
+ *
+ * Invariants: every problem is found before any is printed, and none stops
+ * the others being looked for; a run with nothing to do makes no request;
+ * no credential is sent anywhere it was not already going (the git check
+ * sends none).
+ */
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "argo/argoapi.h"
+#include "argo/argocd.h"
+#include "run/ctx.h"
+#include "run/orphans.h"
+#include "run/plan.h"
+#include "run/preflight.h"
+#include "base/url.h"
+#include "base/util.h"
+
+#define PREFLIGHT_TIMEOUT 60	/* seconds for each check's request, retries included */
+
+struct problems {
+	const char **v;
+	size_t n;
+};
+
+/* is IDPMAKE_GIT_TOKEN given?  Without it repository:register asks Argo CD nothing */
+static int git_token(void)
+{
+	const char *t = getenv("IDPMAKE_GIT_TOKEN");
+	return t && *t;
+}
+
+static void add(struct problems *p, const char *what)
+{
+	p->v = agrow(p->v, p->n, sizeof(*p->v));
+	p->v[p->n++] = what;
+}
+
+int preflight_argocd(struct preflight *pf, struct argocd *a)
+{
+	struct call c;
+	struct resp r = { .code = -1 };
+	const char *err = NULL;
+
+	if (pf->asked || !a)
+		return pf->argocd_err ? -1 : 0;
+	pf->asked = 1;
+	if (call_open(&c, a, "version", NULL, PREFLIGHT_TIMEOUT) < 0) {
+		pf->argocd_err = "cannot start a libcurl handle";
+		return -1;
+	}
+	if (request(&c, "GET", "/api/version", NULL, &r, &err) < 0)
+		pf->argocd_err = aprintf("Argo CD at %s does not answer (GET /api/version): %s: check ARGOCD_SERVER "
+					 "(or argocd.server) and that Argo CD runs", a->base, err);
+	else if (r.status != 200 || !json_is_object(r.json) || !json_is_string(json_object_get(r.json, "Version")))
+		pf->argocd_err = aprintf("%s: is %s Argo CD's API server? (check ARGOCD_SERVER or argocd.server)",
+					 r.status != 200 ? api_error(&c, "asking Argo CD its version", &r)
+							 : "GET /api/version answered no Argo CD version", a->base);
+	else if (json_object_size(r.json) < 2)
+		/* its version service answers an anonymous caller with Version alone */
+		pf->argocd_err = aprintf("Argo CD at %s does not accept the token (it answers as to an anonymous "
+					 "caller): set ARGOCD_AUTH_TOKEN (or argocd.token-file) to a valid token%s", a->base,
+					 a->token_jwt ? "" : "; the token is not JWT-shaped (three parts separated by '.')");
+	resp_reset(&r);
+	call_close(&c);
+	return pf->argocd_err ? -1 : 0;
+}
+
+/* a step that talks to Argo CD (build.c's ARGO_STEP) */
+static int argo_step(const struct step *s)
+{
+	return (s->kind == STEP_SYNC && !s->pkg->deploy_kubectl) || s->kind == STEP_WAVE || s->kind == STEP_REGISTER;
+}
+
+/*
+ * Which selected steps will run (runs[i] for g->steps[i]), as plan predicts,
+ * as far as the checks need to know: the push (when the git check applies)
+ * and the register steps; the
+ * syncs and wave gates only until one that talks to Argo CD runs (then
+ * Argo CD is checked whatever the rest do), and not without Argo CD; hooks
+ * and deploy: kubectl syncs need nothing.  The steps are left as found.
+ */
+static char *predict(struct ctx *c, int push)
+{
+	struct graph *g = c->g;
+	char *runs = amalloc(g->nsteps + 1);
+	struct step *saved = xcalloc(g->nsteps + 1, sizeof(*saved));
+	int dry = c->pl.dry_run, argo = 0;
+
+	c->pl.dry_run = 1;
+	for (size_t i = 0; i < g->nsteps; i++) {
+		struct step *s = g->steps[i];
+		saved[i] = *s;
+		if (!s->selected)
+			continue;
+		if (s->kind == STEP_PRE || s->kind == STEP_POST || (s->kind == STEP_SYNC && s->pkg->deploy_kubectl))
+			continue;
+		if ((s->kind == STEP_SYNC || s->kind == STEP_WAVE) && (argo || !c->pl.argocd_server))
+			continue;
+		if (s->kind == STEP_PUSH && !push)
+			continue;	/* only the git check needs to know (plan_push_changes reads the state) */
+		if (s->kind != STEP_RENDER)
+			plan_decide(&c->pl, s);
+		runs[i] = (char)s->dirty;
+		argo |= s->dirty && argo_step(s);
+	}
+	for (size_t i = 0; i < g->nsteps; i++)
+		if (g->steps[i]->kind != STEP_RENDER)
+			*g->steps[i] = saved[i];
+	c->pl.dry_run = dry;
+	free(saved);
+	return runs;
+}
+
+/* does --prune have an Application or a cluster to delete (prune_apps, prune_clusters)? */
+static int prune_work(struct ctx *c)
+{
+	struct orphan_app *apps;
+	struct orphan_cluster *cl;
+	size_t n;
+
+	if (!c->prune || c->ntargets || c->labels.n)
+		return 0;
+	if (orphan_apps(c->d, c->g, c->st, &apps))
+		return 1;
+	n = orphan_clusters(c->d, c->g, c->st, &cl);
+	for (size_t i = 0; i < n; i++)
+		if (!cl[i].still_named)
+			return 1;
+	return 0;
+}
+
+static size_t discard(void *p, size_t size, size_t n, void *u)
+{
+	(void)p;
+	(void)u;
+	return size * n;
+}
+
+/*
+ * The push to an http(s) remote that has no credential: does the remote ask
+ * for one?  NULL, or the problem.  Only a 401 is one: anything else is the
+ * push's to find out (and retry).
+ */
+static int git_check_applies(const struct ctx *c)
+{
+	struct gitops_opts go = ctx_gitops(c);
+	struct url u;
+
+	return !go.create_remote && go.remote && url_parse(go.remote, &u) == 0 &&
+	       (!strcmp(u.scheme, "https") || !strcmp(u.scheme, "http")) && !git_token() && !u.password;
+}
+
+static const char *git_wants_credential(const struct ctx *c)
+{
+	struct gitops_opts go = ctx_gitops(c);
+	const char *shown;
+	CURL *curl;
+	long status = 0;
+
+	if (!git_check_applies(c) || !(curl = curl_easy_init()))
+		return NULL;
+	shown = url_strip(go.remote, 0);
+	curl_easy_setopt(curl, CURLOPT_URL, aprintf("%s/info/refs?service=git-receive-pack", shown));
+	curl_easy_setopt(curl, CURLOPT_USERAGENT, "git/2 (idpmake " IDPMAKE_VERSION " pre-flight)");
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT, (long)PREFLIGHT_TIMEOUT);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	if (c->d->git.ca_file)
+		curl_easy_setopt(curl, CURLOPT_CAINFO, c->d->git.ca_file);
+	if (curl_easy_perform(curl) == CURLE_OK)
+		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(curl);
+	if (status != 401)
+		return NULL;
+	return aprintf("push: the GitOps remote %s asks for credentials (HTTP 401), and none are given: set "
+		       "IDPMAKE_GIT_TOKEN to a token with write access (and IDPMAKE_GIT_USERNAME if the server "
+		       "wants a user name other than 'git')", shown);
+}
+
+int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a)
+{
+	struct graph *g = c->g;
+	struct problems p = { NULL, 0 };
+	const char *first = NULL, *err;
+	size_t nargo = 0;
+	int push = 0, any = 0;
+	char *runs;
+
+	if (!(runs = predict(c, git_check_applies(c))))
+		return 0;
+	for (size_t i = 0; i < g->nsteps; i++) {
+		struct step *s = g->steps[i];
+		if (!s->selected || !runs[i])
+			continue;
+		any = 1;
+		if (c->pl.argocd_server && argo_step(s) && (s->kind != STEP_REGISTER || s->cluster || git_token())) {
+			if (!nargo++)
+				first = s->id;
+		}
+		if (s->kind == STEP_REGISTER && c->pl.argocd_server && argocd_register_check(a, s, &err) < 0)
+			add(&p, aprintf("%s: %s", s->id, err));
+		push |= s->kind == STEP_PUSH;
+	}
+	if (c->pl.argocd_server && (nargo || c->refresh || prune_work(c)) && preflight_argocd(pf, a) < 0) {
+		if (nargo)
+			add(&p, aprintf("%s (needed by %s%s)", pf->argocd_err, first, nargo > 1 ? " and other steps" : ""));
+		else
+			add(&p, aprintf("%s (needed by %s)", pf->argocd_err, c->refresh ? "--refresh" : "--prune"));
+	}
+	if (any && push && (err = git_wants_credential(c)))
+		add(&p, err);
+	if (!p.n)
+		return 0;
+	for (size_t i = 0; i < p.n; i++)
+		error("%s", p.v[i]);
+	error("pre-flight: %zu problem%s; nothing was rendered, pushed, synced or registered", p.n, p.n == 1 ? "" : "s");
+	return 1;
+}

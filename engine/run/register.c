@@ -1,0 +1,160 @@
+/*
+ * register.c - when the register steps run.
+ *
+ *   CLUSTER:register     a cluster with `register:`: upserted through
+ *                        /api/v1/clusters, its labels set with PUT
+ *                        updatedFields (argocd.c does the requests); every
+ *                        sync to that cluster comes after it.
+ *   repository:register  the GitOps repository with its credentials
+ *                        (IDPMAKE_GIT_USERNAME / IDPMAKE_GIT_TOKEN), unless
+ *                        argocd.repository says Argo CD already has it;
+ *                        every sync comes after it.
+ *
+ * A key covers whether a credential is given and whom it is for (the
+ * variable's name, the user name).  Without IDPMAKE_GIT_TOKEN,
+ * repository:register has nothing to do and records nothing, so the next
+ * run with the token registers the repository.  `--refresh` asks Argo CD (one
+ * list of clusters, one of repositories) whether it still has what the
+ * state says was registered, and registers again what it lost.
+ *
+ * Invariant: no credential, and no hash of one, reaches a key.  A rotated
+ * token therefore does not re-register by itself; `idpmake forget
+ * CLUSTER:register` does (idpmake(1)).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "argo/argocd.h"
+#include "run/register.h"
+#include "graph/state.h"
+#include "graph/status.h"
+#include "base/util.h"
+
+static int given(const char *var)
+{
+	const char *v = var ? getenv(var) : NULL;
+	return v && *v;
+}
+
+static struct hash cluster_key(const struct planner *pl, const struct cluster *c)
+{
+	struct hasher *h = hasher_new();
+
+	hasher_adds(h, "cluster");
+	hasher_adds(h, pl->argocd_server);
+	hasher_adds(h, c->server);
+	hasher_adds(h, c->name);
+	for (size_t i = 0; i < c->labels.n; i++) {
+		hasher_adds(h, c->labels.v[i].key);
+		hasher_adds(h, c->labels.v[i].value);
+	}
+	hasher_adds(h, "");
+	/* where the credential comes from, never what it is */
+	hasher_adds(h, c->reg.token_env);	/* never recorded done without it: the name is enough */
+	hasher_adds(h, c->reg.kubeconfig);
+	hasher_adds(h, c->reg.context);
+	hasher_adds(h, c->reg.ca_file);
+	hasher_add(h, &c->reg.insecure, sizeof(c->reg.insecure));
+	return hasher_end(h);
+}
+
+static struct hash repo_key(const struct planner *pl)
+{
+	struct hasher *h = hasher_new();
+
+	hasher_adds(h, "repository");
+	hasher_adds(h, pl->argocd_server);
+	hasher_adds(h, pl->rc.remote_url);
+	/* that a credential is given (the step runs only then) and for whom: never the credential */
+	hasher_adds(h, "IDPMAKE_GIT_TOKEN for");
+	hasher_adds(h, given("IDPMAKE_GIT_USERNAME") ? getenv("IDPMAKE_GIT_USERNAME") : "git");
+	return hasher_end(h);
+}
+
+void register_decide(struct planner *pl, struct step *s, const struct record *rec)
+{
+	if (!pl->argocd_server) {
+		s->dirty = 0;
+		s->reason = R_UP_TO_DATE;
+		s->why = "skipped: no argocd configured";
+		return;
+	}
+	if (!s->cluster && !given("IDPMAKE_GIT_TOKEN")) {
+		/* nothing to register, and nothing recorded: a later run with the token registers */
+		s->dirty = 0;
+		s->reason = R_UP_TO_DATE;
+		s->why = "no IDPMAKE_GIT_TOKEN: the repository is left to Argo CD's own settings";
+		return;
+	}
+	s->key = s->cluster ? cluster_key(pl, s->cluster) : repo_key(pl);
+	if (s->drift) {
+		/* --refresh: Argo CD lost it (register_refresh) */
+		s->dirty = 1;
+		s->reason = R_FORCED;
+		s->why = s->drift;
+		return;
+	}
+	plan_compare(s, rec, s->cluster ? "the cluster's server, name, labels or credential source changed"
+				       : "the repository, the Argo CD server or the credential given changed");
+}
+
+/* a server or repository URL as Argo CD compares them: no trailing '/' (nor ".git" for a repository) */
+static const char *norm(const char *u, int repo)
+{
+	size_t n = strlen(u);
+
+	while (n && u[n - 1] == '/')
+		n--;
+	if (repo && n > 4 && !strncasecmp(u + n - 4, ".git", 4))
+		n -= 4;
+	return astrndup(u, n);
+}
+
+static int listed(const char *const *v, int n, const char *u, int repo)
+{
+	const char *want = norm(u, repo);
+
+	for (int i = 0; i < n; i++)
+		if (!strcasecmp(norm(v[i], repo), want))
+			return 1;
+	return 0;
+}
+
+void register_refresh(struct planner *pl, struct argocd *a)
+{
+	const char **clusters = NULL, **repos = NULL;
+	int nclusters = -2, nrepos = -2;
+
+	for (size_t i = 0; i < pl->g->nsteps; i++) {
+		struct step *s = pl->g->steps[i];
+		struct record rec;
+		const char *err = NULL;
+		if (s->kind != STEP_REGISTER || !s->selected || !pl->argocd_server)
+			continue;
+		rec = state_step(pl->st, s->id);
+		if (!rec.have || !rec.ok || hash_zero(rec.key) ||
+		    !hash_eq(rec.key, s->cluster ? cluster_key(pl, s->cluster) : repo_key(pl)))
+			continue;	/* it runs anyway */
+		if (s->cluster) {
+			if (!s->cluster->server)
+				continue;
+			if (nclusters == -2 && (nclusters = argocd_list_field(a, "clusters", "server", &clusters, &err)) < 0)
+				warn("--refresh: cannot list Argo CD's clusters: %s", err);
+			if (nclusters >= 0 && !listed(clusters, nclusters, s->cluster->server, 0))
+				s->drift = aprintf("drift: Argo CD no longer has cluster '%s' (%s)", s->cluster->name,
+						   s->cluster->server);
+		} else {
+			if (!given("IDPMAKE_GIT_TOKEN"))
+				continue;	/* nothing registered: Argo CD's own settings */
+			if (nrepos == -2 && (nrepos = argocd_list_field(a, "repositories", "repo", &repos, &err)) < 0)
+				warn("--refresh: cannot list Argo CD's repositories: %s", err);
+			if (nrepos >= 0 && !listed(repos, nrepos, argocd_repo_url(pl->g->d, pl->statedir), 1))
+				s->drift = aprintf("drift: Argo CD no longer has the repository %s",
+						   argocd_repo_url(pl->g->d, pl->statedir));
+		}
+		if (s->drift && status_verbose())
+			fprintf(stderr, "idpmake: %s: %s\n", s->id, s->drift);
+	}
+}

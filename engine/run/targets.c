@@ -1,0 +1,128 @@
+/* targets.c - what a run acts on, checked and said before it acts (targets.h) */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "argo/argocd.h"
+#include "base/buf.h"
+#include "run/ctx.h"
+#include "distro/context.h"
+#include "argo/kubectl.h"
+#include "run/targets.h"
+#include "base/url.h"
+#include "base/util.h"
+
+int targets_check(struct ctx *c)
+{
+	const struct context *x = context_active();
+	const char *env = getenv("ARGOCD_SERVER"), *opt = argocd_opts_server(), *over = opt ? opt : env && *env ? env : NULL;
+
+	if (!x)
+		return 0;
+	/* a context chosen for the run names its server: another one from the environment is a contradiction */
+	if (context_chosen() && x->argocd_server && over && !same_server(over, x->argocd_server)) {
+		fprintf(stderr,
+			"idpmake: %s names the Argo CD server %s, and the context '%s' (%s) names %s: refusing to "
+			"guess which one, or to send the context's token to another server; unset %s, or leave out "
+			"%s\n",
+			opt ? "ARGOCD_OPTS --server" : "ARGOCD_SERVER", url_masked(over, "***"), x->name, context_from(),
+			url_masked(x->argocd_server, "***"), opt ? "--server in ARGOCD_OPTS" : "ARGOCD_SERVER",
+			context_from());
+		return 2;
+	}
+	/* the GitOps remote the context supplied takes its token from the context, never from elsewhere */
+	if (context_gave_remote()) {
+		const char *tok = getenv("IDPMAKE_GIT_TOKEN");
+		if (x->git_token_env) {
+			const char *v = getenv(x->git_token_env);
+			if (v && *v)
+				setenv("IDPMAKE_GIT_TOKEN", v, 1);	/* never passed to a child (exec.c) */
+			else
+				unsetenv("IDPMAKE_GIT_TOKEN");
+		} else if (tok && *tok) {
+			fprintf(stderr,
+				"idpmake: the GitOps remote %s comes from the context '%s' (%s), which names no "
+				"git-token-env, and IDPMAKE_GIT_TOKEN is set: it is not sent to a remote it was not "
+				"given with; say which variable holds that remote's token (idpmake context set %s "
+				"--git-token-env VAR), or unset IDPMAKE_GIT_TOKEN\n",
+				url_masked(x->git_remote, "***"), x->name, context_from(), x->name);
+			return 2;
+		}
+	}
+	(void)c;
+	return 0;
+}
+
+/* the kubectl syncs selected */
+static int kubectl_selected(const struct ctx *c, const struct cluster *cl)
+{
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		const struct step *s = c->g->steps[i];
+		if (s->selected && s->kind == STEP_SYNC && s->pkg->deploy_kubectl && (!cl || s->cluster == cl))
+			return 1;
+	}
+	return 0;
+}
+
+int targets_print(struct ctx *c, FILE *f)
+{
+	const struct distro *d = c->d;
+	const struct context *x = context_active();
+	const char *server = argocd_server(d), *from = argocd_server_from(d);
+	struct buf b = BUF_INIT;
+	int bad = 0;
+
+	if (d->git.remote)
+		buf_addf(&b, "gitops %s branch %s (%s)", url_masked(d->git.remote, "***"),
+			 d->git.branch ? d->git.branch : "main",
+			 context_gave_remote() ? aprintf("context '%s'", x->name) : "distro");
+	else
+		buf_addf(&b, "gitops %s/gitops.git branch %s (the state's own)", c->statedir,
+			 d->git.branch ? d->git.branch : "main");
+	if (server)
+		/* any user info as *** (a user name there may be a token: it is refused later, argoapi.c) */
+		buf_addf(&b, ", argocd %s (%s)", url_userinfo(server) ? url_userinfo(server) : server, from);
+	else
+		buf_adds(&b, ", argocd none");
+	if (x)
+		buf_addf(&b, ", context %s (%s%s)", x->name, context_from(),
+			 context_gave_server() || context_gave_remote() ? "" : ", fills in nothing here");
+	else
+		buf_adds(&b, ", context none");
+	for (size_t i = 0; i < d->nclusters; i++) {
+		const struct cluster *cl = &d->clusters[i];
+		const struct kube_target *t;
+		const char *err;
+		if (!kubectl_selected(c, cl))
+			continue;
+		if (!(t = kubectl_target(cl, &err))) {
+			if (!bad++)
+				fflush(f);
+			fprintf(stderr, "idpmake: %s: %s\n", cl->name, err);
+			continue;
+		}
+		if (t->context)
+			buf_addf(&b, ", kubectl %s: context %s (%s) in %s", cl->name, t->context, t->from, t->kubeconfig);
+		else
+			buf_addf(&b, ", kubectl %s: %s", cl->name, t->from);
+	}
+	if (!bad)
+		fprintf(f, "acting on %s\n", b.s);
+	buf_release(&b);
+	return bad ? -1 : 0;
+}
+
+const char *targets_skipped_note(const struct ctx *c)
+{
+	size_t n = 0;
+
+	if (c->pl.argocd_server)
+		return "";
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		const struct step *s = c->g->steps[i];
+		if (s->selected && step_talks_to_argocd(s))
+			n++;
+	}
+	return n ? aprintf(" (no argocd configured: %zu Argo CD step%s skipped)", n, n == 1 ? " is" : "s are") : "";
+}
