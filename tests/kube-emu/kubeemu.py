@@ -27,7 +27,8 @@ What it answers, as kube-apiserver 1.32 does:
 Control API (no auth, never faulted, not in the request log):
     POST /_emu/fault   JSON object, any of:
         {"refuse": {"kind": K, ["group": G], ["verbs": [..]], ["namespace": NS]}}: 403 Forbidden for that kind
-        {"fail": N, ["status": 500], ["message": S]}: the next N API requests fail (500 InternalError)
+        {"fail": N, ["status": 500], ["message": S], ["path_regex": RE]}: the next N API requests (whose
+            path RE matches, re.search) fail (500 InternalError)
         {"delay_ms": MS}: every API request waits MS first (0: none)
         {"down": true}: every API request's connection is closed without an answer (false: up again)
     POST /_emu/reset   clears the faults and the request log ({"objects": true} also empties the store)
@@ -69,7 +70,8 @@ class Emu:
     def __init__(self, token, namespaces, anonymous):
         self.token, self.anonymous = token, anonymous
         self.store = Store(namespaces) if namespaces else Store()
-        self.faults = {"refuse": [], "fail": 0, "fail_status": 500, "fail_message": "", "delay_ms": 0, "down": False}
+        self.faults = {"refuse": [], "fail": 0, "fail_status": 500, "fail_message": "", "fail_path": "", "delay_ms": 0,
+                       "down": False}
         self.requests = []
 
 
@@ -188,7 +190,7 @@ class Handler(BaseHTTPRequestHandler):
                                  "user_agent": self.headers.get("User-Agent", "")})
             f = emu.faults
             down, delay = f["down"], f["delay_ms"]
-            fail = f["fail"] > 0
+            fail = f["fail"] > 0 and re.search(f["fail_path"], path) is not None
             if fail:
                 f["fail"] -= 1
         if down:
@@ -534,7 +536,8 @@ class Handler(BaseHTTPRequestHandler):
             if self.command == "GET" and path == "/_emu/faults":
                 return self.send_json(200, emu.faults)
             if self.command == "POST" and path == "/_emu/reset":
-                emu.faults.update(refuse=[], fail=0, fail_status=500, fail_message="", delay_ms=0, down=False)
+                emu.faults.update(refuse=[], fail=0, fail_status=500, fail_message="", fail_path="", delay_ms=0,
+                                  down=False)
                 emu.requests = []
                 if isinstance(body, dict) and body.get("objects"):
                     emu.store.__init__()
@@ -547,7 +550,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send_json(200, emu.store.write(res, ns, body)[0])
             if self.command == "POST" and path == "/_emu/fault" and isinstance(body, dict):
                 f = emu.faults
-                known = {"refuse", "fail", "status", "message", "delay_ms", "down"}
+                known = {"refuse", "fail", "status", "message", "path_regex", "delay_ms", "down"}
                 if not body or set(body) - known:
                     return self.send_json(400, {"error": "unknown fault fields: %s" % sorted(set(body) - known)})
                 if isinstance(body.get("refuse"), dict) and body["refuse"].get("kind"):
@@ -558,6 +561,7 @@ class Handler(BaseHTTPRequestHandler):
                     f["fail"] = int(body["fail"])
                     f["fail_status"] = int(body.get("status", 500))
                     f["fail_message"] = body.get("message", "")
+                    f["fail_path"] = body.get("path_regex", "")
                 if "delay_ms" in body:
                     f["delay_ms"] = int(body["delay_ms"])
                 if "down" in body:
