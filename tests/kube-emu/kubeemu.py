@@ -31,6 +31,7 @@ Control API (no auth, never faulted, not in the request log):
             path RE matches, re.search) fail (500 InternalError)
         {"delay_ms": MS}: every API request waits MS first (0: none)
         {"down": true}: every API request's connection is closed without an answer (false: up again)
+        {"stall": K}: the controller of kind K writes no status (a rollout that never completes)
     POST /_emu/reset   clears the faults and the request log ({"objects": true} also empties the store)
     GET  /_emu/state   every stored object (JSON list)      GET /_emu/requests   the request log
     POST /_emu/object  stores the object in the body as a controller would (no validation, no faults)
@@ -539,6 +540,7 @@ class Handler(BaseHTTPRequestHandler):
                 emu.faults.update(refuse=[], fail=0, fail_status=500, fail_message="", fail_path="", delay_ms=0,
                                   down=False)
                 emu.requests = []
+                emu.store.stalled = set()
                 if isinstance(body, dict) and body.get("objects"):
                     emu.store.__init__()
                 return self.send_json(200, {})
@@ -550,7 +552,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send_json(200, emu.store.write(res, ns, body)[0])
             if self.command == "POST" and path == "/_emu/fault" and isinstance(body, dict):
                 f = emu.faults
-                known = {"refuse", "fail", "status", "message", "path_regex", "delay_ms", "down"}
+                known = {"refuse", "fail", "status", "message", "path_regex", "delay_ms", "down", "stall"}
                 if not body or set(body) - known:
                     return self.send_json(400, {"error": "unknown fault fields: %s" % sorted(set(body) - known)})
                 if isinstance(body.get("refuse"), dict) and body["refuse"].get("kind"):
@@ -566,6 +568,8 @@ class Handler(BaseHTTPRequestHandler):
                     f["delay_ms"] = int(body["delay_ms"])
                 if "down" in body:
                     f["down"] = bool(body["down"])
+                if "stall" in body:
+                    emu.store.stalled.add(body["stall"])
                 return self.send_json(200, f)
         self.send_json(404, {"error": "no such control endpoint: %s %s" % (self.command, path)})
 

@@ -107,6 +107,7 @@ class Store:
         self.objects = {}       # (group, kind, namespace or "", name) -> object
         self.applied = {}       # (group, kind, namespace or "", name, manager) -> last applied configuration
         self.events = []        # (rv, type, group, kind, object)
+        self.stalled = set()    # kinds whose controller does nothing (a rollout that never ends)
         with self.lock:
             for ns in namespaces:
                 self.write(self.find("", "v1", "namespaces"), "", {"apiVersion": "v1", "kind": "Namespace",
@@ -257,6 +258,8 @@ class Store:
         """the status a controller writes once the object settles (here: at once)"""
         gen = obj["metadata"]["generation"]
         spec = obj.get("spec") or {}
+        if res.kind in self.stalled:
+            return
         if res.group == "apps" and res.kind in ("Deployment", "StatefulSet"):
             n = spec.get("replicas", 1)
             st = {"observedGeneration": gen, "replicas": n, "updatedReplicas": n, "readyReplicas": n,
