@@ -7,8 +7,10 @@
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
+# shellcheck disable=SC2119 # no arguments: the defaults
 start_kube_emulator
 A=$KUBE_SERVER A_EMU=$kemu
+# shellcheck disable=SC2119 # no arguments: the defaults
 start_kube_emulator
 B=$KUBE_SERVER B_EMU=$kemu
 cat >kubeconfig <<EOF

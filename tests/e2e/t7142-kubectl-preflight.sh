@@ -9,10 +9,12 @@
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
+# shellcheck disable=SC2119 # no arguments: the defaults
 start_kube_emulator
 A=$KUBE_SERVER A_EMU=$kemu
+# shellcheck disable=SC2119 # no arguments: the defaults
 start_kube_emulator
-B=$KUBE_SERVER B_EMU=$kemu B_PID=$KUBE_EMU_PID
+B=$KUBE_SERVER B_PID=$KUBE_EMU_PID
 B_PORT=${B##*:}
 mkconfig() {	# mkconfig TOKEN-OF-A
 	cat >kubeconfig <<EOF

@@ -9,6 +9,7 @@
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
+# shellcheck disable=SC2119 # no arguments: the defaults
 start_kube_emulator
 kubeconfig_for kubeconfig emu
 export KUBECONFIG=$T/kubeconfig
