@@ -1,8 +1,8 @@
 #!/bin/bash
 # tests/run.sh [all|fast|asan] - build what it runs, run the test suites and
 # print one closing line "N passed, N failed, N skipped" over all of them.
-#   fast: unit tests, the Argo CD emulator's self-test, the engine's layers
-#         (tests/layers.py), the e2e tests
+#   fast: unit tests, the Argo CD and Kubernetes emulators' self-tests, the
+#         engine's layers (tests/layers.py), the e2e tests
 #   asan: the unit and e2e tests against the ASan/UBSan build
 #   all:  both
 # The unit tests are the files tests/unit/t-*.c: each is built (ninja) before
@@ -112,6 +112,21 @@ emulator_selftest() {
 	return $rc
 }
 
+# the Kubernetes API emulator's self-test (tests/kube-emu) drives the real
+# kubectl: without kubectl its tests are skipped, and counted so
+kube_emulator_selftest() {
+	local out rc n s
+	out=$(mktemp "${TMPDIR:-/tmp}/idpmake-kubeemu-test.XXXXXX")
+	python3 tests/kube-emu/test_kubeemu.py >"$out" 2>&1
+	rc=$?
+	cat "$out"
+	n=$(grep -E '^Ran [0-9]+ test' "$out" | sed -E 's/Ran ([0-9]+).*/\1/')
+	s=$(grep -E '^OK \(skipped=[0-9]+\)' "$out" | sed -E 's/.*skipped=([0-9]+).*/\1/')
+	rm -f "$out"
+	if [ $rc = 0 ]; then echo "$((${n:-0} - ${s:-0})) passed, 0 failed, ${s:-0} skipped"; else echo "0 passed, ${n:-1} failed"; fi
+	return $rc
+}
+
 if [ "$mode" = all ] || [ "$mode" = fast ]; then
 	build idpmake "${units[@]/#/$builddir/}"
 fi
@@ -121,6 +136,7 @@ fi
 plain_pass() {
 	unit "$builddir"
 	suite "argocd emulator self-test" emulator_selftest
+	suite "kubernetes emulator self-test" kube_emulator_selftest
 	# engine/ in its layers (engine/LAYERS): includes, calls (the plain build's objects), sizes
 	suite "engine layers" python3 tests/layers.py "$builddir"
 	suite -s "e2e" env IDPMAKE="$PWD/idpmake" tests/e2e/run.sh

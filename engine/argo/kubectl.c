@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "base/exec.h"
@@ -280,6 +281,73 @@ static int kubectl(const struct step *s, const char *const *args, int timeout, c
 		return -1;
 	}
 	return 0;
+}
+
+/* the last non-empty line of text, made safe for a terminal (arena) */
+static const char *last_line(const char *text)
+{
+	const char *end = text + strlen(text), *start;
+
+	while (end > text && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+		end--;
+	start = end;
+	while (start > text && start[-1] != '\n')
+		start--;
+	return term_safe(astrndup(start, (size_t)(end - start)));
+}
+
+const char *kubectl_check(const struct cluster *cl, int timeout)
+{
+	const struct kube_target *t;
+	const char *err, *tmp = getenv("TMPDIR"), *why, *where;
+	char *log = aprintf("%s/idpmake-kubectl-XXXXXX", tmp && *tmp ? tmp : "/tmp"), *text;
+	struct argl av = { 0 };
+	struct proc p = { 0 };
+	struct buf out;
+	size_t len;
+	int fd, rc;
+
+	if (!(t = kubectl_target(cl, &err)))
+		return NULL;
+	push(&av, "kubectl");
+	if (t->kubeconfig_arg) {
+		push(&av, "--kubeconfig");
+		push(&av, t->kubeconfig_arg);
+	}
+	if (t->context) {
+		push(&av, "--context");
+		push(&av, t->context);
+	}
+	push(&av, "get");
+	push(&av, "--raw");
+	push(&av, "/api");
+	push(&av, aprintf("--request-timeout=%ds", timeout > 10 ? timeout / 2 : 5));
+	/* kubectl's stderr, for its message: a temporary file, as render_one's log */
+	if ((fd = mkstemp(log)) >= 0)
+		close(fd);
+	buf_init(&out);
+	p.argv = av.v;
+	p.log = fd >= 0 ? log : NULL;
+	p.out = &out;	/* the answer: not wanted, kept off the message */
+	p.out_cap = 1 << 20;
+	p.timeout = timeout;
+	rc = proc_run(&p);
+	buf_release(&out);
+	text = fd >= 0 ? read_file(log, &len) : NULL;
+	if (fd >= 0)
+		unlink(log);
+	if (rc == 0) {
+		free(text);
+		return NULL;
+	}
+	why = text && *last_line(text) ? last_line(text) : proc_failure(&p);
+	free(text);
+	where = t->context ? aprintf("the kube context '%s' (%s; server %s; in %s)", t->context, t->from,
+				     t->server ? t->server : "none", t->kubeconfig)
+			   : "kubectl's in-cluster configuration";
+	return aprintf("cluster '%s': %s does not answer (kubectl get --raw /api: %s); check the server, the "
+		       "credential and that the cluster runs, or give the cluster kube-context: NAME", cl->name, where,
+		       why);
 }
 
 enum phase { PH_FIRST, PH_DEFAULT_NS, PH_OWN_NS, PH_N };

@@ -27,6 +27,16 @@ void kubectl_set_context(const char *name);
 /* resolve (once a run) and check where cluster cl's kubectl packages go: the target, or NULL with *err */
 const struct kube_target *kubectl_target(const struct cluster *cl, const char **err);
 
+/*
+ * The pre-flight's check (preflight.c) that cluster cl's kube context
+ * answers and takes its credential: `kubectl [--kubeconfig F] --context C
+ * get --raw /api`, which needs an authenticated caller.  NULL, or the
+ * problem (arena, one line: the cluster, the context and server, kubectl's
+ * last line of error, the way out).  A cluster whose target is refused
+ * (kubectl_target) is NULL here: its steps say why.
+ */
+const char *kubectl_check(const struct cluster *cl, int timeout);
+
 /* the key of a kubectl package's sync step, from its render's output */
 struct hash kubectl_key(const struct step *s, struct hash output);
 /* apply the unpacked render in `dir` (NULL: could not unpack) with kubectl apply --server-side: 0, or -1 with *err */

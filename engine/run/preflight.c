@@ -19,6 +19,10 @@
  *                        (argocd_register_check): no request.
  *   repository:register  may IDPMAKE_GIT_TOKEN go to Argo CD (plain http);
  *                        without the token it asks Argo CD nothing.
+ *   CLUSTER's kube       a deploy: kubectl sync runs: `kubectl --context C get
+ *   context              --raw /api` (kubectl_check) must answer, with the
+ *                        credential kubectl applies with: once per cluster,
+ *                        through exec.c (no shell), kubectl's message kept.
  *   the push             to an http(s) remote without a credential (no
  *                        IDPMAKE_GIT_TOKEN, no password in the URL): GET
  *                        info/refs?service=git-receive-pack, as git push
@@ -35,6 +39,7 @@
 
 #include "argo/argoapi.h"
 #include "argo/argocd.h"
+#include "argo/kubectl.h"
 #include "run/ctx.h"
 #include "run/orphans.h"
 #include "run/plan.h"
@@ -98,13 +103,24 @@ static int argo_step(const struct step *s)
 	return (s->kind == STEP_SYNC && !s->pkg->deploy_kubectl) || s->kind == STEP_WAVE || s->kind == STEP_REGISTER;
 }
 
+/* does a deploy: kubectl sync of step i's cluster before it run (predict's runs)? */
+static int kube_ran(const struct graph *g, const char *runs, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (runs[k] && g->steps[k]->kind == STEP_SYNC && g->steps[k]->pkg->deploy_kubectl &&
+		    g->steps[k]->cluster == g->steps[i]->cluster)
+			return 1;
+	return 0;
+}
+
 /*
  * Which selected steps will run (runs[i] for g->steps[i]), as plan predicts,
- * as far as the checks need to know: the push (when the git check applies)
- * and the register steps; the
+ * as far as the checks need to know: the push (when the git check applies),
+ * the register steps, and the first deploy: kubectl sync of each cluster
+ * that runs; the other
  * syncs and wave gates only until one that talks to Argo CD runs (then
  * Argo CD is checked whatever the rest do), and not without Argo CD; hooks
- * and deploy: kubectl syncs need nothing.  The steps are left as found.
+ * need nothing.  The steps are left as found.
  */
 static char *predict(struct ctx *c, int push)
 {
@@ -119,9 +135,12 @@ static char *predict(struct ctx *c, int push)
 		saved[i] = *s;
 		if (!s->selected)
 			continue;
-		if (s->kind == STEP_PRE || s->kind == STEP_POST || (s->kind == STEP_SYNC && s->pkg->deploy_kubectl))
+		if (s->kind == STEP_PRE || s->kind == STEP_POST)
 			continue;
-		if ((s->kind == STEP_SYNC || s->kind == STEP_WAVE) && (argo || !c->pl.argocd_server))
+		if (s->kind == STEP_SYNC && s->pkg->deploy_kubectl && kube_ran(g, runs, i))
+			continue;	/* its cluster is checked already */
+		if (((s->kind == STEP_SYNC && !s->pkg->deploy_kubectl) || s->kind == STEP_WAVE) &&
+		    (argo || !c->pl.argocd_server))
 			continue;
 		if (s->kind == STEP_PUSH && !push)
 			continue;	/* only the git check needs to know (plan_push_changes reads the state) */
@@ -240,6 +259,13 @@ int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a)
 	}
 	if (any && push && (err = git_wants_credential(c)))
 		add(&p, err);
+	/* each cluster whose deploy: kubectl syncs run: does its kube context answer? */
+	for (size_t i = 0; i < g->nsteps; i++) {
+		struct step *s = g->steps[i];
+		if (s->selected && runs[i] && s->kind == STEP_SYNC && s->pkg->deploy_kubectl && !kube_ran(g, runs, i) &&
+		    (err = kubectl_check(s->cluster, PREFLIGHT_TIMEOUT)))
+			add(&p, aprintf("%s (needed by %s)", err, s->id));
+	}
 	if (!p.n)
 		return 0;
 	for (size_t i = 0; i < p.n; i++)

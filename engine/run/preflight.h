@@ -5,9 +5,10 @@
  * up predicts which selected steps will run, as plan does, and checks what
  * those steps need, all of it, before the first render: Argo CD's settings,
  * that it answers and accepts the token (one GET /api/version), each
- * register step's credential, and whether an http(s) GitOps remote asks for
- * a credential the push does not have.  A run with nothing to do checks
- * nothing and makes no request.
+ * register step's credential, whether an http(s) GitOps remote asks for
+ * a credential the push does not have, and that the kube context of each
+ * cluster whose deploy: kubectl syncs run answers (kubectl_check).  A run
+ * with nothing to do checks nothing and makes no request.
  */
 #ifndef IDPMAKE_PREFLIGHT_H
 #define IDPMAKE_PREFLIGHT_H

@@ -65,6 +65,20 @@
 #	emu_posts RE               the POSTs to Argo CD's API since the last
 #	                           emu_reset whose path matches RE
 #	emu_reset                  emu_post reset '{}'
+#	start_kube_emulator ARGS   tests/kube-emu/kubeemu.py over https (a CA and
+#	                           certificate for 127.0.0.1 in $T/kube-tls, one
+#	                           for every emulator the script starts);
+#	                           sets KUBE_SERVER (https://127.0.0.1:PORT),
+#	                           KUBE_TOKEN, KUBE_CA, KUBE_EMU_PID, kemu (its
+#	                           /_emu URL); needs kubectl (t_skip_rest without)
+#	kubeconfig_for FILE CTX [TOKEN] [SERVER]
+#	                           a kubeconfig FILE whose only (and current)
+#	                           context CTX reaches the emulator with TOKEN
+#	                           (default KUBE_TOKEN)
+#	kemu_post ENDPOINT JSON    POST to $kemu/ENDPOINT; a refused POST fails
+#	kemu_state                 every object the emulator holds, one line each:
+#	                           "KIND NAMESPACE/NAME" (NAMESPACE empty for a
+#	                           cluster-scoped one)
 #
 # Call the start_* functions directly, not in $(...): the server must be a child
 # of the script's own shell to be stopped on exit.
@@ -556,13 +570,81 @@ print(sum(1 for e in json.load(sys.stdin) if e["method"] == "POST" and e["path"]
 		t_bail "cannot read the request log"
 }
 
+# ---- the Kubernetes API emulator ---------------------------------------
+# over https: kubectl sends a kubeconfig's token only to a TLS server
+start_kube_emulator() {
+	local script=$top/tests/kube-emu/kubeemu.py pid port= saved_tls=${tls:-}
+	[ -f "$script" ] || t_bail "kubernetes emulator missing: $script"
+	command -v kubectl >/dev/null || t_skip_rest "kubectl is not on PATH (./configure --install-deps installs it)"
+	command -v python3 >/dev/null || t_bail "python3 missing: run ./configure --install-deps"
+	# one CA for every emulator of the script
+	[ -s "$T/kube-tls/server.pem" ] || make_tls IP:127.0.0.1 "$T/kube-tls"
+	KUBE_CA=$T/kube-tls/ca.pem
+	tls=$saved_tls
+	: "${KUBE_TOKEN:=kube-$(random_string)}"
+	rm -f "$T/kube-emu.port"
+	python3 "$script" --port 0 --port-file "$T/kube-emu.port" --token "$KUBE_TOKEN" \
+		--tls-cert "$T/kube-tls/server.pem" --tls-key "$T/kube-tls/server.key" "$@" >>"$T/kube-emu.log" 2>&1 &
+	pid=$!
+	t_pids="$t_pids $pid"
+	for _ in $(seq 300); do
+		if [ -s "$T/kube-emu.port" ]; then
+			port=$(tr -d ' \n' <"$T/kube-emu.port")
+			case $port in ''|*[!0-9]*) port= ;; *) break ;; esac
+		fi
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ -z "$port" ]; then
+		sed 's/^/# /' "$T/kube-emu.log" >&2
+		t_bail "kubernetes emulator did not start within 30 s (log above)"
+	fi
+	KUBE_EMU_PID=$pid
+	KUBE_SERVER=https://127.0.0.1:$port
+	kemu=$KUBE_SERVER/_emu
+}
+
+kubeconfig_for() {
+	cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+current-context: $2
+clusters:
+- name: $2
+  cluster: {server: "${4:-$KUBE_SERVER}", certificate-authority: "$KUBE_CA"}
+contexts:
+- name: $2
+  context: {cluster: $2, user: $2}
+users:
+- name: $2
+  user: {token: "${3:-$KUBE_TOKEN}"}
+EOF
+}
+
+kemu_post() {
+	if ! curl -fsS -m 10 --cacert "$KUBE_CA" -X POST -H 'Content-Type: application/json' -d "$2" \
+		"$kemu/$1" >"$T/.kemu_post" 2>&1; then
+		{ echo "POST $kemu/$1 $2 failed:"; cat "$T/.kemu_post"; } >"$T/.why"
+		t_report 1 "the kubernetes emulator takes POST $1" "$T/.why"
+		return 1
+	fi
+}
+
+kemu_state() {
+	curl -fsS -m 10 --cacert "$KUBE_CA" "$kemu/state" | python3 -c '
+import json, sys
+for o in json.load(sys.stdin):
+    print("%s %s/%s" % (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]))'
+}
+
 # ---- fixtures ----------------------------------------------------------
-# make_tls [SAN]: a private CA ($tls/ca.pem, .key), a second CA that signed
+# make_tls [SAN [DIR]]: a private CA ($tls/ca.pem, .key), a second CA that signed
 # nothing here ($tls/stranger.pem), and a server certificate the CA signed
-# ($tls/server.pem, .key) for SAN (default DNS:localhost); sets tls=$T/tls.
+# ($tls/server.pem, .key) for SAN (default DNS:localhost); sets tls=DIR
+# (default $T/tls).
 make_tls() {
 	local san=${1:-DNS:localhost} ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes) name
-	tls=$T/tls
+	tls=${2:-$T/tls}
 	mkdir -p "$tls"
 	for name in ca stranger; do
 		openssl req -x509 "${ec[@]}" -days 2 -subj "/CN=idpmake test $name" \

@@ -2,9 +2,11 @@
 # deploy: kubectl goes where the distro says (issue 19 #3): the kube context
 # comes from --kube-context, the cluster's kube-context or register.context,
 # and only then the kubeconfig's current-context, always named (in the
-# "acting on" line and as kubectl --context); the context's server must be
-# the cluster's `server`, or nothing is applied and nothing pushed.  A fake
-# kubectl records its arguments, and fails when told to.
+# "acting on" line and as kubectl --context, in the pre-flight's check as in
+# the apply); the context's server must be the cluster's `server`, or nothing
+# is applied and nothing pushed.  A fake kubectl records its arguments, and
+# fails its applies when told to.  The real kubectl against an emulated API
+# server: t7140 (apply), t7141 (its failures), t7142 (the pre-flight).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -12,10 +14,12 @@ mkdir -p bin
 cat >bin/kubectl <<EOF
 #!/bin/sh
 echo "\$*" >>"$T/kubectl.log"
-if [ -e "$T/kubectl.fail" ]; then
-	echo "error: the server has asked for the client to provide credentials" >&2
-	exit 1
-fi
+case "\$*" in *" apply "*)	# the pre-flight's get --raw /api answers
+	if [ -e "$T/kubectl.fail" ]; then
+		echo "error: the server has asked for the client to provide credentials" >&2
+		exit 1
+	fi
+esac
 [ -t 0 ] || cat >/dev/null
 exit 0
 EOF
@@ -62,6 +66,8 @@ t_grep "current-context, and the file" "kubectl in-cluster: context PROD-DO-NOT-
 t_ok "up" idpmake -C one up
 t_grep "the line again" "kubectl in-cluster: context PROD-DO-NOT-TOUCH \(current-context\)" "$STDOUT"
 t_grep "kubectl is given --context, never left to what is current" '^--context PROD-DO-NOT-TOUCH apply --server-side' kubectl.log
+t_grep "the pre-flight asks that context first" '^--context PROD-DO-NOT-TOUCH get --raw /api --request-timeout=30s$' kubectl.log
+t_eq "once" 1 "$(grep -c 'get --raw' kubectl.log)"
 
 # ---- two clusters at two servers ---------------------------------------------
 mkdistro two <<EOF

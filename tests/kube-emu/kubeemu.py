@@ -1,0 +1,615 @@
+#!/usr/bin/env python3
+"""Kubernetes API server emulator: a test fixture for idpmake (Python 3 standard library only).
+
+The real kubectl talks to it on loopback, over https (--tls-cert, --tls-key): kubectl sends no
+credential over plain http (client-go reads a kubeconfig's user only for a TLS server), so plain http
+(`server: http://127.0.0.1:PORT`) serves an anonymous kubectl only.
+
+    python3 kubeemu.py --port 0 --port-file FILE --token TOKEN [--tls-cert F --tls-key F]
+        [--namespace NS ...] [--no-anonymous]
+
+What it answers, as kube-apiserver 1.32 does:
+  - GET /version, /healthz, /livez, /readyz; discovery: /api, /apis (the legacy documents: kubectl asks
+    for aggregated discovery first and takes these as the answer of a server without it), /api/v1,
+    /apis/GROUP/VERSION (APIResourceList); /openapi/v3 as far as kubectl reads it to learn that the
+    server validates (openapi.py); /openapi/v2 is 404.
+  - Objects (store.py): GET, LIST (labelSelector k=v, k!=v, k, !k; fieldSelector metadata.name and
+    metadata.namespace), WATCH (?watch=true: chunked JSON events), POST, PUT, PATCH (merge, JSON,
+    strategic-merge and server-side apply, patch.py), DELETE, for the built-in kinds in store.BUILTIN and
+    the kinds a CustomResourceDefinition serves.  Table output is not offered: kubectl prints the list.
+  - Errors as Status bodies: 401 Unauthorized (a wrong bearer token, or none with --no-anonymous), 403
+    Forbidden (anonymous beyond /version and the health paths; a kind refused by a fault; a namespace
+    being deleted), 404 NotFound (the object; `namespaces "x" not found` for an object in a namespace that
+    does not exist), 409 AlreadyExists and Conflict (a stale resourceVersion), 422 Invalid (a name that is
+    missing or not a DNS subdomain), 400 BadRequest (a body of the wrong kind or namespace), 415.
+  - Without a token a caller is system:anonymous (kubeadm's default): /version and the health paths only.
+
+Control API (no auth, never faulted, not in the request log):
+    POST /_emu/fault   JSON object, any of:
+        {"refuse": {"kind": K, ["group": G], ["verbs": [..]], ["namespace": NS]}}: 403 Forbidden for that kind
+        {"fail": N, ["status": 500], ["message": S], ["path_regex": RE]}: the next N API requests (whose
+            path RE matches, re.search) fail (500 InternalError)
+        {"delay_ms": MS}: every API request waits MS first (0: none)
+        {"down": true}: every API request's connection is closed without an answer (false: up again)
+        {"stall": K}: the controller of kind K writes no status (a rollout that never completes)
+    POST /_emu/reset   clears the faults and the request log ({"objects": true} also empties the store)
+    GET  /_emu/state   every stored object (JSON list)      GET /_emu/requests   the request log
+    POST /_emu/object  stores the object in the body as a controller would (no validation, no faults)
+
+Extending it (the Cluster API management cluster of a later issue): kinds come from CRDs; a controller
+is a branch in Store.react, or a thread that writes through Store under Store.lock.
+"""
+import argparse
+import base64
+import copy
+import json
+import os
+import re
+import select
+import signal
+import socket
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import openapi  # noqa: E402
+from patch import PatchError, json_patch, merge_patch, server_side_apply, strategic_merge  # noqa: E402
+from store import LABEL_NAME_RE, NAME_RE, ApiError, Store  # noqa: E402
+
+VERSION = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-kubeemu", "gitCommit": "0" * 40,
+           "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23.0",
+           "compiler": "gc", "platform": "linux/amd64"}
+PUBLIC = ("/version", "/version/", "/healthz", "/livez", "/readyz")
+MAX_BODY = 16 << 20
+
+
+class Emu:
+    def __init__(self, token, namespaces, anonymous):
+        self.token, self.anonymous = token, anonymous
+        self.store = Store(namespaces) if namespaces else Store()
+        self.faults = {"refuse": [], "fail": 0, "fail_status": 500, "fail_message": "", "fail_path": "", "delay_ms": 0,
+                       "down": False}
+        self.requests = []
+
+
+def status_body(code, reason, message, details=None):
+    return ApiError(code, reason, message, details).status()
+
+
+def verb_of(method, name, query):
+    watch = query.get("watch", [""])[0] in ("true", "1")
+    return {"GET": "watch" if watch else ("get" if name else "list"), "POST": "create", "PUT": "update",
+            "PATCH": "patch", "DELETE": "delete" if name else "deletecollection"}.get(method, method.lower())
+
+
+def parse_labels(sel):
+    out = []
+    for term in filter(None, (t.strip() for t in sel.split(","))):
+        m = re.match(r"^(!?)([^=!]+?)\s*(?:(==|=|!=)\s*(.*))?$", term)
+        if not m:
+            raise ApiError(400, "BadRequest", "unable to parse requirement: %s" % term)
+        out.append((m.group(1), m.group(2).strip(), m.group(3), (m.group(4) or "").strip()))
+    return out
+
+
+def labels_match(obj, terms):
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    for neg, k, op, v in terms:
+        if op is None and ((k in labels) == bool(neg)):
+            return False
+        if op in ("=", "==") and labels.get(k) != v:
+            return False
+        if op == "!=" and labels.get(k) == v:
+            return False
+    return True
+
+
+def fields_match(obj, sel):
+    md = obj.get("metadata") or {}
+    for term in filter(None, (t.strip() for t in sel.split(","))):
+        m = re.match(r"^([^=!]+?)(==|=|!=)(.*)$", term)
+        if not m or m.group(1) not in ("metadata.name", "metadata.namespace"):
+            raise ApiError(400, "BadRequest", 'field label not supported: %s' % term.split("=")[0].rstrip("!"))
+        have = md.get(m.group(1).split(".")[1], "")
+        if (have == m.group(3)) != (m.group(2) != "!="):
+            return False
+    return True
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "kubeemu"
+
+    def setup(self):
+        super().setup()
+        # headers and body go out in two writes: without this, Nagle's algorithm and the client's
+        # delayed ACK hold every answer back 40 ms
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, fmt, *args):
+        sys.stderr.write("%s %s\n" % (self.log_date_time_string(), fmt % args))
+
+    # ---- plumbing -------------------------------------------------------------
+    def send_json(self, code, obj, headers=None):
+        data = json.dumps(obj, separators=(",", ":")).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-cache, private")
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def read_body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        if n > MAX_BODY:
+            raise ApiError(413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728")
+        if n:
+            return self.rfile.read(n)
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            out = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return out
+                out += self.rfile.read(size)
+                self.rfile.readline()
+                if len(out) > MAX_BODY:
+                    raise ApiError(413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728")
+        return b""
+
+    def json_body(self):
+        raw = self.read_body()
+        try:
+            return json.loads(raw.decode("utf-8") or "null")
+        except (ValueError, UnicodeDecodeError) as e:
+            # kubectl sends JSON, also as application/apply-patch+yaml (JSON is YAML)
+            raise ApiError(400, "BadRequest", "the body of the request was in an unknown format - "
+                           "accepted media types include: application/json (%s)" % e)
+
+    def do_GET(self):
+        self.route()
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_GET
+
+    def route(self):
+        emu = self.server.emu
+        url = urllib.parse.urlsplit(self.path)
+        path, query = url.path, urllib.parse.parse_qs(url.query)
+        if path == "/_emu" or path.startswith("/_emu/"):
+            return self.control(path)
+        with emu.store.lock:
+            emu.requests.append({"method": self.command, "path": path, "query": url.query,
+                                 "content_type": self.headers.get("Content-Type", ""),
+                                 "user_agent": self.headers.get("User-Agent", "")})
+            f = emu.faults
+            down, delay = f["down"], f["delay_ms"]
+            fail = f["fail"] > 0 and re.search(f["fail_path"], path) is not None
+            if fail:
+                f["fail"] -= 1
+        if down:
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        if delay:
+            time.sleep(delay / 1000.0)
+        try:
+            if fail:
+                self.read_body()
+                raise ApiError(f["fail_status"], "InternalError", f["fail_message"] or
+                               "Internal error occurred: injected fault", {"causes": [{"message": "injected"}]})
+            user = self.authenticate(path)
+            self.api(path, query, user)
+        except ApiError as e:
+            self.send_json(e.code, e.status())
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def authenticate(self, path):
+        emu = self.server.emu
+        auth = self.headers.get("Authorization", "")
+        if auth:
+            if auth != "Bearer " + emu.token:
+                raise ApiError(401, "Unauthorized", "Unauthorized")
+            return "kubeemu-admin"
+        if not emu.anonymous:
+            raise ApiError(401, "Unauthorized", "Unauthorized")
+        if path not in PUBLIC:
+            raise ApiError(403, "Forbidden", 'forbidden: User "system:anonymous" cannot %s path "%s"' %
+                           (self.command.lower(), path), {})
+        return "system:anonymous"
+
+    # ---- the API ----------------------------------------------------------------
+    def api(self, path, query, user):
+        st = self.server.emu.store
+        if path in ("/version", "/version/"):
+            return self.send_json(200, VERSION)
+        if path in ("/healthz", "/livez", "/readyz"):
+            data = b"ok"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            return self.wfile.write(data)
+        parts = [p for p in path.split("/") if p]
+        with st.lock:
+            if parts == ["openapi", "v3"]:
+                return self.send_json(200, openapi.root(st.types))
+            if parts[:2] == ["openapi", "v3"] and len(parts) in (4, 5):
+                gv = (parts[3], parts[4]) if parts[2] == "apis" and len(parts) == 5 else \
+                    ("", parts[3]) if parts[2] == "api" and len(parts) == 4 else (None, None)
+                doc = openapi.group_version(st.types, *gv) if gv[1] else None
+                if doc is None:
+                    raise ApiError(404, "NotFound", "the server could not find the requested resource")
+                return self.send_json(200, doc)
+            if parts == ["api"]:
+                return self.send_json(200, {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
+                    {"clientCIDR": "0.0.0.0/0", "serverAddress": "%s:%d" % self.server.server_address[:2]}]})
+            if parts == ["apis"]:
+                groups = []
+                for g, vs in st.groups().items():
+                    gvs = [{"groupVersion": g + "/" + v, "version": v} for v in vs]
+                    groups.append({"name": g, "versions": gvs, "preferredVersion": gvs[0]})
+                return self.send_json(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+            if len(parts) == 2 and parts[0] == "apis":
+                vs = st.groups().get(parts[1])
+                if not vs:
+                    raise ApiError(404, "NotFound", "the server could not find the requested resource")
+                gvs = [{"groupVersion": parts[1] + "/" + v, "version": v} for v in vs]
+                return self.send_json(200, {"kind": "APIGroup", "apiVersion": "v1", "name": parts[1],
+                                            "versions": gvs, "preferredVersion": gvs[0]})
+            if parts[:2] == ["api", "v1"]:
+                group, version, rest = "", "v1", parts[2:]
+            elif len(parts) >= 3 and parts[0] == "apis":
+                group, version, rest = parts[1], parts[2], parts[3:]
+            else:
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            types = [t for t in st.types if t.group == group and t.version == version]
+            if not types:
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            if not rest:
+                return self.send_json(200, {"kind": "APIResourceList", "apiVersion": "v1",
+                                            "groupVersion": types[0].gv(),
+                                            "resources": [t.discovery() for t in types]})
+            ns = None
+            if len(rest) >= 3 and rest[0] == "namespaces":
+                ns, rest = rest[1], rest[2:]
+            res = st.find(group, version, rest[0])
+            if res is None or (ns is not None and not res.namespaced) or len(rest) > 3:
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            name = rest[1] if len(rest) > 1 else None
+            sub = rest[2] if len(rest) > 2 else None
+            if sub and sub != "status":
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            if res.namespaced and ns is None and name is not None:
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            verb = verb_of(self.command, name, query)
+            self.authorize(res, ns, name, verb, user)
+        if verb == "watch":
+            return self.watch(res, ns, query)
+        with st.lock:
+            return self.object(res, ns, name, sub, verb, query)
+
+    def authorize(self, res, ns, name, verb, user):
+        for r in self.server.emu.faults["refuse"]:
+            if r.get("kind") == res.kind and r.get("group", res.group) == res.group and \
+                    verb in r.get("verbs", [verb]) and r.get("namespace", ns) == ns:
+                where = ' in the namespace "%s"' % ns if ns else " at the cluster scope"
+                msg = '%s is forbidden: User "%s" cannot %s resource "%s" in API group "%s"%s' % (
+                    ('%s "%s"' % (res.qualified(), name)) if name else res.qualified(), user, verb, res.plural,
+                    res.group, where)
+                raise ApiError(403, "Forbidden", msg, {"name": name, "group": res.group, "kind": res.plural}
+                               if name else {"group": res.group, "kind": res.plural})
+
+    def object(self, res, ns, name, sub, verb, query):
+        st = self.server.emu.store
+        if verb == "get":
+            return self.send_json(200, st.get(res, ns, name))
+        if verb == "list":
+            items = [o for o in st.list(res, ns) if labels_match(o, parse_labels(query.get("labelSelector", [""])[0]))
+                     and fields_match(o, query.get("fieldSelector", [""])[0])]
+            return self.send_json(200, {"kind": res.kind + "List", "apiVersion": res.gv(),
+                                        "metadata": {"resourceVersion": str(st.rv)}, "items": items})
+        if verb == "delete":
+            self.read_body()
+            return self.send_json(200, st.delete(res, ns, name))
+        if verb == "deletecollection":
+            self.read_body()
+            for o in st.list(res, ns):
+                st.delete(res, o["metadata"].get("namespace"), o["metadata"]["name"])
+            return self.send_json(200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
+        dry = "All" in query.get("dryRun", [])
+        manager = query.get("fieldManager", [""])[0] or self.manager_from_agent()
+        if verb == "create":
+            obj = self.checked(res, ns, self.json_body(), None)
+            name = obj["metadata"].get("name") or ""
+            if not name and obj["metadata"].get("generateName"):
+                name = obj["metadata"]["name"] = obj["metadata"]["generateName"] + os.urandom(3).hex()[:5]
+            self.valid(res, obj)
+            st.check_namespace(res, ns)
+            if st.exists(res, ns, name):
+                raise ApiError(409, "AlreadyExists", '%s "%s" already exists' % (res.qualified(), name),
+                               {"name": name, "group": res.group, "kind": res.plural})
+            if dry:
+                return self.send_json(201, st.view(res, obj))
+            obj.pop("status", None)
+            return self.send_json(201, st.write(res, ns, obj, manager)[0])
+        if verb == "update":
+            obj = self.checked(res, ns, self.json_body(), name)
+            live = st.get(res, ns, name)
+            rv = obj["metadata"].get("resourceVersion")
+            if rv and rv != live["metadata"]["resourceVersion"]:
+                raise ApiError(409, "Conflict", 'Operation cannot be fulfilled on %s "%s": the object has been '
+                               'modified; please apply your changes to the latest version and try again' %
+                               (res.qualified(), name), {"name": name, "group": res.group, "kind": res.plural})
+            if sub == "status":
+                live["status"] = obj.get("status")
+                obj = live
+            else:
+                obj["status"] = live.get("status")
+            self.valid(res, obj)
+            if dry:
+                return self.send_json(200, obj)
+            return self.send_json(200, st.write(res, ns, obj, manager)[0])
+        if verb == "patch":
+            return self.patch(res, ns, name, sub, query, dry, manager)
+        raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+
+    def manager_from_agent(self):
+        return (self.headers.get("User-Agent") or "unknown").split("/")[0]
+
+    def patch(self, res, ns, name, sub, query, dry, manager):
+        st = self.server.emu.store
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+        body = self.json_body()
+        exists = st.exists(res, ns, name)
+        if ctype == "application/apply-patch+yaml":
+            if not query.get("fieldManager", [""])[0]:
+                raise ApiError(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required '
+                               'value: is required for apply patch')
+            cfg = self.checked(res, ns, body, name)
+            key = st.key(res, ns, name) + (manager,)
+            if not exists:
+                st.check_namespace(res, ns)
+                obj = server_side_apply({}, cfg, None)
+            else:
+                obj = server_side_apply(st.get(res, ns, name), cfg, st.applied.get(key))
+            self.valid(res, obj)
+            if dry:
+                return self.send_json(200 if exists else 201, st.view(res, obj))
+            out, created = st.write(res, ns, obj, manager, "Apply")
+            st.applied[key] = copy.deepcopy(cfg)
+            return self.send_json(201 if created else 200, out)
+        live = st.get(res, ns, name)
+        try:
+            if ctype == "application/merge-patch+json":
+                obj = merge_patch(live, body)
+            elif ctype == "application/json-patch+json":
+                obj = json_patch(live, body)
+            elif ctype == "application/strategic-merge-patch+json":
+                if res.crd:
+                    raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown "
+                                   "format - accepted media types include: application/json-patch+json, "
+                                   "application/merge-patch+json, application/apply-patch+yaml")
+                obj = strategic_merge(live, body)
+            else:
+                raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                               "accepted media types include: application/json-patch+json, application/merge-patch"
+                               "+json, application/apply-patch+yaml, application/strategic-merge-patch+json")
+        except PatchError as e:
+            raise ApiError(422, "Invalid", str(e))
+        if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
+            raise ApiError(422, "Invalid", "the patch leaves no object")
+        obj["metadata"]["name"] = name
+        if sub != "status":
+            obj["status"] = live.get("status")
+        self.valid(res, obj)
+        if dry:
+            return self.send_json(200, obj)
+        return self.send_json(200, st.write(res, ns, obj, manager)[0])
+
+    def checked(self, res, ns, obj, name):
+        """the body of a create, update or apply: of this kind, this namespace and this name"""
+        if not isinstance(obj, dict):
+            raise ApiError(400, "BadRequest", "the body of the request is not an object")
+        if obj.get("kind") not in (None, "", res.kind) or obj.get("apiVersion") not in (None, "", res.gv()):
+            raise ApiError(400, "BadRequest", "the API version in the data (%s) does not match the expected API "
+                           "version (%s)" % (obj.get("apiVersion"), res.gv()) if obj.get("kind") == res.kind else
+                           "%s in version \"%s\" cannot be handled as a %s: no kind \"%s\" is registered for "
+                           "version \"%s\"" % (obj.get("kind"), res.version, res.kind, obj.get("kind"), res.gv()))
+        md = obj.get("metadata")
+        if md is None:
+            md = obj["metadata"] = {}
+        if not isinstance(md, dict):
+            raise ApiError(400, "BadRequest", "metadata is not an object")
+        if res.namespaced and md.get("namespace") not in (None, "", ns):
+            raise ApiError(400, "BadRequest", "the namespace of the provided object does not match the namespace "
+                           "sent on the request")
+        if name is not None and md.get("name") not in (None, name):
+            raise ApiError(400, "BadRequest", "the name of the object (%s) does not match the name on the URL (%s)"
+                           % (md.get("name"), name))
+        if name is not None:
+            md["name"] = name
+        return obj
+
+    def valid(self, res, obj):
+        md = obj["metadata"]
+        name = md.get("name") or ""
+        causes = []
+        if not name:
+            causes.append(("metadata.name", "Required value: name or generateName is required"))
+        elif not (LABEL_NAME_RE if res.kind in ("Namespace", "Service") else NAME_RE).match(name) or len(name) > 253:
+            causes.append(("metadata.name", 'Invalid value: "%s": a lowercase RFC 1123 %s must consist of lower case '
+                           "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric "
+                           "character" % (name, "label" if res.kind in ("Namespace", "Service") else "subdomain")))
+        for f in ("labels", "annotations"):
+            v = md.get(f)
+            if v is not None and (not isinstance(v, dict) or not all(isinstance(x, str) for x in v.values())):
+                causes.append(("metadata." + f, "Invalid value: values must be strings"))
+        if res.kind in ("ConfigMap", "Secret") and not res.group:
+            for f in ("data", "stringData", "binaryData"):
+                v = obj.get(f)
+                if v is not None and (not isinstance(v, dict) or not all(isinstance(x, str) for x in v.values())):
+                    causes.append((f, "Invalid value: values must be strings"))
+            if res.kind == "Secret" and isinstance(obj.get("stringData"), dict):
+                data = obj.setdefault("data", {}) or {}
+                for k, v in obj.pop("stringData").items():
+                    data[k] = base64.b64encode(v.encode()).decode()
+                obj["data"] = data
+        if causes:
+            raise ApiError(422, "Invalid", '%s "%s" is invalid: %s' % (res.kind, name, ", ".join(
+                "%s: %s" % c for c in causes)), {"name": name, "group": res.group, "kind": res.kind,
+                                                 "causes": [{"field": f, "message": m} for f, m in causes]})
+
+    # ---- watch ------------------------------------------------------------------
+    def watch(self, res, ns, query):
+        st = self.server.emu.store
+        labels = parse_labels(query.get("labelSelector", [""])[0])
+        fsel = query.get("fieldSelector", [""])[0]
+        try:
+            timeout = min(int(query.get("timeoutSeconds", ["60"])[0]), 600)
+        except ValueError:
+            timeout = 60
+        rv = query.get("resourceVersion", [""])[0]
+        with st.lock:
+            fields_match({}, fsel)  # a bad selector is a 400 before the stream starts
+            if rv in ("", "0"):
+                pending = [("ADDED", o) for o in st.list(res, ns)]
+                since = st.rv
+            else:
+                pending, since = [], int(rv) if rv.isdigit() else st.rv
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        end = time.time() + timeout
+
+        def send(kind, obj):
+            if (ns is None or obj["metadata"].get("namespace", "") == ns) and labels_match(obj, labels) \
+                    and fields_match(obj, fsel):
+                data = json.dumps({"type": kind, "object": obj}, separators=(",", ":")).encode() + b"\n"
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+
+        try:
+            for kind, obj in pending:
+                send(kind, obj)
+            while time.time() < end:
+                with st.lock:
+                    new = [(e[0], e[1], st.view(res, e[4])) for e in st.events
+                           if e[0] > since and e[2] == res.group and e[3] == res.kind]
+                    if not new:
+                        st.lock.wait(0.5)
+                if new:
+                    since = new[-1][0]
+                    for _, kind, obj in new:
+                        send(kind, obj)
+                r, _, _ = select.select([self.connection], [], [], 0)
+                if r and not self.connection.recv(1, socket.MSG_PEEK):
+                    self.close_connection = True
+                    return
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.close_connection = True
+
+    # ---- control ------------------------------------------------------------------
+    def control(self, path):
+        emu = self.server.emu
+        try:
+            body = self.json_body() if self.command == "POST" else None
+        except ApiError as e:
+            return self.send_json(400, {"error": e.message})
+        with emu.store.lock:
+            if self.command == "GET" and path == "/_emu/state":
+                return self.send_json(200, emu.store.dump())
+            if self.command == "GET" and path == "/_emu/requests":
+                return self.send_json(200, emu.requests)
+            if self.command == "GET" and path == "/_emu/faults":
+                return self.send_json(200, emu.faults)
+            if self.command == "POST" and path == "/_emu/reset":
+                emu.faults.update(refuse=[], fail=0, fail_status=500, fail_message="", fail_path="", delay_ms=0,
+                                  down=False)
+                emu.requests = []
+                emu.store.stalled = set()
+                if isinstance(body, dict) and body.get("objects"):
+                    emu.store.__init__()
+                return self.send_json(200, {})
+            if self.command == "POST" and path == "/_emu/object" and isinstance(body, dict):
+                res = emu.store.by_kind((body.get("apiVersion") or "").rpartition("/")[0], body.get("kind"))
+                if res is None:
+                    return self.send_json(400, {"error": "no such kind"})
+                ns = (body.get("metadata") or {}).get("namespace", "")
+                return self.send_json(200, emu.store.write(res, ns, body)[0])
+            if self.command == "POST" and path == "/_emu/fault" and isinstance(body, dict):
+                f = emu.faults
+                known = {"refuse", "fail", "status", "message", "path_regex", "delay_ms", "down", "stall"}
+                if not body or set(body) - known:
+                    return self.send_json(400, {"error": "unknown fault fields: %s" % sorted(set(body) - known)})
+                if isinstance(body.get("refuse"), dict) and body["refuse"].get("kind"):
+                    f["refuse"].append(body["refuse"])
+                elif "refuse" in body:
+                    return self.send_json(400, {"error": "refuse needs {\"kind\": K}"})
+                if "fail" in body:
+                    f["fail"] = int(body["fail"])
+                    f["fail_status"] = int(body.get("status", 500))
+                    f["fail_message"] = body.get("message", "")
+                    f["fail_path"] = body.get("path_regex", "")
+                if "delay_ms" in body:
+                    f["delay_ms"] = int(body["delay_ms"])
+                if "down" in body:
+                    f["down"] = bool(body["down"])
+                if "stall" in body:
+                    emu.store.stalled.add(body["stall"])
+                return self.send_json(200, f)
+        self.send_json(404, {"error": "no such control endpoint: %s %s" % (self.command, path)})
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Kubernetes API server emulator (test fixture)")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0, help="0 = pick a free port (see --port-file)")
+    ap.add_argument("--port-file", help="write the listening port here once listening")
+    ap.add_argument("--token", required=True, help="the bearer token accepted")
+    ap.add_argument("--namespace", action="append", default=[],
+                    help="a namespace that exists at start (default: default, kube-system, kube-public, "
+                         "kube-node-lease)")
+    ap.add_argument("--no-anonymous", action="store_true", help="a request without a token is a 401")
+    ap.add_argument("--tls-cert", help="serve https with this certificate (PEM)")
+    ap.add_argument("--tls-key", help="and this key")
+    a = ap.parse_args(argv)
+    srv = Server((a.host, a.port), Handler)
+    if a.tls_cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(a.tls_cert, a.tls_key)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    srv.emu = Emu(a.token, a.namespace, not a.no_anonymous)
+    if a.port_file:
+        tmp = a.port_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%d\n" % srv.server_address[1])
+        os.rename(tmp, a.port_file)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        srv.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    srv.server_close()
+
+
+if __name__ == "__main__":
+    main()
