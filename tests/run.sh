@@ -21,6 +21,18 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 mode=${1:-all}
 case $mode in all|fast|asan) ;; *) echo "usage: tests/run.sh [all|fast|asan]" >&2; exit 2 ;; esac
+# python3 itself, not a version manager's shim: pyenv's shim is a shell
+# script that looks the version up on every call (0.3 s idle, seconds under
+# load), and the tests call python3 hundreds of times
+case $(command -v python3 2>/dev/null) in
+*/shims/python3)
+	if py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$py" ]; then
+		PATH=${py%/*}:$PATH
+		export PATH
+	fi
+	;;
+esac
+
 passed=0 failed=0 skipped=0
 builddir=build
 

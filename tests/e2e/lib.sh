@@ -120,6 +120,17 @@ require_shared() {
 idpmake() { "$IDPMAKE" "$@"; }
 
 t_name=$(basename "$0" .sh)
+# python3 itself, not a version manager's shim: pyenv's shim is a shell
+# script that looks the version up on every call (0.3 s idle, seconds under
+# load), and the tests call python3 hundreds of times
+case $(command -v python3 2>/dev/null) in
+*/shims/python3)
+	if t_python=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$t_python" ]; then
+		PATH=${t_python%/*}:$PATH
+		export PATH
+	fi
+	;;
+esac
 T=$(mktemp -d "${TMPDIR:-/tmp}/idpmake-$t_name.XXXXXX") || {
 	echo "mktemp failed" >&2
 	exit 1
