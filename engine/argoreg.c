@@ -40,6 +40,7 @@
 #include "argoapi.h"
 #include "argocd.h"
 #include "hash.h"
+#include "owner.h"
 #include "pem.h"
 #include "url.h"
 #include "util.h"
@@ -462,9 +463,13 @@ static json_t *kv_object(const struct kvlist *l)
 	return o;
 }
 
-static json_t *annotations(const struct distro *d, const struct cluster *cl)
+static json_t *annotations(const struct argocd *a, const struct cluster *cl)
 {
-	return json_pack("{s:s, s:s}", "idpmake.io/cluster", cl->name, "idpmake.io/distro", d->name ? d->name : "");
+	json_t *o = owner_annotations(a->d, a->repo_url);	/* where the distro pushes (owner.c) */
+
+	json_object_set_new(o, "idpmake.io/cluster", json_string(cl->name));
+	json_object_set_new(o, "idpmake.io/distro", json_string(a->d->name ? a->d->name : ""));
+	return o;
 }
 
 /* the cluster's config: credential and TLS; NULL with *err */
@@ -522,14 +527,14 @@ fail:
 }
 
 /* the cluster's name, labels and annotations: the PUT's body, and the POST's without config */
-static json_t *cluster_body(const struct distro *d, const struct cluster *cl)
+static json_t *cluster_body(const struct argocd *a, const struct cluster *cl)
 {
 	json_t *b = json_object();
 
 	json_object_set_new(b, "server", json_string(cl->server));
 	json_object_set_new(b, "name", json_string(cl->name));
 	json_object_set_new(b, "labels", kv_object(&cl->labels));
-	json_object_set_new(b, "annotations", annotations(d, cl));
+	json_object_set_new(b, "annotations", annotations(a, cl));
 	return b;
 }
 
@@ -555,10 +560,9 @@ out:
 
 static int register_cluster(struct call *c, const struct cluster *cl, const char **err)
 {
-	const struct distro *d = c->a->d;
 	struct secrets sc = { { 0 }, 0 };
 	struct resp r = { .code = -1 };
-	json_t *body = cluster_body(d, cl), *cfg;
+	json_t *body = cluster_body(c->a, cl), *cfg;
 	int labels_only, ret = -1;
 
 	if (!cl->server) {
@@ -745,7 +749,7 @@ int argocd_unregister_cluster(struct argocd *a, const char *name, const char **e
 		goto out;
 	}
 	mark = json_string_value(json_object_get(json_object_get(r.json, "annotations"), "idpmake.io/distro"));
-	if (mark && strcmp(mark, a->d->name ? a->d->name : "")) {
+	if ((mark && strcmp(mark, a->d->name ? a->d->name : "")) || !owner_same_home(a, json_object_get(r.json, "annotations"))) {
 		ret = 3;	/* another distro registered it since (up --adopt): its, not this one's */
 		goto out;
 	}

@@ -16,7 +16,13 @@
  *        |
  *        v
  *   each one Argo CD has: whose is it?
- *     label (cluster: annotation) idpmake.io/distro  == this distro's name  ours
+ *     label (cluster: annotation) idpmake.io/distro  == this distro's name  ours, when
+ *       annotations idpmake.io/gitops-remote and     == where this distro pushes
+ *       idpmake.io/gitops-path                          (or absent: made before they
+ *                                                   were recorded; the next sync
+ *                                                   adds them)
+ *       either one differs                          a same-named distro's,
+ *                                                   pushing elsewhere
  *     another name                                  another distro's
  *     absent (Application, ApplicationSet)          not made by idpmake
  *     absent (cluster)                              registered by hand: as before,
@@ -26,9 +32,11 @@
  *   collisions: all printed, exit 1, before any step runs (nothing pushed);
  *   --adopt: each said, and taken over.
  */
+#include <ctype.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "argoapi.h"
 #include "argocd.h"
@@ -38,6 +46,76 @@
 #include "plan.h"
 #include "url.h"
 #include "util.h"
+
+/* ---- where a distro pushes ------------------------------------------------ */
+
+const char OWNER_REMOTE[] = "idpmake.io/gitops-remote";
+const char OWNER_PATH[] = "idpmake.io/gitops-path";
+
+const char *owner_remote(const char *url)
+{
+	char *k = astrdup(url_strip(url, 0)), *p = strstr(k, "://"), *host, *end;
+	size_t n;
+
+	if (p) {
+		for (char *q = k; q < p; q++)
+			*q = (char)tolower((unsigned char)*q);
+		host = p + 3;
+		end = host + strcspn(host, "/");
+		for (char *q = host; q < end; q++)
+			*q = (char)tolower((unsigned char)*q);
+		static const char *const dflt[][2] = { { "https", ":443" }, { "http", ":80" }, { "ssh", ":22" } };
+		for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++) {
+			size_t sl = strlen(dflt[i][0]), pl = strlen(dflt[i][1]);
+			if ((size_t)(p - k) == sl && !strncmp(k, dflt[i][0], sl) && (size_t)(end - host) > pl &&
+			    !strncmp(end - pl, dflt[i][1], pl)) {
+				memmove(end - pl, end, strlen(end) + 1);
+				break;
+			}
+		}
+	}
+	n = strlen(k);
+	while (n && k[n - 1] == '/')
+		n--;
+	if (n > 4 && !strncasecmp(k + n - 4, ".git", 4))
+		n -= 4;
+	while (n && k[n - 1] == '/')
+		n--;
+	k[n] = 0;
+	return k;
+}
+
+static const char *home_path(const struct distro *d)
+{
+	return d->git.path ? d->git.path : "${cluster}/${package}";
+}
+
+json_t *owner_annotations(const struct distro *d, const char *repo_url)
+{
+	return json_pack("{s:s, s:s}", OWNER_REMOTE, owner_remote(repo_url), OWNER_PATH, home_path(d));
+}
+
+/*
+ * Annotations `ann` of an object this distro's name marks: NULL when they
+ * say it is this distro's (or say nothing: made before they were
+ * recorded), else where its owner pushes, for a message (cleaned: Argo
+ * CD's text)
+ */
+static const char *home_differs(const struct argocd *a, json_t *ann)
+{
+	json_t *r = json_object_get(ann, OWNER_REMOTE), *p = json_object_get(ann, OWNER_PATH);
+	const char *remote = json_is_string(r) ? json_string_value(r) : NULL, *path = json_is_string(p) ? json_string_value(p) : NULL;
+
+	if ((!remote || !strcmp(owner_remote(remote), owner_remote(a->repo_url))) && (!path || !strcmp(path, home_path(a->d))))
+		return NULL;
+	return aprintf("pushing to %s at path %s", remote ? clean(a, remote, strlen(remote)) : "?",
+		       path ? clean(a, path, strlen(path)) : "?");
+}
+
+int owner_same_home(const struct argocd *a, json_t *annotations)
+{
+	return home_differs(a, annotations) == NULL;
+}
 
 /* ---- validate: one name, one step ---------------------------------------- */
 
@@ -203,17 +281,24 @@ static json_t *find(json_t *items, enum want_kind k, const char *name)
 }
 
 /* whose is it: NULL when this distro's, else the words for its owner */
-static const char *owner_of(const struct ctx *c, struct argocd *a, const struct want *w, json_t *it)
+static const char *owner_of(const struct ctx *c, struct argocd *a, const struct want *w, json_t *it, int *same_name)
 {
 	const char *mine = c->d->name ? c->d->name : "";
 	const char *who = w->kind == W_CLUSTER ? owner_label(it, "annotations", "idpmake.io/distro")
 					       : owner_label(json_object_get(it, "metadata"), "labels", "idpmake.io/distro");
 
+	const char *home;
+
 	if (!who)
 		return w->kind == W_CLUSTER ? NULL : "nobody: idpmake did not make it (no idpmake.io/distro label)";
-	/* the same name pushing elsewhere (a context's remote) is the same distro: not checked */
-	if (!strcmp(who, mine))
-		return NULL;
+	/* the same name pushing elsewhere (another remote, or another path of it) is another distro */
+	if (!strcmp(who, mine)) {
+		*same_name = 1;
+		if (!(home = home_differs(a, w->kind == W_CLUSTER ? json_object_get(it, "annotations")
+							      : json_object_get(json_object_get(it, "metadata"), "annotations"))))
+			return NULL;
+		return aprintf("distro '%s' %s", clean(a, who, strlen(who)), home);
+	}
 	/* Argo CD's text, hostile: an annotation may hold control characters and any length */
 	return aprintf("distro '%s'", clean(a, who, strlen(who)));
 }
@@ -224,7 +309,7 @@ int owner_check(struct ctx *c, struct argocd *a)
 	size_t n = wants(c, &v);
 	json_t *items[3] = { NULL, NULL, NULL };
 	const char *err = NULL;
-	int collisions = 0, apps = 0, clusters = 0, ret = 0;
+	int collisions = 0, apps = 0, clusters = 0, same = 0, ret = 0;
 
 	if (!n)
 		return 0;	/* nothing to create or update: no request */
@@ -243,7 +328,8 @@ int owner_check(struct ctx *c, struct argocd *a)
 	for (size_t i = 0; i < n; i++) {
 		json_t *it = find(items[v[i].kind], v[i].kind, v[i].name);
 		const char *who, *what;
-		if (!it || !(who = owner_of(c, a, &v[i], it)))
+		int same_name = 0;
+		if (!it || !(who = owner_of(c, a, &v[i], it, &same_name)))
 			continue;
 		what = v[i].kind == W_CLUSTER ? aprintf("cluster '%s' (%s)", v[i].s->cluster->name, v[i].name)
 					      : aprintf("%s '%s'", kind_word[v[i].kind], v[i].name);
@@ -251,10 +337,12 @@ int owner_check(struct ctx *c, struct argocd *a)
 			status_info("idpmake: %s: adopting %s, which belongs to %s (--adopt)", v[i].s->id, what, who);
 			continue;
 		}
-		fprintf(stderr, "idpmake: %s: %s in Argo CD belongs to %s, not to distro '%s'\n", v[i].s->id, what, who,
-			c->d->name ? c->d->name : "");
+		fprintf(stderr, "idpmake: %s: %s in Argo CD belongs to %s, not to distro '%s'%s\n", v[i].s->id, what, who,
+			c->d->name ? c->d->name : "",
+			!same_name ? "" : aprintf(" pushing to %s at path %s", owner_remote(a->repo_url), home_path(c->d)));
 		collisions++;
 		*(v[i].kind == W_CLUSTER ? &clusters : &apps) += 1;
+		same += same_name;
 	}
 	if (collisions) {
 		fprintf(stderr, "idpmake: up refused before the push: %d object%s in Argo CD %s not this distro's; "
@@ -264,6 +352,10 @@ int owner_check(struct ctx *c, struct argocd *a)
 			fprintf(stderr, "hint: give this distro Application names of its own (argocd.app-name, e.g. "
 				"\"%s-${cluster}-${package}\"), or take them over on purpose: idpmake up --adopt\n",
 				c->d->name && *c->d->name ? c->d->name : "NAME");
+		if (same)
+			fprintf(stderr, "hint: a distro is its name with the GitOps remote and path it pushes to: another "
+				"distro named '%s' pushes elsewhere; if this is it, moved on purpose, take its objects over "
+				"once: idpmake up --adopt\n", c->d->name ? c->d->name : "");
 		if (clusters)
 			fprintf(stderr, "hint: a cluster is registered once in Argo CD: leave its registration to the distro "
 				"that owns it (drop register: here), or take it over on purpose: idpmake up --adopt\n");
@@ -295,6 +387,8 @@ long owner_apps(struct argocd *a, struct owned_app **v, const char **err)
 			   *pk = owner_label(md, "labels", "idpmake.io/package");
 		if (!who || strcmp(who, d->name ? d->name : ""))
 			continue;	/* a server that ignored the selector: the labels decide */
+		if (home_differs(a, json_object_get(md, "annotations")))
+			continue;	/* a same-named distro's, pushing elsewhere */
 		(*v)[n++] = (struct owned_app){ astrdup(jstr(it, "metadata.name")), astrdup(cl ? cl : ""),
 						astrdup(pk ? pk : "") };
 	}

@@ -3,7 +3,10 @@
  *
  * Everything idpmake creates in Argo CD belongs to one distro: an
  * Application or ApplicationSet carries the label idpmake.io/distro (its
- * `name`), a registered cluster the annotation idpmake.io/distro.
+ * `name`), a registered cluster the annotation idpmake.io/distro; each
+ * also carries where the distro pushes (annotations idpmake.io/gitops-remote
+ * and idpmake.io/gitops-path): the same name elsewhere is another owner,
+ * and an object without them (made by an older idpmake) is its name's.
  *
  *   - validate: two steps that expand to one Application name are an
  *     error, located at argocd.app-name (or the package, for the default).
@@ -19,12 +22,29 @@
 #ifndef IDPMAKE_OWNER_H
 #define IDPMAKE_OWNER_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "graph.h"
 
 struct ctx;
 struct argocd;
+
+/*
+ * Where the distro pushes, recorded beside its name on what it makes in
+ * Argo CD: two distros with one name and different remotes or paths are
+ * two owners.  Annotations (a URL may pass a label value's 63 characters).
+ */
+extern const char OWNER_REMOTE[];	/* idpmake.io/gitops-remote: owner_remote(the repository URL) */
+extern const char OWNER_PATH[];		/* idpmake.io/gitops-path: git.path as written (its template) */
+
+/* `url` as owners are compared: no user info, scheme and host in lower case, no default port, no trailing '/' or ".git" */
+const char *owner_remote(const char *url);
+/* the annotations above for this distro pushing to repo_url (a new object) */
+json_t *owner_annotations(const struct distro *d, const char *repo_url);
+
+/* annotations (a cluster's, an object's metadata's) that say nothing or this distro's remote and path */
+int owner_same_home(const struct argocd *a, json_t *annotations);
 
 /* graph_build, once its sync steps exist: a located error for each Application name two of them share */
 void owner_check_names(const struct graph *g);
