@@ -322,6 +322,11 @@ int main(int argc, char **argv)
 			c.context = optarg;
 			break;
 		case O_KUBE_CONTEXT:
+			if (!*optarg) {
+				fprintf(stderr, "idpmake: --kube-context needs a kube context's name (leave the option out "
+						"for the cluster's own, or the kubeconfig's current-context)\n");
+				return 2;
+			}
 			c.kube_context = optarg;
 			break;
 		case O_VERSION:
