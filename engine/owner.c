@@ -46,6 +46,7 @@
 #include "plan.h"
 #include "url.h"
 #include "util.h"
+#include "yaml.h"
 
 /* ---- where a distro pushes ------------------------------------------------ */
 
@@ -171,7 +172,7 @@ struct want {
 	enum want_kind kind;
 	const char *name;		/* the object's name; a cluster's server */
 	const struct step *s;
-	int either;			/* an argocd-app package's: an Application or an ApplicationSet */
+	int either;			/* an argocd-app package's whose file cannot be read now: it may be either kind */
 };
 
 /* s with each credential idpmake holds (the clusters' register.token-env, IDPMAKE_GIT_TOKEN) as "***":
@@ -236,6 +237,33 @@ static int will_sync(struct ctx *c, struct step *s)
 	return s->dirty;
 }
 
+/*
+ * An argocd-app package's file: W_APP or W_APPSET as its kind says (what
+ * its sync sends, argospec.c), or -1 when it cannot be read now: then
+ * either kind may be the one.  Parsed quietly, as manifest.c read it.
+ */
+static int app_file_kind(const struct package *p)
+{
+	struct ypool *yp;
+	struct ynode **docs, *kind;
+	size_t nd, len;
+	char *text = read_file(p->app_file, &len);
+	int k = -1, before = loc_errors;
+
+	if (!text)
+		return -1;
+	yp = ypool_new();
+	loc_quiet++;
+	if (yaml_parse(yp, p->app_file, text, len, &docs, &nd) == 0 && nd && docs[0]->type == Y_MAP &&
+	    (kind = yget(docs[0], "kind")))
+		k = ystr_eq(kind, "ApplicationSet") ? W_APPSET : ystr_eq(kind, "Application") ? W_APP : -1;
+	loc_quiet--;
+	loc_errors = before;
+	ypool_free(yp);
+	free(text);
+	return k;
+}
+
 static size_t wants(struct ctx *c, struct want **v)
 {
 	struct graph *g = c->g;
@@ -257,10 +285,17 @@ static size_t wants(struct ctx *c, struct want **v)
 		int helm = argocd_helm_app(s), cnoe = s->pkg->app_file != NULL;
 		if (!name)
 			continue;	/* said; its sync fails */
-		(*v)[n++] = (struct want){ W_APP, name, s, cnoe };
-		if (cnoe)
-			(*v)[n++] = (struct want){ W_APPSET, name, s, 1 };
-		else if ((c->d->argocd.fleet_appset || s->pkg->sync.appset) && !helm && !s->cluster->argo_name)
+		if (cnoe) {
+			/* the kind its file is: an unrelated object of the other kind with its name is no collision */
+			int k = app_file_kind(s->pkg);
+			if (k != W_APPSET)
+				(*v)[n++] = (struct want){ W_APP, name, s, k < 0 };
+			if (k != W_APP)
+				(*v)[n++] = (struct want){ W_APPSET, name, s, k < 0 };
+			continue;
+		}
+		(*v)[n++] = (struct want){ W_APP, name, s, 0 };
+		if ((c->d->argocd.fleet_appset || s->pkg->sync.appset) && !helm && !s->cluster->argo_name)
 			(*v)[n++] = (struct want){ W_APPSET, s->pkg->name, s, 0 };
 	}
 	return n;
@@ -332,7 +367,8 @@ int owner_check(struct ctx *c, struct argocd *a)
 		if (!it || !(who = owner_of(c, a, &v[i], it, &same_name)))
 			continue;
 		what = v[i].kind == W_CLUSTER ? aprintf("cluster '%s' (%s)", v[i].s->cluster->name, v[i].name)
-					      : aprintf("%s '%s'", kind_word[v[i].kind], v[i].name);
+					      : aprintf("%s '%s'%s", kind_word[v[i].kind], v[i].name,
+							v[i].either ? " (the package's file, unreadable now, may be either kind)" : "");
 		if (c->adopt) {
 			status_info("idpmake: %s: adopting %s, which belongs to %s (--adopt)", v[i].s->id, what, who);
 			continue;
