@@ -12,7 +12,8 @@
  *        v  none: no request at all
  *   one list per kind that has some (GET /api/v1/applications?appNamespace=NS,
  *   /api/v1/applicationsets, /api/v1/clusters); no selector, so that an object
- *   idpmake did not make is seen too
+ *   idpmake did not make is seen too; up --refresh's check of the clusters
+ *   (register.c) asked first and shares the list of clusters
  *        |
  *        v
  *   each one Argo CD has: whose is it?
@@ -220,6 +221,53 @@ static json_t *list(struct argocd *a, const char *path, const char *what, const 
 	return items;
 }
 
+/*
+ * The run's list of each kind, asked once before anything runs: up
+ * --refresh's check (register.c) and the ownership check share it;
+ * owner_check drops it, so nothing reads it once steps change Argo CD.
+ */
+static struct {
+	struct argocd *a;
+	json_t *items[3];
+} seen;
+
+static void forget_seen(void)
+{
+	for (int k = 0; k < 3; k++) {
+		json_decref(seen.items[k]);
+		seen.items[k] = NULL;
+	}
+	seen.a = NULL;
+}
+
+static json_t *list_once(struct argocd *a, int k, const char **err)
+{
+	if (seen.a != a)
+		forget_seen();
+	seen.a = a;
+	if (!seen.items[k])
+		seen.items[k] = list(a, k == 0 ? aprintf("/api/v1/applications?appNamespace=%s", url_escape(a->d->argocd.namespace))
+					  : k == 1 ? "/api/v1/applicationsets" : "/api/v1/clusters",
+				     k == 0 ? "Applications" : k == 1 ? "ApplicationSets" : "clusters", err);
+	return seen.items[k];
+}
+
+int owner_cluster_servers(struct argocd *a, const char ***out, const char **err)
+{
+	json_t *items = list_once(a, 2, err), *it;
+	size_t i;
+	int n = 0;
+
+	*out = NULL;
+	if (!items)
+		return -1;
+	*out = amalloc((json_array_size(items) + 1) * sizeof(**out));
+	json_array_foreach(items, i, it)
+		if (json_is_string(json_object_get(it, "server")))
+			(*out)[n++] = astrdup(json_string_value(json_object_get(it, "server")));
+	return n;
+}
+
 static const char *owner_label(json_t *o, const char *where, const char *key)
 {
 	json_t *v = json_object_get(json_object_get(o, where), key);
@@ -346,14 +394,13 @@ int owner_check(struct ctx *c, struct argocd *a)
 	const char *err = NULL;
 	int collisions = 0, apps = 0, clusters = 0, same = 0, ret = 0;
 
-	if (!n)
+	if (!n) {
+		forget_seen();
 		return 0;	/* nothing to create or update: no request */
+	}
 	for (size_t i = 0; i < n && !ret; i++) {
 		enum want_kind k = v[i].kind;
-		const char *path = k == W_APP ? aprintf("/api/v1/applications?appNamespace=%s", url_escape(c->d->argocd.namespace))
-				 : k == W_APPSET ? "/api/v1/applicationsets" : "/api/v1/clusters";
-		if (!items[k] && !(items[k] = list(a, path, k == W_APP ? "Applications" : k == W_APPSET ? "ApplicationSets"
-											 : "clusters", &err))) {
+		if (!items[k] && !(items[k] = json_incref(list_once(a, (int)k, &err)))) {
 			/* said as the step's failure would be: the first step that needed the answer */
 			error("%s: %s (asking Argo CD who owns what this run would change); nothing was pushed", v[i].s->id, err);
 			ret = -1;
@@ -400,6 +447,7 @@ int owner_check(struct ctx *c, struct argocd *a)
 out:
 	for (int k = 0; k < 3; k++)
 		json_decref(items[k]);
+	forget_seen();	/* from here on steps change Argo CD */
 	return ret;
 }
 

@@ -57,6 +57,13 @@ void owner_check_names(const struct graph *g);
  */
 int owner_check(struct ctx *c, struct argocd *a);
 
+/*
+ * up --refresh, before owner_check: the servers of the clusters Argo CD
+ * has (their number, or -1 with *err), from the one list of clusters the
+ * run asks for; owner_check reuses it, then forgets it.
+ */
+int owner_cluster_servers(struct argocd *a, const char ***out, const char **err);
+
 /* an Application of this distro, as its labels say */
 struct owned_app {
 	const char *name;

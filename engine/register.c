@@ -27,6 +27,7 @@
 #include <strings.h>
 
 #include "argocd.h"
+#include "owner.h"
 #include "register.h"
 #include "state.h"
 #include "status.h"
@@ -140,7 +141,7 @@ void register_refresh(struct planner *pl, struct argocd *a)
 		if (s->cluster) {
 			if (!s->cluster->server)
 				continue;
-			if (nclusters == -2 && (nclusters = argocd_list_field(a, "clusters", "server", &clusters, &err)) < 0)
+			if (nclusters == -2 && (nclusters = owner_cluster_servers(a, &clusters, &err)) < 0)
 				warn("--refresh: cannot list Argo CD's clusters: %s", err);
 			if (nclusters >= 0 && !listed(clusters, nclusters, s->cluster->server, 0))
 				s->drift = aprintf("drift: Argo CD no longer has cluster '%s' (%s)", s->cluster->name,
