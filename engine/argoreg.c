@@ -13,6 +13,7 @@
  *                        PUT /api/v1/clusters/SERVER?updatedFields=labels&updatedFields=annotations
  *                        alone, which reads and sends no credential.
  *   repository:register  POST /api/v1/repositories?upsert=true {repo, type: git,
+ *                        name: idpmake/DISTRO (whose it is: owner.c),
  *                        username: IDPMAKE_GIT_USERNAME (default git),
  *                        password: IDPMAKE_GIT_TOKEN}; no token: nothing to register.
  *   name-only clusters   GET /api/v1/clusters/NAME?id.type=name, once per run
@@ -626,8 +627,9 @@ static int register_repo(struct call *c, const char **err)
 	}
 	if (!user || !*user)
 		user = "git";
-	body = json_pack("{s:s, s:s, s:s, s:s}", "repo", a->repo_url, "type", "git", "username", user, "password",
-			 keep(&sc, token));
+	/* named idpmake/DISTRO: a repository has no labels, the name tells whose it is (owner.c) */
+	body = json_pack("{s:s, s:s, s:s, s:s, s:s}", "repo", a->repo_url, "type", "git", "name", owner_repo_name(a->d),
+			 "username", user, "password", keep(&sc, token));
 	note_body(c, "upsert repository", body);
 	if (request(c, "POST", "/api/v1/repositories?upsert=true", body, &r, err) == 0) {
 		if (r.status == 200) {

@@ -45,6 +45,7 @@
 #include "manifest.h"
 #include "owner.h"
 #include "plan.h"
+#include "state.h"
 #include "url.h"
 #include "util.h"
 #include "yaml.h"
@@ -166,8 +167,9 @@ void owner_check_names(const struct graph *g)
 
 /* ---- up: before anything runs --------------------------------------------- */
 
-enum want_kind { W_APP, W_APPSET, W_CLUSTER };
-static const char *const kind_word[] = { "Application", "ApplicationSet", "cluster" };
+enum want_kind { W_APP, W_APPSET, W_CLUSTER, W_REPO, NKINDS };
+static const char *const kind_word[] = { "Application", "ApplicationSet", "cluster", "repository" };
+static const char *const kind_list[] = { "Applications", "ApplicationSets", "clusters", "repositories" };
 
 struct want {
 	enum want_kind kind;
@@ -228,12 +230,12 @@ static json_t *list(struct argocd *a, const char *path, const char *what, const 
  */
 static struct {
 	struct argocd *a;
-	json_t *items[3];
+	json_t *items[NKINDS];
 } seen;
 
 static void forget_seen(void)
 {
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < NKINDS; k++) {
 		json_decref(seen.items[k]);
 		seen.items[k] = NULL;
 	}
@@ -246,15 +248,16 @@ static json_t *list_once(struct argocd *a, int k, const char **err)
 		forget_seen();
 	seen.a = a;
 	if (!seen.items[k])
-		seen.items[k] = list(a, k == 0 ? aprintf("/api/v1/applications?appNamespace=%s", url_escape(a->d->argocd.namespace))
-					  : k == 1 ? "/api/v1/applicationsets" : "/api/v1/clusters",
-				     k == 0 ? "Applications" : k == 1 ? "ApplicationSets" : "clusters", err);
+		seen.items[k] = list(a, k == W_APP ? aprintf("/api/v1/applications?appNamespace=%s", url_escape(a->d->argocd.namespace))
+				     : aprintf("/api/v1/%s", k == W_APPSET ? "applicationsets" : k == W_CLUSTER ? "clusters" : "repositories"),
+				     kind_list[k], err);
 	return seen.items[k];
 }
 
-int owner_cluster_servers(struct argocd *a, const char ***out, const char **err)
+int owner_listed(struct argocd *a, int repos, const char ***out, const char **err)
 {
-	json_t *items = list_once(a, 2, err), *it;
+	json_t *items = list_once(a, repos ? W_REPO : W_CLUSTER, err), *it;
+	const char *field = repos ? "repo" : "server";
 	size_t i;
 	int n = 0;
 
@@ -263,8 +266,8 @@ int owner_cluster_servers(struct argocd *a, const char ***out, const char **err)
 		return -1;
 	*out = amalloc((json_array_size(items) + 1) * sizeof(**out));
 	json_array_foreach(items, i, it)
-		if (json_is_string(json_object_get(it, "server")))
-			(*out)[n++] = astrdup(json_string_value(json_object_get(it, "server")));
+		if (json_is_string(json_object_get(it, field)))
+			(*out)[n++] = astrdup(json_string_value(json_object_get(it, field)));
 	return n;
 }
 
@@ -318,6 +321,7 @@ static size_t wants(struct ctx *c, struct want **v)
 	size_t n = 0;
 
 	*v = amalloc((3 * g->nsteps + 1) * sizeof(**v));
+	const char *tok = getenv("IDPMAKE_GIT_TOKEN");
 	for (size_t i = 0; i < g->nsteps; i++) {
 		struct step *s = g->steps[i];
 		if (!s->selected)
@@ -326,6 +330,12 @@ static size_t wants(struct ctx *c, struct want **v)
 			plan_decide(&c->pl, s);
 			if (s->dirty)
 				(*v)[n++] = (struct want){ W_CLUSTER, s->cluster->server, s, 0 };
+		}
+		if (s->kind == STEP_REGISTER && !s->cluster && tok && *tok) {
+			/* repository:register with a token: it would register over what Argo CD has */
+			plan_decide(&c->pl, s);
+			if (s->dirty)
+				(*v)[n++] = (struct want){ W_REPO, argocd_repo_url(c->d, c->statedir), s, 0 };
 		}
 		if (s->kind != STEP_SYNC || s->pkg->deploy_kubectl || !will_sync(c, s))
 			continue;
@@ -356,11 +366,40 @@ static json_t *find(json_t *items, enum want_kind k, const char *name)
 	json_t *it;
 
 	json_array_foreach(items, i, it) {
-		const char *have = k == W_CLUSTER ? jstr(it, "server") : jstr(it, "metadata.name");
-		if (!strcmp(have, name))
+		const char *have = k == W_CLUSTER ? jstr(it, "server") : k == W_REPO ? jstr(it, "repo") : jstr(it, "metadata.name");
+		if (k == W_REPO ? !strcmp(owner_remote(have), owner_remote(name)) : !strcmp(have, name))
 			return it;
 	}
 	return NULL;
+}
+
+/*
+ * A repository in Argo CD has no labels or annotations (v1alpha1.Repository):
+ * idpmake marks the one it registers by its `name`, "idpmake/DISTRO"
+ * (owner_repo_name).  Another distro's name is another owner; no such name
+ * is credentials someone gave Argo CD by hand (argocd repo add), unless the
+ * state records that this distro's repository:register succeeded before:
+ * an older idpmake, which sent no name, registered it.
+ */
+const char *owner_repo_name(const struct distro *d)
+{
+	return aprintf("idpmake/%s", d->name ? d->name : "");
+}
+
+static const char *repo_owner(const struct ctx *c, struct argocd *a, const struct want *w, json_t *it)
+{
+	const char *name = jstr(it, "name");
+	struct record rec;
+
+	if (!strncmp(name, "idpmake/", 8)) {
+		if (!strcmp(name, owner_repo_name(c->d)))
+			return NULL;
+		return aprintf("distro '%s'", clean(a, name + 8, strlen(name + 8)));
+	}
+	rec = state_step(c->pl.st, w->s->id);
+	if (rec.have && rec.ok)
+		return NULL;	/* registered by this distro with an older idpmake: named on this registration */
+	return "someone outside idpmake (its credentials were given by hand, e.g. argocd repo add: no idpmake/ name on it)";
 }
 
 /* whose is it: NULL when this distro's, else the words for its owner */
@@ -372,6 +411,8 @@ static const char *owner_of(const struct ctx *c, struct argocd *a, const struct 
 
 	const char *home;
 
+	if (w->kind == W_REPO)
+		return repo_owner(c, a, w, it);
 	if (!who)
 		return w->kind == W_CLUSTER ? NULL : "nobody: idpmake did not make it (no idpmake.io/distro label)";
 	/* the same name pushing elsewhere (another remote, or another path of it) is another distro */
@@ -390,9 +431,9 @@ int owner_check(struct ctx *c, struct argocd *a)
 {
 	struct want *v;
 	size_t n = wants(c, &v);
-	json_t *items[3] = { NULL, NULL, NULL };
+	json_t *items[NKINDS] = { NULL };
 	const char *err = NULL;
-	int collisions = 0, apps = 0, clusters = 0, same = 0, ret = 0;
+	int collisions = 0, apps = 0, clusters = 0, repos = 0, same = 0, ret = 0;
 
 	if (!n) {
 		forget_seen();
@@ -414,6 +455,7 @@ int owner_check(struct ctx *c, struct argocd *a)
 		if (!it || !(who = owner_of(c, a, &v[i], it, &same_name)))
 			continue;
 		what = v[i].kind == W_CLUSTER ? aprintf("cluster '%s' (%s)", v[i].s->cluster->name, v[i].name)
+		     : v[i].kind == W_REPO ? aprintf("repository %s", url_masked(v[i].name, "***"))
 					      : aprintf("%s '%s'%s", kind_word[v[i].kind], v[i].name,
 							v[i].either ? " (the package's file, unreadable now, may be either kind)" : "");
 		if (c->adopt) {
@@ -424,7 +466,7 @@ int owner_check(struct ctx *c, struct argocd *a)
 			c->d->name ? c->d->name : "",
 			!same_name ? "" : aprintf(" pushing to %s at path %s", owner_remote(a->repo_url), home_path(c->d)));
 		collisions++;
-		*(v[i].kind == W_CLUSTER ? &clusters : &apps) += 1;
+		*(v[i].kind == W_CLUSTER ? &clusters : v[i].kind == W_REPO ? &repos : &apps) += 1;
 		same += same_name;
 	}
 	if (collisions) {
@@ -439,13 +481,17 @@ int owner_check(struct ctx *c, struct argocd *a)
 			fprintf(stderr, "hint: a distro is its name with the GitOps remote and path it pushes to: another "
 				"distro named '%s' pushes elsewhere; if this is it, moved on purpose, take its objects over "
 				"once: idpmake up --adopt\n", c->d->name ? c->d->name : "");
+		if (repos)
+			fprintf(stderr, "hint: Argo CD holds credentials for the repository that idpmake did not give it for "
+				"this distro: leave them (argocd: {repository: registered} in the distro, or run without "
+				"IDPMAKE_GIT_TOKEN), or register over them on purpose: idpmake up --adopt\n");
 		if (clusters)
 			fprintf(stderr, "hint: a cluster is registered once in Argo CD: leave its registration to the distro "
 				"that owns it (drop register: here), or take it over on purpose: idpmake up --adopt\n");
 		ret = 1;
 	}
 out:
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < NKINDS; k++)
 		json_decref(items[k]);
 	forget_seen();	/* from here on steps change Argo CD */
 	return ret;

@@ -46,6 +46,9 @@ json_t *owner_annotations(const struct distro *d, const char *repo_url);
 /* annotations (a cluster's, an object's metadata's) that say nothing or this distro's remote and path */
 int owner_same_home(const struct argocd *a, json_t *annotations);
 
+/* the name repository:register gives the repository in Argo CD, which has no labels: "idpmake/DISTRO" */
+const char *owner_repo_name(const struct distro *d);
+
 /* graph_build, once its sync steps exist: a located error for each Application name two of them share */
 void owner_check_names(const struct graph *g);
 
@@ -59,10 +62,11 @@ int owner_check(struct ctx *c, struct argocd *a);
 
 /*
  * up --refresh, before owner_check: the servers of the clusters Argo CD
- * has (their number, or -1 with *err), from the one list of clusters the
- * run asks for; owner_check reuses it, then forgets it.
+ * has, or (repos) the URLs of its repositories: their number, or -1 with
+ * *err; from the one list of each the run asks for, which owner_check
+ * reuses, then forgets.
  */
-int owner_cluster_servers(struct argocd *a, const char ***out, const char **err);
+int owner_listed(struct argocd *a, int repos, const char ***out, const char **err);
 
 /* an Application of this distro, as its labels say */
 struct owned_app {
