@@ -1,5 +1,5 @@
 #!/bin/bash
-# shellcheck disable=SC2317 # functions run through t_ok and friends
+# shellcheck disable=SC2317,SC2016 # functions run through t_ok and friends; ${cluster} is git.path's, not the shell's
 # Ownership is the distro's name with the GitOps remote and path it pushes
 # to (issue 19 §1): two distros both named `platform`, pushing to different
 # remotes or to different paths of one remote, do not take over each
@@ -51,8 +51,8 @@ distro b "$T/b.git"
 
 t_ok "the first platform's up" idpmake -C a up
 t_eq "its Application names the remote it pushes to, normalized" "$T/gitops" \
-	"$(app in-cluster-web "$ann['idpmake.io/gitops-remote']")"
-t_eq "and its path" '${cluster}/${package}' "$(app in-cluster-web "$ann['idpmake.io/gitops-path']")"
+	"$(app in-cluster-web "${ann}['idpmake.io/gitops-remote']")"
+t_eq "and its path" '${cluster}/${package}' "$(app in-cluster-web "${ann}['idpmake.io/gitops-path']")"
 
 emu_reset
 t_exit 1 "a second distro named platform, pushing to another remote, is refused" idpmake -C b up
@@ -88,12 +88,12 @@ t_ok "setup: an Application as the previous version made it" curl -fsS -X PUT -H
 t_eq "(it has no remote annotation)" None "$(app in-cluster-api "$ann.get('idpmake.io/gitops-remote')")"
 mkmanifest a/packages/api/cm2.yaml ConfigMap api2 default
 t_ok "its distro's up syncs it" idpmake -C a up
-t_eq "and adds the annotation" "$T/gitops" "$(app in-cluster-api "$ann['idpmake.io/gitops-remote']")"
+t_eq "and adds the annotation" "$T/gitops" "$(app in-cluster-api "${ann}['idpmake.io/gitops-remote']")"
 
 # --adopt, then the first one's --prune leaves what is now the second one's
 t_ok "the second platform takes web over on purpose" idpmake -C b up --adopt in-cluster/web
 t_grep "saying so" "adopting Application 'in-cluster-web', which belongs to distro 'platform' pushing to $T/gitops" "$OUTPUT"
-t_eq "now it points at the second remote" "$T/b" "$(app in-cluster-web "$ann['idpmake.io/gitops-remote']")"
+t_eq "now it points at the second remote" "$T/b" "$(app in-cluster-web "${ann}['idpmake.io/gitops-remote']")"
 sed -i '/^  web:/d' a/distro.yaml
 t_ok "the first platform drops web: up --prune" idpmake -C a up --prune
 t_eq "the second one's Application is left alone" "$T/b.git" "$(app in-cluster-web 'a["spec"]["source"]["repoURL"]')"

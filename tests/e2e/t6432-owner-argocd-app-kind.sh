@@ -1,5 +1,5 @@
 #!/bin/bash
-# shellcheck disable=SC2317 # functions run through t_ok and friends
+# shellcheck disable=SC2317,SC2119 # functions run through t_ok and friends
 # The ownership check of an argocd-app package looks up the kind its file
 # is (owner.c): an Application file collides with Applications only, an
 # ApplicationSet file with ApplicationSets only, so an unrelated object of

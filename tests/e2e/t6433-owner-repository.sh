@@ -1,5 +1,5 @@
 #!/bin/bash
-# shellcheck disable=SC2317 # functions run through t_ok and friends
+# shellcheck disable=SC2317,SC2016 # functions run through t_ok and friends; ${cluster} is the distro's
 # Repository ownership (issue 19 §1): a repository in Argo CD has no labels
 # or annotations (v1alpha1.Repository), so repository:register names the one
 # it registers "idpmake/DISTRO".  Before the push, a repository Argo CD
