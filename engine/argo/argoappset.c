@@ -36,6 +36,7 @@
 #include "argo/argocd.h"
 #include "base/url.h"
 #include "base/util.h"
+#include "argo/argohome.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -150,10 +151,11 @@ int argocd_appset_element(struct call *c, const struct step *s, const char *name
 		goto out;
 	}
 	json_array_append(elements, el);
-	set = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}}, s:{s:b, s:[{s:{s:o}}], s:o}}",
+	set = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}, s:o}, s:{s:b, s:[{s:{s:o}}], s:o}}",
 			"apiVersion", "argoproj.io/v1alpha1", "kind", "ApplicationSet",
 			"metadata", "name", pkg, "namespace", d->argocd.namespace,
 			"labels", "idpmake.io/distro", d->name ? d->name : "", "idpmake.io/package", pkg,
+			"annotations", owner_annotations(d, c->a->repo_url),
 			"spec", "goTemplate", 1, "generators", "list", "elements", elements, "template", argocd_appset_template(app));
 	elements = NULL;
 	resp_reset(&r);

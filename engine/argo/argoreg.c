@@ -13,6 +13,7 @@
  *                        PUT /api/v1/clusters/SERVER?updatedFields=labels&updatedFields=annotations
  *                        alone, which reads and sends no credential.
  *   repository:register  POST /api/v1/repositories?upsert=true {repo, type: git,
+ *                        name: idpmake/DISTRO (whose it is: owner.c),
  *                        username: IDPMAKE_GIT_USERNAME (default git),
  *                        password: IDPMAKE_GIT_TOKEN}; no token: nothing to register.
  *   name-only clusters   GET /api/v1/clusters/NAME?id.type=name, once per run
@@ -44,6 +45,7 @@
 #include "base/url.h"
 #include "base/util.h"
 #include "base/yaml.h"
+#include "argo/argohome.h"
 
 /* ---- secrets: kept in malloc'd memory, wiped after use ------------------- */
 
@@ -462,9 +464,13 @@ static json_t *kv_object(const struct kvlist *l)
 	return o;
 }
 
-static json_t *annotations(const struct distro *d, const struct cluster *cl)
+static json_t *annotations(const struct argocd *a, const struct cluster *cl)
 {
-	return json_pack("{s:s, s:s}", "idpmake.io/cluster", cl->name, "idpmake.io/distro", d->name ? d->name : "");
+	json_t *o = owner_annotations(a->d, a->repo_url);	/* where the distro pushes (owner.c) */
+
+	json_object_set_new(o, "idpmake.io/cluster", json_string(cl->name));
+	json_object_set_new(o, "idpmake.io/distro", json_string(a->d->name ? a->d->name : ""));
+	return o;
 }
 
 /* the cluster's config: credential and TLS; NULL with *err */
@@ -522,14 +528,14 @@ fail:
 }
 
 /* the cluster's name, labels and annotations: the PUT's body, and the POST's without config */
-static json_t *cluster_body(const struct distro *d, const struct cluster *cl)
+static json_t *cluster_body(const struct argocd *a, const struct cluster *cl)
 {
 	json_t *b = json_object();
 
 	json_object_set_new(b, "server", json_string(cl->server));
 	json_object_set_new(b, "name", json_string(cl->name));
 	json_object_set_new(b, "labels", kv_object(&cl->labels));
-	json_object_set_new(b, "annotations", annotations(d, cl));
+	json_object_set_new(b, "annotations", annotations(a, cl));
 	return b;
 }
 
@@ -555,10 +561,9 @@ out:
 
 static int register_cluster(struct call *c, const struct cluster *cl, const char **err)
 {
-	const struct distro *d = c->a->d;
 	struct secrets sc = { { 0 }, 0 };
 	struct resp r = { .code = -1 };
-	json_t *body = cluster_body(d, cl), *cfg;
+	json_t *body = cluster_body(c->a, cl), *cfg;
 	int labels_only, ret = -1;
 
 	if (!cl->server) {
@@ -622,8 +627,9 @@ static int register_repo(struct call *c, const char **err)
 	}
 	if (!user || !*user)
 		user = "git";
-	body = json_pack("{s:s, s:s, s:s, s:s}", "repo", a->repo_url, "type", "git", "username", user, "password",
-			 keep(&sc, token));
+	/* named idpmake/DISTRO: a repository has no labels, the name tells whose it is (owner.c) */
+	body = json_pack("{s:s, s:s, s:s, s:s, s:s}", "repo", a->repo_url, "type", "git", "name", owner_repo_name(a->d),
+			 "username", user, "password", keep(&sc, token));
 	note_body(c, "upsert repository", body);
 	if (request(c, "POST", "/api/v1/repositories?upsert=true", body, &r, err) == 0) {
 		if (r.status == 200) {
@@ -745,7 +751,7 @@ int argocd_unregister_cluster(struct argocd *a, const char *name, const char **e
 		goto out;
 	}
 	mark = json_string_value(json_object_get(json_object_get(r.json, "annotations"), "idpmake.io/distro"));
-	if (mark && strcmp(mark, a->d->name ? a->d->name : "")) {
+	if ((mark && strcmp(mark, a->d->name ? a->d->name : "")) || !owner_same_home(a, json_object_get(r.json, "annotations"))) {
 		ret = 3;	/* another distro registered it since (up --adopt): its, not this one's */
 		goto out;
 	}

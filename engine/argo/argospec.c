@@ -22,6 +22,7 @@
 #include "base/url.h"
 #include "base/util.h"
 #include "base/yaml.h"
+#include "argo/argohome.h"
 
 static const char FINALIZER[] = "resources-finalizer.argocd.argoproj.io";
 static const char IN_CLUSTER[] = "https://kubernetes.default.svc";
@@ -69,9 +70,12 @@ json_t *argocd_app_spec(const struct distro *d, const struct step *s, const char
 	json_object_set_new(labels, "idpmake.io/package", json_string(s->pkg->name));
 	json_object_set_new(md, "labels", labels);
 	json_object_set_new(md, "finalizers", json_pack("[s]", FINALIZER));
+	/* whose it is: where this distro pushes (owner.c) */
+	json_t *ann = owner_annotations(d, repo_url);
 	if (!argocd_helm_app(s) && !s->pkg->app_file && s->gitpath)
 		/* its own folder (a linked fleet's _shared one): a commit elsewhere costs Argo CD no render */
-		json_object_set_new(md, "annotations", json_pack("{s:s+}", ARGOCD_GENERATE_PATHS, "/", s->gitpath));
+		json_object_set_new(ann, ARGOCD_GENERATE_PATHS, json_pack("s+", "/", s->gitpath));
+	json_object_set_new(md, "annotations", ann);
 	json_object_set_new(app, "metadata", md);
 
 	json_object_set_new(spec, "project", json_string(d->argocd.project));

@@ -114,8 +114,8 @@ static int parse_options(struct context *x, char **args, size_t n)
 	if (x->git_token_env && !*x->git_token_env)
 		return usage_error("%s: --git-token-env takes a variable's name", x->name);
 	if (remote_has_password(x->git_remote))
-		return usage_error("%s: a context holds no password: take it out of --git-remote, and name the "
-				   "variable that holds it with --git-token-env VAR", x->name);
+		return usage_error("%s", aprintf("%s: %s: take it out of --git-remote, and name the variable that holds "
+						 "it with --git-token-env VAR", x->name, remote_secret_words(x->git_remote)));
 	x->token_file = abs_file(x->token_file, "token file", &bad);
 	x->ca_file = abs_file(x->ca_file, "CA file", &bad);
 	if (bad)

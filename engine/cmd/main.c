@@ -97,8 +97,8 @@ static void usage(FILE *f)
 		   "  --refresh          compare with the remotes first and redo what drifted\n"
 		   "  --prune            delete Applications of packages removed from the distro\n"
 		   "  --overwrite        up: replace changes made outside idpmake in the targets' folders\n"
-		   "  --adopt            up: take over Applications, ApplicationSets and clusters another distro\n"
-		   "                     (or not idpmake) made in Argo CD, instead of refusing\n"
+		   "  --adopt            up: take over Applications, ApplicationSets, clusters and repositories another\n"
+		   "                     distro (or not idpmake) made in Argo CD, instead of refusing\n"
 		   "  --format FMT       graph: dot (default), json or mermaid; diff --rev: text or markdown\n"
 		   "  -o DIR             render: write files under DIR; diff: save the diff in FILE; plan: save the plan;\n"
 		   "                     pack: the archive (default idpmake-pack.tar)\n"
@@ -322,6 +322,11 @@ int main(int argc, char **argv)
 			c.context = optarg;
 			break;
 		case O_KUBE_CONTEXT:
+			if (!*optarg) {
+				fprintf(stderr, "idpmake: --kube-context needs a kube context's name (leave the option out "
+						"for the cluster's own, or the kubeconfig's current-context)\n");
+				return 2;
+			}
 			c.kube_context = optarg;
 			break;
 		case O_VERSION:

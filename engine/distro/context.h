@@ -86,7 +86,9 @@ const char *context_from(void);
 void context_apply(struct distro *d);
 int context_gave_server(void);
 int context_gave_remote(void);
-/* a git remote with a password in it: 1 (contexts refuse it) */
+/* a git remote with a password in it: 1; with a user name that looks like a token: 2 (contexts refuse both) */
 int remote_has_password(const char *remote);
+/* the words for what remote_has_password found */
+const char *remote_secret_words(const char *remote);
 
 #endif

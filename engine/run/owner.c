@@ -12,11 +12,18 @@
  *        v  none: no request at all
  *   one list per kind that has some (GET /api/v1/applications?appNamespace=NS,
  *   /api/v1/applicationsets, /api/v1/clusters); no selector, so that an object
- *   idpmake did not make is seen too
+ *   idpmake did not make is seen too; up --refresh's check of the clusters
+ *   (register.c) asked first and shares the list of clusters
  *        |
  *        v
  *   each one Argo CD has: whose is it?
- *     label (cluster: annotation) idpmake.io/distro  == this distro's name  ours
+ *     label (cluster: annotation) idpmake.io/distro  == this distro's name  ours, when
+ *       annotations idpmake.io/gitops-remote and     == where this distro pushes
+ *       idpmake.io/gitops-path                          (or absent: made before they
+ *                                                   were recorded; the next sync
+ *                                                   adds them)
+ *       either one differs                          a same-named distro's,
+ *                                                   pushing elsewhere
  *     another name                                  another distro's
  *     absent (Application, ApplicationSet)          not made by idpmake
  *     absent (cluster)                              registered by hand: as before,
@@ -26,77 +33,45 @@
  *   collisions: all printed, exit 1, before any step runs (nothing pushed);
  *   --adopt: each said, and taken over.
  */
+#include <ctype.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "argo/argoapi.h"
 #include "argo/argocd.h"
+#include "argo/argohome.h"
+#include "argo/argolist.h"
 #include "run/ctx.h"
 #include "distro/manifest.h"
 #include "run/owner.h"
 #include "run/plan.h"
+#include "graph/state.h"
 #include "base/url.h"
 #include "base/util.h"
+#include "base/yaml.h"
 
 /* ---- validate: one name, one step ---------------------------------------- */
 
 /* ---- up: before anything runs --------------------------------------------- */
 
-enum want_kind { W_APP, W_APPSET, W_CLUSTER };
-static const char *const kind_word[] = { "Application", "ApplicationSet", "cluster" };
+enum want_kind { W_APP = AK_APP, W_APPSET = AK_APPSET, W_CLUSTER = AK_CLUSTER, W_REPO = AK_REPO, NKINDS = AK_N };
+static const char *const kind_word[] = { "Application", "ApplicationSet", "cluster", "repository" };
+
+/* argo_home_differs, its Argo CD text cleaned for the terminal (clean: the token masked, escapes shown) */
+static const char *home_differs(const struct argocd *a, json_t *ann)
+{
+	const char *h = argo_home_differs(a, ann);
+	return h ? clean(a, h, strlen(h)) : NULL;
+}
 
 struct want {
 	enum want_kind kind;
 	const char *name;		/* the object's name; a cluster's server */
 	const struct step *s;
-	int either;			/* an argocd-app package's: an Application or an ApplicationSet */
+	int either;			/* an argocd-app package's whose file cannot be read now: it may be either kind */
 };
-
-/* s with each credential idpmake holds (the clusters' register.token-env, IDPMAKE_GIT_TOKEN) as "***":
- * a server's message may quote one; the Argo CD token is masked by clean() already */
-static const char *masked(const struct distro *d, const char *s)
-{
-	for (size_t i = 0; s && i <= d->nclusters; i++) {
-		const char *env = i < d->nclusters ? d->clusters[i].reg.token_env : "IDPMAKE_GIT_TOKEN";
-		const char *secret = env ? getenv(env) : NULL, *hit;
-		size_t n = secret ? strlen(secret) : 0, from = 0;
-		/* on from after each "***": a secret that is, or holds, "***" cannot loop */
-		while (n >= 3 && (hit = strstr(s + from, secret))) {
-			from = (size_t)(hit - s) + 3;
-			s = aprintf("%.*s***%s", (int)(hit - s), s, hit + n);
-		}
-	}
-	return s;
-}
-
-/* the list Argo CD answers at `path`: its items (a new reference), or NULL with *err */
-static json_t *list(struct argocd *a, const char *path, const char *what, const char **err)
-{
-	struct call c;
-	struct resp r = { .code = -1 };
-	json_t *items = NULL;
-
-	if (call_open(&c, a, "", NULL, 120) < 0)
-		return *err = "cannot start a libcurl handle", NULL;
-	if (status_verbose())
-		fprintf(stderr, "idpmake: who owns them: GET %s\n", path);
-	if (request(&c, "GET", path, NULL, &r, err) == 0) {
-		if (r.status == 200 && json_is_object(r.json)) {
-			items = json_object_get(r.json, "items");
-			items = json_is_array(items) ? json_incref(items) : json_array();
-		} else if (r.status == 200) {
-			*err = aprintf("listing %s: Argo CD's answer is not a JSON object", what);
-		} else {
-			*err = api_error(&c, aprintf("listing %s", what), &r);
-		}
-	}
-	if (!items)
-		*err = masked(a->d, *err);
-	resp_reset(&r);
-	call_close(&c);
-	return items;
-}
 
 static const char *owner_label(json_t *o, const char *where, const char *key)
 {
@@ -115,12 +90,40 @@ static int will_sync(struct ctx *c, struct step *s)
 	return s->dirty;
 }
 
+/*
+ * An argocd-app package's file: W_APP or W_APPSET as its kind says (what
+ * its sync sends, argospec.c), or -1 when it cannot be read now: then
+ * either kind may be the one.  Parsed quietly, as manifest.c read it.
+ */
+static int app_file_kind(const struct package *p)
+{
+	struct ypool *yp;
+	struct ynode **docs, *kind;
+	size_t nd, len;
+	char *text = read_file(p->app_file, &len);
+	int k = -1, before = loc_errors;
+
+	if (!text)
+		return -1;
+	yp = ypool_new();
+	loc_quiet++;
+	if (yaml_parse(yp, p->app_file, text, len, &docs, &nd) == 0 && nd && docs[0]->type == Y_MAP &&
+	    (kind = yget(docs[0], "kind")))
+		k = ystr_eq(kind, "ApplicationSet") ? W_APPSET : ystr_eq(kind, "Application") ? W_APP : -1;
+	loc_quiet--;
+	loc_errors = before;
+	ypool_free(yp);
+	free(text);
+	return k;
+}
+
 static size_t wants(struct ctx *c, struct want **v)
 {
 	struct graph *g = c->g;
 	size_t n = 0;
 
 	*v = amalloc((3 * g->nsteps + 1) * sizeof(**v));
+	const char *tok = getenv("IDPMAKE_GIT_TOKEN");
 	for (size_t i = 0; i < g->nsteps; i++) {
 		struct step *s = g->steps[i];
 		if (!s->selected)
@@ -130,16 +133,29 @@ static size_t wants(struct ctx *c, struct want **v)
 			if (s->dirty)
 				(*v)[n++] = (struct want){ W_CLUSTER, s->cluster->server, s, 0 };
 		}
+		if (s->kind == STEP_REGISTER && !s->cluster && tok && *tok) {
+			/* repository:register with a token: it would register over what Argo CD has */
+			plan_decide(&c->pl, s);
+			if (s->dirty)
+				(*v)[n++] = (struct want){ W_REPO, argocd_repo_url(c->d, c->statedir), s, 0 };
+		}
 		if (s->kind != STEP_SYNC || s->pkg->deploy_kubectl || !will_sync(c, s))
 			continue;
 		const char *name = argocd_app_name(c->d, s);
 		int helm = argocd_helm_app(s), cnoe = s->pkg->app_file != NULL;
 		if (!name)
 			continue;	/* said; its sync fails */
-		(*v)[n++] = (struct want){ W_APP, name, s, cnoe };
-		if (cnoe)
-			(*v)[n++] = (struct want){ W_APPSET, name, s, 1 };
-		else if ((c->d->argocd.fleet_appset || s->pkg->sync.appset) && !helm && !s->cluster->argo_name)
+		if (cnoe) {
+			/* the kind its file is: an unrelated object of the other kind with its name is no collision */
+			int k = app_file_kind(s->pkg);
+			if (k != W_APPSET)
+				(*v)[n++] = (struct want){ W_APP, name, s, k < 0 };
+			if (k != W_APP)
+				(*v)[n++] = (struct want){ W_APPSET, name, s, k < 0 };
+			continue;
+		}
+		(*v)[n++] = (struct want){ W_APP, name, s, 0 };
+		if ((c->d->argocd.fleet_appset || s->pkg->sync.appset) && !helm && !s->cluster->argo_name)
 			(*v)[n++] = (struct want){ W_APPSET, s->pkg->name, s, 0 };
 	}
 	return n;
@@ -152,25 +168,50 @@ static json_t *find(json_t *items, enum want_kind k, const char *name)
 	json_t *it;
 
 	json_array_foreach(items, i, it) {
-		const char *have = k == W_CLUSTER ? jstr(it, "server") : jstr(it, "metadata.name");
-		if (!strcmp(have, name))
+		const char *have = k == W_CLUSTER ? jstr(it, "server") : k == W_REPO ? jstr(it, "repo") : jstr(it, "metadata.name");
+		if (k == W_REPO ? !strcmp(owner_remote(have), owner_remote(name)) : !strcmp(have, name))
 			return it;
 	}
 	return NULL;
 }
 
+static const char *repo_owner(const struct ctx *c, struct argocd *a, const struct want *w, json_t *it)
+{
+	const char *name = jstr(it, "name");
+	struct record rec;
+
+	if (!strncmp(name, "idpmake/", 8)) {
+		if (!strcmp(name, owner_repo_name(c->d)))
+			return NULL;
+		return aprintf("distro '%s'", clean(a, name + 8, strlen(name + 8)));
+	}
+	rec = state_step(c->pl.st, w->s->id);
+	if (rec.have && rec.ok)
+		return NULL;	/* registered by this distro with an older idpmake: named on this registration */
+	return "someone outside idpmake (its credentials were given by hand, e.g. argocd repo add: no idpmake/ name on it)";
+}
+
 /* whose is it: NULL when this distro's, else the words for its owner */
-static const char *owner_of(const struct ctx *c, struct argocd *a, const struct want *w, json_t *it)
+static const char *owner_of(const struct ctx *c, struct argocd *a, const struct want *w, json_t *it, int *same_name)
 {
 	const char *mine = c->d->name ? c->d->name : "";
 	const char *who = w->kind == W_CLUSTER ? owner_label(it, "annotations", "idpmake.io/distro")
 					       : owner_label(json_object_get(it, "metadata"), "labels", "idpmake.io/distro");
 
+	const char *home;
+
+	if (w->kind == W_REPO)
+		return repo_owner(c, a, w, it);
 	if (!who)
 		return w->kind == W_CLUSTER ? NULL : "nobody: idpmake did not make it (no idpmake.io/distro label)";
-	/* the same name pushing elsewhere (a context's remote) is the same distro: not checked */
-	if (!strcmp(who, mine))
-		return NULL;
+	/* the same name pushing elsewhere (another remote, or another path of it) is another distro */
+	if (!strcmp(who, mine)) {
+		*same_name = 1;
+		if (!(home = home_differs(a, w->kind == W_CLUSTER ? json_object_get(it, "annotations")
+							      : json_object_get(json_object_get(it, "metadata"), "annotations"))))
+			return NULL;
+		return aprintf("distro '%s' %s", clean(a, who, strlen(who)), home);
+	}
 	/* Argo CD's text, hostile: an annotation may hold control characters and any length */
 	return aprintf("distro '%s'", clean(a, who, strlen(who)));
 }
@@ -179,18 +220,17 @@ int owner_check(struct ctx *c, struct argocd *a)
 {
 	struct want *v;
 	size_t n = wants(c, &v);
-	json_t *items[3] = { NULL, NULL, NULL };
+	json_t *items[NKINDS] = { NULL };
 	const char *err = NULL;
-	int collisions = 0, apps = 0, clusters = 0, ret = 0;
+	int collisions = 0, apps = 0, clusters = 0, repos = 0, same = 0, ret = 0;
 
-	if (!n)
+	if (!n) {
+		argo_list_forget();
 		return 0;	/* nothing to create or update: no request */
+	}
 	for (size_t i = 0; i < n && !ret; i++) {
 		enum want_kind k = v[i].kind;
-		const char *path = k == W_APP ? aprintf("/api/v1/applications?appNamespace=%s", url_escape(c->d->argocd.namespace))
-				 : k == W_APPSET ? "/api/v1/applicationsets" : "/api/v1/clusters";
-		if (!items[k] && !(items[k] = list(a, path, k == W_APP ? "Applications" : k == W_APPSET ? "ApplicationSets"
-											 : "clusters", &err))) {
+		if (!items[k] && !(items[k] = json_incref(argo_list_once(a, (enum argo_kind)k, &err)))) {
 			/* said as the step's failure would be: the first step that needed the answer */
 			error("%s: %s (asking Argo CD who owns what this run would change); nothing was pushed", v[i].s->id, err);
 			ret = -1;
@@ -200,18 +240,23 @@ int owner_check(struct ctx *c, struct argocd *a)
 	for (size_t i = 0; i < n; i++) {
 		json_t *it = find(items[v[i].kind], v[i].kind, v[i].name);
 		const char *who, *what;
-		if (!it || !(who = owner_of(c, a, &v[i], it)))
+		int same_name = 0;
+		if (!it || !(who = owner_of(c, a, &v[i], it, &same_name)))
 			continue;
 		what = v[i].kind == W_CLUSTER ? aprintf("cluster '%s' (%s)", v[i].s->cluster->name, v[i].name)
-					      : aprintf("%s '%s'", kind_word[v[i].kind], v[i].name);
+		     : v[i].kind == W_REPO ? aprintf("repository %s", url_masked(v[i].name, "***"))
+					      : aprintf("%s '%s'%s", kind_word[v[i].kind], v[i].name,
+							v[i].either ? " (the package's file, unreadable now, may be either kind)" : "");
 		if (c->adopt) {
 			status_info("idpmake: %s: adopting %s, which belongs to %s (--adopt)", v[i].s->id, what, who);
 			continue;
 		}
-		fprintf(stderr, "idpmake: %s: %s in Argo CD belongs to %s, not to distro '%s'\n", v[i].s->id, what, who,
-			c->d->name ? c->d->name : "");
+		fprintf(stderr, "idpmake: %s: %s in Argo CD belongs to %s, not to distro '%s'%s\n", v[i].s->id, what, who,
+			c->d->name ? c->d->name : "",
+			!same_name ? "" : aprintf(" pushing to %s at path %s", owner_remote(a->repo_url), argo_home_path(c->d)));
 		collisions++;
-		*(v[i].kind == W_CLUSTER ? &clusters : &apps) += 1;
+		*(v[i].kind == W_CLUSTER ? &clusters : v[i].kind == W_REPO ? &repos : &apps) += 1;
+		same += same_name;
 	}
 	if (collisions) {
 		fprintf(stderr, "idpmake: up refused before the push: %d object%s in Argo CD %s not this distro's; "
@@ -221,14 +266,23 @@ int owner_check(struct ctx *c, struct argocd *a)
 			fprintf(stderr, "hint: give this distro Application names of its own (argocd.app-name, e.g. "
 				"\"%s-${cluster}-${package}\"), or take them over on purpose: idpmake up --adopt\n",
 				c->d->name && *c->d->name ? c->d->name : "NAME");
+		if (same)
+			fprintf(stderr, "hint: a distro is its name with the GitOps remote and path it pushes to: another "
+				"distro named '%s' pushes elsewhere; if this is it, moved on purpose, take its objects over "
+				"once: idpmake up --adopt\n", c->d->name ? c->d->name : "");
+		if (repos)
+			fprintf(stderr, "hint: Argo CD holds credentials for the repository that idpmake did not give it for "
+				"this distro: leave them (argocd: {repository: registered} in the distro, or run without "
+				"IDPMAKE_GIT_TOKEN), or register over them on purpose: idpmake up --adopt\n");
 		if (clusters)
 			fprintf(stderr, "hint: a cluster is registered once in Argo CD: leave its registration to the distro "
 				"that owns it (drop register: here), or take it over on purpose: idpmake up --adopt\n");
 		ret = 1;
 	}
 out:
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < NKINDS; k++)
 		json_decref(items[k]);
+	argo_list_forget();	/* from here on steps change Argo CD */
 	return ret;
 }
 
@@ -238,7 +292,7 @@ long owner_apps(struct argocd *a, struct owned_app **v, const char **err)
 {
 	const struct distro *d = a->d;
 	const char *sel = aprintf("idpmake.io/distro=%s", d->name ? d->name : "");
-	json_t *items = list(a, aprintf("/api/v1/applications?appNamespace=%s&selector=%s", url_escape(d->argocd.namespace),
+	json_t *items = argo_list(a, aprintf("/api/v1/applications?appNamespace=%s&selector=%s", url_escape(d->argocd.namespace),
 					url_escape(sel)), "this distro's Applications", err), *it;
 	size_t i, n = 0;
 
@@ -252,6 +306,8 @@ long owner_apps(struct argocd *a, struct owned_app **v, const char **err)
 			   *pk = owner_label(md, "labels", "idpmake.io/package");
 		if (!who || strcmp(who, d->name ? d->name : ""))
 			continue;	/* a server that ignored the selector: the labels decide */
+		if (argo_home_differs(a, json_object_get(md, "annotations")))
+			continue;	/* a same-named distro's, pushing elsewhere */
 		(*v)[n++] = (struct owned_app){ astrdup(jstr(it, "metadata.name")), astrdup(cl ? cl : ""),
 						astrdup(pk ? pk : "") };
 	}

@@ -3,7 +3,10 @@
  *
  * Everything idpmake creates in Argo CD belongs to one distro: an
  * Application or ApplicationSet carries the label idpmake.io/distro (its
- * `name`), a registered cluster the annotation idpmake.io/distro.
+ * `name`), a registered cluster the annotation idpmake.io/distro; each
+ * also carries where the distro pushes (annotations idpmake.io/gitops-remote
+ * and idpmake.io/gitops-path): the same name elsewhere is another owner,
+ * and an object without them (made by an older idpmake) is its name's.
  *
  *   - validate: two steps that expand to one Application name are an
  *     error, located at argocd.app-name (or the package, for the default).
@@ -19,6 +22,7 @@
 #ifndef IDPMAKE_OWNER_H
 #define IDPMAKE_OWNER_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "graph/graph.h"
@@ -34,6 +38,7 @@ struct argocd;
  * not be read.
  */
 int owner_check(struct ctx *c, struct argocd *a);
+
 
 /* an Application of this distro, as its labels say */
 struct owned_app {

@@ -31,6 +31,7 @@
 #include "graph/state.h"
 #include "graph/status.h"
 #include "base/util.h"
+#include "argo/argolist.h"
 
 static int given(const char *var)
 {
@@ -140,7 +141,7 @@ void register_refresh(struct planner *pl, struct argocd *a)
 		if (s->cluster) {
 			if (!s->cluster->server)
 				continue;
-			if (nclusters == -2 && (nclusters = argocd_list_field(a, "clusters", "server", &clusters, &err)) < 0)
+			if (nclusters == -2 && (nclusters = argo_listed(a, 0, &clusters, &err)) < 0)
 				warn("--refresh: cannot list Argo CD's clusters: %s", err);
 			if (nclusters >= 0 && !listed(clusters, nclusters, s->cluster->server, 0))
 				s->drift = aprintf("drift: Argo CD no longer has cluster '%s' (%s)", s->cluster->name,
@@ -148,7 +149,7 @@ void register_refresh(struct planner *pl, struct argocd *a)
 		} else {
 			if (!given("IDPMAKE_GIT_TOKEN"))
 				continue;	/* nothing registered: Argo CD's own settings */
-			if (nrepos == -2 && (nrepos = argocd_list_field(a, "repositories", "repo", &repos, &err)) < 0)
+			if (nrepos == -2 && (nrepos = argo_listed(a, 1, &repos, &err)) < 0)
 				warn("--refresh: cannot list Argo CD's repositories: %s", err);
 			if (nrepos >= 0 && !listed(repos, nrepos, argocd_repo_url(pl->g->d, pl->statedir), 1))
 				s->drift = aprintf("drift: Argo CD no longer has the repository %s",

@@ -52,7 +52,7 @@ def lines(pred=lambda e: True):
 def cbody(host):
     return [e["body"] for e in log if e["path"] == "/api/v1/clusters" and e["method"] == "POST" and e["body"]["server"].startswith("https://" + host)][0]
 def repos():
-    return [e for e in log if e["path"] == "/api/v1/repositories"]
+    return [e for e in log if e["path"] == "/api/v1/repositories" and e["method"] != "GET"]
 def body(method, path, i=0):
     return [e["body"] for e in log if e["method"] == method and e["path"] == path][i]
 if sys.argv[3]:

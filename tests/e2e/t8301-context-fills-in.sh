@@ -60,7 +60,10 @@ assert src and all(u.rstrip("/").endswith("/other.git") for u in src), src'
 
 # ---- chosen for the run: over the distro -------------------------------------
 idpmake -C other forget >/dev/null 2>&1
-t_ok "up --context emu in the other distro" idpmake --context emu -C other up
+# its Applications push to other.git: the same name at another remote is another owner (t6431)
+t_exit 1 "up --context emu in the other distro, over its own Applications, is refused" idpmake --context emu -C other up
+t_grep "naming the remote they read" "Application 'in-cluster-api' in Argo CD belongs to distro 'other' pushing to $T/other at path" "$STDERR"
+t_ok "up --context emu --adopt in the other distro" idpmake --context emu -C other up --adopt
 t_grep "says it was chosen with --context" \
 	"^acting on gitops $T/qs.git branch main \(context 'emu'\), .*context emu \(--context\)" "$STDOUT"
 t_fail "now the quickstart's remote has the other distro's commit" test "$qs_main" = "$(head_of "$T/qs.git")"

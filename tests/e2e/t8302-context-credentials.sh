@@ -77,8 +77,9 @@ t_nogrep "the git server saw no request with the token" " $GIT_USER\$" "$T/git-s
 t_ok "context set git --git-token-env QS_TOKEN" idpmake context set git --git-token-env QS_TOKEN
 t_ok "context set prod: the same remote, its token from QS_TOKEN" \
 	idpmake context set prod --git-remote "$qs" --git-token-env QS_TOKEN
+# (--adopt: the Application the run without the context made pushes to another remote, t6431)
 t_ok "up --context prod with QS_TOKEN (and a wrong IDPMAKE_GIT_TOKEN)" \
-	env QS_TOKEN="$GIT_PASS" IDPMAKE_GIT_USERNAME="$GIT_USER" IDPMAKE_GIT_TOKEN=wrong "$IDPMAKE" --context prod -C d up
+	env QS_TOKEN="$GIT_PASS" IDPMAKE_GIT_USERNAME="$GIT_USER" IDPMAKE_GIT_TOKEN=wrong "$IDPMAKE" --context prod -C d up --adopt
 t_grep "synced" '1 synced' "$STDOUT"
 t_grep "pushed with the context's token" "^POST /qs.git/git-receive-pack\? $GIT_USER\$" "$T/git-srv/access.log"
 t_nostring "no token in the state or the logs" "$GIT_PASS" d/.idpmake
