@@ -405,6 +405,8 @@ static json_t *last_applied(json_t *live, int scoped, json_t *pointers)
 		return NULL;
 	}
 	normalize(o, scoped, pointers);
+	/* gitops-engine's ThreeWayDiff drops it (removeNamespaceAnnotation): Argo CD sets it, the render need not */
+	json_object_del(json_object_get(o, "metadata"), "namespace");
 	return o;
 }
 

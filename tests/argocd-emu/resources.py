@@ -262,6 +262,7 @@ def in_sync(spec, target, live):
             ((o.get("metadata") or {}).get("annotations") or {}).pop(LAST_APPLIED, None)
             ((o.get("metadata") or {}).get("annotations") or {}).pop(TRACKING, None)
         last.pop("status", None)
+        (last.get("metadata") or {}).pop("namespace", None)   # ThreeWayDiff: removeNamespaceAnnotation
         if removed(last, t, lv):
             return False
     return covers(t, lv)
