@@ -27,6 +27,11 @@ As Argo CD (v3.6 source, read for this):
     404 and a refused get a bare 403 "permission denied"; without it both are the bare 403; an action refused
     on an Application the account may get (delete, sync, create, update) is "permission denied: applications,
     ACTION, OBJECT, sub: USER".
+  - Clusters (server/cluster Create, Update): before a cluster is saved, a create, an upsert, an update and a
+    labels-only PUT (with the stored credentials) reach it (kubectl GetServerVersion).  A loopback server is
+    dialled for real; cluster_tokens {SERVER: TOKEN} (config) is the one bearer token that server accepts;
+    caData must be base64 (HTTP 400 "illegal base64 data ...") of PEM.  A failure is HTTP 500, code 2:
+    "error getting server version: failed to get server version: ..." (update: "failed to get server version: ...").
   - Hooks (argocd.argoproj.io/hook unless only Skip, helm.sh/hook but crd-install) are neither compared nor
     listed in managed-resources; a sync does not run them here.
 
@@ -58,7 +63,7 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
                          ({"watchers", "watch_opens"}: watch.py, GET /api/v1/stream/applications; config
                          stream_drop_after N, stream_buffer true, keepalive_ms).  {"manifest_generate_paths": false} in
                          /_emu/config ignores the annotation, as an Argo CD without it
-    GET,POST /_emu/config  settings changed at run time: {"start_ms": 500, "resync_ms": 100, "same_second": true,
+    GET,POST /_emu/config  settings changed at run time: {"cluster_tokens": {SERVER: TOKEN}, "start_ms": 500, "resync_ms": 100, "same_second": true,
                          "require_repo_creds": true, "api_versions": [...], "op_ms", "health_ms", "reconcile_ms",
                          "delete_ms", "retry_ms", "appset_ms", "rbac_deny": ["applications, delete, *"]}
     POST /_emu/cluster   one cluster's info.apiVersions: {"server": S or "name": N, "api_versions": [...]}
@@ -1039,7 +1044,7 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
     SETTINGS = {"op_ms": int, "health_ms": int, "start_ms": int, "reconcile_ms": int, "delete_ms": int,
                 "resync_ms": int, "retry_ms": int, "same_second": bool, "require_repo_creds": bool, "api_versions": list,
                 "manifest_generate_paths": bool, "stream_drop_after": int, "stream_buffer": bool, "keepalive_ms": int,
-                "appset_ms": int, "rbac_deny": list}
+                "appset_ms": int, "rbac_deny": list, "cluster_tokens": dict}
 
     def config(self):
         return {k: getattr(self, k) for k in self.SETTINGS}

@@ -1,10 +1,14 @@
 """The emulator's clusters, repositories and ApplicationSets (server/cluster, server/repository,
 server/applicationset and the ApplicationSet controller's list and cluster generators)."""
+import base64
+import binascii
 import copy
+import ipaddress
 import json
 import re
+import socket
 import uuid
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from emucommon import ApiError, GitError, ts, ordered, prune, norm_url, CONTROL_NS, IN_CLUSTER
 
@@ -142,6 +146,10 @@ class FleetMixin:
         self.repositories = {}   # norm_url -> Repository as registered
         self.appsets = {}        # (ns, name) -> ApplicationSet
         self.appset_ms = a.appset_ms   # the ApplicationSet controller's delay after a change to a set
+        # server/cluster Create and Update reach the cluster (GetServerVersion) before they save: a loopback
+        # server is really dialled; cluster_tokens {SERVER: TOKEN} says which bearer token a cluster accepts
+        # (others: any), as the cluster's API server would answer 401 "Unauthorized"
+        self.cluster_tokens = {}
 
     # -- clusters
     def cluster_by_server(self, server):
@@ -224,10 +232,53 @@ class FleetMixin:
         cl.setdefault("config", {}).setdefault("tlsClientConfig", {}).setdefault("insecure", False)
         return cl
 
+    def server_version_error(self, cl):
+        """Why kubectl.GetServerVersion fails for this cluster config, or None (gitops-engine kube/ctl.go:
+        "failed to create discovery client: ..." or "failed to get server version: ...", client-go's text)."""
+        if cl.get("_builtin"):
+            return None
+        cfg = cl.get("config") or {}
+        ca = (cfg.get("tlsClientConfig") or {}).get("caData")
+        if ca:
+            pem = base64.b64decode(ca)
+            if b"-----BEGIN CERTIFICATE-----" not in pem:
+                return "failed to create discovery client: unable to load root certificates: unable to parse bytes as PEM block"
+        u = urlsplit(cl["server"])
+        try:
+            loop = u.hostname == "localhost" or ipaddress.ip_address(u.hostname or "").is_loopback
+        except ValueError:
+            loop = False
+        port = u.port or (443 if u.scheme == "https" else 80)
+        if loop:
+            try:
+                socket.create_connection((u.hostname, port), timeout=2).close()
+            except OSError as e:
+                why = "connect: connection refused" if isinstance(e, ConnectionRefusedError) else "i/o timeout"
+                return 'failed to get server version: Get "%s/version?timeout=32s": dial tcp %s:%d: %s' % (
+                    cl["server"], u.hostname, port, why)
+        want = self.cluster_tokens.get(cl["server"])
+        if want is not None and cfg.get("bearerToken") != want:
+            return "failed to get server version: Unauthorized"
+        return None
+
+    def check_ca(self, body):
+        """caData is []byte: the gateway's JSON decoder wants standard base64 (encoding/json's error text)."""
+        ca = (((body or {}).get("config") or {}).get("tlsClientConfig") or {}).get("caData")
+        if isinstance(ca, str) and ca:
+            try:
+                base64.b64decode(ca, validate=True)
+            except (binascii.Error, ValueError):
+                bad = next((i for i, ch in enumerate(ca) if not re.match(r"[A-Za-z0-9+/=]", ch)), len(ca) - len(ca) % 4)
+                raise ApiError(3, "illegal base64 data at input byte %d" % bad)
+
     def h_cluster_create(self, c):
+        self.check_ca(c.body)
         cl = self.clean_cluster(c.body)
         if not cl.get("server"):
             raise ApiError(2, "error getting REST config: host must be a URL or a host:port pair")
+        why = self.server_version_error(cl)
+        if why:
+            raise ApiError(2, "error getting server version: " + why)
         old = self.cluster_by_server(cl["server"])
         if old is None:
             self.cluster_list.append(cl)
@@ -243,6 +294,7 @@ class FleetMixin:
         return self.cluster_out(cl)
 
     def h_cluster_update(self, c):
+        self.check_ca(c.body)
         body = self.clean_cluster(c.body)
         old = self.find_cluster(c)
         fields = [f for v in c.qall("updatedFields") for f in v.split(",") if f]
@@ -255,6 +307,9 @@ class FleetMixin:
                         new[f] = copy.deepcopy(body[f])
         else:
             new = dict(body, server=old["server"])
+        why = self.server_version_error(new)   # "Test the token ... before persisting it", labels-only PUTs too
+        if why:
+            raise ApiError(2, "failed to get server version: " + why)
         self.cluster_list[self.cluster_list.index(old)] = new
         return self.cluster_out(new)
 
