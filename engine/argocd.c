@@ -139,6 +139,27 @@ static void add_conditions(struct buf *b, json_t *app)
 	}
 }
 
+/*
+ * gitops-engine's dry run fails an object whose namespace the cluster
+ * lacks: 'namespaces "X" not found'.  Argo CD creates the destination
+ * namespace only with the sync option CreateNamespace=true.
+ */
+static void add_namespace_hint(struct buf *b, json_t *app)
+{
+	json_t *v = jget(app, "status.operationState.syncResult.resources"), *it;
+	size_t i;
+
+	json_array_foreach(v, i, it) {
+		const char *m = jstr(it, "message"), *end;
+		if (strncmp(m, "namespaces \"", 12) || !(end = strchr(m + 12, '"')) || strcmp(end, "\" not found"))
+			continue;
+		buf_addf(b, "; namespace '%.*s' does not exist on the cluster: Argo CD creates the destination namespace "
+			 "only with sync: {options: [CreateNamespace=true]}; or render a Namespace object",
+			 (int)(end - m - 12), m + 12);
+		return;
+	}
+}
+
 static const char *failure(struct call *c, json_t *app, const char *what)
 {
 	static const char *const failed[] = { "SyncFailed", "Failed", "Error", NULL };
@@ -152,6 +173,7 @@ static const char *failure(struct call *c, json_t *app, const char *what)
 			 !strcmp(jstr(app, "status.operationState.phase"), "Error") ? "ended in an error" : "failed",
 			 *m ? m : "(no message)");
 		add_items(&b, app, "status.operationState.syncResult.resources", "status", "hookPhase", failed);
+		add_namespace_hint(&b, app);
 	} else {
 		const char *m = jstr(app, "status.health.message");
 		buf_addf(&b, "application '%s' is Degraded%s%s", c->app, *m ? ": " : "", m);

@@ -32,6 +32,15 @@ As Argo CD (v3.6 source, read for this):
     dialled for real; cluster_tokens {SERVER: TOKEN} (config) is the one bearer token that server accepts;
     caData must be base64 (HTTP 400 "illegal base64 data ...") of PEM.  A failure is HTTP 500, code 2:
     "error getting server version: failed to get server version: ..." (update: "failed to get server version: ...").
+  - Namespaces: a cluster has default, kube-system, kube-public, kube-node-lease and argocd, the namespaces its
+    Applications synced (Namespace objects), those CreateNamespace=true made (the destination namespace), and
+    those POST /_emu/cluster {"namespaces": [...]} adds.  A sync with an object in another namespace fails as
+    gitops-engine's dry run does: phase Failed "one or more objects failed to apply (dry run)", the object's
+    result SyncFailed 'namespaces "X" not found' (retried per syncPolicy.retry).  --namespaces-exist (config
+    namespaces_exist) makes every namespace exist.
+  - Cluster info (controller/clusterinfoupdater.go): a cluster no Application deploys to (and no api_versions
+    set for it) is connectionState Unknown "Cluster has no applications and is not being monitored.", with no
+    apiVersions nor serverVersion.
   - Hooks (argocd.argoproj.io/hook unless only Skip, helm.sh/hook but crd-install) are neither compared nor
     listed in managed-resources; a sync does not run them here.
 
@@ -716,18 +725,31 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
         failing = fault.get("sync_fail") and fault.get("times", -1) != 0
         if failing and fault.get("times", -1) > 0:
             fault["times"] -= 1
-        if failing:
+        fail_msg = fault["sync_fail"] if failing else None
+        if not failing:
+            sel = {(r.get("group") or "", r.get("kind") or "", r.get("namespace") or "", r.get("name") or "")
+                   for r in so.get("resources") or []}
+            target = {k: v for k, v in (rec.op_target or {}).items()
+                      if not sel or k in sel or (k[0], k[1], "", k[3]) in sel}
+            missing = self.missing_namespaces(app["spec"], target, so.get("syncOptions"))
+            if missing:
+                # gitops-engine: the dry run of every task first; an object into a namespace the cluster lacks fails
+                fail_msg = "one or more objects failed to apply (dry run)"
+                state["syncResult"]["resources"] = [
+                    dict(self.res_entry(o, "SyncFailed", 'namespaces "%s" not found' % ns), hookPhase="Failed")
+                    for ns, objs in sorted(missing.items()) for o in objs]
+        if fail_msg:
             limit = int((op.get("retry") or {}).get("limit") or 0)
             n = int(state.get("retryCount") or 0)
             if limit < 0 or n < limit:
                 # a failed attempt that will be retried: still Running, with a finishedAt and a retryCount
                 at = time.time() + self.retry_ms / 1000.0
                 state.update(phase="Running", retryCount=n + 1, finishedAt=now, message="%s. Retrying attempt #%d at %s." % (
-                    fault["sync_fail"], n + 1, time.strftime("%I:%M%p", time.gmtime(at)).lstrip("0")))
+                    fail_msg, n + 1, time.strftime("%I:%M%p", time.gmtime(at)).lstrip("0")))
                 self.touch(rec)
                 self.later(self.retry_ms, self.op_retry, key, seq)
                 return
-            state.update(phase="Failed", message=fault["sync_fail"] + (" (retried %d times)." % n if n else ""))
+            state.update(phase="Failed", message=fail_msg + (" (retried %d times)." % n if n else ""))
         else:
             state.update(phase="Succeeded", message="successfully synced (dry run)" if so.get("dryRun")
                          else "successfully synced (all tasks run)")
@@ -736,6 +758,9 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
         deployed = state["phase"] == "Succeeded" and not so.get("dryRun")
         if deployed:
             rec.deployed, rec.drift = rec.keys, False
+            dest = (app["spec"].get("destination") or {}).get("namespace")
+            if dest and "CreateNamespace=true" in (so.get("syncOptions") or []):
+                self.cluster_namespaces.setdefault(self.dest_server(app["spec"]), set()).add(dest)
             target = rec.op_target or {}
             sel = {(r.get("group") or "", r.get("kind") or "", r.get("namespace") or "", r.get("name") or "")
                    for r in so.get("resources") or []}
@@ -1044,7 +1069,7 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
     SETTINGS = {"op_ms": int, "health_ms": int, "start_ms": int, "reconcile_ms": int, "delete_ms": int,
                 "resync_ms": int, "retry_ms": int, "same_second": bool, "require_repo_creds": bool, "api_versions": list,
                 "manifest_generate_paths": bool, "stream_drop_after": int, "stream_buffer": bool, "keepalive_ms": int,
-                "appset_ms": int, "rbac_deny": list, "cluster_tokens": dict}
+                "appset_ms": int, "rbac_deny": list, "cluster_tokens": dict, "namespaces_exist": bool}
 
     def config(self):
         return {k: getattr(self, k) for k in self.SETTINGS}
@@ -1463,6 +1488,9 @@ def main(argv=None):
     ap.add_argument("--project", action="append", default=[], help="extra AppProject names (default always exists)")
     ap.add_argument("--app-namespace", action="append", default=[], help="extra enabled application namespaces")
     ap.add_argument("--cluster", action="append", default=[], help="extra registered cluster NAME=URL")
+    ap.add_argument("--namespaces-exist", action="store_true",
+                    help="every namespace exists on every cluster (default: as Argo CD, a sync into a namespace the "
+                         "cluster lacks fails unless CreateNamespace=true or the sync applies it)")
     ap.add_argument("--resync-ms", type=int, default=180000,
                     help="reconcile interval (timeout.reconciliation), 0 = only on events and refresh")
     ap.add_argument("--retry-ms", type=int, default=200, help="back-off between retries of a failed sync")

@@ -150,6 +150,11 @@ class FleetMixin:
         # server is really dialled; cluster_tokens {SERVER: TOKEN} says which bearer token a cluster accepts
         # (others: any), as the cluster's API server would answer 401 "Unauthorized"
         self.cluster_tokens = {}
+        # namespaces: a sync into one the cluster lacks fails (gitops-engine's dry run: namespaces "X" not found)
+        # unless CreateNamespace=true names it the destination or the sync applies its Namespace object;
+        # namespaces_exist (--namespaces-exist) is a cluster whose admin made every namespace
+        self.namespaces_exist = a.namespaces_exist
+        self.cluster_namespaces = {}   # server -> namespaces created there (CreateNamespace, /_emu/cluster)
 
     # -- clusters
     def cluster_by_server(self, server):
@@ -162,6 +167,14 @@ class FleetMixin:
         out = sanitized({k: v for k, v in c.items() if not k.startswith("_")})
         apps = sum(1 for r in self.apps.values() if (r.obj["spec"].get("destination") or {}).get("server") == c["server"]
                    or (r.obj["spec"].get("destination") or {}).get("name") == c.get("name"))
+        now = ts()
+        if apps == 0 and c["server"] not in self.cluster_api:
+            # controller/clusterinfoupdater.go: a cluster no Application deploys to is not monitored, no cache info
+            info = {"connectionState": {"status": "Unknown", "message": "Cluster has no applications and is not being "
+                                        "monitored.", "attemptedAt": now}, "cacheInfo": {}, "applicationsCount": 0}
+            out.update(info=info, connectionState=info["connectionState"])
+            return ordered(out, ["server", "name", "config", "connectionState", "serverVersion", "namespaces",
+                                 "info", "labels", "annotations", "project"])
         versions = list(self.cluster_api.get(c["server"], self.api_versions))
         for r in self.apps.values():  # CRDs synced to this cluster add their kinds, as the cluster cache would
             if (r.obj["spec"].get("destination") or {}).get("server", IN_CLUSTER) != c["server"]:
@@ -172,7 +185,6 @@ class FleetMixin:
                     for v in sp.get("versions") or []:
                         gvs = "%s/%s" % (sp.get("group"), v.get("name"))
                         versions += [gvs, "%s/%s" % (gvs, (sp.get("names") or {}).get("kind"))]
-        now = ts()
         info = {"connectionState": {"status": "Successful", "attemptedAt": now}, "serverVersion": "1.34",
                 "cacheInfo": {"resourcesCount": sum(len(r.live) for r in self.apps.values()), "apisCount": len(versions),
                               "lastCacheSyncTime": now},
@@ -181,15 +193,50 @@ class FleetMixin:
         return ordered(out, ["server", "name", "config", "connectionState", "serverVersion", "namespaces",
                              "info", "labels", "annotations", "project"])
 
+    BASE_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease", CONTROL_NS)
+
+    def dest_server(self, spec):
+        d = spec.get("destination") or {}
+        if d.get("server"):
+            return d["server"].rstrip("/")
+        cl = self.cluster_by_name(d.get("name") or "")
+        return cl["server"] if cl else IN_CLUSTER
+
+    def namespace_exists(self, server, ns):
+        if self.namespaces_exist or ns in self.BASE_NAMESPACES or ns in self.cluster_namespaces.get(server, ()):
+            return True
+        return any(k[1] == "Namespace" and k[0] == "" and k[3] == ns for r in self.apps.values()
+                   if self.dest_server(r.obj["spec"]) == server for k in r.live)
+
+    def missing_namespaces(self, spec, target, opts):
+        """{namespace: [objects]} of target objects whose namespace the destination cluster lacks, after what
+        the sync itself creates (CreateNamespace=true: the destination namespace; its Namespace objects)."""
+        server, dest = self.dest_server(spec), (spec.get("destination") or {}).get("namespace") or ""
+        made = {k[3] for k in target if k[0] == "" and k[1] == "Namespace"}
+        if dest and "CreateNamespace=true" in (opts or []):
+            made.add(dest)
+        out = {}
+        for k, obj in sorted(target.items()):
+            if k[2] and k[2] not in made and not self.namespace_exists(server, k[2]):
+                out.setdefault(k[2], []).append(obj)
+        return out
+
     def set_cluster_api(self, payload):
         """POST /_emu/cluster: {"server": S} or {"name": N}, "api_versions": [...] (that cluster's
-        info.apiVersions from now on; null: the emulator-wide list again)."""
+        info.apiVersions from now on; null: the emulator-wide list again), "namespaces": [...] (namespaces
+        that exist there from now on)."""
         if not isinstance(payload, dict) or ("server" in payload) == ("name" in payload):
             raise ValueError('give one of "server" and "name"')
         cl = self.cluster_by_server(payload["server"].rstrip("/")) if "server" in payload \
             else self.cluster_by_name(payload["name"])
         if cl is None:
             raise LookupError("no cluster %s" % json.dumps({k: payload[k] for k in ("server", "name") if k in payload}))
+        if "namespaces" in payload:
+            if not isinstance(payload["namespaces"], list):
+                raise ValueError('"namespaces" needs a list of strings')
+            self.cluster_namespaces.setdefault(cl["server"], set()).update(payload["namespaces"])
+            if "api_versions" not in payload:
+                return {"server": cl["server"], "name": cl.get("name"), "namespaces": sorted(self.cluster_namespaces[cl["server"]])}
         v = payload.get("api_versions")
         if v is not None and (not isinstance(v, list) or not all(isinstance(x, str) for x in v)):
             raise ValueError('"api_versions" needs a list of strings or null')
