@@ -175,7 +175,7 @@ static int read_cluster(struct check *k, const struct cluster *cl, struct capi *
 		json_t *n = jget(r.json, "info.applicationsCount");
 		warn("could not check the kinds of cluster '%s': Argo CD reports no API versions for it (connection %s%s%s)%s",
 		     cl->name, *st ? st : "unknown", *m ? ": " : "", m,
-		     !json_integer_value(n) ? "; Argo CD watches a cluster only once an Application deploys to it"
+		     !strcmp(st, "Unknown") && !json_integer_value(n) ? "; Argo CD watches a cluster only once an Application deploys to it"
 					    : "; its cache is not synced yet?");
 		api->state = -1;
 		k->unchecked = aprintf("%s%s'%s'", k->unchecked ? k->unchecked : "", k->unchecked ? ", " : "", cl->name);

@@ -39,7 +39,7 @@ As Argo CD (v3.6 source, read for this):
     result SyncFailed 'namespaces "X" not found' (retried per syncPolicy.retry).  --namespaces-exist (config
     namespaces_exist) makes every namespace exist.
   - Cluster info (controller/clusterinfoupdater.go): a cluster no Application deploys to (and no api_versions
-    set for it) is connectionState Unknown "Cluster has no applications and is not being monitored.", with no
+    set for it, not "watched" by POST /_emu/cluster) is connectionState Unknown "Cluster has no applications and is not being monitored.", with no
     apiVersions nor serverVersion.
   - Hooks (argocd.argoproj.io/hook unless only Skip, helm.sh/hook but crd-install) are neither compared nor
     listed in managed-resources; a sync does not run them here.

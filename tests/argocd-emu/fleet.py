@@ -155,6 +155,7 @@ class FleetMixin:
         # namespaces_exist (--namespaces-exist) is a cluster whose admin made every namespace
         self.namespaces_exist = a.namespaces_exist
         self.cluster_namespaces = {}   # server -> namespaces created there (CreateNamespace, /_emu/cluster)
+        self.cluster_watched = set()   # servers whose cache is synced without an Application (/_emu/cluster "watched")
 
     # -- clusters
     def cluster_by_server(self, server):
@@ -168,7 +169,7 @@ class FleetMixin:
         apps = sum(1 for r in self.apps.values() if (r.obj["spec"].get("destination") or {}).get("server") == c["server"]
                    or (r.obj["spec"].get("destination") or {}).get("name") == c.get("name"))
         now = ts()
-        if apps == 0 and c["server"] not in self.cluster_api:
+        if apps == 0 and c["server"] not in self.cluster_api and c["server"] not in self.cluster_watched:
             # controller/clusterinfoupdater.go: a cluster no Application deploys to is not monitored, no cache info
             info = {"connectionState": {"status": "Unknown", "message": "Cluster has no applications and is not being "
                                         "monitored.", "attemptedAt": now}, "cacheInfo": {}, "applicationsCount": 0}
@@ -224,13 +225,17 @@ class FleetMixin:
     def set_cluster_api(self, payload):
         """POST /_emu/cluster: {"server": S} or {"name": N}, "api_versions": [...] (that cluster's
         info.apiVersions from now on; null: the emulator-wide list again), "namespaces": [...] (namespaces
-        that exist there from now on)."""
+        that exist there from now on), "watched": true (Argo CD watches it though no Application deploys there)."""
         if not isinstance(payload, dict) or ("server" in payload) == ("name" in payload):
             raise ValueError('give one of "server" and "name"')
         cl = self.cluster_by_server(payload["server"].rstrip("/")) if "server" in payload \
             else self.cluster_by_name(payload["name"])
         if cl is None:
             raise LookupError("no cluster %s" % json.dumps({k: payload[k] for k in ("server", "name") if k in payload}))
+        if payload.get("watched"):
+            self.cluster_watched.add(cl["server"])
+            if "api_versions" not in payload and "namespaces" not in payload:
+                return {"server": cl["server"], "name": cl.get("name"), "watched": True}
         if "namespaces" in payload:
             if not isinstance(payload["namespaces"], list):
                 raise ValueError('"namespaces" needs a list of strings')
