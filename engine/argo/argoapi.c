@@ -658,7 +658,8 @@ int request(struct call *c, const char *method, const char *path, json_t *body, 
 			decode(a, r, ctype);
 			note(c, 1, "%s %s (Authorization: Bearer ***) -> %ld (%d ms)", method, url, r->status,
 			     (int)((now_s() - t0) * 1000));
-			retry = (r->status >= 500 && r->status != 501) || r->status == 429;
+			retry = ((r->status >= 500 && r->status != 501) || r->status == 429) &&
+				!(c->settled && c->settled(r));
 			if (!retry) {
 				ret = 0;
 				break;

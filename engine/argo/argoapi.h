@@ -50,12 +50,15 @@ struct argocd {
 };
 
 /* one conversation: a step's (or a call's) curl handle, log and deadline */
+struct resp;
+
 struct call {
 	struct argocd *a;
 	CURL *curl;
 	FILE *log;			/* the step's log, or NULL */
 	double deadline;		/* now_s() value; 0: none */
 	const char *app;		/* the application's name */
+	int (*settled)(const struct resp *r);	/* a 5xx answer this says is final is not retried */
 };
 
 struct resp {

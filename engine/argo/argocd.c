@@ -140,6 +140,27 @@ static void add_conditions(struct buf *b, json_t *app)
 	}
 }
 
+/*
+ * gitops-engine's dry run fails an object whose namespace the cluster
+ * lacks: 'namespaces "X" not found'.  Argo CD creates the destination
+ * namespace only with the sync option CreateNamespace=true.
+ */
+static void add_namespace_hint(struct buf *b, json_t *app)
+{
+	json_t *v = jget(app, "status.operationState.syncResult.resources"), *it;
+	size_t i;
+
+	json_array_foreach(v, i, it) {
+		const char *m = jstr(it, "message"), *end;
+		if (strncmp(m, "namespaces \"", 12) || !(end = strchr(m + 12, '"')) || strcmp(end, "\" not found"))
+			continue;
+		buf_addf(b, "; namespace '%.*s' does not exist on the cluster: Argo CD creates the destination namespace "
+			 "only with sync: {options: [CreateNamespace=true]}; or render a Namespace object",
+			 (int)(end - m - 12), m + 12);
+		return;
+	}
+}
+
 static const char *failure(struct call *c, json_t *app, const char *what)
 {
 	static const char *const failed[] = { "SyncFailed", "Failed", "Error", NULL };
@@ -153,6 +174,7 @@ static const char *failure(struct call *c, json_t *app, const char *what)
 			 !strcmp(jstr(app, "status.operationState.phase"), "Error") ? "ended in an error" : "failed",
 			 *m ? m : "(no message)");
 		add_items(&b, app, "status.operationState.syncResult.resources", "status", "hookPhase", failed);
+		add_namespace_hint(&b, app);
 	} else {
 		const char *m = jstr(app, "status.health.message");
 		buf_addf(&b, "application '%s' is Degraded%s%s", c->app, *m ? ": " : "", m);
@@ -259,33 +281,84 @@ static int past(struct call *c)
 	return c->deadline && now_s() >= c->deadline;
 }
 
+/*
+ * Argo CD's auto-sync (controller autoSync) runs an operation with a retry
+ * strategy (syncPolicy.retry, else limit 5) and a backoff; a failed attempt
+ * leaves it Running with retryCount and "... Retrying attempt #N at ...".
+ * When it gives up, Argo CD does not sync that revision and source again on
+ * its own ("already attempted"): waiting longer gains nothing.
+ */
+static const char *cleaned(struct call *c, const char *s)
+{
+	return clean(c->a, s, strlen(s));
+}
+
+static int automated(json_t *st)
+{
+	return json_is_true(jget(st, "operation.initiatedBy.automated"));
+}
+
+/* "failed after 5 retries: MSG" of Argo CD's given-up automated sync at `want` (NULL: any), else NULL */
+static const char *auto_gave_up(struct call *c, json_t *st, const char *want)
+{
+	const char *phase = jstr(st, "phase"), *rev = jstr(st, "syncResult.revision");
+	json_int_t n = json_integer_value(jget(st, "retryCount"));
+
+	if (!automated(st) || (strcmp(phase, "Failed") && strcmp(phase, "Error")))
+		return NULL;
+	if (!*rev)
+		rev = jstr(st, "operation.sync.revision");
+	if (want && *want && *rev && strcmp(rev, want))
+		return NULL;	/* an older revision's: this run's sync is still to come */
+	return cleaned(c, aprintf("Argo CD's automated sync of application '%s'%s%.12s failed%s%s%s: %s; Argo CD does not "
+				    "retry that revision on its own: fix the cause (see the message), then run again",
+				    c->app, *rev ? " to " : "", rev, n ? " after " : "", n ? aprintf("%lld", (long long)n) : "",
+				    n ? (n == 1 ? " retry" : " retries") : "",
+				    *jstr(st, "message") ? jstr(st, "message") : "(no message)"));
+}
+
 /* wait until no operation runs (code 9 refusals); -1 with *err */
-static int wait_idle(struct call *c, int timeout, struct mine *m, const char **err)
+static int wait_idle(struct call *c, int timeout, struct mine *m, const char *want, const char **err)
 {
 	const char *last = NULL;
+	json_int_t retries = 0;
 
 	for (;;) {
-		json_t *app;
-		const char *phase;
+		json_t *app, *st;
+		const char *phase, *gave_up;
 		if (nap(c->a->poll_ms) < 0)
 			return *err = "interrupted", -1;
 		if (get_app(c, 0, &app, err) < 0)
 			return -1;
+		st = jget(app, "status.operationState");
 		if (!json_object_get(app, "operation")) {
+			if ((gave_up = auto_gave_up(c, st, want))) {
+				*err = gave_up;
+				json_decref(app);
+				return -1;
+			}
 			/* the operation state before the next POST .../sync */
 			json_decref(m->prev);
-			m->prev = json_incref(jget(app, "status.operationState"));
+			m->prev = json_incref(st);
 			json_decref(app);
 			return 0;
 		}
-		phase = astrdup(jstr(app, "status.operationState.phase"));
+		phase = astrdup(jstr(st, "phase"));
 		if (!last || strcmp(last, phase))
 			note(c, 0, "application '%s': waiting for the running operation (%s) to finish", c->app,
 			     *phase ? phase : "not started");
 		last = phase;
+		if (automated(st) && json_integer_value(jget(st, "retryCount")) > retries) {
+			retries = json_integer_value(jget(st, "retryCount"));
+			note(c, 0, "application '%s': Argo CD's automated sync failed and retries (retry %lld, limit %lld): %s",
+			     c->app, (long long)retries, (long long)json_integer_value(jget(st, "operation.retry.limit")),
+			     cleaned(c, jstr(st, "message")));
+		}
 		if (past(c)) {
 			*err = aprintf("timed out after %d s waiting for another operation on application '%s' to finish "
-				       "(Argo CD refused the sync: another operation is already in progress)", timeout, c->app);
+				       "(Argo CD refused the sync: another operation is already in progress)%s%s", timeout, c->app,
+				       retries ? "; it is Argo CD's automated sync, failing: " : "",
+				       retries ? cleaned(c, jstr(st, "message")) : "");
 			json_decref(app);
 			return -1;
 		}
@@ -672,7 +745,7 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 			break;
 		}
 		if (r.status == 400 && r.code == 9 && strstr(r.message, "another operation is already in progress")) {
-			if (wait_idle(&c, timeout, &m, err) < 0)
+			if (wait_idle(&c, timeout, &m, pin ? pin : want_rev, err) < 0)
 				break;
 			continue;
 		}

@@ -5,13 +5,18 @@
  *
  *   CLUSTER:register     POST /api/v1/clusters?upsert=true  {server, name,
  *                        config: {bearerToken | TLS client cert, tlsClientConfig},
- *                        labels, annotations}: Argo CD's upsert compares the
- *                        labels and annotations too (Cluster.Equals) and
- *                        updates the cluster when they differ, so this one
- *                        request sets them; when only the labels changed since
- *                        the last registration (argocd_register_labels_only),
+ *                        labels, annotations}: Argo CD's create compares the
+ *                        labels and annotations too (Cluster.Equals: a
+ *                        label-only difference is a difference) and, with
+ *                        upsert, updates the cluster, so this one request sets
+ *                        them; when only the labels changed since the last
+ *                        registration (argocd_register_labels_only),
  *                        PUT /api/v1/clusters/SERVER?updatedFields=labels&updatedFields=annotations
- *                        alone, which reads and sends no credential.
+ *                        alone, which reads and sends no credential.  Argo CD
+ *                        reaches the cluster (its server version) before it
+ *                        saves either, the PUT with the credentials it holds;
+ *                        when it cannot, HTTP 500, nothing is saved, and the
+ *                        step fails at once naming the cluster (unreachable).
  *   repository:register  POST /api/v1/repositories?upsert=true {repo, type: git,
  *                        name: idpmake/DISTRO (whose it is: owner.c),
  *                        username: IDPMAKE_GIT_USERNAME (default git),
@@ -539,6 +544,32 @@ static json_t *cluster_body(const struct argocd *a, const struct cluster *cl)
 	return b;
 }
 
+/*
+ * Argo CD's server/cluster Create and Update reach the cluster (its server
+ * version) with the credentials they are about to save, and save nothing
+ * when that fails: HTTP 500 "error getting server version: ..." (create) or
+ * "failed to get server version: ..." (update), also "failed to create
+ * discovery client" (a CA that is not PEM) and "REST config".  That answer
+ * is final, not a hiccup to retry.
+ */
+static int unreachable(const struct resp *r)
+{
+	const char *m = r->message ? r->message : "";
+
+	return r->status == 500 && (strstr(m, "server version") || strstr(m, "discovery client") ||
+				    strstr(m, "REST config"));
+}
+
+static const char *unreachable_error(const struct cluster *cl, const char *doing, const char *creds,
+				     const struct resp *r)
+{
+	return aprintf("%s: Argo CD could not reach cluster '%s' at %s with %s, so it saved nothing (HTTP 500: %s); "
+		       "check the cluster's server address and that %s",
+		       doing, cl->name, cl->server, creds, r->message, !strcmp(creds, "the credentials it holds")
+		       ? "they are still valid (a label change sends none: register again with a new credential)"
+		       : "the register credential is valid for it");
+}
+
 /* PUT the labels and annotations: 0; 1 when Argo CD has no such cluster; -1 with *err */
 static int put_labels(struct call *c, const struct cluster *cl, json_t *body, const char **err)
 {
@@ -546,12 +577,16 @@ static int put_labels(struct call *c, const struct cluster *cl, json_t *body, co
 	struct resp r = { .code = -1 };
 	int ret = -1;
 
+	c->settled = unreachable;
 	if (request(c, "PUT", path, body, &r, err) < 0)
 		goto out;
 	if (r.status == 200)
 		ret = 0;
 	else if (r.status == 404 || (r.status == 403 && !strcmp(r.message, "permission denied")))
 		ret = 1;
+	else if (unreachable(&r))
+		*err = unreachable_error(cl, aprintf("setting the labels of cluster '%s'", cl->name),
+					 "the credentials it holds", &r);
 	else
 		*err = api_error(c, aprintf("setting the labels of cluster '%s'", cl->name), &r);
 out:
@@ -585,10 +620,13 @@ static int register_cluster(struct call *c, const struct cluster *cl, const char
 		goto out;
 	json_object_set_new(body, "config", cfg);
 	note_body(c, "upsert cluster", body);
+	c->settled = unreachable;
 	if (request(c, "POST", "/api/v1/clusters?upsert=true", body, &r, err) < 0)
 		goto out;
 	if (r.status != 200) {
-		*err = api_error(c, aprintf("registering cluster '%s' (%s)", cl->name, cl->server), &r);
+		*err = unreachable(&r) ? unreachable_error(cl, aprintf("registering cluster '%s'", cl->name),
+							     "the given credentials", &r)
+				       : api_error(c, aprintf("registering cluster '%s' (%s)", cl->name, cl->server), &r);
 		goto out;
 	}
 	ret = 0;	/* the upsert set the labels and annotations too */

@@ -60,6 +60,7 @@ struct check {
 	struct capi *api;		/* by cluster index */
 	struct step **order;		/* by render step index: its package's sync step, or NULL */
 	int *mark;			/* by step index: the ancestors of the step being checked */
+	const char *unchecked;		/* "'a', 'b'": the clusters Argo CD lists no API for (arena), or NULL */
 	int gen;
 	int objects, problems;
 };
@@ -170,10 +171,15 @@ static int read_cluster(struct check *k, const struct cluster *cl, struct capi *
 				      : api_error(&call, aprintf("reading cluster '%s' (%s)", cl->name, who), &r));
 		*fatal = 1;
 	} else if (!json_array_size(jget(r.json, "info.apiVersions"))) {
-		warn("Argo CD reports no API versions for cluster '%s' (connection: %s; its cache is not synced yet?): "
-		     "its kinds are not checked", cl->name, *jstr(r.json, "info.connectionState.status")
-							 ? jstr(r.json, "info.connectionState.status") : "unknown");
+		/* controller/clusterinfoupdater.go: no Application deploys there, so Argo CD does not watch it */
+		const char *st = jstr(r.json, "info.connectionState.status"), *m = jstr(r.json, "info.connectionState.message");
+		json_t *n = jget(r.json, "info.applicationsCount");
+		warn("could not check the kinds of cluster '%s': Argo CD reports no API versions for it (connection %s%s%s)%s",
+		     cl->name, *st ? st : "unknown", *m ? ": " : "", m,
+		     !strcmp(st, "Unknown") && !json_integer_value(n) ? "; Argo CD watches a cluster only once an Application deploys to it"
+					    : "; its cache is not synced yet?");
 		api->state = -1;
+		k->unchecked = aprintf("%s%s'%s'", k->unchecked ? k->unchecked : "", k->unchecked ? ", " : "", cl->name);
 		ret = 0;
 	} else {
 		api->gv = json_object();
@@ -441,8 +447,11 @@ int apicheck_live(struct ctx *c)
 	if (k.problems)
 		fprintf(stderr, "idpmake: %d of %d object%s of a kind its cluster does not serve\n", k.problems, k.objects,
 			k.objects == 1 ? "" : "s");
+	else if (!failed && k.unchecked && !clusters)
+		fprintf(stderr, "idpmake: nothing checked: Argo CD lists no API for cluster %s\n", k.unchecked);
 	else if (!failed)
-		fprintf(stderr, "idpmake: %d object%s checked against %d cluster%s' API\n", k.objects,
-			k.objects == 1 ? "" : "s", clusters, clusters == 1 ? "" : "s");
+		fprintf(stderr, "idpmake: %d object%s checked against %d cluster%s' API%s%s\n", k.objects,
+			k.objects == 1 ? "" : "s", clusters, clusters == 1 ? "" : "s",
+			k.unchecked ? "; not checked: cluster " : "", k.unchecked ? k.unchecked : "");
 	return k.problems || failed ? 1 : 0;
 }

@@ -13,7 +13,11 @@
  *      sync only where the package syncs with prune); both: `change` when
  *      they differ, else the same.
  *   2. Fields only live do not count: the live object is projected onto
- *      the fields the render sets (objdiff_project) before the compare.
+ *      the fields the render sets (objdiff_project) before the compare,
+ *      but a field the live object's last-applied-configuration holds
+ *      (what the last sync applied) and the render dropped does: Argo CD
+ *      diffs three ways (gitops-engine diff.Diff), and a sync removes it.
+ *      A Secret's last-applied is masked by Argo CD: two ways there.
  *   3. `status` never counts; the Application's ignoreDifferences
  *      jsonPointers are removed from both sides; a cluster-scoped object
  *      (one Argo CD lists without a namespace; for an object it does not
@@ -389,6 +393,24 @@ struct tally {
 	int create, change, prune;
 };
 
+/* the live object's last-applied configuration, normalized as the live side; NULL when there is none (or masked) */
+static json_t *last_applied(json_t *live, int scoped, json_t *pointers)
+{
+	json_t *ann = json_object_get(json_object_get(live, "metadata"), "annotations");
+	json_t *v = json_object_get(ann, "kubectl.kubernetes.io/last-applied-configuration"), *o;
+
+	if (!json_is_string(v) || !(o = json_loads(json_string_value(v), JSON_REJECT_DUPLICATES, NULL)))
+		return NULL;
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return NULL;
+	}
+	normalize(o, scoped, pointers);
+	/* gitops-engine's ThreeWayDiff drops it (removeNamespaceAnnotation): Argo CD sets it, the render need not */
+	json_object_del(json_object_get(o, "metadata"), "namespace");
+	return o;
+}
+
 /* compare one rendered object (x, or NULL for a prune) with its live item (or NULL); appends to objs */
 static int compare(struct obj *x, json_t *item, json_t *spec, int prune_on, json_t *objs, struct tally *t)
 {
@@ -397,13 +419,15 @@ static int compare(struct obj *x, json_t *item, json_t *spec, int prune_on, json
 	int scoped = item ? !*ns : !*x->ns, secret = is_secret(group, kind), n;
 	json_t *live = item ? state_of(item, "normalizedLiveState") : NULL;
 	json_t *target = x ? json_deep_copy(x->v) : NULL, *e = json_object(), *notes = json_array(), *lines = json_array();
-	json_t *pointers = ignore_pointers(spec, group, kind, ns, name), *proj = NULL;
+	json_t *pointers = ignore_pointers(spec, group, kind, ns, name), *proj = NULL, *last = NULL;
 	const char *status;
 
 	if (scoped)
 		ns = "";
 	if (target)
 		normalize(target, scoped, pointers);
+	if (live && !secret)
+		last = last_applied(live, scoped, pointers);
 	if (live)
 		normalize(live, scoped, pointers);
 	/* Secrets in a List, and a Secret's last-applied annotation: hidden (its data below) */
@@ -447,7 +471,7 @@ static int compare(struct obj *x, json_t *item, json_t *spec, int prune_on, json
 	}
 	if (target && live) {
 		json_t *data = secret ? json_incref(json_object_get(live, "data")) : NULL;
-		proj = objdiff_project(live, target);
+		proj = objdiff_project(live, target, last);
 		/* a Secret's data is compared whole: a key only live is a key the render removes */
 		if (data)
 			json_object_set_new(proj, "data", data);
@@ -473,7 +497,7 @@ static int compare(struct obj *x, json_t *item, json_t *spec, int prune_on, json
 		t->prune += !strcmp(status, "prune");
 	}
 	json_decref(e), json_decref(notes), json_decref(lines), json_decref(pointers);
-	json_decref(proj), json_decref(live), json_decref(target);
+	json_decref(proj), json_decref(live), json_decref(target), json_decref(last);
 	return n < 0 ? -1 : 0;
 }
 

@@ -138,7 +138,7 @@ int objdiff_yaml(json_t *v, struct buf *out)
 	return r;
 }
 
-json_t *objdiff_project(json_t *live, json_t *target)
+json_t *objdiff_project(json_t *live, json_t *target, json_t *last)
 {
 	const char *key;
 	json_t *v, *out;
@@ -151,15 +151,28 @@ json_t *objdiff_project(json_t *live, json_t *target)
 		json_object_foreach(target, key, v) {
 			json_t *lv = json_object_get(live, key);
 			if (lv)
-				json_object_set_new(out, key, objdiff_project(lv, v));
+				json_object_set_new(out, key, objdiff_project(lv, v, json_object_get(last, key)));
+		}
+		/* in last-applied, live, and dropped by the target: a sync deletes it */
+		json_object_foreach(json_is_object(last) ? last : NULL, key, v) {
+			json_t *lv = json_object_get(live, key), *p;
+			if (!lv || json_object_get(target, key))
+				continue;
+			p = objdiff_project(lv, v, NULL);
+			if (json_is_object(p) && !json_object_size(p) && json_object_size(lv))
+				json_decref(p);	/* what last-applied held of it is gone live already */
+			else
+				json_object_set_new(out, key, p);
 		}
 		return out;
 	}
 	if (json_is_array(live) && json_is_array(target)) {
 		out = json_array();
 		json_array_foreach(live, i, v)
-			json_array_append_new(out, i < json_array_size(target) ? objdiff_project(v, json_array_get(target, i))
-									  : json_incref(v));
+			json_array_append_new(out, i < json_array_size(target)
+							   ? objdiff_project(v, json_array_get(target, i),
+									     json_array_get(last, i))
+							   : json_incref(v));
 		return out;
 	}
 	return json_incref(live);

@@ -30,9 +30,13 @@ int objdiff_yaml(json_t *v, struct buf *out);
 /*
  * What of `live` the target sets (Argo CD: fields only live do not count):
  * maps keep the target's keys, lists are projected item by item; a new
- * reference, NULL when live is NULL.
+ * reference, NULL when live is NULL.  With `last` (the live object's
+ * last-applied configuration, or NULL), a field live and in last but no
+ * longer in the target is kept too (projected onto last), as gitops-engine's
+ * three-way diff sees it: a sync removes it.  Fields only live and not in
+ * last (the server's, a controller's) still do not count.
  */
-json_t *objdiff_project(json_t *live, json_t *target);
+json_t *objdiff_project(json_t *live, json_t *target, json_t *last);
 /* remove the field an RFC 6901 JSON pointer ("/spec/replicas") names, if there is one */
 void objdiff_drop(json_t *obj, const char *pointer);
 /*

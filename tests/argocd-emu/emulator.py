@@ -15,7 +15,8 @@ are resolved against real local repositories given with --repo-map URL=PATH.
 
 Modules: resources.py (live objects, managed-resources, resource-tree, drift), fleet.py (clusters,
 repositories, ApplicationSets), emucommon.py (shared helpers).  An Application with syncPolicy.automated is
-synced by the emulated controller whenever a comparison finds it OutOfSync at a revision not yet attempted.
+synced by the emulated controller whenever a comparison finds it OutOfSync at a revision and source not yet
+attempted (Emu.auto_sync: retry limit 5 by default, backoff, the SyncError of a failed attempt, self-heal backoff).
 
 As Argo CD (v3.6 source, read for this):
   - ApplicationSets: POST only stores the set (its status as it was); the ApplicationSet controller generates,
@@ -27,6 +28,20 @@ As Argo CD (v3.6 source, read for this):
     404 and a refused get a bare 403 "permission denied"; without it both are the bare 403; an action refused
     on an Application the account may get (delete, sync, create, update) is "permission denied: applications,
     ACTION, OBJECT, sub: USER".
+  - Clusters (server/cluster Create, Update): before a cluster is saved, a create, an upsert, an update and a
+    labels-only PUT (with the stored credentials) reach it (kubectl GetServerVersion).  A loopback server is
+    dialled for real; cluster_tokens {SERVER: TOKEN} (config) is the one bearer token that server accepts;
+    caData must be base64 (HTTP 400 "illegal base64 data ...") of PEM.  A failure is HTTP 500, code 2:
+    "error getting server version: failed to get server version: ..." (update: "failed to get server version: ...").
+  - Namespaces: a cluster has default, kube-system, kube-public, kube-node-lease and argocd, the namespaces its
+    Applications synced (Namespace objects), those CreateNamespace=true made (the destination namespace), and
+    those POST /_emu/cluster {"namespaces": [...]} adds.  A sync with an object in another namespace fails as
+    gitops-engine's dry run does: phase Failed "one or more objects failed to apply (dry run)", the object's
+    result SyncFailed 'namespaces "X" not found' (retried per syncPolicy.retry).  --namespaces-exist (config
+    namespaces_exist) makes every namespace exist.
+  - Cluster info (controller/clusterinfoupdater.go): a cluster no Application deploys to (and no api_versions
+    set for it, not "watched" by POST /_emu/cluster) is connectionState Unknown "Cluster has no applications and is not being monitored.", with no
+    apiVersions nor serverVersion.
   - Hooks (argocd.argoproj.io/hook unless only Skip, helm.sh/hook but crd-install) are neither compared nor
     listed in managed-resources; a sync does not run them here.
 
@@ -58,7 +73,7 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
                          ({"watchers", "watch_opens"}: watch.py, GET /api/v1/stream/applications; config
                          stream_drop_after N, stream_buffer true, keepalive_ms).  {"manifest_generate_paths": false} in
                          /_emu/config ignores the annotation, as an Argo CD without it
-    GET,POST /_emu/config  settings changed at run time: {"start_ms": 500, "resync_ms": 100, "same_second": true,
+    GET,POST /_emu/config  settings changed at run time: {"cluster_tokens": {SERVER: TOKEN}, "start_ms": 500, "resync_ms": 100, "same_second": true,
                          "require_repo_creds": true, "api_versions": [...], "op_ms", "health_ms", "reconcile_ms",
                          "delete_ms", "retry_ms", "appset_ms", "rbac_deny": ["applications, delete, *"]}
     POST /_emu/cluster   one cluster's info.apiVersions: {"server": S or "name": N, "api_versions": [...]}
@@ -68,6 +83,7 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
 """
 import argparse
 import base64
+import calendar
 import copy
 import hashlib
 import hmac
@@ -146,6 +162,13 @@ from resources import ResourcesMixin  # noqa: E402
 from fleet import FleetMixin, AUTH_REQUIRED  # noqa: E402
 from reposerver import RepoServerMixin  # noqa: E402
 from watch import serve_watch  # noqa: E402
+
+
+def rfc3339(t):
+    try:
+        return float(calendar.timegm(time.strptime(t or "", "%Y-%m-%dT%H:%M:%SZ")))
+    except ValueError:
+        return 0.0
 
 
 def b64url(b):
@@ -327,6 +350,7 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
         self.op_ms, self.health_ms, self.start_ms = a.op_ms, a.health_ms, a.start_ms
         self.reconcile_ms, self.delete_ms = a.reconcile_ms, a.delete_ms
         self.resync_ms, self.retry_ms, self.same_second = a.resync_ms, a.retry_ms, a.same_second
+        self.selfheal_ms = a.selfheal_ms
         self.rbac_deny = list(a.rbac_deny)
         self.fleet_init(a)
         self.reposerver_init()
@@ -612,8 +636,11 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
                         self.reconcile(rec)
 
     def auto_sync(self, rec):
-        """controller/appcontroller.go autoSync, in short: an OutOfSync app with automated sync on gets an
-        operation unless that revision was already attempted (then only selfHeal re-syncs a success)."""
+        """controller/appcontroller.go autoSync: an OutOfSync app with automated sync on gets an operation (retry:
+        syncPolicy.retry, else limit 5) unless alreadyAttemptedSync: the last operation synced the same revision(s)
+        AND the same source(s).  Then a failed one is not retried (condition SyncError "Failed last sync attempt to
+        [REV]: MSG"), a successful one is re-synced only with selfHeal, after the self-heal backoff (selfheal_ms,
+        factor 3, cap 150x: 2 s, 6 s, ... 300 s in Argo CD) counted by selfHealAttemptsCount; the first is at once."""
         app = rec.obj
         spec, st = app["spec"], app["status"]
         auto = (spec.get("syncPolicy") or {}).get("automated")
@@ -623,11 +650,28 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
         multi = bool(spec.get("sources"))
         rev = st["sync"].get("revisions") if multi else st["sync"].get("revision")
         last = st.get("operationState") or {}
-        done = (last.get("syncResult") or {}).get("revisions" if multi else "revision")
-        if last and done == rev and last.get("phase") in ("Running", "Terminating"):
+        res = last.get("syncResult") or {}
+        done = res.get("revisions" if multi else "revision")
+        same_src = (res.get("sources") == spec.get("sources")) if multi else (res.get("source") == spec.get("source"))
+        attempted = bool(last) and (done == rev and same_src if res else last.get("phase") in ("Succeeded", "Failed", "Error"))
+        if last and attempted and last.get("phase") in ("Running", "Terminating"):
             return
-        if last and done == rev and (last.get("phase") != "Succeeded" or not auto.get("selfHeal")):
-            return  # "Skipping auto-sync: ... already attempted"
+        heal = 0
+        if last and attempted:
+            if last.get("phase") != "Succeeded":
+                self.set_condition(st, "SyncError", "Failed last sync attempt to [%s]: %s" % (
+                    " ".join(rev) if multi else rev, last.get("message") or ""))
+                return
+            if not auto.get("selfHeal"):
+                return  # "Skipping auto-sync: most recent sync already to ..."
+            heal = int((last.get("operation") or {}).get("sync", {}).get("selfHealAttemptsCount") or 0)
+            delay = min(self.selfheal_ms * 3 ** (heal - 1), self.selfheal_ms * 150) if heal else 0
+            since = time.time() - rfc3339(last.get("finishedAt"))
+            if delay / 1000.0 - since > 0:
+                key = (app["metadata"]["namespace"], app["metadata"]["name"])
+                self.later(delay - since * 1000 + 5, self.heal_again, key, rec.seq)
+                return  # "Skipping auto-sync: already attempted sync to ... (retrying in ...)"
+            heal += 1
         if not auto.get("prune") and all(r.get("requiresPruning") for r in st.get("resources", [])
                                          if r.get("status") == "OutOfSync") and not rec.drift and \
                 any(r.get("requiresPruning") for r in st.get("resources", [])):
@@ -638,11 +682,18 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
         opts = (spec.get("syncPolicy") or {}).get("syncOptions")
         if opts:
             sync["syncOptions"] = opts
-        op = {"sync": sync, "initiatedBy": {"automated": True}}
-        retry = (spec.get("syncPolicy") or {}).get("retry")
-        if retry:
-            op["retry"] = retry
+        if heal:
+            sync["selfHealAttemptsCount"] = heal
+        sync.update({"sources": copy.deepcopy(spec["sources"])} if multi else {"source": copy.deepcopy(spec.get("source"))})
+        op = {"sync": sync, "initiatedBy": {"automated": True},
+              "retry": (spec.get("syncPolicy") or {}).get("retry") or {"limit": 5}}
+        self.set_condition(st, "SyncError", None)
         self.start_op((app["metadata"]["namespace"], app["metadata"]["name"]), rec, op)()
+
+    def heal_again(self, key, seq):
+        rec = self.apps.get(key)
+        if rec is not None and rec.seq == seq and not rec.obj.get("operation"):
+            self.reconcile(rec)
 
     def set_health(self, rec, status, message=None):
         rec.obj["status"]["health"] = dict([("status", status)] + ([("message", message)] if message else []) +
@@ -711,18 +762,33 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
         failing = fault.get("sync_fail") and fault.get("times", -1) != 0
         if failing and fault.get("times", -1) > 0:
             fault["times"] -= 1
-        if failing:
+        fail_msg = fault["sync_fail"] if failing else None
+        if not failing:
+            sel = {(r.get("group") or "", r.get("kind") or "", r.get("namespace") or "", r.get("name") or "")
+                   for r in so.get("resources") or []}
+            target = {k: v for k, v in (rec.op_target or {}).items()
+                      if not sel or k in sel or (k[0], k[1], "", k[3]) in sel}
+            missing = self.missing_namespaces(app["spec"], target, so.get("syncOptions"))
+            if missing:
+                # gitops-engine: the dry run of every task first; an object into a namespace the cluster lacks fails
+                fail_msg = "one or more objects failed to apply (dry run)"
+                state["syncResult"]["resources"] = [
+                    dict(self.res_entry(o, "SyncFailed", 'namespaces "%s" not found' % ns), hookPhase="Failed")
+                    for ns, objs in sorted(missing.items()) for o in objs]
+        if fail_msg:
             limit = int((op.get("retry") or {}).get("limit") or 0)
             n = int(state.get("retryCount") or 0)
             if limit < 0 or n < limit:
                 # a failed attempt that will be retried: still Running, with a finishedAt and a retryCount
-                at = time.time() + self.retry_ms / 1000.0
+                # RetryStrategy.NextRetryAt: backoff duration (5 s) x factor (2) ^ n, at most maxDuration (3 m)
+                wait = min(self.retry_ms * 2 ** n, self.retry_ms * 36)
+                at = time.time() + wait / 1000.0
                 state.update(phase="Running", retryCount=n + 1, finishedAt=now, message="%s. Retrying attempt #%d at %s." % (
-                    fault["sync_fail"], n + 1, time.strftime("%I:%M%p", time.gmtime(at)).lstrip("0")))
+                    fail_msg, n + 1, time.strftime("%I:%M%p", time.gmtime(at)).lstrip("0")))
                 self.touch(rec)
-                self.later(self.retry_ms, self.op_retry, key, seq)
+                self.later(wait, self.op_retry, key, seq)
                 return
-            state.update(phase="Failed", message=fault["sync_fail"] + (" (retried %d times)." % n if n else ""))
+            state.update(phase="Failed", message=fail_msg + (" (retried %d times)." % n if n else ""))
         else:
             state.update(phase="Succeeded", message="successfully synced (dry run)" if so.get("dryRun")
                          else "successfully synced (all tasks run)")
@@ -731,6 +797,9 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
         deployed = state["phase"] == "Succeeded" and not so.get("dryRun")
         if deployed:
             rec.deployed, rec.drift = rec.keys, False
+            dest = (app["spec"].get("destination") or {}).get("namespace")
+            if dest and "CreateNamespace=true" in (so.get("syncOptions") or []):
+                self.cluster_namespaces.setdefault(self.dest_server(app["spec"]), set()).add(dest)
             target = rec.op_target or {}
             sel = {(r.get("group") or "", r.get("kind") or "", r.get("namespace") or "", r.get("name") or "")
                    for r in so.get("resources") or []}
@@ -1039,7 +1108,8 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
     SETTINGS = {"op_ms": int, "health_ms": int, "start_ms": int, "reconcile_ms": int, "delete_ms": int,
                 "resync_ms": int, "retry_ms": int, "same_second": bool, "require_repo_creds": bool, "api_versions": list,
                 "manifest_generate_paths": bool, "stream_drop_after": int, "stream_buffer": bool, "keepalive_ms": int,
-                "appset_ms": int, "rbac_deny": list}
+                "appset_ms": int, "rbac_deny": list, "cluster_tokens": dict, "namespaces_exist": bool,
+                "selfheal_ms": int}
 
     def config(self):
         return {k: getattr(self, k) for k in self.SETTINGS}
@@ -1458,9 +1528,16 @@ def main(argv=None):
     ap.add_argument("--project", action="append", default=[], help="extra AppProject names (default always exists)")
     ap.add_argument("--app-namespace", action="append", default=[], help="extra enabled application namespaces")
     ap.add_argument("--cluster", action="append", default=[], help="extra registered cluster NAME=URL")
+    ap.add_argument("--namespaces-exist", action="store_true",
+                    help="every namespace exists on every cluster (default: as Argo CD, a sync into a namespace the "
+                         "cluster lacks fails unless CreateNamespace=true or the sync applies it)")
     ap.add_argument("--resync-ms", type=int, default=180000,
                     help="reconcile interval (timeout.reconciliation), 0 = only on events and refresh")
-    ap.add_argument("--retry-ms", type=int, default=200, help="back-off between retries of a failed sync")
+    ap.add_argument("--retry-ms", type=int, default=200,
+                    help="first back-off between retries of a failed sync, doubling, at most 36x (Argo CD: 5 s, 3 m)")
+    ap.add_argument("--selfheal-ms", type=int, default=2000,
+                    help="self-heal backoff: the second self-heal at the same revision waits this, x3 each, at most "
+                         "150x (Argo CD: 2 s, cap 300 s); the first is at once")
     ap.add_argument("--same-second", action="store_true",
                     help="let finishedAt fall in the second of the pre-operation reconciledAt, as Argo CD can")
     ap.add_argument("--require-repo-creds", action="store_true",

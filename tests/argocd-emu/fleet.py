@@ -1,10 +1,14 @@
 """The emulator's clusters, repositories and ApplicationSets (server/cluster, server/repository,
 server/applicationset and the ApplicationSet controller's list and cluster generators)."""
+import base64
+import binascii
 import copy
+import ipaddress
 import json
 import re
+import socket
 import uuid
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from emucommon import ApiError, GitError, ts, ordered, prune, norm_url, CONTROL_NS, IN_CLUSTER
 
@@ -142,6 +146,16 @@ class FleetMixin:
         self.repositories = {}   # norm_url -> Repository as registered
         self.appsets = {}        # (ns, name) -> ApplicationSet
         self.appset_ms = a.appset_ms   # the ApplicationSet controller's delay after a change to a set
+        # server/cluster Create and Update reach the cluster (GetServerVersion) before they save: a loopback
+        # server is really dialled; cluster_tokens {SERVER: TOKEN} says which bearer token a cluster accepts
+        # (others: any), as the cluster's API server would answer 401 "Unauthorized"
+        self.cluster_tokens = {}
+        # namespaces: a sync into one the cluster lacks fails (gitops-engine's dry run: namespaces "X" not found)
+        # unless CreateNamespace=true names it the destination or the sync applies its Namespace object;
+        # namespaces_exist (--namespaces-exist) is a cluster whose admin made every namespace
+        self.namespaces_exist = a.namespaces_exist
+        self.cluster_namespaces = {}   # server -> namespaces created there (CreateNamespace, /_emu/cluster)
+        self.cluster_watched = set()   # servers whose cache is synced without an Application (/_emu/cluster "watched")
 
     # -- clusters
     def cluster_by_server(self, server):
@@ -154,6 +168,14 @@ class FleetMixin:
         out = sanitized({k: v for k, v in c.items() if not k.startswith("_")})
         apps = sum(1 for r in self.apps.values() if (r.obj["spec"].get("destination") or {}).get("server") == c["server"]
                    or (r.obj["spec"].get("destination") or {}).get("name") == c.get("name"))
+        now = ts()
+        if apps == 0 and c["server"] not in self.cluster_api and c["server"] not in self.cluster_watched:
+            # controller/clusterinfoupdater.go: a cluster no Application deploys to is not monitored, no cache info
+            info = {"connectionState": {"status": "Unknown", "message": "Cluster has no applications and is not being "
+                                        "monitored.", "attemptedAt": now}, "cacheInfo": {}, "applicationsCount": 0}
+            out.update(info=info, connectionState=info["connectionState"])
+            return ordered(out, ["server", "name", "config", "connectionState", "serverVersion", "namespaces",
+                                 "info", "labels", "annotations", "project"])
         versions = list(self.cluster_api.get(c["server"], self.api_versions))
         for r in self.apps.values():  # CRDs synced to this cluster add their kinds, as the cluster cache would
             if (r.obj["spec"].get("destination") or {}).get("server", IN_CLUSTER) != c["server"]:
@@ -164,7 +186,6 @@ class FleetMixin:
                     for v in sp.get("versions") or []:
                         gvs = "%s/%s" % (sp.get("group"), v.get("name"))
                         versions += [gvs, "%s/%s" % (gvs, (sp.get("names") or {}).get("kind"))]
-        now = ts()
         info = {"connectionState": {"status": "Successful", "attemptedAt": now}, "serverVersion": "1.34",
                 "cacheInfo": {"resourcesCount": sum(len(r.live) for r in self.apps.values()), "apisCount": len(versions),
                               "lastCacheSyncTime": now},
@@ -173,15 +194,54 @@ class FleetMixin:
         return ordered(out, ["server", "name", "config", "connectionState", "serverVersion", "namespaces",
                              "info", "labels", "annotations", "project"])
 
+    BASE_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease", CONTROL_NS)
+
+    def dest_server(self, spec):
+        d = spec.get("destination") or {}
+        if d.get("server"):
+            return d["server"].rstrip("/")
+        cl = self.cluster_by_name(d.get("name") or "")
+        return cl["server"] if cl else IN_CLUSTER
+
+    def namespace_exists(self, server, ns):
+        if self.namespaces_exist or ns in self.BASE_NAMESPACES or ns in self.cluster_namespaces.get(server, ()):
+            return True
+        return any(k[1] == "Namespace" and k[0] == "" and k[3] == ns for r in self.apps.values()
+                   if self.dest_server(r.obj["spec"]) == server for k in r.live)
+
+    def missing_namespaces(self, spec, target, opts):
+        """{namespace: [objects]} of target objects whose namespace the destination cluster lacks, after what
+        the sync itself creates (CreateNamespace=true: the destination namespace; its Namespace objects)."""
+        server, dest = self.dest_server(spec), (spec.get("destination") or {}).get("namespace") or ""
+        made = {k[3] for k in target if k[0] == "" and k[1] == "Namespace"}
+        if dest and "CreateNamespace=true" in (opts or []):
+            made.add(dest)
+        out = {}
+        for k, obj in sorted(target.items()):
+            if k[2] and k[2] not in made and not self.namespace_exists(server, k[2]):
+                out.setdefault(k[2], []).append(obj)
+        return out
+
     def set_cluster_api(self, payload):
         """POST /_emu/cluster: {"server": S} or {"name": N}, "api_versions": [...] (that cluster's
-        info.apiVersions from now on; null: the emulator-wide list again)."""
+        info.apiVersions from now on; null: the emulator-wide list again), "namespaces": [...] (namespaces
+        that exist there from now on), "watched": true (Argo CD watches it though no Application deploys there)."""
         if not isinstance(payload, dict) or ("server" in payload) == ("name" in payload):
             raise ValueError('give one of "server" and "name"')
         cl = self.cluster_by_server(payload["server"].rstrip("/")) if "server" in payload \
             else self.cluster_by_name(payload["name"])
         if cl is None:
             raise LookupError("no cluster %s" % json.dumps({k: payload[k] for k in ("server", "name") if k in payload}))
+        if payload.get("watched"):
+            self.cluster_watched.add(cl["server"])
+            if "api_versions" not in payload and "namespaces" not in payload:
+                return {"server": cl["server"], "name": cl.get("name"), "watched": True}
+        if "namespaces" in payload:
+            if not isinstance(payload["namespaces"], list):
+                raise ValueError('"namespaces" needs a list of strings')
+            self.cluster_namespaces.setdefault(cl["server"], set()).update(payload["namespaces"])
+            if "api_versions" not in payload:
+                return {"server": cl["server"], "name": cl.get("name"), "namespaces": sorted(self.cluster_namespaces[cl["server"]])}
         v = payload.get("api_versions")
         if v is not None and (not isinstance(v, list) or not all(isinstance(x, str) for x in v)):
             raise ValueError('"api_versions" needs a list of strings or null')
@@ -224,10 +284,53 @@ class FleetMixin:
         cl.setdefault("config", {}).setdefault("tlsClientConfig", {}).setdefault("insecure", False)
         return cl
 
+    def server_version_error(self, cl):
+        """Why kubectl.GetServerVersion fails for this cluster config, or None (gitops-engine kube/ctl.go:
+        "failed to create discovery client: ..." or "failed to get server version: ...", client-go's text)."""
+        if cl.get("_builtin"):
+            return None
+        cfg = cl.get("config") or {}
+        ca = (cfg.get("tlsClientConfig") or {}).get("caData")
+        if ca:
+            pem = base64.b64decode(ca)
+            if b"-----BEGIN CERTIFICATE-----" not in pem:
+                return "failed to create discovery client: unable to load root certificates: unable to parse bytes as PEM block"
+        u = urlsplit(cl["server"])
+        try:
+            loop = u.hostname == "localhost" or ipaddress.ip_address(u.hostname or "").is_loopback
+        except ValueError:
+            loop = False
+        port = u.port or (443 if u.scheme == "https" else 80)
+        if loop:
+            try:
+                socket.create_connection((u.hostname, port), timeout=2).close()
+            except OSError as e:
+                why = "connect: connection refused" if isinstance(e, ConnectionRefusedError) else "i/o timeout"
+                return 'failed to get server version: Get "%s/version?timeout=32s": dial tcp %s:%d: %s' % (
+                    cl["server"], u.hostname, port, why)
+        want = self.cluster_tokens.get(cl["server"])
+        if want is not None and cfg.get("bearerToken") != want:
+            return "failed to get server version: Unauthorized"
+        return None
+
+    def check_ca(self, body):
+        """caData is []byte: the gateway's JSON decoder wants standard base64 (encoding/json's error text)."""
+        ca = (((body or {}).get("config") or {}).get("tlsClientConfig") or {}).get("caData")
+        if isinstance(ca, str) and ca:
+            try:
+                base64.b64decode(ca, validate=True)
+            except (binascii.Error, ValueError):
+                bad = next((i for i, ch in enumerate(ca) if not re.match(r"[A-Za-z0-9+/=]", ch)), len(ca) - len(ca) % 4)
+                raise ApiError(3, "illegal base64 data at input byte %d" % bad)
+
     def h_cluster_create(self, c):
+        self.check_ca(c.body)
         cl = self.clean_cluster(c.body)
         if not cl.get("server"):
             raise ApiError(2, "error getting REST config: host must be a URL or a host:port pair")
+        why = self.server_version_error(cl)
+        if why:
+            raise ApiError(2, "error getting server version: " + why)
         old = self.cluster_by_server(cl["server"])
         if old is None:
             self.cluster_list.append(cl)
@@ -243,6 +346,7 @@ class FleetMixin:
         return self.cluster_out(cl)
 
     def h_cluster_update(self, c):
+        self.check_ca(c.body)
         body = self.clean_cluster(c.body)
         old = self.find_cluster(c)
         fields = [f for v in c.qall("updatedFields") for f in v.split(",") if f]
@@ -255,6 +359,9 @@ class FleetMixin:
                         new[f] = copy.deepcopy(body[f])
         else:
             new = dict(body, server=old["server"])
+        why = self.server_version_error(new)   # "Test the token ... before persisting it", labels-only PUTs too
+        if why:
+            raise ApiError(2, "failed to get server version: " + why)
         self.cluster_list[self.cluster_list.index(old)] = new
         return self.cluster_out(new)
 

@@ -3,8 +3,12 @@
 The live objects of an Application are the manifests of the revision it last synced, read from the GitOps
 repository with `git show` (PyYAML when installed, else a reader for the block YAML idpmake writes, else JSON).
 The comparison is Argo CD's in miniature: a target object is in sync when every field it sets has the same value
-live (fields only live do not count, `status` never counts, `ignoreDifferences` `jsonPointers` are honoured); a
-live object no longer in the target requires pruning.  Secrets are masked as gitops-engine's HideSecretData does.
+live and no field of the last-applied configuration the target dropped is still live (gitops-engine diff.Diff: a
+three-way diff against kubectl.kubernetes.io/last-applied-configuration; fields only live and not in last-applied,
+set by the server or a controller, do not count; `status` never counts; `ignoreDifferences` `jsonPointers` are
+honoured); a live object no longer in the target requires pruning.  A sync applies as `kubectl apply` does: the
+fields last-applied holds and the target dropped are removed, the others only live are kept, and last-applied
+becomes the applied object.  Secrets are masked as gitops-engine's HideSecretData does.
 """
 import base64
 import copy
@@ -26,6 +30,7 @@ CLUSTER_SCOPED = {"Namespace", "Node", "PersistentVolume", "StorageClass", "Clus
 HEALTH_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Pod", "Service", "Ingress",
                 "PersistentVolumeClaim", "Job", "Application", "HorizontalPodAutoscaler", "Namespace"}
 TRACKING = "argocd.argoproj.io/tracking-id"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 # ---------------------------------------------------------------------------- YAML
@@ -198,11 +203,68 @@ def covers(target, live):
     return target == live
 
 
+def last_applied(live):
+    """The live object's last-applied configuration (GetLastAppliedConfigAnnotation), or None."""
+    ann = ((live or {}).get("metadata") or {}).get("annotations") or {}
+    try:
+        v = json.loads(ann[LAST_APPLIED]) if LAST_APPLIED in ann else None
+    except ValueError:
+        return None
+    return v if isinstance(v, dict) else None
+
+
+def removed(last, target, live):
+    """True when a field last-applied holds, the target no longer sets, is still live (a three-way diff's deletion)."""
+    if not isinstance(last, dict) or not isinstance(live, dict):
+        return False
+    for k, v in last.items():
+        if k not in live:
+            continue
+        if not isinstance(target, dict) or k not in target:
+            if not isinstance(v, dict) or not isinstance(live[k], dict) or any(x in live[k] for x in v):
+                return True
+            continue
+        if removed(v, target[k], live[k]):
+            return True
+    return False
+
+
+def without_removed(last, target, live):
+    """live less the fields last-applied holds and the target dropped (kubectl apply's deletions)."""
+    if not isinstance(last, dict) or not isinstance(live, dict):
+        return live
+    out = {}
+    for k, v in live.items():
+        if k in last and (not isinstance(target, dict) or k not in target):
+            continue
+        out[k] = without_removed(last.get(k), target.get(k) if isinstance(target, dict) else None, v)
+    return out
+
+
+def merged(live, target):
+    """target over live, maps merged key by key, anything else replaced (the apply of a JSON merge patch)."""
+    if not isinstance(live, dict) or not isinstance(target, dict):
+        return copy.deepcopy(target)
+    out = dict(live)
+    for k, v in target.items():
+        out[k] = merged(live.get(k), v)
+    return out
+
+
 def in_sync(spec, target, live):
     if target is None or live is None:
         return False
     t, lv = normalized(spec, target), normalized(spec, live)
     t.pop("status", None)
+    last = normalized(spec, last_applied(live))
+    if last is not None:
+        for o in (t, lv, last):
+            ((o.get("metadata") or {}).get("annotations") or {}).pop(LAST_APPLIED, None)
+            ((o.get("metadata") or {}).get("annotations") or {}).pop(TRACKING, None)
+        last.pop("status", None)
+        (last.get("metadata") or {}).pop("namespace", None)   # ThreeWayDiff: removeNamespaceAnnotation
+        if removed(last, t, lv):
+            return False
     return covers(t, lv)
 
 
@@ -275,9 +337,12 @@ class ResourcesMixin:
         res = []
         for k, t in sorted(target.items()):
             old = rec.live.get(k)
-            obj = copy.deepcopy(t)
+            applied = normalize_secret(copy.deepcopy(t))
+            applied["metadata"].setdefault("annotations", {})[TRACKING] = "%s:%s/%s:%s/%s" % (app, k[0], k[1], k[2], k[3])
+            # kubectl apply: the fields last-applied holds and the target dropped go, the others only live stay
+            obj = merged(without_removed(last_applied(old), applied, old), applied) if old else copy.deepcopy(applied)
             m = obj["metadata"]
-            m.setdefault("annotations", {})[TRACKING] = "%s:%s/%s:%s/%s" % (app, k[0], k[1], k[2], k[3])
+            m.setdefault("annotations", {})[LAST_APPLIED] = json.dumps(applied, separators=(",", ":")) + "\n"
             if old is not None:
                 om = old["metadata"]
                 m.update(uid=om["uid"], creationTimestamp=om["creationTimestamp"])
@@ -285,8 +350,6 @@ class ResourcesMixin:
                 m.update(uid=str(uuid.uuid4()), creationTimestamp=ts())
             self.rv += 1
             m["resourceVersion"] = str(self.rv)
-            if obj.get("kind") == "Secret":
-                normalize_secret(obj)
             verb = "created" if old is None else ("unchanged" if in_sync(rec.obj["spec"], t, old) else "configured")
             rec.live[k] = obj
             res.append(self.res_entry(t, "Synced", "%s/%s %s" % (t["kind"].lower(), k[3], verb)))

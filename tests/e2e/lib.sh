@@ -525,7 +525,13 @@ start_argocd_emulator() {
 	: "${ARGOCD_TEST_TOKEN:=$(random_string)}"
 	export ARGOCD_TEST_TOKEN
 	rm -f "$T/emu.port"
-	python3 "$script" --port 0 --port-file "$T/emu.port" --token "$ARGOCD_TEST_TOKEN" "$@" \
+	# Argo CD fails a sync into a namespace the cluster lacks (without CreateNamespace=true);
+	# the tests' clusters have every namespace, as if their admin made them, unless
+	# EMU_STRICT_NAMESPACES=1 (then as Argo CD: tests/argocd-emu/emulator.py "Namespaces")
+	local nsx=--namespaces-exist
+	[ -n "${EMU_STRICT_NAMESPACES:-}" ] && nsx=
+	# shellcheck disable=SC2086
+	python3 "$script" --port 0 --port-file "$T/emu.port" --token "$ARGOCD_TEST_TOKEN" $nsx "$@" \
 		>"$T/emu.log" 2>&1 &
 	pid=$!
 	t_pids="$t_pids $pid"

@@ -97,7 +97,7 @@ if ! python3 -c 'import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOC
 	t_done
 fi
 emu443_log=$T/emu443.log
-python3 "$top/tests/argocd-emu/emulator.py" --host 127.0.0.1 --port 443 --port-file "$T/emu443.port" \
+python3 "$top/tests/argocd-emu/emulator.py" --host 127.0.0.1 --port 443 --namespaces-exist --port-file "$T/emu443.port" \
 	--token "$ARGOCD_TEST_TOKEN" --repo-map "$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
 	--tls-cert "$tls/server.pem" --tls-key "$tls/server.key" >"$emu443_log" 2>&1 &
 t_pids="$t_pids $!"

@@ -79,24 +79,49 @@ static void test_project(void)
 	json_t *target = parse("metadata: {name: a, labels: {x: '1'}}\nspec: {ports: [{port: 80}]}\n");
 	json_t *live = parse("metadata: {name: a, uid: u-1, labels: {x: '1', extra: y}}\n"
 			     "spec: {ports: [{port: 80, protocol: TCP}]}\nstatus: {ok: true}\n");
-	json_t *p = objdiff_project(live, target);
+	json_t *p = objdiff_project(live, target, NULL);
 
 	/* everything only live is gone: uid, the extra label, protocol, status */
 	CHECK(p && json_equal(p, target));
 	json_decref(p);
 	/* a changed value stays */
 	json_object_set_new(json_object_get(json_object_get(live, "metadata"), "labels"), "x", json_string("2"));
-	p = objdiff_project(live, target);
+	p = objdiff_project(live, target, NULL);
 	CHECK(p && !json_equal(p, target));
 	json_decref(p);
 	/* a list longer live keeps its extra items (a different length is a difference) */
 	json_array_append_new(json_object_get(json_object_get(live, "spec"), "ports"), json_pack("{s:i}", "port", 81));
-	p = objdiff_project(live, target);
+	p = objdiff_project(live, target, NULL);
 	CHECK(json_array_size(json_object_get(json_object_get(p, "spec"), "ports")) == 2);
 	json_decref(p);
-	CHECK(objdiff_project(NULL, target) == NULL);
+	CHECK(objdiff_project(NULL, target, NULL) == NULL);
 	json_decref(live);
 	json_decref(target);
+}
+
+/* three ways: a field live and last-applied but dropped by the target is kept, one only live is not */
+static void test_project_last(void)
+{
+	json_t *target = parse("metadata: {name: a}\ndata: {k: v}\n");
+	json_t *last = parse("metadata: {name: a, labels: {team: x}}\ndata: {k: v, gone: g}\n");
+	json_t *live = parse("metadata: {name: a, uid: u-1, labels: {team: x, ctl: y}}\n"
+			     "data: {k: v, gone: g, srv: s}\n");
+	json_t *want = parse("metadata: {name: a, labels: {team: x}}\ndata: {k: v, gone: g}\n");
+	json_t *p = objdiff_project(live, target, last);
+
+	CHECK(p && json_equal(p, want));
+	json_decref(p);
+	/* without last-applied: two ways, as before */
+	p = objdiff_project(live, target, NULL);
+	CHECK(p && json_equal(p, target));
+	json_decref(p);
+	/* dropped from last-applied and from live already: nothing left to remove */
+	json_object_del(json_object_get(live, "data"), "gone");
+	json_object_del(json_object_get(json_object_get(live, "metadata"), "labels"), "team");
+	p = objdiff_project(live, target, last);
+	CHECK(p && json_equal(p, target));
+	json_decref(p);
+	json_decref(live), json_decref(last), json_decref(target), json_decref(want);
 }
 
 static void test_drop(void)
@@ -227,4 +252,4 @@ static void test_scope(void)
 	json_decref(crds);
 }
 
-TEST_MAIN(test_types, test_yaml, test_project, test_drop, test_lines, test_mask, test_scope)
+TEST_MAIN(test_types, test_yaml, test_project, test_project_last, test_drop, test_lines, test_mask, test_scope)
