@@ -112,15 +112,19 @@ unit() {	# unit DIR [LABEL [SEED]]: every unit test of tests/unit/t-*.c, built i
 	done
 }
 
-emulator_selftest() {
-	local out rc n
+emulator_selftest() {	# test_emulator.py (the API) and test_fidelity.py (Argo CD's behaviours, issue 21)
+	local out rc=0 r n total=0 t
 	out=$(mktemp "${TMPDIR:-/tmp}/idpmake-emu-test.XXXXXX")
-	python3 tests/argocd-emu/test_emulator.py >"$out" 2>&1
-	rc=$?
-	cat "$out"
-	n=$(grep -E '^Ran [0-9]+ test' "$out" | sed -E 's/Ran ([0-9]+).*/\1/')
+	for t in test_emulator test_fidelity; do
+		python3 "tests/argocd-emu/$t.py" >"$out" 2>&1
+		r=$?
+		cat "$out"
+		n=$(grep -E '^Ran [0-9]+ test' "$out" | sed -E 's/Ran ([0-9]+).*/\1/')
+		total=$((total + ${n:-1}))
+		[ $r = 0 ] || rc=$r
+	done
 	rm -f "$out"
-	if [ $rc = 0 ]; then echo "${n:-0} passed, 0 failed"; else echo "0 passed, ${n:-1} failed"; fi
+	if [ $rc = 0 ]; then echo "$total passed, 0 failed"; else echo "0 passed, $total failed"; fi
 	return $rc
 }
 

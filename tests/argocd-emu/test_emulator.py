@@ -34,12 +34,15 @@ def git(*args, cwd=None):
                           text=True).stdout.strip()
 
 
-def start_emulator(tmp, name, *extra):
+def start_emulator(tmp, name, *extra, strict_namespaces=False):
+    """the emulator on a free port: (process, port); its clusters have every namespace (as lib.sh's), unless
+    strict_namespaces (Argo CD's own rule: a sync into a namespace the cluster lacks fails)"""
     port_file = os.path.join(tmp, name + ".port")
     with open(os.path.join(tmp, name + ".log"), "w") as log:
         proc = subprocess.Popen([sys.executable, EMU, "--port", "0", "--token", TOKEN, "--user", "admin:secret",
                                  "--repo-map", "%s=%s" % (REPO_URL, os.path.join(tmp, "repo.git")),
-                                 "--port-file", port_file] + list(extra), stderr=log)
+                                 "--port-file", port_file] + ([] if strict_namespaces else ["--namespaces-exist"]) + list(extra),
+                                stderr=log)
     deadline = time.time() + 15
     while not os.path.exists(port_file):
         if time.time() > deadline or proc.poll() is not None:
@@ -649,7 +652,13 @@ class EmulatorTest(unittest.TestCase):
         self.assertNotIn("Authorization", log[1]["headers"])
 
     # -- issue 7 §8: clusters
+    def watch(self, server):
+        """Argo CD's cache watches `server` though no Application deploys there (else: Unknown, no API versions)"""
+        st, _, out = self.c.req("POST", "/_emu/cluster", {"server": server, "watched": True}, token=None)
+        self.assertEqual(st, 200, out)
+
     def test_clusters_api(self):
+        self.watch("https://kubernetes.default.svc")
         st, _, lst = self.c.req("GET", "/api/v1/clusters")
         self.assertEqual([c["server"] for c in lst["items"]], ["https://kubernetes.default.svc"])
         self.assertIn("apps/v1/Deployment", lst["items"][0]["info"]["apiVersions"])
@@ -657,7 +666,8 @@ class EmulatorTest(unittest.TestCase):
         srv = "https://eu-1.example.com:6443"
         body = {"server": srv, "name": "eu-1", "labels": {"env": "prod"},
                 "config": {"bearerToken": "s3cret-token", "password": "pw",
-                           "tlsClientConfig": {"insecure": False, "keyData": "a2V5", "caData": "Y2E="}}}
+                           "tlsClientConfig": {"insecure": False, "keyData": "a2V5",
+                                               "caData": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJmYWtlCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"}}}
         st, _, cl = self.c.req("POST", "/api/v1/clusters", body)
         self.assertEqual(st, 200, cl)
         self.assertEqual(cl["config"], {"tlsClientConfig": {"insecure": False}})
@@ -669,6 +679,7 @@ class EmulatorTest(unittest.TestCase):
         st, _, cl = self.c.req("POST", "/api/v1/clusters?upsert=true", body2)
         self.assertEqual((st, cl["labels"]), (200, {"env": "dev"}))
         enc = urllib.parse.quote(srv, safe="")
+        self.watch(srv)
         st, _, cl = self.c.req("GET", "/api/v1/clusters/" + enc)
         self.assertEqual((st, cl["name"], cl["info"]["connectionState"]["status"]), (200, "eu-1", "Successful"))
         self.assertIn("v1/ConfigMap", cl["info"]["apiVersions"])
@@ -694,6 +705,8 @@ class EmulatorTest(unittest.TestCase):
         srv = "https://api-1.example.com:6443"
         enc = urllib.parse.quote(srv, safe="")
         self.assertEqual(self.c.req("POST", "/api/v1/clusters", {"server": srv, "name": "api-1"})[0], 200)
+        self.watch(srv)
+        self.watch("https://kubernetes.default.svc")
         try:
             info = lambda path: self.c.req("GET", path)[2]["info"]["apiVersions"]  # noqa: E731
             default = info("/api/v1/clusters/" + enc)

@@ -48,7 +48,7 @@ class FidelityTest(unittest.TestCase):
         git("push", "-q", "origin", "HEAD:main", cwd=work)
         cls.work = work
         cls.proc, port = start_emulator(cls.tmp, "fid", "--op-ms", "30", "--health-ms", "30", "--reconcile-ms", "10",
-                                        "--retry-ms", "10")
+                                        "--retry-ms", "10", strict_namespaces=True)
         cls.c = Client("http://127.0.0.1:%d" % port)
 
     @classmethod
