@@ -126,6 +126,15 @@ void resp_reset(struct resp *r);
 void resp_decode(struct argocd *a, struct resp *r, const char *ctype);	/* ctype: the Content-Type, or NULL */
 long long rfc3339(const char *s);
 
+/* argocd.c, for argoverify.c: an operation Argo CD's auto-sync started; GET the Application (0 with
+ * *app, or -1 with *err); the call's deadline passed; the commit a sync waits for (pushed_commit)
+ * and whether `rev` reached it */
+int app_automated(json_t *st);
+int app_get(struct call *c, int refresh, json_t **app, const char **err);
+int call_past(struct call *c);
+const char *pushed_commit(const struct step *s, const char *commit);
+int rev_reached(const struct argocd *a, const struct step *s, const char *rev, const char *want);
+
 /* argospec.c: the Application's parts that depend on the package's renderer */
 int argocd_helm_app(const struct step *s);	/* a helm chart Argo CD renders */
 /* the chart as the Application's Helm source, values inline; 0, or -1 with *err */
