@@ -161,6 +161,23 @@ static void add_namespace_hint(struct buf *b, json_t *app)
 	}
 }
 
+/*
+ * Argo CD 3 keeps the resources' health in the resource tree only
+ * (status.resourceHealthSource "appTree"; controller/state.go): status.resources
+ * carries none, so a Degraded Application's resources are named from GET
+ * .../resource-tree.  Nothing is added when it cannot be read.
+ */
+static void add_tree_items(struct call *c, struct buf *b, const char *const *bad)
+{
+	struct resp r = { .code = -1 };
+	const char *err;
+
+	if (request(c, "GET", app_path(c, "/resource-tree", NULL), NULL, &r, &err) == 0 && r.status == 200 &&
+	    json_is_object(r.json))
+		add_items(b, r.json, "nodes", "health.status", NULL, bad);
+	resp_reset(&r);
+}
+
 static const char *failure(struct call *c, json_t *app, const char *what)
 {
 	static const char *const failed[] = { "SyncFailed", "Failed", "Error", NULL };
@@ -179,6 +196,8 @@ static const char *failure(struct call *c, json_t *app, const char *what)
 		const char *m = jstr(app, "status.health.message");
 		buf_addf(&b, "application '%s' is Degraded%s%s", c->app, *m ? ": " : "", m);
 		add_items(&b, app, "status.resources", "health.status", NULL, degraded);
+		if (!strcmp(jstr(app, "status.resourceHealthSource"), "appTree"))
+			add_tree_items(c, &b, degraded);
 	}
 	add_conditions(&b, app);
 	r = clean(c->a, b.s, b.len);

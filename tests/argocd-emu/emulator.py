@@ -603,7 +603,9 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
             self.set_condition(st, "ComparisonError", None)
             resources, ok = self.compare_resources(rec, rec.target)
             if resources:
-                st["resources"] = resources
+                # Argo CD 3 (resourceHealthSource appTree, controller.resource.health.persist false) keeps the
+                # resources' health in the resource tree only: status.resources carry none
+                st["resources"] = [{k: v for k, v in r.items() if k != "health"} for r in resources]
             else:
                 st.pop("resources", None)
             sync["status"] = "Synced" if rec.deployed == [k for _, k, _ in tg] and ok and not rec.drift else "OutOfSync"

@@ -381,7 +381,7 @@ class ResourcesMixin:
                 e.update(status="OutOfSync", requiresPruning=True)
             else:
                 e["status"] = "Synced" if in_sync(spec, t, lv) else "OutOfSync"
-            h = health_of(lv) if t is not None else health_of(lv)
+            h = (getattr(rec, "live_health", {}).get(k) if lv is not None else None) or health_of(lv)
             if h:
                 e["health"] = h
             ok = ok and e["status"] == "Synced"
@@ -424,7 +424,7 @@ class ResourcesMixin:
             n = {"group": k[0], "version": gv(obj)[1], "kind": k[1], "namespace": k[2], "name": k[3], "uid": m["uid"],
                  "resourceVersion": m.get("resourceVersion"), "createdAt": m.get("creationTimestamp")}
             n = {a: b for a, b in n.items() if b}
-            h = health_of(obj)
+            h = getattr(rec, "live_health", {}).get(k) or health_of(obj)
             if h:
                 n["health"] = h
             nodes.append(n)
@@ -439,7 +439,8 @@ class ResourcesMixin:
     # -- control: live drift
     def inject_live(self, f):
         """{"app", "kind", "name", ["namespace"], ["group"], one of "set": {"a.b": v}, "labels": {k: v},
-        "delete": true, "create": OBJECT}"""
+        "delete": true, "create": OBJECT, "health": {"status": S, "message": M} (the object's health as Argo CD's
+        health checks would read it, in the resource tree: a Degraded Deployment, say)}"""
         recs = [r for (ns, n), r in self.apps.items() if n == f.get("app") and ns == (f.get("appNamespace") or ns)]
         if not recs:
             raise LookupError("no application %r" % f.get("app"))
@@ -463,7 +464,9 @@ class ResourcesMixin:
                 cur[parts[-1]] = v
             if f.get("labels"):
                 obj["metadata"].setdefault("labels", {}).update(f["labels"])
-            if not any(k in f for k in ("delete", "set", "labels")):
-                raise ValueError("live drift needs one of set, labels, delete, create")
+            if isinstance(f.get("health"), dict) and f["health"].get("status"):
+                rec.__dict__.setdefault("live_health", {})[ks[0]] = dict(f["health"])
+            if not any(k in f for k in ("delete", "set", "labels", "health")):
+                raise ValueError("live drift needs one of set, labels, delete, create, health")
         self.reconcile(rec)
         return {"ok": True}

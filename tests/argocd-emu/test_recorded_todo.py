@@ -18,17 +18,6 @@ class RecordedTodo(T.EmulatorTest):
         a = self.synced_app("todo-images")
         self.assertEqual(a["status"]["summary"].get("images"), ["nginx:1"])
 
-    def test_todo_resource_health_in_tree_only(self):
-        """recorded/application-status-v3.json (Argo CD 3's default, controller.resource.health.persist false):
-        with resourceHealthSource appTree, status.resources[] carry no health (it is in the resource tree);
-        the emulator says appTree and still writes health into status.resources[]"""
-        a = self.synced_app("todo-health")
-        self.assertEqual(a["status"].get("resourceHealthSource"), "appTree")
-        self.assertEqual([r["kind"] for r in a["status"]["resources"] if "health" in r], [])
-        st, _, t = self.c.req("GET", "/api/v1/applications/todo-health/resource-tree")
-        self.assertEqual(sorted(n["kind"] for n in t["nodes"] if n.get("health")),
-                         ["Deployment", "ReplicaSet", "Service"])
-
     def test_todo_empty_repository_list_is_null(self):
         """argo-cd 37ee009 server/repository/repository.go:184-238 (ListRepositories, prepareRepoList) builds the
         list with Repositories.Filter (pkg/apis/application/v1alpha1/repository_types.go:440-449), which starts from
