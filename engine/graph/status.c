@@ -142,7 +142,11 @@ static size_t print_output(const struct step *s, size_t from, int whole)
 		status_end_line();
 		if (start > from)
 			printf("... (%zu bytes of %s's output left out)\n", start - from, s->id);
-		fwrite(text + start, 1, n - start, stdout);
+		/* a hook's output may come from a distro it extends: no control sequences reach the terminal */
+		for (size_t i = start; i < n; i++) {
+			unsigned char ch = (unsigned char)text[i];
+			putchar(ch < 0x20 && ch != '\n' && ch != '\t' ? '?' : ch == 0x7f ? '?' : ch);
+		}
 		if (text[n - 1] != '\n')
 			putchar('\n');
 		fflush(stdout);

@@ -20,6 +20,8 @@ packages:
           run: 'echo the-hook-says-hello; echo and-a-second-line'
         - name: quiet
           run: 'true'
+        - name: escape
+          run: 'printf "before\\033]0;title\\007after\\n"'
   slow:
     type: manifests
     path: packages/slow
@@ -45,6 +47,8 @@ import sys
 lines = open(sys.argv[1]).read().splitlines()
 i = next(i for i, l in enumerate(lines) if "post in-cluster/talk:post:quiet" in l)
 assert i + 1 == len(lines) or lines[i + 1].startswith(("[", "idpmake: ")), lines' up.out
+
+t_grep "a hook's control characters are not passed to the terminal" '^before\?\]0;title\?after$' up.out
 
 # log STEP: the last output of one step; log: the runs, as before
 t_ok "log STEP" idpmake -C d log in-cluster/talk:post:say
