@@ -16,12 +16,15 @@
 
 const char *argv0 = "idpmake";
 int loc_errors, loc_quiet;
+void (*diag_hook)(void);
 
 static void vwarnx(const char *prefix, const char *fmt, va_list ap)
 {
 	int e = errno;
 	size_t n = strlen(fmt);
 
+	if (diag_hook)
+		diag_hook();	/* status.c: end the terminal's status line first */
 	fprintf(stderr, "%s: %s", argv0, prefix);
 	vfprintf(stderr, fmt, ap);
 	if (n && fmt[n - 1] == ':')

@@ -39,6 +39,8 @@ extern const char *argv0;	/* "idpmake" */
  * `return error(...)` and not print again.  fatal() exits 1.
  */
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* called before each of them prints (any thread): status.c ends its status line */
+extern void (*diag_hook)(void);
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -430,7 +430,7 @@ static struct ynode *convert(struct ypool *p, yaml_document_t *doc, int id, int 
  * into pool p, or into a pool of its own (p NULL) that is freed once fn
  * has it.  fn returns < 0 to stop.
  */
-static int parse_docs(yaml_parser_t *parser, struct ypool *p, const char *file,
+static int parse_docs(yaml_parser_t *parser, struct ypool *p, const char *file, const char *text, size_t len,
 		      int (*fn)(void *arg, struct ynode *doc), void *arg)
 {
 	int ret = 0;
@@ -442,8 +442,14 @@ static int parse_docs(yaml_parser_t *parser, struct ypool *p, const char *file,
 		if (!yaml_parser_load(parser, &doc)) {
 			struct loc loc = { file, (int)parser->problem_mark.line + 1,
 					   (int)parser->problem_mark.column + 1 };
-			loc_error(loc, "malformed YAML: %s%s%s", parser->problem ? parser->problem : "syntax error",
-				  parser->context ? " " : "", parser->context ? parser->context : "");
+			size_t at = parser->problem_mark.index;
+			/* libyaml's "found character that cannot start any token" for a tab: say what it is */
+			if ((text && at < len && text[at] == '\t') || (parser->problem && strstr(parser->problem, "tab")))
+				loc_error(loc, "malformed YAML: a tab is not allowed for indentation: indent with spaces "
+					       "(libyaml: %s)", parser->problem ? parser->problem : "syntax error");
+			else
+				loc_error(loc, "malformed YAML: %s%s%s", parser->problem ? parser->problem : "syntax error",
+					  parser->context ? " " : "", parser->context ? parser->context : "");
 			ret = -1;
 			break;
 		}
@@ -515,7 +521,7 @@ int yaml_parse(struct ypool *p, const char *file, const char *text, size_t len,
 	if (!yaml_parser_initialize(&parser))
 		fatal("libyaml: out of memory");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	ret = parse_docs(&parser, p, file, collect, &d);
+	ret = parse_docs(&parser, p, file, text, len, collect, &d);
 	yaml_parser_delete(&parser);
 	*docs = d.v;
 	*ndocs = d.n;
@@ -534,7 +540,7 @@ int yaml_parse_each(const char *file, const char *text, size_t len, FILE *in,
 		yaml_parser_set_input_file(&parser, in);
 	else
 		yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	ret = parse_docs(&parser, NULL, file, fn, arg);
+	ret = parse_docs(&parser, NULL, file, in ? NULL : text, in ? 0 : len, fn, arg);
 	yaml_parser_delete(&parser);
 	return ret;
 }

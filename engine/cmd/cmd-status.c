@@ -7,6 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "distro/fleet.h"
+#include "run/build.h"
 #include "base/util.h"
 
 static const char *when(long long t)
@@ -82,12 +83,51 @@ int cmd_status(struct ctx *c)
 	return 0;
 }
 
+/* log STEP...: what each step's command printed the last time it ran */
+static int step_logs(struct ctx *c)
+{
+	char **ids = c->targets;
+	size_t nids = c->ntargets, len;
+	int r;
+
+	c->ntargets = 0;
+	if ((r = ctx_load(c, 1)))
+		return r;
+	for (size_t i = 0; i < nids; i++) {
+		const struct step *s = graph_find(c->g, ids[i]);
+		const char *log;
+		char *text;
+		if (!s)
+			return fprintf(stderr, "idpmake: log: no step '%s' (the ids: idpmake __complete steps)\n", ids[i]), 2;
+		log = step_log_path(c->statedir, s);
+		if (!(text = read_file(log, &len))) {
+			fprintf(stderr, "idpmake: log: %s has no log in %s/logs: it has not run (or printed nothing)\n",
+				s->id, c->statedir);
+			return 1;
+		}
+		if (nids > 1)
+			printf("--- %s (%s)\n", s->id, log);
+		fwrite(text, 1, len, stdout);
+		if (len && text[len - 1] != '\n')
+			putchar('\n');
+		free(text);
+	}
+	return 0;
+}
+
 int cmd_log(struct ctx *c)
 {
 	struct run_row *runs;
 	size_t n;
 	int r;
 
+	if (c->ntargets) {
+		if (c->json) {
+			fprintf(stderr, "idpmake: log STEP prints a step's output as it is; --json is for the runs\n");
+			return 2;
+		}
+		return step_logs(c);
+	}
 	if ((r = ctx_load(c, 1)))
 		return r;
 	runs = state_runs(c->st, &n);

@@ -509,7 +509,8 @@ int cmd_up(struct ctx *c)
 	if (a)
 		argocd_close(a);
 	if (interrupted()) {
-		fprintf(stderr, "idpmake: interrupted; the steps that finished are recorded, run up again to finish\n");
+		if (c->json)	/* else status_summary said it, in one line */
+			fprintf(stderr, "idpmake: interrupted; the steps that finished are recorded, run up again to finish\n");
 		return intr_exit_status();
 	}
 	return r;

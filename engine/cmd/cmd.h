@@ -9,12 +9,30 @@
 #include "graph/status.h"
 
 
-/* the command table (main.c): a NULL help hides a command */
+/*
+ * The command table (main.c): a NULL help hides a command.  `idpmake CMD
+ * --help`, `idpmake --help`, the completion scripts (cmd-complete.c) and
+ * the man page's SYNOPSIS (checked by tests/e2e/t8401-help.sh) all come
+ * from it and from main.c's option table.
+ */
+enum {
+	CMD_JSON = 1,		/* --json: machine-readable output */
+	CMD_OWN_OPTS = 2,	/* reads its own options after the command word */
+};
 struct command {
 	const char *name;
 	int (*fn)(struct ctx *c);
-	const char *usage;
+	const char *usage;	/* synopsis lines after "idpmake [OPTIONS] ", '\n'-separated */
 	const char *help;
+	int flags;
+	const char *examples;	/* '\n'-separated "COMMAND LINE  # what it does" */
+};
+
+/* main.c's option table: the spelling, what it does, the commands it is for (NULL: every command) */
+struct option_help {
+	const char *spelling;
+	const char *help;
+	const char *commands;	/* space-separated */
 };
 
 /* what drift there is in the selected packages' folders, for up and diff (cmd-up.c) */

@@ -18,18 +18,36 @@
 #include "base/util.h"
 
 static const struct command commands[] = {
-	{ "up", cmd_up, "up [TARGET...]", "render, push, sync and run hooks for what changed (the default)" },
-	{ "promote", cmd_promote, "promote CLUSTER [PACKAGE...]", "bring a cloned cluster (or some of its packages) to the current render" },
-	{ "plan", cmd_plan, "plan [--exit-code] [-o FILE] [TARGET...]", "what up would run, and why; executes nothing (= up -n)" },
-	{ "explain", cmd_explain, "explain STEP...", "why a step would run: which inputs changed, old and new hash" },
-	{ "graph", cmd_graph, "graph [--format dot|json|mermaid] [TARGET...]", "the dependency graph" },
-	{ "render", cmd_render, "render [-o DIR] [TARGET...]", "render only, to stdout or DIR; no push, no sync, no state change" },
+	{ "up", cmd_up, "up [TARGET...]\nup --overwrite TARGET...\nup --plan FILE\n-f ARCHIVE up | up --bundle ARCHIVE",
+	  "render, push, sync and run hooks for what changed (the default)", CMD_JSON,
+	  "idpmake                      # everything that changed\n"
+	  "idpmake up prod-eu/ -j 4     # only cluster prod-eu, four steps at once\n"
+	  "idpmake up --plan plan.json  # exactly a plan saved by 'plan -o'" },
+	{ "promote", cmd_promote, "promote CLUSTER [PACKAGE...]",
+	  "bring a cloned cluster (or some of its packages) to the current render", CMD_JSON,
+	  "idpmake promote prod-eu           # all of prod-eu's packages\n"
+	  "idpmake promote prod-eu keycloak  # only keycloak" },
+	{ "plan", cmd_plan, "plan [--exit-code] [-o FILE] [TARGET...]", "what up would run, and why; executes nothing (= up -n)",
+	  CMD_JSON,
+	  "idpmake plan                 # what up would do\n"
+	  "idpmake plan --exit-code     # exit 1 when there is work (CI)\n"
+	  "idpmake plan -o plan.json    # save it for 'up --plan'" },
+	{ "explain", cmd_explain, "explain STEP...", "why a step would run: which inputs changed, old and new hash", 0,
+	  "idpmake explain in-cluster/backstage:render\n"
+	  "idpmake explain push" },
+	{ "graph", cmd_graph, "graph [--format dot|json|mermaid] [TARGET...]", "the dependency graph", CMD_JSON,
+	  "idpmake graph | dot -Tsvg > graph.svg\n"
+	  "idpmake graph --format mermaid prod-eu/" },
+	{ "render", cmd_render, "render [-o DIR] [TARGET...]", "render only, to stdout or DIR; no push, no sync, no state change",
+	  0,
+	  "idpmake render backstage     # to stdout\n"
+	  "idpmake render -o out/       # every package, under out/" },
 	{ "diff", cmd_diff,
 	  "diff [--exit-code] [TARGET...]\n"
-	  "       idpmake [OPTIONS] diff --rev A[..B] [--no-rules] [--format markdown] [TARGET...]\n"
-	  "       idpmake [OPTIONS] diff --live [--json] [--exit-code] [-o FILE] [TARGET...]\n"
-	  "       idpmake [OPTIONS] diff --from FILE\n"
-	  "       idpmake [OPTIONS] diff [-o FILE] CLUSTER_A/ CLUSTER_B/ [PACKAGE...]",
+	  "diff --live [--json] [--exit-code] [-o FILE] [TARGET...]\n"
+	  "diff --from FILE\n"
+	  "diff [-o FILE] CLUSTER_A/ CLUSTER_B/ [PACKAGE...]\n"
+	  "diff --rev A[..B] [--no-rules] [--format markdown] [TARGET...]",
 	  "rendered output against the GitOps repository, Argo CD's live state, another cluster or revision\n\n"
 	  "A unified diff per object against the GitOps repository; --live: against what Argo CD reports live, each object create, change or prune\n"
 	  "(Argo CD's rules: fields only live, status and ignoreDifferences do not count;\n"
@@ -38,34 +56,143 @@ static const struct command commands[] = {
 	  "package by package, from the cache (rendering what is missing); --rev A..B: the renders of\n"
 	  "two revisions of the distro's git repository (A: against the work tree), --format markdown\n"
 	  "for a pull-request comment; --no-rules: run none of the rules a revision defines (a pull\n"
-	  "request's commands), only idpmake's built-in renderers" },
+	  "request's commands), only idpmake's built-in renderers",
+	  CMD_JSON,
+	  "idpmake diff backstage                  # against the GitOps repository\n"
+	  "idpmake diff --live --exit-code prod-eu/ # against what Argo CD has live\n"
+	  "idpmake diff --rev origin/main --format markdown  # a pull request's effect" },
 	{ "validate", cmd_validate, "validate [--live] [TARGET...]",
 	  "check the distro and everything it references; render nothing remotely\n\n"
 	  "--live: also render every package and check each object's apiVersion and kind against what\n"
 	  "its cluster serves (Argo CD's cluster info) or a CRD rendered by the package or one before it\n"
-	  "in needs order; exit 1 naming each unknown kind, 2 when Argo CD cannot be asked" },
-	{ "status", cmd_status, "status [TARGET...]", "per step: last result, key, output hash, commit, when, how long" },
-	{ "log", cmd_log, "log", "past runs, newest first" },
-	{ "forget", cmd_forget, "forget [--all | TARGET...]", "drop recorded state so the next up redoes those steps" },
-	{ "init", cmd_init, "init [DIR]", "a new distro from a template that validates and runs as is" },
+	  "in needs order; exit 1 naming each unknown kind, 2 when Argo CD cannot be asked",
+	  0,
+	  "idpmake validate\n"
+	  "idpmake validate --live prod-eu/" },
+	{ "status", cmd_status, "status [TARGET...]", "per step: last result, key, output hash, commit, when, how long",
+	  CMD_JSON,
+	  "idpmake status\n"
+	  "idpmake --json status prod-eu/" },
+	{ "log", cmd_log, "log [STEP...]",
+	  "past runs, newest first; with STEP: that step's output from its last run\n\n"
+	  "STEP is a step id (CLUSTER/PACKAGE:render, push, CLUSTER/PACKAGE:post:NAME, ...); its log\n"
+	  "is what its command printed the last time it ran (a hook's stdout and stderr)",
+	  CMD_JSON,
+	  "idpmake log                             # the runs\n"
+	  "idpmake log in-cluster/hello:post:announce  # what that hook printed" },
+	{ "forget", cmd_forget, "forget [--all | TARGET...]", "drop recorded state so the next up redoes those steps", 0,
+	  "idpmake forget backstage     # redo backstage's steps\n"
+	  "idpmake forget --all         # remove a damaged state" },
+	{ "init", cmd_init, "init [DIR]", "a new distro from a template that validates and runs as is", 0,
+	  "idpmake init myplatform && idpmake -C myplatform plan" },
 	{ "pack", cmd_pack, "pack [-o FILE]",
 	  "one archive with the distro, what it extends, its git sources and Helm charts, for an offline up\n\n"
 	  "The archive (tar; gzip when FILE ends in .gz or .tgz; default idpmake-pack.tar) holds the distro and\n"
 	  "its extends chain, its git: sources at their resolved commits and its Helm charts at their pinned\n"
 	  "versions (helm pull), each with its XXH3 digest.  'idpmake -f FILE up' or 'up --bundle FILE' runs\n"
-	  "from it with no network: the charts are mirrored into the GitOps repository." },
-	{ "distros", cmd_distros, "distros", "the distros extends can name: IDPMAKE_DISTRO_PATH, installed, built in" },
-	{ "version", cmd_version, "version", "the version, and the versions of the libraries it was built with" },
-	{ "context", cmd_context, "context add|set|unset|use|list|rm [NAME] [--argocd-server URL] [--git-remote URL] "
-	  "[--token-file F|--token-env VAR] [--git-token-env VAR] [--ca-file F] [--grpc-web-root-path P] [--plaintext] "
-	  "[--insecure]",
+	  "from it with no network: the charts are mirrored into the GitOps repository.",
+	  CMD_JSON,
+	  "idpmake pack -o platform.tgz\n"
+	  "idpmake -f platform.tgz up   # elsewhere, offline" },
+	{ "distros", cmd_distros, "distros", "the distros extends can name: IDPMAKE_DISTRO_PATH, installed, built in", CMD_JSON,
+	  "idpmake distros\n"
+	  "idpmake --json distros" },
+	{ "version", cmd_version, "version", "the version, and the versions of the libraries it was built with", 0,
+	  "idpmake version" },
+	{ "context", cmd_context,
+	  "context add|set NAME [--argocd-server URL] [--git-remote URL] [--token-file F|--token-env VAR] "
+	  "[--git-token-env VAR] [--ca-file F] [--grpc-web-root-path P] [--plaintext] [--insecure]\n"
+	  "context unset NAME KEY...\n"
+	  "context use|rm NAME\n"
+	  "context list [--json]",
 	  "named Argo CD and GitOps targets that fill in what a distro leaves out: add, set, unset, use, list, rm "
-	  "(~/.config/idpmake/contexts.yaml)" },
-	{ "completion", cmd_completion, "completion bash|zsh|fish", "the shell completion script, on stdout" },
-	{ "__complete", cmd_complete, "__complete commands|options|targets|steps|packages|clusters|contexts", NULL },
+	  "(~/.config/idpmake/contexts.yaml)",
+	  CMD_JSON | CMD_OWN_OPTS,
+	  "idpmake context add dev --argocd-server https://argocd.dev --token-env DEV_TOKEN\n"
+	  "idpmake context use dev\n"
+	  "idpmake --context prod plan" },
+	{ "completion", cmd_completion, "completion bash|zsh|fish", "the shell completion script, on stdout", CMD_OWN_OPTS,
+	  "source <(idpmake completion bash)\n"
+	  "idpmake completion fish > ~/.config/fish/completions/idpmake.fish" },
+	{ "__complete", cmd_complete, "__complete commands|options|targets|steps|packages|clusters|contexts", NULL,
+	  CMD_OWN_OPTS, NULL },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+/* every option of longopts and shortopts, once (t8401 checks that none is missing) */
+static const struct option_help options_help[] = {
+	{ "-C DIR", "change to DIR first", NULL },
+	{ "-f FILE", "the distro manifest (default distro.yaml), or an archive from pack", NULL },
+	{ "-j N", "steps run at once (default: processors + 2; at most 256)", "up promote" },
+	{ "-k N", "keep going until N steps failed (0: never stop; default 1)", "up promote" },
+	{ "-n", "dry run: up -n is plan", "up" },
+	{ "-l KEY=VALUE", "select packages by label (repeatable; all must match)", NULL },
+	{ "-v", "print commands and requests as they run, each step's output as it comes, and the context in use", NULL },
+	{ "--context NAME", "the context for this run, over the distro's server and remote (IDPMAKE_CONTEXT);\n"
+			    "otherwise 'context use' only fills in what the distro leaves out", NULL },
+	{ "--kube-context NAME", "deploy: kubectl: the kube context (default: the cluster's kube-context,\n"
+				 "register.context, then the kubeconfig's current-context)", "up promote plan diff validate" },
+	{ "--json", "machine-readable output (up, promote, plan, graph, diff, status, log, pack, distros, context)",
+	  "up promote plan graph diff status log pack distros context" },
+	{ "--color=WHEN, --colour=WHEN", "auto, always or never (NO_COLOR is honoured)", NULL },
+	{ "--state DIR", "the state folder (default .idpmake beside the distro; IDPMAKE_STATE)", NULL },
+	{ "--wait", "wait for another run's lock instead of failing", NULL },
+	{ "--refresh", "compare with the remotes first and redo what drifted", "up promote plan" },
+	{ "--prune", "delete Applications of packages removed from the distro", "up plan" },
+	{ "--overwrite", "up: replace changes made outside idpmake in the targets' folders", "up" },
+	{ "--adopt", "up: take over Applications, ApplicationSets, clusters and repositories another\n"
+		     "distro (or not idpmake) made in Argo CD, instead of refusing", "up" },
+	{ "--format FMT", "graph: dot (default), json or mermaid; diff --rev: text or markdown", "graph diff" },
+	{ "-o DIR", "render: write files under DIR; diff: save the diff in FILE; plan: save the plan;\n"
+		    "pack: the archive (default idpmake-pack.tar)", "render diff plan pack" },
+	{ "--live", "diff: against what Argo CD reports live; validate: kinds against the clusters", "diff validate" },
+	{ "--from FILE", "diff: show a diff saved with -o, offline", "diff" },
+	{ "--bundle FILE", "run from an archive 'idpmake pack' wrote, with no network", "up" },
+	{ "--plan FILE", "up: run exactly the saved plan, or refuse (exit 2) if anything changed", "up" },
+	{ "--rev A[..B]", "diff: the renders of revision A against B (default: the work tree)", "diff" },
+	{ "--no-rules", "diff --rev: run only built-in renderers, no rule a revision defines", "diff" },
+	{ "--exit-code", "plan: exit 1 when there is work to do; diff: 1 when anything differs", "plan diff" },
+	{ "--all", "forget: remove state.db itself (a damaged or newer state)", "forget" },
+	{ "-h, --help", "this help; 'idpmake COMMAND --help' for one command", NULL },
+	{ "--version", "the version", NULL },
+	{ "--", "ends the options: what follows is a command or a target", NULL },
+};
+
+#define NOPTIONS (sizeof(options_help) / sizeof(options_help[0]))
+
+static void print_option(FILE *f, const struct option_help *o)
+{
+	const char *h = o->help;
+	int w = fprintf(f, "  %s", o->spelling);
+
+	fprintf(f, "%*s", w < 21 ? 21 - w : 1, "");
+	for (const char *nl; (nl = strchr(h, '\n')); h = nl + 1)
+		fprintf(f, "%.*s\n%21s", (int)(nl - h), h, "");
+	fprintf(f, "%s\n", h);
+}
+
+/* does the space-separated list have word */
+static int has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; p && *p; p += strcspn(p, " "), p += *p == ' ') 
+		if (strcspn(p, " ") == n && !strncmp(p, word, n))
+			return 1;
+	return 0;
+}
+
+static void print_synopsis(FILE *f, const struct command *cmd)
+{
+	const char *u = cmd->usage;
+
+	for (int first = 1; *u; first = 0) {
+		size_t n = strcspn(u, "\n");
+		fprintf(f, "%s idpmake [OPTIONS] %.*s\n", first ? "usage:" : "      ", (int)n, u);
+		u += n + (u[n] == '\n');
+	}
+}
 
 static void usage(FILE *f)
 {
@@ -77,43 +204,13 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (commands[i].help)
 			fprintf(f, "  %-10s %.*s\n", commands[i].name, (int)strcspn(commands[i].help, "\n"), commands[i].help);
-	fprintf(f, "\nTARGET is PACKAGE, CLUSTER/PACKAGE or CLUSTER/; none means everything.\n\n"
-		   "options:\n"
-		   "  -C DIR             change to DIR first\n"
-		   "  -f FILE            the distro manifest (default distro.yaml), or an archive from pack\n"
-		   "  -j N               steps run at once (default: processors + 2; at most 256)\n"
-		   "  -k N               keep going until N steps failed (0: never stop; default 1)\n"
-		   "  -n                 dry run: up -n is plan\n"
-		   "  -l KEY=VALUE       select packages by label (repeatable; all must match)\n"
-		   "  -v                 print commands and requests as they run, and the context in use\n"
-		   "  --context NAME     the context for this run, over the distro's server and remote (IDPMAKE_CONTEXT);\n"
-		   "                     otherwise 'context use' only fills in what the distro leaves out\n"
-		   "  --kube-context NAME  deploy: kubectl: the kube context (default: the cluster's kube-context,\n"
-		   "                     register.context, then the kubeconfig's current-context)\n"
-		   "  --json             machine-readable output\n"
-		   "  --color=WHEN       auto, always or never (NO_COLOR is honoured)\n"
-		   "  --state DIR        the state folder (default .idpmake beside the distro; IDPMAKE_STATE)\n"
-		   "  --wait             wait for another run's lock instead of failing\n"
-		   "  --refresh          compare with the remotes first and redo what drifted\n"
-		   "  --prune            delete Applications of packages removed from the distro\n"
-		   "  --overwrite        up: replace changes made outside idpmake in the targets' folders\n"
-		   "  --adopt            up: take over Applications, ApplicationSets, clusters and repositories another\n"
-		   "                     distro (or not idpmake) made in Argo CD, instead of refusing\n"
-		   "  --format FMT       graph: dot (default), json or mermaid; diff --rev: text or markdown\n"
-		   "  -o DIR             render: write files under DIR; diff: save the diff in FILE; plan: save the plan;\n"
-		   "                     pack: the archive (default idpmake-pack.tar)\n"
-		   "  --live             diff: against what Argo CD reports live; validate: kinds against the clusters\n"
-		   "  --from FILE        diff: show a diff saved with -o, offline\n"
-		   "  --bundle FILE      run from an archive 'idpmake pack' wrote, with no network\n"
-		   "  --plan FILE        up: run exactly the saved plan, or refuse (exit 2) if anything changed\n"
-		   "  --rev A[..B]       diff: the renders of revision A against B (default: the work tree)\n"
-		   "  --no-rules         diff --rev: run only built-in renderers, no rule a revision defines\n"
-		   "  --exit-code        plan: exit 1 when there is work to do; diff: 1 when anything differs\n"
-		   "  --all              forget: remove state.db itself (a damaged or newer state)\n"
-		   "  -h, --help         this help; 'idpmake help COMMAND' for one command\n"
-		   "  --version          the version\n\n"
-		   "exit status: 0 success, 1 a step failed, 2 a usage or manifest error.\n"
-		   "See idpmake(1) and idpmake-distro(5).\n");
+	fprintf(f, "\nTARGET is PACKAGE, CLUSTER/PACKAGE or CLUSTER/; none means everything.\n"
+		   "Options may come before or after the command and the targets; -- ends them.\n\n"
+		   "options:\n");
+	for (size_t i = 0; i < NOPTIONS; i++)
+		print_option(f, &options_help[i]);
+	fprintf(f, "\nexit status: 0 success, 1 a step failed, 2 a usage or manifest error.\n"
+		   "'idpmake COMMAND --help' for one command; see idpmake(1) and idpmake-distro(5).\n");
 }
 
 static const struct command *find_command(const char *name)
@@ -124,15 +221,63 @@ static const struct command *find_command(const char *name)
 	return NULL;
 }
 
+/* the visible command nearest to a typo, or NULL */
+static const char *nearest_command(const char *word)
+{
+	const char *best = NULL;
+	size_t bestd = (size_t)-1;
+
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		size_t d;
+		if (!commands[i].help)
+			continue;
+		d = edit_distance(word, commands[i].name, 0);
+		if (d < bestd) {
+			bestd = d;
+			best = commands[i].name;
+		}
+	}
+	/* as git: a suggestion only when it is close */
+	return best && bestd <= (strlen(word) < 4 ? 1 : 2) ? best : NULL;
+}
+
+static int no_command(const char *word)
+{
+	const char *near = nearest_command(word);
+
+	if (near)
+		fprintf(stderr, "idpmake: no command '%s'; did you mean '%s'? (see 'idpmake --help')\n", word, near);
+	else
+		fprintf(stderr, "idpmake: no command '%s'; see 'idpmake --help'\n", word);
+	return 2;
+}
+
+/* idpmake CMD --help: the synopsis, what it does, its own options and examples */
 static int command_help(const char *name)
 {
 	const struct command *cmd = find_command(name);
-	if (!cmd) {
-		fprintf(stderr, "idpmake: no command '%s'; see 'idpmake --help'\n", name);
-		return 2;
+	int any = 0;
+
+	if (!cmd)
+		return no_command(name);
+	print_synopsis(stdout, cmd);
+	printf("\n%s\n", cmd->help ? cmd->help : "used by the completion scripts");
+	for (size_t i = 0; i < NOPTIONS; i++)
+		if (options_help[i].commands && has_word(options_help[i].commands, cmd->name)) {
+			if (!any++)
+				printf("\noptions:\n");
+			print_option(stdout, &options_help[i]);
+		}
+	if (cmd->examples) {
+		const char *e = cmd->examples;
+		printf("\nexamples:\n");
+		while (*e) {
+			size_t n = strcspn(e, "\n");
+			printf("  %.*s\n", (int)n, e);
+			e += n + (e[n] == '\n');
+		}
 	}
-	printf("usage: idpmake [OPTIONS] %s\n\n%s\n\nSee idpmake(1) for the options.\n", cmd->usage,
-	       cmd->help ? cmd->help : "used by the completion scripts");
+	printf("\nThe options of every command (-C, -f, -l, -v, --state, ...): 'idpmake --help'; see idpmake(1).\n");
 	return 0;
 }
 
@@ -178,7 +323,146 @@ static const struct option longopts[] = {
 	{ "version", no_argument, NULL, O_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
-static const char shortopts[] = "+C:f:j:k:nl:vho:";
+static const char shortopts[] = "+C:f:j:k:nl:vho:";	/* up to the command word */
+static const char shortopts_after[] = "C:f:j:k:nl:vho:";	/* after it: permuted, as GNU's */
+
+/* the manifest is not there: say how to get one, or to point at one */
+static int no_distro(const char *file)
+{
+	char cwd[4096];
+
+	fprintf(stderr, "idpmake: error: no %s in %s\n", file, getcwd(cwd, sizeof(cwd)) ? cwd : ".");
+	fprintf(stderr, "idpmake: hint: 'idpmake init' writes a new distro; -C DIR runs in the folder of one; "
+			"-f FILE names its manifest\n");
+	return 2;
+}
+
+/* one option getopt_long returned: -1 to go on, else the exit status */
+static int take_option(struct ctx *c, int opt, int *help)
+{
+	switch (opt) {
+	case 'C':
+		if (chdir(optarg) < 0) {
+			fprintf(stderr, "idpmake: cannot change to '%s': %s\n", optarg, strerror(errno));
+			return 2;
+		}
+		break;
+	case 'f':
+		c->file = optarg;
+		break;
+	case 'j':
+		if (parse_int(optarg, "-j", &c->jobs) < 0)
+			return 2;
+		if (c->jobs > JOBS_MAX) {
+			fprintf(stderr, "idpmake: -j %d is too many: at most %d steps run at once\n", c->jobs, JOBS_MAX);
+			return 2;
+		}
+		if (!c->jobs)
+			c->jobs = 1;
+		break;
+	case 'k':
+		if (parse_int(optarg, "-k", &c->keep_going) < 0)
+			return 2;
+		break;
+	case 'n':
+		c->dry_run = 1;
+		break;
+	case 'l':
+		if (!strchr(optarg, '=')) {
+			fprintf(stderr, "idpmake: -l takes KEY=VALUE, not '%s'\n", optarg);
+			return 2;
+		}
+		c->labels.v = agrow(c->labels.v, c->labels.n, sizeof(*c->labels.v));
+		c->labels.v[c->labels.n++] = optarg;
+		break;
+	case 'v':
+		c->verbose++;
+		break;
+	case 'o':
+		c->outdir = optarg;
+		break;
+	case 'h':
+		*help = 1;
+		break;
+	case O_JSON:
+		c->json = 1;
+		break;
+	case O_COLOR:
+		if (!strcmp(optarg, "auto"))
+			c->color = COLOR_AUTO;
+		else if (!strcmp(optarg, "always"))
+			c->color = COLOR_ALWAYS;
+		else if (!strcmp(optarg, "never"))
+			c->color = COLOR_NEVER;
+		else {
+			fprintf(stderr, "idpmake: --color takes auto, always or never, not '%s'\n", optarg);
+			return 2;
+		}
+		break;
+	case O_STATE:
+		c->statedir = optarg;
+		break;
+	case O_WAIT:
+		c->wait = 1;
+		break;
+	case O_REFRESH:
+		c->refresh = 1;
+		break;
+	case O_PRUNE:
+		c->prune = 1;
+		break;
+	case O_OVERWRITE:
+		c->overwrite = 1;
+		break;
+	case O_ADOPT:
+		c->adopt = 1;
+		break;
+	case O_ALL:
+		c->all = 1;
+		break;
+	case O_FORMAT:
+		c->format = optarg;
+		break;
+	case O_EXITCODE:
+		c->exit_code = 1;
+		break;
+	case O_LIVE:
+		c->live = 1;
+		break;
+	case O_FROM:
+		c->from = optarg;
+		break;
+	case O_REV:
+		c->rev = optarg;
+		break;
+	case O_NO_RULES:
+		c->no_rules = 1;
+		break;
+	case O_PLAN:
+		c->plan_file = optarg;
+		break;
+	case O_BUNDLE:
+		c->bundle = optarg;
+		break;
+	case O_CONTEXT:
+		c->context = optarg;
+		break;
+	case O_KUBE_CONTEXT:
+		if (!*optarg) {
+			fprintf(stderr, "idpmake: --kube-context needs a kube context's name (leave the option out "
+					"for the cluster's own, or the kubeconfig's current-context)\n");
+			return 2;
+		}
+		c->kube_context = optarg;
+		break;
+	case O_VERSION:
+		return cmd_version(c);
+	default:
+		fprintf(stderr, "see 'idpmake --help'\n");
+		return 2;
+	}
+	return -1;
+}
 
 int main(int argc, char **argv)
 {
@@ -196,144 +480,40 @@ int main(int argc, char **argv)
 	c.keep_going = 1;
 	c.color = COLOR_AUTO;
 	c.statedir = getenv("IDPMAKE_STATE");
-	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1 ||
-	       (optind < argc && !c.command)) {
-		if (opt == -1) {
-			/* the command word; options may follow it */
-			const char *word = argv[optind++];
-			if (!strcmp(word, "help")) {
-				if (optind < argc)
-					return command_help(argv[optind]);
-				usage(stdout);
-				return 0;
-			}
-			if (!(cmd = find_command(word))) {
-				fprintf(stderr, "idpmake: no command '%s'; see 'idpmake --help'\n", word);
-				return 2;
-			}
-			c.command = cmd->name;
-			continue;
+	/* the options before the command word */
+	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1)
+		if ((ret = take_option(&c, opt, &help)) >= 0)
+			return ret;
+	c.targets = argv + optind;
+	c.ntargets = (size_t)(argc - optind);
+	if (optind < argc) {
+		/* the command word; options may follow it, between the targets too, up to -- */
+		const char *word = argv[optind];
+		char **sub = argv + optind;
+		int subc = argc - optind;
+		if (!strcmp(word, "help")) {
+			if (optind + 1 < argc)
+				return command_help(argv[optind + 1]);
+			usage(stdout);
+			return 0;
 		}
-		switch (opt) {
-		case 'C':
-			if (chdir(optarg) < 0) {
-				fprintf(stderr, "idpmake: cannot change to '%s': %s\n", optarg, strerror(errno));
-				return 2;
-			}
-			break;
-		case 'f':
-			c.file = optarg;
-			break;
-		case 'j':
-			if (parse_int(optarg, "-j", &c.jobs) < 0)
-				return 2;
-			if (c.jobs > JOBS_MAX) {
-				fprintf(stderr, "idpmake: -j %d is too many: at most %d steps run at once\n", c.jobs, JOBS_MAX);
-				return 2;
-			}
-			if (!c.jobs)
-				c.jobs = 1;
-			break;
-		case 'k':
-			if (parse_int(optarg, "-k", &c.keep_going) < 0)
-				return 2;
-			break;
-		case 'n':
-			c.dry_run = 1;
-			break;
-		case 'l':
-			if (!strchr(optarg, '=')) {
-				fprintf(stderr, "idpmake: -l takes KEY=VALUE, not '%s'\n", optarg);
-				return 2;
-			}
-			c.labels.v = agrow(c.labels.v, c.labels.n, sizeof(*c.labels.v));
-			c.labels.v[c.labels.n++] = optarg;
-			break;
-		case 'v':
-			c.verbose++;
-			break;
-		case 'o':
-			c.outdir = optarg;
-			break;
-		case 'h':
-			help = 1;
-			break;
-		case O_JSON:
-			c.json = 1;
-			break;
-		case O_COLOR:
-			if (!strcmp(optarg, "auto"))
-				c.color = COLOR_AUTO;
-			else if (!strcmp(optarg, "always"))
-				c.color = COLOR_ALWAYS;
-			else if (!strcmp(optarg, "never"))
-				c.color = COLOR_NEVER;
-			else {
-				fprintf(stderr, "idpmake: --color takes auto, always or never, not '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case O_STATE:
-			c.statedir = optarg;
-			break;
-		case O_WAIT:
-			c.wait = 1;
-			break;
-		case O_REFRESH:
-			c.refresh = 1;
-			break;
-		case O_PRUNE:
-			c.prune = 1;
-			break;
-		case O_OVERWRITE:
-			c.overwrite = 1;
-			break;
-		case O_ADOPT:
-			c.adopt = 1;
-			break;
-		case O_ALL:
-			c.all = 1;
-			break;
-		case O_FORMAT:
-			c.format = optarg;
-			break;
-		case O_EXITCODE:
-			c.exit_code = 1;
-			break;
-		case O_LIVE:
-			c.live = 1;
-			break;
-		case O_FROM:
-			c.from = optarg;
-			break;
-		case O_REV:
-			c.rev = optarg;
-			break;
-		case O_NO_RULES:
-			c.no_rules = 1;
-			break;
-		case O_PLAN:
-			c.plan_file = optarg;
-			break;
-		case O_BUNDLE:
-			c.bundle = optarg;
-			break;
-		case O_CONTEXT:
-			c.context = optarg;
-			break;
-		case O_KUBE_CONTEXT:
-			if (!*optarg) {
-				fprintf(stderr, "idpmake: --kube-context needs a kube context's name (leave the option out "
-						"for the cluster's own, or the kubeconfig's current-context)\n");
-				return 2;
-			}
-			c.kube_context = optarg;
-			break;
-		case O_VERSION:
-			return cmd_version(&c);
-		default:
-			fprintf(stderr, "see 'idpmake --help'\n");
-			return 2;
+		if (!(cmd = find_command(word)))
+			return no_command(word);
+		c.command = cmd->name;
+		c.targets = sub + 1;
+		c.ntargets = (size_t)(subc - 1);
+		if (cmd->flags & CMD_OWN_OPTS) {
+			/* they read their own options, but --help is everyone's */
+			for (int i = 1; i < subc && strcmp(sub[i - 1], "--"); i++)
+				if (!strcmp(sub[i], "--help") || !strcmp(sub[i], "-h"))
+					return command_help(cmd->name);
+		} else {
+			optind = 0;	/* glibc: start again, on the words after the command */
+			while ((opt = getopt_long(subc, sub, shortopts_after, longopts, NULL)) != -1)
+				if ((ret = take_option(&c, opt, &help)) >= 0)
+					return ret;
+			c.targets = sub + optind;
+			c.ntargets = (size_t)(subc - optind);
 		}
 	}
 	if (help) {
@@ -344,24 +524,24 @@ int main(int argc, char **argv)
 	}
 	if (!c.command)
 		c.command = cmd->name;
-	c.targets = argv + optind;
-	c.ntargets = (size_t)(argc - optind);
 	c.commands = commands;
 	c.ncommands = NCOMMANDS;
 	c.options = longopts;
 	c.shortopts = shortopts;
-	/* context, completion and __complete read their own options */
-	for (size_t i = 0; cmd->fn != cmd_context && cmd->fn != cmd_complete && cmd->fn != cmd_completion && i < c.ntargets; i++)
-		if (c.targets[i][0] == '-') {
-			fprintf(stderr, "idpmake: options go before the targets: '%s'\n", c.targets[i]);
-			return 2;
-		}
+	if (c.json && !(cmd->flags & CMD_JSON)) {
+		fprintf(stderr, "idpmake: --json: %s has no machine-readable output; see 'idpmake %s --help'\n", cmd->name,
+			cmd->name);
+		return 2;
+	}
 	if (c.all && cmd->fn != cmd_forget) {
 		fprintf(stderr, "idpmake: --all is an option of forget, not of %s\n", cmd->name);
 		return 2;
 	}
 	if (c.dry_run && cmd->fn == cmd_up)
 		cmd = find_command("plan");
+	if (cmd->fn != cmd_init && cmd->fn != cmd_version && cmd->fn != cmd_distros && !(cmd->flags & CMD_OWN_OPTS) &&
+	    !c.bundle && !c.from && !c.all && access(c.file, F_OK) < 0 && errno == ENOENT)
+		return no_distro(c.file);
 	status_init(c.json, c.color, c.verbose);
 	ret = cmd->fn(&c);
 	for (size_t i = 0; c.g && i < c.g->nsteps; i++)

@@ -21,13 +21,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/intr.h"
 #include "graph/status.h"
 #include "base/util.h"
 
 static int json, tty, color, verbose, total, finished, dirty_line;
+static int ndone, intr_stopped, intr_not_run;	/* for the one line an interrupt ends with */
+static pthread_mutex_t olock = PTHREAD_MUTEX_INITIALIZER;	/* the terminal's status line */
 
 #define STATUS_PLAIN_EVERY 10	/* seconds between the plain "waiting for" lines of one wait */
 
@@ -38,6 +42,7 @@ static struct running {
 	char note[160];		/* what it waits for, "" when nothing was published */
 	double since;		/* when it began to wait (its first note) */
 	double printed;		/* plain output: the last "waiting for" line */
+	size_t shown;		/* -v: how much of its log was printed as it came */
 } *run;
 static size_t nrun;
 static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
@@ -48,6 +53,8 @@ void status_init(int j, enum color_mode c, int v)
 	verbose = v;
 	tty = !j && isatty(1);
 	color = c == COLOR_ALWAYS || (c == COLOR_AUTO && tty && !getenv("NO_COLOR"));
+	if (tty)
+		diag_hook = status_end_line;	/* a warning or an error starts a line of its own */
 }
 
 int status_verbose(void)
@@ -100,11 +107,54 @@ void json_print(json_t *doc, int pretty)
 
 void status_end_line(void)
 {
+	pthread_mutex_lock(&olock);
 	if (dirty_line) {
 		fputs("\r\x1b[K", stdout);
 		fflush(stdout);
 		dirty_line = 0;
 	}
+	pthread_mutex_unlock(&olock);
+}
+
+/* a hook's log is what its command printed: shown as ninja shows a command's output */
+static int shows_output(const struct step *s)
+{
+	return (s->kind == STEP_PRE || s->kind == STEP_POST) && s->log;
+}
+
+/*
+ * Print the step's log from byte `from` on (at most its last 8 KiB), to
+ * stdout; `whole`: up to its end, else only whole lines.  What it printed.
+ */
+static size_t print_output(const struct step *s, size_t from, int whole)
+{
+	size_t len, n, start;
+	char *text;
+
+	if (!(text = read_file(s->log, &len)))
+		return 0;
+	n = len;
+	if (!whole)
+		while (n > from && text[n - 1] != '\n')
+			n--;
+	if (n > from) {
+		start = n - from > 8192 ? n - 8192 : from;
+		status_end_line();
+		if (start > from)
+			printf("... (%zu bytes of %s's output left out)\n", start - from, s->id);
+		/* a hook's output may come from a distro it extends: no control sequences reach the terminal */
+		for (size_t i = start; i < n; i++) {
+			unsigned char ch = (unsigned char)text[i];
+			putchar(ch < 0x20 && ch != '\n' && ch != '\t' ? '?' : ch == 0x7f ? '?' : ch);
+		}
+		if (text[n - 1] != '\n')
+			putchar('\n');
+		fflush(stdout);
+	} else {
+		n = from;
+	}
+	free(text);
+	return n;
 }
 
 static const char *what(const struct step *s)
@@ -122,7 +172,7 @@ static void run_add(const struct step *s)
 {
 	pthread_mutex_lock(&plock);
 	run = agrow(run, nrun, sizeof(*run));
-	run[nrun++] = (struct running){ s, now_s(), "", 0, 0 };
+	run[nrun++] = (struct running){ s, now_s(), "", 0, 0, 0 };
 	pthread_mutex_unlock(&plock);
 }
 
@@ -197,9 +247,11 @@ static void redraw(void)
 		line.s[line.len] = 0;
 		buf_adds(&line, "...");
 	}
+	pthread_mutex_lock(&olock);
 	printf("\r%s\x1b[K", line.s);
 	fflush(stdout);
 	dirty_line = 1;
+	pthread_mutex_unlock(&olock);
 	buf_release(&line);
 }
 
@@ -209,6 +261,10 @@ void status_tick(void)
 
 	if (json)
 		return;
+	/* -v: the hooks' output as it comes, whole lines (the main thread alone writes `shown`) */
+	for (size_t i = 0; verbose && i < nrun; i++)
+		if (shows_output(run[i].s))
+			run[i].shown = print_output(run[i].s, run[i].shown, 0);
 	if (tty) {
 		if (nrun)
 			redraw();
@@ -237,9 +293,27 @@ void status_start(const struct step *s)
 		redraw();
 }
 
+/* what of the step's output -v printed already */
+static size_t shown_of(const struct step *s)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&plock);
+	for (size_t i = 0; i < nrun; i++)
+		if (run[i].s == s)
+			n = run[i].shown;
+	pthread_mutex_unlock(&plock);
+	return n;
+}
+
 void status_done(const struct step *s, const char *note)
 {
+	size_t shown = shows_output(s) ? shown_of(s) : 0;
+	struct stat st;
+	int output = !json && shows_output(s) && stat(s->log, &st) == 0 && (size_t)st.st_size > shown;
+
 	finished++;
+	ndone++;
 	run_remove(s);
 	if (json) {
 		event("done", s, note, s->ms);
@@ -248,7 +322,12 @@ void status_done(const struct step *s, const char *note)
 	if (tty) {
 		printf("\r[%d/%d] %s %s%s%s\x1b[K", finished, total, step_kind_name(s->kind), what(s),
 		       note ? ": " : "", note ? note : "");
-		if (note || s->kind == STEP_PUSH) {
+		if (output) {
+			/* as ninja: the command's output under its line, which stays */
+			putchar('\n');
+			dirty_line = 0;
+			print_output(s, shown, 1);
+		} else if (note || s->kind == STEP_PUSH) {
 			putchar('\n');
 			dirty_line = 0;
 		} else {
@@ -262,6 +341,14 @@ void status_done(const struct step *s, const char *note)
 	printf("[%d/%d] %s %s%s%s (%d ms)\n", finished, total, step_kind_name(s->kind), what(s),
 	       note ? ": " : "", note ? note : "", s->ms);
 	fflush(stdout);
+	if (output)
+		print_output(s, shown, 1);
+}
+
+/* an interrupt's casualty: said once, in the summary's line, not step by step */
+static int by_interrupt(const char *why)
+{
+	return intr_signal && why && !strncmp(why, "interrupted", 11);
 }
 
 static void print_log(const char *log)
@@ -286,6 +373,12 @@ void status_failed(const struct step *s, const char *log)
 	run_remove(s);
 	if (json) {
 		event("failed", s, s->error, s->ms);
+		return;
+	}
+	if (by_interrupt(s->error)) {
+		intr_stopped++;
+		if (tty && nrun)
+			redraw();
 		return;
 	}
 	status_end_line();
@@ -315,6 +408,11 @@ void status_not_run(const struct step *s, const char *cause)
 {
 	if (json) {
 		event("not-run", s, cause, -1);
+		return;
+	}
+	if (intr_signal) {
+		/* after Ctrl-C: counted in the summary's line */
+		intr_not_run++;
 		return;
 	}
 	status_end_line();
@@ -356,6 +454,21 @@ void status_summary(const struct summary *sum)
 		return;
 	}
 	status_end_line();
+	if (intr_signal) {
+		/* Ctrl-C: one line, what finished and how to go on */
+		fprintf(stderr, "idpmake: interrupted: %d step%s finished and recorded (%d rendered, %s, %d synced, %d hook%s)",
+			ndone, ndone == 1 ? "" : "s", sum->rendered,
+			sum->commit ? aprintf("commit %.7s pushed", sum->commit) : "nothing pushed", sum->synced,
+			sum->hooks, sum->hooks == 1 ? "" : "s");
+		if (intr_stopped)
+			fprintf(stderr, ", %d stopped", intr_stopped);
+		if (sum->failed > intr_stopped)
+			fprintf(stderr, ", %d failed", sum->failed - intr_stopped);
+		if (sum->not_run)
+			fprintf(stderr, ", %d not run", sum->not_run);
+		fprintf(stderr, "; 'idpmake up' goes on from there\n");
+		return;
+	}
 	printf("idpmake: %d rendered, ", sum->rendered);
 	if (sum->commit)
 		printf("1 commit pushed (%.7s), ", sum->commit);

@@ -73,7 +73,7 @@ static struct {
 	struct gitops_opts git;
 } q = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, NULL, NULL, { 0 } };
 
-static const char *log_path(const char *statedir, const struct step *s)
+const char *step_log_path(const char *statedir, const struct step *s)
 {
 	char *name = aprintf("%s.log", s->id);
 	for (char *p = name; *p; p++)
@@ -252,7 +252,7 @@ static void names_preflight(struct planner *pl, struct summary *sum, struct step
 			if (!s->dirty)
 				continue;
 		}
-		s->log = log_path(pl->statedir, s);
+		s->log = step_log_path(pl->statedir, s);
 		unlink(s->log);
 		if (build_sync.lookup(build_sync.ctx, cl, s->log, &err) != 1)
 			continue;
@@ -445,7 +445,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			j->s = s;
 			s->state = S_RUNNING;
 			rollout_started(s);
-			s->log = log_path(pl->statedir, s);
+			s->log = step_log_path(pl->statedir, s);
 			unlink(s->log);
 			/* hooks: the commit that holds this package (this run's push, or an earlier one) */
 			j->commit = s->folder_commit;

@@ -31,6 +31,9 @@ struct sync_ops {
 };
 extern struct sync_ops build_sync;
 
+/* where a step's command writes its output: STATEDIR/logs/ID.log, '/' and ':' as '_' (arena) */
+const char *step_log_path(const char *statedir, const struct step *s);
+
 /* run; 0 when every step succeeded, 1 when one failed, 2 on an internal error */
 int build_run(struct planner *pl, const struct build_opts *o, struct summary *sum);
 /* interrupted by SIGINT/SIGTERM? the signal, or 0: intr.h's flag under its older name */
