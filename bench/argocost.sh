@@ -12,7 +12,15 @@
 #      O(waves), and the stream no slower than polling at 1 cluster.
 # SIZES (default "1 100 400"): the cluster counts.  OP_MS (200) and HEALTH_MS
 # (200): how long the emulator's operations and health transitions take.
-# KEEP=1 keeps the folder.
+# RESYNC_MS: the emulator's controller resync (default 200 ms up to 20
+# clusters, 120 s above: each comparison costs a `git rev-parse` under the
+# emulator's one lock, and a 200 ms resync over 500 to 2,000 Applications
+# kept that lock busy all the time, so every request waited; the resync
+# only makes the Applications idpmake does not sync compare the new commit,
+# which `settled` waits for before counting generations).  EMU_FAST (1):
+# run the emulator through bench/emufast.py, which memoises its git
+# look-ups by commit and tree id.  EMU_PROFILE=FILE: profile the emulator
+# (bench/profemu.py), FILE.cCLUSTERS for each size.  KEEP=1 keeps the folder.
 set -u
 export LC_ALL=C NO_COLOR=1
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,7 +30,7 @@ OP_MS=${OP_MS:-200}
 HEALTH_MS=${HEALTH_MS:-200}
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/idpmake-argocost.XXXXXX") || exit 2
 EMU_PID=
-trap '[ -n "$EMU_PID" ] && kill $EMU_PID 2>/dev/null; [ "${KEEP:-0}" = 1 ] || rm -rf "$DIR"' EXIT
+trap '[ -n "$EMU_PID" ] && kill ${EMU_PROFILE:+-USR1} $EMU_PID 2>/dev/null; [ "${KEEP:-0}" = 1 ] || rm -rf "$DIR"' EXIT
 export ARGOCD_AUTH_TOKEN=eyJhbGciOiJIUzI1NiJ9.argocost.bench ARGOCD_OPTS=--plaintext
 export IDPMAKE_ARGOCD_POLL_MS=${IDPMAKE_ARGOCD_POLL_MS:-500}
 
@@ -46,8 +54,10 @@ emulator() {	# emulator CLUSTERS REPO: sets EMU (its control URL) and EMU_PID
 	local args=() c
 	rm -f "$DIR/emu.port"
 	for ((c = 1; c <= $1; c++)); do args+=(--cluster "c$c=https://c$c.example:6443"); done
-	python3 "$top/tests/argocd-emu/emulator.py" --port 0 --port-file "$DIR/emu.port" --token "$ARGOCD_AUTH_TOKEN" \
-		--op-ms "$OP_MS" --health-ms "$HEALTH_MS" --reconcile-ms 0 --resync-ms 200 \
+	local fast=()
+	[ "${EMU_FAST:-1}" = 1 ] && fast=("$top/bench/emufast.py")
+	python3 ${EMU_PROFILE:+"$top/bench/profemu.py" "$EMU_PROFILE.c$1"} "${fast[@]}" "$top/tests/argocd-emu/emulator.py" --port 0 --port-file "$DIR/emu.port" --token "$ARGOCD_AUTH_TOKEN" \
+		--op-ms "$OP_MS" --health-ms "$HEALTH_MS" --reconcile-ms 0 --resync-ms "${RESYNC_MS:-$(($1 > 20 ? 120000 : 200))}" \
 		--repo-map "$2=$2" "${args[@]}" >"$DIR/emu.log" 2>&1 &
 	EMU_PID=$!
 	for _ in $(seq 100); do [ -s "$DIR/emu.port" ] && break; sleep 0.1; done
@@ -66,12 +76,12 @@ print(len(log), sum(1 for e in log if e["method"] == "GET" and e["path"].startsw
 settled() {	# every Application compared at the branch's tip (the controller has seen the commit)
 	local tip
 	tip=$(git --git-dir="$1/gitops.git" rev-parse main)
-	for _ in $(seq 1200); do
+	for _ in $(seq 300); do
 		curl -fsS -m 60 "$EMU/apps" | python3 -c '
 import json, sys
 apps = json.load(sys.stdin)
 sys.exit(0 if apps and all((a["status"].get("sync") or {}).get("revision") == sys.argv[1] for a in apps) else 1)' "$tip" && return 0
-		sleep 0.5
+		sleep 2
 	done
 	echo "argocost.sh: the emulator did not compare every Application at $tip in 10 minutes" >&2
 	return 1
@@ -110,7 +120,7 @@ for n in $SIZES; do
 	post config '{"manifest_generate_paths": true}'
 	printf '%-9s %-7s | %5s with, %5s without | %6s (%6s), %6ss %19s | %6s (%6s), %6ss\n' "$n" $((n * 5)) \
 		"$with" "$without" "$sreq" "$sget" "$ssecs" "" "$preq" "$pget" "$psecs"
-	kill "$EMU_PID" 2>/dev/null
+	kill ${EMU_PROFILE:+-USR1} "$EMU_PID" 2>/dev/null
 	wait "$EMU_PID" 2>/dev/null
 	EMU_PID=
 done

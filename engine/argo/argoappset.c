@@ -34,6 +34,7 @@
 
 #include "argo/argoapi.h"
 #include "argo/argocd.h"
+#include "base/intr.h"
 #include "base/url.h"
 #include "base/util.h"
 #include "argo/argohome.h"
@@ -120,6 +121,72 @@ static const char *not_generated(struct call *c, const char *pkg, const char *na
 		       c->a->d->argocd.namespace);
 }
 
+/*
+ * Wait until Application `name` carries `want` (its spec as the element
+ * makes it): one GET, then its changes on the run's watch stream
+ * (argowatch.c), so the wait asks nothing per poll; without a stream, or
+ * when it said nothing for NEWS_MS, a GET every poll interval.  0, or -1
+ * with *err.
+ */
+#define NEWS_MS 10000L
+static int generated(struct call *c, const char *pkg, const char *name, json_t *want, const char *commit,
+		     const char **err)
+{
+	struct resp r = { .code = -1 };
+	long long rv = -1;
+	int ret = -1, exists = 0;
+
+	for (;;) {
+		json_t *app = NULL;
+		long waited = 0;
+		resp_reset(&r);
+		if (request(c, "GET", app_path(c, "", NULL), NULL, &r, err) < 0)
+			break;
+		if (r.status != 200 && r.status != 404) {
+			*err = api_error(c, aprintf("reading application '%s'", name), &r);
+			break;
+		}
+		exists = r.status == 200;
+		if (exists && json_is_object(r.json)) {
+			if (argocd_json_subset(want, json_object_get(r.json, "spec"))) {
+				ret = 0;
+				break;
+			}
+			if (app_rv(r.json) > rv)
+				rv = app_rv(r.json);
+		}
+		/* the stream: each new state of the Application, until it carries the element */
+		while (waited < NEWS_MS && !(c->deadline && now_s() >= c->deadline)) {
+			int w = watch_wait(c->a, name, &rv, 1000, &app);
+			if (w < 0 || interrupted())
+				break;
+			if (w == 1) {
+				exists = 1;
+				waited = 0;
+				if (argocd_json_subset(want, json_object_get(app, "spec"))) {
+					json_decref(app);
+					ret = 0;
+					goto out;
+				}
+				json_decref(app);
+				continue;
+			}
+			waited += 1000;
+		}
+		if (c->deadline && now_s() >= c->deadline) {
+			*err = not_generated(c, pkg, name, commit, exists);
+			break;
+		}
+		if (nap(c->a->poll_ms) < 0) {
+			*err = "interrupted";
+			break;
+		}
+	}
+out:
+	resp_reset(&r);
+	return ret;
+}
+
 int argocd_appset_element(struct call *c, const struct step *s, const char *name, json_t *app, const char *commit,
 			  const char **err)
 {
@@ -184,27 +251,7 @@ out:
 	want = json_deep_copy(spec);
 	json_object_set_new(json_object_get(want, "source"), "targetRevision",
 			    json_string(commit ? commit : jstr(spec, "source.targetRevision")));
-	for (;;) {
-		resp_reset(&r);
-		if (request(c, "GET", app_path(c, "", NULL), NULL, &r, err) < 0)
-			break;
-		if (r.status == 200 && json_is_object(r.json) && argocd_json_subset(want, json_object_get(r.json, "spec"))) {
-			ret = 0;
-			break;
-		}
-		if (r.status != 200 && r.status != 404) {
-			*err = api_error(c, aprintf("reading application '%s'", name), &r);
-			break;
-		}
-		if (c->deadline && now_s() >= c->deadline) {
-			*err = not_generated(c, pkg, name, commit, r.status == 200);
-			break;
-		}
-		if (nap(c->a->poll_ms) < 0) {
-			*err = "interrupted";
-			break;
-		}
-	}
+	ret = generated(c, pkg, name, want, commit, err);
 	json_decref(want);
 	resp_reset(&r);
 	return ret;

@@ -65,6 +65,17 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
  * ?refresh=normal when `refresh` (the bake's last look; its polls do not).
  */
 int argocd_verify_step(void *ctx, struct step *s, const char *commit, int refresh, const char **err);
+/*
+ * A wave's bake on the run's watch stream (build.h's watch; argowatch.c):
+ * waits up to max_ms for a state of one of the n steps' Applications that
+ * verify must judge (the first one seen; then one no longer Synced, or
+ * Healthy when the package waits for it, or with another revision or spec
+ * than the last one judged); 1 with
+ * *which, 0 when none came, -1 when there is no stream (the bake polls).
+ * A step whose Application the stream does not carry comes back every
+ * poll interval.  *state starts NULL; a call with n = 0 frees it.
+ */
+int argocd_bake_watch(void *ctx, struct step *const *steps, size_t n, void **state, long max_ms, size_t *which);
 /* IDPMAKE_ARGOCD_POLL_MS: how often waits and bakes poll */
 long argocd_poll_ms(const struct argocd *a);
 

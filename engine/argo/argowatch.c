@@ -39,6 +39,7 @@
 #include <time.h>
 
 #include "argo/argoapi.h"
+#include "argo/argocd.h"
 #include "base/intr.h"
 #include "base/url.h"
 #include "base/util.h"
@@ -326,6 +327,139 @@ int watch_wait(struct argocd *a, const char *name, long long *rv, long max_ms, j
 			if (slice.tv_sec > until.tv_sec || (slice.tv_sec == until.tv_sec && slice.tv_nsec > until.tv_nsec))
 				slice = until;
 			pthread_cond_timedwait(&w->cv, &w->mu, &slice);
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+	if (r < 0) {
+		pthread_mutex_lock(&start_lock);
+		a->watch_off = 1;
+		pthread_mutex_unlock(&start_lock);
+	}
+	return r;
+}
+
+/*
+ * A wave's bake on the stream (argocd_bake_watch, build.h's sync_ops
+ * .watch): what it keeps per step between calls.  A step's Application
+ * that the stream does not carry (its labels are not idpmake's: an
+ * argocd-app package) is handed back every poll_ms, to be looked at as
+ * when polling.
+ */
+struct bake {
+	size_t n;
+	struct bake_app {
+		char *name;		/* NULL: no name (verify says why) */
+		size_t slot;		/* its index in the watch's v, or (size_t)-1 */
+		long long rv;		/* judged up to this resourceVersion */
+		char *rev, *spec;	/* what it was when last judged: revision(s) and spec */
+		int healthy;		/* the package waits for Healthy */
+		double next_poll;	/* not on the stream: when to hand it back */
+	} *v;
+};
+
+static void bake_free(struct bake *b)
+{
+	for (size_t i = 0; b && i < b->n; i++) {
+		free(b->v[i].name);
+		free(b->v[i].rev);
+		free(b->v[i].spec);
+	}
+	if (b)
+		free(b->v);
+	free(b);
+}
+
+/*
+ * Is this state of the Application one to look at (verify)?  The first one
+ * is (verify compares it with what idpmake sent), and then one that is no
+ * longer Synced (and Healthy) or whose revision or spec moved.  It becomes
+ * the one judged.  Under w->mu.
+ */
+static int off(struct bake_app *e, json_t *app)
+{
+	char *revs = json_dumps(jget(app, "status.sync.revisions"), JSON_COMPACT | JSON_ENCODE_ANY);
+	char *spec = json_dumps(json_object_get(app, "spec"), JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	const char *rev = aprintf("%s %s", jstr(app, "status.sync.revision"), revs ? revs : "");
+	int r = !e->rev ||	/* the first look: its spec and revision against what idpmake sent */
+		strcmp(jstr(app, "status.sync.status"), "Synced") ||
+		(e->healthy && strcmp(jstr(app, "status.health.status"), "Healthy")) ||
+		(e->rev && strcmp(e->rev, rev)) || (e->spec && strcmp(e->spec, spec ? spec : ""));
+
+	free(revs);
+	free(e->rev);
+	free(e->spec);
+	e->rev = xstrdup(rev);
+	e->spec = spec ? spec : xstrdup("");
+	return r;
+}
+
+int argocd_bake_watch(void *ctx, struct step *const *steps, size_t n, void **state, long max_ms, size_t *which)
+{
+	struct argocd *a = ctx;
+	struct bake *b = *state;
+	struct watch *w;
+	double until = now_s() + max_ms / 1000.0;
+	int r = 0;
+
+	if (!n) {
+		bake_free(b);
+		*state = NULL;
+		return 0;
+	}
+	if (!(w = watch_of(a)))
+		return -1;
+	if (!b) {
+		*state = b = xcalloc(1, sizeof(*b));
+		b->n = n;
+		b->v = xcalloc(n, sizeof(*b->v));
+		for (size_t i = 0; i < n; i++) {
+			const char *name = argocd_app_name(a->d, steps[i]);
+			b->v[i] = (struct bake_app){ name ? xstrdup(name) : NULL, (size_t)-1, -1, NULL, NULL,
+						     steps[i]->pkg->sync.wait_healthy, now_s() + a->poll_ms / 1000.0 };
+		}
+	}
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		double now = now_s(), wake = until;
+		if (w->state == W_GONE) {
+			r = -1;
+			break;
+		}
+		for (size_t i = 0; i < n && !r; i++) {
+			struct bake_app *e = &b->v[i];
+			if (e->slot == (size_t)-1 && e->name)
+				for (size_t k = 0; k < w->n && e->slot == (size_t)-1; k++)
+					if (!strcmp(w->v[k].name, e->name))
+						e->slot = k;
+			if (e->slot == (size_t)-1) {
+				/* not on the stream: polled */
+				if (now >= e->next_poll) {
+					e->next_poll = now + a->poll_ms / 1000.0;
+					*which = i, r = 1;
+				} else if (e->next_poll < wake) {
+					wake = e->next_poll;
+				}
+				continue;
+			}
+			if (w->v[e->slot].rv <= e->rv)
+				continue;
+			e->rv = w->v[e->slot].rv;
+			if (off(e, w->v[e->slot].app))
+				*which = i, r = 1;
+		}
+		if (r || interrupted() || now >= until)
+			break;
+		if (wake > now + 0.2)
+			wake = now + 0.2;	/* an interrupt signals no one */
+		{
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			wake -= now;
+			ts.tv_sec += (time_t)wake;
+			ts.tv_nsec += (long)((wake - (double)(time_t)wake) * 1e9);
+			if (ts.tv_nsec >= 1000000000L)
+				ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+			pthread_cond_timedwait(&w->cv, &w->mu, &ts);
 		}
 	}
 	pthread_mutex_unlock(&w->mu);

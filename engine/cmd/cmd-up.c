@@ -437,7 +437,7 @@ int cmd_up(struct ctx *c)
 		struct gitops_opts go = ctx_gitops(c);
 		argocd_set_git(a, &go);
 		build_sync = (struct sync_ops){
-			.sync = argocd_sync_step, .verify = argocd_verify_step, .reg = argocd_register_step,
+			.sync = argocd_sync_step, .verify = argocd_verify_step, .watch = argocd_bake_watch, .reg = argocd_register_step,
 			.lookup = argocd_cluster_lookup, .poll_ms = argocd_poll_ms(a), .ctx = a
 		};
 	}	/* --prune without argocd: a usage error found by ctx_load, before the state is opened */

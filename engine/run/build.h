@@ -23,6 +23,9 @@ struct sync_ops {
 	 * `refresh`: ask for a fresh comparison first) */
 	int (*verify)(void *ctx, struct step *s, const char *commit, int refresh, const char **err);
 	long poll_ms;	/* how often a bake polls verify */
+	/* the bake's wait on a watch stream: up to max_ms for one of the n steps to verify (1, *which),
+	 * 0 none, -1 no stream (poll verify); n = 0 frees *state (argocd_bake_watch) */
+	int (*watch)(void *ctx, struct step *const *s, size_t n, void **state, long max_ms, size_t *which);
 	/* CLUSTER:register and repository:register */
 	int (*reg)(void *ctx, struct step *s, const char **err);
 	/* a cluster named only by `name`: 0 Argo CD knows it, 1 it does not (*err), -1 could not tell */

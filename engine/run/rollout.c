@@ -8,8 +8,9 @@
  *   1. every sync of the wave that ran succeeded, which already means
  *      "Synced at this run's commit (or a newer push) AND Healthy"
  *      (argocd.c's wait), never health alone;
- *   2. each of them stays so for `bake` seconds: the gate polls them
- *      (ops->verify, one GET per Application every ops->poll_ms) and
+ *   2. each of them stays so for `bake` seconds: the gate watches them
+ *      on the run's watch stream (ops->watch), or polls them without one
+ *      (ops->verify, one GET per Application every ops->poll_ms), and
  *      looks once more with a refresh when the bake ends; one that left
  *      "at the commit and Healthy" counts its cluster failed, and more
  *      failed clusters than max-failed fail the gate at once;
@@ -115,70 +116,96 @@ static long since(const struct timespec *t0)
 	return (t.tv_sec - t0->tv_sec) * 1000L + (t.tv_nsec - t0->tv_nsec) / 1000000L;
 }
 
+/* the wave's sync steps that ran (the bake watches them) */
+static int baked(const struct step *y, const struct wave *w)
+{
+	return y->kind == STEP_SYNC && y->selected && in_wave(y, w) && y->state == S_DONE;
+}
+
 /*
- * One look at every sync step of the wave that ran and is not yet known
- * bad: a step whose Application is no longer at the commit and Healthy
- * marks its cluster bad (bad[cluster index]); more bad clusters than
- * max-failed allows halts the gate: -1 with *err naming the Application
- * and what it became.
+ * One look at sync step y of the wave: an Application no longer at the
+ * commit and Healthy marks its cluster bad (bad[cluster index]); more bad
+ * clusters than max-failed allows halts the gate: -1 with *err naming the
+ * Application and what it became.
  */
-static int look(struct planner *pl, const struct step *s, const char *commit, const struct sync_ops *ops,
-		int refresh, long ms, char *bad, const char **err)
+static int look_one(struct planner *pl, const struct step *s, struct step *y, const char *commit,
+		    const struct sync_ops *ops, int refresh, long ms, char *bad, const char **err)
 {
 	const struct wave *w = s->wave;
-	const struct distro *d = pl->g->d;
+	size_t c = (size_t)(y->cluster - pl->g->d->clusters);
+	const char *why;
 
-	for (size_t i = 0; i < pl->g->nsteps; i++) {
-		struct step *y = pl->g->steps[i];
-		size_t c;
-		const char *why;
-		if (y->kind != STEP_SYNC || !y->selected || !in_wave(y, w) || y->state != S_DONE)
-			continue;
-		c = (size_t)(y->cluster - d->clusters);
-		if (bad[c] || ops->verify(ops->ctx, y, commit, refresh, &why) == 0)
-			continue;
-		bad[c] = 1;
-		why = refresh ? aprintf("%s after %d s of bake: %s", y->id, w->bake, why)
-			      : aprintf("%s %.1f s into the bake of %d s: %s", y->id, ms / 1000.0, w->bake, why);
-		if (rollout_tolerates(w, bad))
-			warn("wave '%s': %s (max-failed %d%s tolerates it)", w->name, why, w->max_failed,
-			     w->max_failed_pct ? "%" : "");
-		else
-			return *err = why, -1;
-	}
+	if (bad[c] || ops->verify(ops->ctx, y, commit, refresh, &why) == 0)
+		return 0;
+	bad[c] = 1;
+	why = refresh ? aprintf("%s after %d s of bake: %s", y->id, w->bake, why)
+		      : aprintf("%s %.1f s into the bake of %d s: %s", y->id, ms / 1000.0, w->bake, why);
+	if (!rollout_tolerates(w, bad))
+		return *err = why, -1;
+	warn("wave '%s': %s (max-failed %d%s tolerates it)", w->name, why, w->max_failed, w->max_failed_pct ? "%" : "");
+	return 0;
+}
+
+/* one look at each of the n steps */
+static int look(struct planner *pl, const struct step *s, struct step **v, size_t n, const char *commit,
+		const struct sync_ops *ops, int refresh, long ms, char *bad, const char **err)
+{
+	for (size_t i = 0; i < n; i++)
+		if (look_one(pl, s, v[i], commit, ops, refresh, ms, bad, err) < 0)
+			return -1;
 	return 0;
 }
 
 /*
- * The bake: every ops->poll_ms, one GET per Application (look without a
- * refresh: Argo CD's own view), for `bake` seconds; then one last look with
- * a refresh.  Fails as soon as the Applications that left "at the commit and
- * Healthy" are more clusters than max-failed allows.
+ * The bake, for `bake` seconds, then one last look at every Application
+ * with a refresh.  On the run's watch stream (ops->watch) it looks (one GET)
+ * only at an Application whose streamed state may have left "at the commit
+ * and Healthy", so a quiet bake asks Argo CD nothing until its last look;
+ * without a stream, one GET per Application every ops->poll_ms (look
+ * without a refresh: Argo CD's own view).  Fails as soon as the
+ * Applications that left are more clusters than max-failed allows.
  */
 static int bake(struct planner *pl, const struct step *s, const char *commit, const struct sync_ops *ops,
 		const char **err)
 {
 	const long total = s->wave->bake * 1000L, poll = ops && ops->verify && ops->poll_ms > 0 ? ops->poll_ms : 0;
 	char *bad = xcalloc(pl->g->d->nclusters + 1, 1);
+	struct step **v = xcalloc(pl->g->nsteps + 1, sizeof(*v));
 	struct timespec t0, tick = { 0, 20 * 1000000L };
 	long next = poll, ms;
-	int r = 0;
+	size_t n = 0, k;
+	void *ws = NULL;
+	int r = 0, watching = poll && ops->watch;
 
+	for (size_t i = 0; i < pl->g->nsteps; i++)
+		if (baked(pl->g->steps[i], s->wave))
+			v[n++] = pl->g->steps[i];
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (r == 0 && (ms = since(&t0)) < total) {
 		if (build_interrupted) {
 			*err = "interrupted while baking", r = -1;
 			break;
 		}
+		if (watching && n) {
+			int got = ops->watch(ops->ctx, v, n, &ws, total - ms < 1000 ? total - ms : 1000, &k);
+			if (got < 0)
+				watching = 0, next = since(&t0);	/* no stream (warned): poll from now on */
+			else if (got == 1)
+				r = look_one(pl, s, v[k], commit, ops, 0, since(&t0), bad, err);
+			continue;
+		}
 		if (poll && ms >= next) {
-			r = look(pl, s, commit, ops, 0, ms, bad, err);
+			r = look(pl, s, v, n, commit, ops, 0, ms, bad, err);
 			next = since(&t0) + poll;
 			continue;
 		}
 		nanosleep(&tick, NULL);
 	}
+	if (ws)
+		ops->watch(ops->ctx, NULL, 0, &ws, 0, NULL);
 	if (r == 0 && ops && ops->verify)
-		r = look(pl, s, commit, ops, 1, total, bad, err);
+		r = look(pl, s, v, n, commit, ops, 1, total, bad, err);
+	free(v);
 	free(bad);
 	return r;
 }

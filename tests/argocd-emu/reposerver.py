@@ -51,6 +51,7 @@ class RepoServerMixin:
         self.manifest_cache = {}  # (app, source identity, commits) -> {rkey: object}
         self.generations, self.by_commit = 0, {}
         self.manifest_generate_paths = True
+        self.diff_cache = {}  # (repository, old, new) -> changed files
 
     def reposerver_stats(self):
         return {"manifest_generations": self.generations, "by_commit": dict(self.by_commit)}
@@ -59,8 +60,17 @@ class RepoServerMixin:
         self.generations, self.by_commit = 0, {}
 
     def _changed_files(self, url, old, new):
-        rc, out = self.repos.git(self.repos.local(url), "diff", "--name-only", old, new)
-        return None if rc != 0 else [f for f in out.split("\n") if f]
+        """The files changed between two commits: one `git diff` per pair (commits do not change), not one per
+        Application (a one-package change over 400 clusters asks 2,000 times)."""
+        key = (self.repos.local(url), old, new)
+        if key not in self.diff_cache:
+            rc, out = self.repos.git(key[0], "diff", "--name-only", old, new)
+            if rc != 0:
+                return None
+            if len(self.diff_cache) >= 256:
+                self.diff_cache.clear()
+            self.diff_cache[key] = [f for f in out.split("\n") if f]
+        return self.diff_cache[key]
 
     def repo_objects(self, rec, spec, shas):
         """The target objects at these commits, from the cache when Argo CD would have them there."""

@@ -7,8 +7,11 @@
 # once, one that drifts halts it at the latest when the bake ends (exit 1,
 # naming the wave, the step and the cause), before any Application of a later
 # wave is touched.
+# This is the bake without a watch stream (IDPMAKE_ARGOCD_WATCH=0): on the
+# stream it asks nothing per poll (t6391).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
+export IDPMAKE_ARGOCD_WATCH=0
 
 start_gitops_argocd --cluster canary=https://canary.example:6443 --cluster eu=https://eu.example:6443
 reqlog() { curl -sS -f "$emu/requests" | python3 -c '
