@@ -5,15 +5,18 @@ Checks, each printed as "ok N - ..." or "not ok N - ..." with the file and
 line at fault, then "N passed, N failed":
 
   1. every source file is in a folder engine/LAYERS names (none at the top);
-  2. every #include "..." of an engine header names it by its folder
-     ("base/util.h"), and that folder is the file's own or one listed above
-     it in engine/LAYERS (a lower layer): never one below;
+  2. every #include of an engine header, found as the compiler finds it
+     (the file's folder, then -Iengine; "../", "base/../" and <> resolved),
+     names it in quotes by its folder ("base/util.h"), and that folder is
+     the file's own or one listed above it in engine/LAYERS (a lower layer):
+     never one below; no computed #include, no header in a nested folder;
   3. no cycle of #includes between the engine's headers;
   4. no file over 900 lines;
   5. with BUILDDIR (the plain build's objects, `nm`): no call from a file to
      a function defined in a higher layer, and no cycle of calls between
      files (a function of a.c calling b.c that calls back into a.c).
 
+LAYERS_ENGINE=DIR checks another tree (tests/layers-selftest.py).
 Run by tests/run.sh (ninja test).  Exit 0 when every check passed.
 """
 import os
@@ -22,9 +25,10 @@ import subprocess
 import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ENGINE = os.path.join(TOP, "engine")
+ENGINE = os.path.realpath(os.environ.get("LAYERS_ENGINE") or os.path.join(TOP, "engine"))	# another tree: the self-test
 MAX_LINES = 900
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+INCLUDE = re.compile(r'^\s*#\s*include\b\s*(.*)')
+INCLUDE_NAME = re.compile(r'(["<])([^">]+)[">]')
 
 results = []
 
@@ -48,8 +52,32 @@ def sources():
         path = os.path.join(ENGINE, folder)
         if os.path.isdir(path):
             for name in sorted(os.listdir(path)):
-                if name.endswith((".c", ".h")):
+                if name.endswith((".c", ".h")) and os.path.isfile(os.path.join(path, name)):
                     yield folder, name
+
+
+def nested():
+    """source files deeper than engine/FOLDER/: neither built nor checked"""
+    for root, dirs, names in os.walk(ENGINE):
+        dirs.sort()
+        if os.path.relpath(root, ENGINE).count(os.sep) >= 1:
+            for n in sorted(names):
+                if n.endswith((".c", ".h")):
+                    yield os.path.relpath(os.path.join(root, n), ENGINE)
+
+
+def resolve(path, kind, inc):
+    """the engine file an #include names, as the compiler finds it (-Iengine), or None"""
+    tries = [os.path.join(ENGINE, inc)]
+    if kind == '"':
+        tries.insert(0, os.path.join(ENGINE, os.path.dirname(path), inc))
+    for t in tries:
+        if os.path.isfile(t):
+            real = os.path.realpath(t)
+            if real.startswith(ENGINE + os.sep):
+                return os.path.relpath(real, ENGINE)
+            return None
+    return None
 
 
 def main():
@@ -65,8 +93,11 @@ def main():
     stray = [n for n in sorted(os.listdir(ENGINE))
              if os.path.isfile(os.path.join(ENGINE, n)) and n.endswith((".c", ".h"))]
     unknown = sorted({f for f, _ in files if f not in rank})
-    check(not stray and not unknown, "every engine file is in a folder engine/LAYERS names",
+    deep = list(nested())
+    check(not stray and not unknown and not deep, "every engine file is in a folder engine/LAYERS names",
           ["engine/%s: a source file outside the layers' folders" % n for n in stray] +
+          ["engine/%s: a source file in a folder inside a layer's folder (neither built nor checked)" % n
+           for n in deep] +
           ["engine/%s/: a folder engine/LAYERS does not name" % f for f in unknown])
 
     # 2. includes: by folder, never upwards
@@ -79,12 +110,29 @@ def main():
                 m = INCLUDE.match(line)
                 if not m:
                     continue
-                inc = m.group(1)
-                if inc.startswith("../") or inc not in known:
-                    if os.path.basename(inc) in by_name and "/" not in inc:
-                        bad.append('engine/%s:%d: #include "%s": name it by its folder ("%s")'
-                                   % (path, lineno, inc, by_name[inc][0]))
+                n2 = INCLUDE_NAME.match(m.group(1))
+                if not n2:
+                    bad.append('engine/%s:%d: #include %s: a computed #include (write the header\'s name)'
+                               % (path, lineno, m.group(1).strip()))
+                    continue
+                kind, inc = n2.group(1), n2.group(2)
+                got = resolve(path, kind, inc)
+                if got is None:
+                    if kind == '"' and os.path.basename(inc) in by_name:
+                        bad.append('engine/%s:%d: #include %s%s%s: name it by its folder ("%s")'
+                                   % (path, lineno, kind, inc, ">" if kind == "<" else '"',
+                                      by_name[os.path.basename(inc)][0]))
                     continue	# not an engine header (a generated file, a system one)
+                if got not in known:
+                    bad.append('engine/%s:%d: #include %s%s%s: engine/%s is not in a layer\'s folder'
+                               % (path, lineno, kind, inc, ">" if kind == "<" else '"', got))
+                    continue
+                if kind != '"' or inc != got:
+                    bad.append('engine/%s:%d: #include %s%s%s: name it by its folder, in quotes ("%s")'
+                               % (path, lineno, kind, inc, ">" if kind == "<" else '"', got))
+                if got.endswith(".c"):
+                    bad.append('engine/%s:%d: #include "%s": a .c file included' % (path, lineno, got))
+                inc = got
                 to = inc.split("/", 1)[0]
                 if f in rank and to in rank and rank[to] > rank[f]:
                     bad.append('engine/%s:%d: #include "%s": %s/ may not use %s/, a layer above it '
@@ -138,22 +186,23 @@ def main():
 
 
 def calls_check(builddir, files, rank):
-    folder_of = {n[:-2]: f for f, n in files if n.endswith(".c")}
+    # a file is FOLDER/STEM (two folders may each have a STEM.c)
+    folder_of = {"%s/%s" % (f, n[:-2]): f for f, n in files if n.endswith(".c")}
     defs, undef = {}, {}
     missing = []
     for stem, f in sorted(folder_of.items()):
-        obj = os.path.join(builddir, "main.o" if stem == "main" else "%s/%s.o" % (f, stem))
-        if stem == "embedgen":
-            continue
+        if stem == "base/embedgen":
+            continue	# a build-time program of its own, not in the library
+        obj = os.path.join(builddir, "main.o" if stem == "cmd/main" else "%s.o" % stem)
         if not os.path.exists(obj):
             missing.append(obj)
             continue
         out = subprocess.run(["nm", obj], capture_output=True, text=True, check=True).stdout
         for line in out.splitlines():
             p = line.split()
-            if len(p) == 3 and p[1] in "TDBR":
+            if len(p) == 3 and p[1] in ("T", "D", "B", "R", "C", "G", "S", "V", "W", "u", "i"):
                 defs[p[2]] = stem
-            elif len(p) == 2 and p[0] == "U":
+            elif len(p) == 2 and p[0] in ("U", "w", "v"):
                 undef.setdefault(stem, set()).add(p[1])
     check(not missing, "the objects of every engine file are built (%s)" % builddir,
           ["%s is missing: build it (ninja)" % m for m in missing])
@@ -169,8 +218,8 @@ def calls_check(builddir, files, rank):
         for to, syms in sorted(calls[stem].items()):
             a, b = folder_of[stem], folder_of[to]
             if rank.get(b, 0) > rank.get(a, 0):
-                up.append("engine/%s/%s.c calls %s (engine/%s/%s.c), a layer above it"
-                          % (a, stem, ", ".join(syms), b, to))
+                up.append("engine/%s.c calls %s (engine/%s.c), a layer above it"
+                          % (stem, ", ".join(syms), to))
     check(not up, "no engine file calls a function of a layer above its own", up)
 
     # strongly connected components of the file call graph (Tarjan)
@@ -205,11 +254,11 @@ def calls_check(builddir, files, rank):
             strong(v)
     why = []
     for comp in comps:
-        why.append("files that call each other: %s" % ", ".join(c + ".c" for c in comp))
+        why.append("files that call each other: %s" % ", ".join("engine/" + c + ".c" for c in comp))
         for a in comp:
             for b in comp:
                 if b in calls.get(a, {}):
-                    why.append("  %s.c -> %s.c: %s" % (a, b, ", ".join(calls[a][b])))
+                    why.append("  engine/%s.c -> engine/%s.c: %s" % (a, b, ", ".join(calls[a][b])))
     check(not comps, "no cycle of calls between engine files", why)
 
 

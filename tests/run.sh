@@ -155,6 +155,8 @@ plain_pass() {
 	suite "kubernetes emulator self-test" kube_emulator_selftest
 	# engine/ in its layers (engine/LAYERS): includes, calls (the plain build's objects), sizes
 	suite "engine layers" python3 tests/layers.py "$builddir"
+	# ... and the check fails each way a layer can be broken (a small tree of its own, built with cc)
+	suite "engine layers self-test" python3 tests/layers-selftest.py
 	suite -s "e2e" env IDPMAKE="$PWD/idpmake" tests/e2e/run.sh
 }
 
