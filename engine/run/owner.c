@@ -288,6 +288,30 @@ out:
 
 /* ---- up --prune ------------------------------------------------------------ */
 
+/*
+ * An Application with no remote annotation (made before idpmake marked it)
+ * is its name's distro's, but --prune deletes it only when it pulls from
+ * this distro's GitOps remote: a same-named distro pushing elsewhere (with
+ * other Application names) must not delete it.  1 when it does.
+ */
+static int pulls_from_home(const struct argocd *a, json_t *app)
+{
+	json_t *spec = json_object_get(app, "spec"), *srcs = json_object_get(spec, "sources"), *src;
+	const char *home = owner_remote(a->repo_url);
+	size_t i;
+
+	src = json_object_get(spec, "source");
+	if (json_is_string(json_object_get(src, "repoURL")) &&
+	    !strcmp(owner_remote(json_string_value(json_object_get(src, "repoURL"))), home))
+		return 1;
+	json_array_foreach(srcs, i, src) {
+		if (json_is_string(json_object_get(src, "repoURL")) &&
+		    !strcmp(owner_remote(json_string_value(json_object_get(src, "repoURL"))), home))
+			return 1;
+	}
+	return 0;
+}
+
 long owner_apps(struct argocd *a, struct owned_app **v, const char **err)
 {
 	const struct distro *d = a->d;
@@ -308,6 +332,8 @@ long owner_apps(struct argocd *a, struct owned_app **v, const char **err)
 			continue;	/* a server that ignored the selector: the labels decide */
 		if (argo_home_differs(a, json_object_get(md, "annotations")))
 			continue;	/* a same-named distro's, pushing elsewhere */
+		if (!json_is_string(json_object_get(json_object_get(md, "annotations"), OWNER_REMOTE)) && !pulls_from_home(a, it))
+			continue;	/* unmarked, and not pulling from here: not proven this distro's */
 		(*v)[n++] = (struct owned_app){ astrdup(jstr(it, "metadata.name")), astrdup(cl ? cl : ""),
 						astrdup(pk ? pk : "") };
 	}
