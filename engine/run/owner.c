@@ -202,8 +202,16 @@ static const char *owner_of(const struct ctx *c, struct argocd *a, const struct 
 
 	if (w->kind == W_REPO)
 		return repo_owner(c, a, w, it);
+	if (!who && w->kind == W_CLUSTER) {
+		/* no mark: registered by hand (argocd cluster add), or by this distro with an idpmake that marked nothing */
+		struct record rec = state_step(c->pl.st, w->s->id);
+		if (rec.have && rec.ok)
+			return NULL;
+		return "someone outside idpmake (registered by hand, e.g. argocd cluster add: no idpmake.io/distro "
+		       "annotation on it)";
+	}
 	if (!who)
-		return w->kind == W_CLUSTER ? NULL : "nobody: idpmake did not make it (no idpmake.io/distro label)";
+		return "nobody: idpmake did not make it (no idpmake.io/distro label)";
 	/* the same name pushing elsewhere (another remote, or another path of it) is another distro */
 	if (!strcmp(who, mine)) {
 		*same_name = 1;
