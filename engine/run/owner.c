@@ -191,6 +191,30 @@ static const char *repo_owner(const struct ctx *c, struct argocd *a, const struc
 	return "someone outside idpmake (its credentials were given by hand, e.g. argocd repo add: no idpmake/ name on it)";
 }
 
+/*
+ * An Application with no remote annotation (made before idpmake marked it)
+ * is its name's distro's when it pulls from this distro's GitOps remote: a
+ * same-named distro pushing elsewhere neither updates nor (--prune)
+ * deletes the other one's.  1 when it does.
+ */
+static int pulls_from_home(const struct argocd *a, json_t *app)
+{
+	json_t *spec = json_object_get(app, "spec"), *srcs = json_object_get(spec, "sources"), *src;
+	const char *home = owner_remote(a->repo_url);
+	size_t i;
+
+	src = json_object_get(spec, "source");
+	if (json_is_string(json_object_get(src, "repoURL")) &&
+	    !strcmp(owner_remote(json_string_value(json_object_get(src, "repoURL"))), home))
+		return 1;
+	json_array_foreach(srcs, i, src) {
+		if (json_is_string(json_object_get(src, "repoURL")) &&
+		    !strcmp(owner_remote(json_string_value(json_object_get(src, "repoURL"))), home))
+			return 1;
+	}
+	return 0;
+}
+
 /* whose is it: NULL when this distro's, else the words for its owner */
 static const char *owner_of(const struct ctx *c, struct argocd *a, const struct want *w, json_t *it, int *same_name)
 {
@@ -215,10 +239,18 @@ static const char *owner_of(const struct ctx *c, struct argocd *a, const struct 
 	/* the same name pushing elsewhere (another remote, or another path of it) is another distro */
 	if (!strcmp(who, mine)) {
 		*same_name = 1;
-		if (!(home = home_differs(a, w->kind == W_CLUSTER ? json_object_get(it, "annotations")
-							      : json_object_get(json_object_get(it, "metadata"), "annotations"))))
-			return NULL;
-		return aprintf("distro '%s' %s", clean(a, who, strlen(who)), home);
+		json_t *ann = w->kind == W_CLUSTER ? json_object_get(it, "annotations")
+						   : json_object_get(json_object_get(it, "metadata"), "annotations");
+		if ((home = home_differs(a, ann)))
+			return aprintf("distro '%s' %s", clean(a, who, strlen(who)), home);
+		/* unmarked (an older idpmake): an Application that should pull from here but does not is elsewhere's */
+		if (w->kind == W_APP && !json_is_string(json_object_get(ann, OWNER_REMOTE)) && !argocd_helm_app(w->s) &&
+		    !w->s->pkg->app_file && !pulls_from_home(a, it)) {
+			const char *from = url_masked(jstr(it, "spec.source.repoURL"), "***");
+			return aprintf("distro '%s' pulling from %s (made before idpmake marked the remote)",
+				       clean(a, who, strlen(who)), *from ? clean(a, from, strlen(from)) : "another repository");
+		}
+		return NULL;
 	}
 	/* Argo CD's text, hostile: an annotation may hold control characters and any length */
 	return aprintf("distro '%s'", clean(a, who, strlen(who)));
@@ -295,30 +327,6 @@ out:
 }
 
 /* ---- up --prune ------------------------------------------------------------ */
-
-/*
- * An Application with no remote annotation (made before idpmake marked it)
- * is its name's distro's, but --prune deletes it only when it pulls from
- * this distro's GitOps remote: a same-named distro pushing elsewhere (with
- * other Application names) must not delete it.  1 when it does.
- */
-static int pulls_from_home(const struct argocd *a, json_t *app)
-{
-	json_t *spec = json_object_get(app, "spec"), *srcs = json_object_get(spec, "sources"), *src;
-	const char *home = owner_remote(a->repo_url);
-	size_t i;
-
-	src = json_object_get(spec, "source");
-	if (json_is_string(json_object_get(src, "repoURL")) &&
-	    !strcmp(owner_remote(json_string_value(json_object_get(src, "repoURL"))), home))
-		return 1;
-	json_array_foreach(srcs, i, src) {
-		if (json_is_string(json_object_get(src, "repoURL")) &&
-		    !strcmp(owner_remote(json_string_value(json_object_get(src, "repoURL"))), home))
-			return 1;
-	}
-	return 0;
-}
 
 long owner_apps(struct argocd *a, struct owned_app **v, const char **err)
 {
