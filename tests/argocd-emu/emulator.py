@@ -1368,6 +1368,12 @@ class Handler(BaseHTTPRequestHandler):
         else:
             status, ctype, data, extra = self.dispatch(emu, method, path, rawq, body)
         entry["status"] = status
+        if method == "POST" and path.endswith("/sync") and status == 200:
+            # for the tests: the commit a sync without "revision" (the targetRevision) resolved to
+            try:
+                entry["synced_revision"] = ((json.loads(data).get("operation") or {}).get("sync") or {}).get("revision")
+            except (ValueError, TypeError, AttributeError):
+                pass
         self.send(status, ctype, data, extra)
         sys.stderr.write("%s %s %s -> %d (%d ms)\n" % (ts(), method, self.path, status, (time.time() - t0) * 1000))
 

@@ -112,7 +112,8 @@ bad, n = [], 0
 for e in sorted(log, key=lambda e: e["seq"]):
     body = e.get("body") or {}
     if e["method"] == "POST" and e["path"].endswith("/sync"):
-        app, rev = e["path"].split("/")[4], body.get("revision")
+        # a sync without a revision (the run pushed nothing) goes to what its targetRevision resolved to
+        app, rev = e["path"].split("/")[4], body.get("revision") or e.get("synced_revision")
     elif e["method"] == "POST" and e["path"] == "/api/v1/applications" and \
             (body.get("spec") or {}).get("syncPolicy", {}).get("automated") is not None:
         # an automated Application moves by itself to the commit it is pinned to
