@@ -874,7 +874,9 @@ class EmulatorTest(unittest.TestCase):
         # the controller starts its own sync at once: the client's sync right after the upsert meets code 9
         self.assertErr(self.c.req("POST", "/api/v1/applications/auto/sync", {}), 400, 9,
                        "another operation is already in progress")
-        a = self.wait_for("auto", lambda a: self.done(a) and a["status"]["sync"]["status"] == "Synced")
+        # (Healthy too: the health check's end reconciles once more, which would see a commit made before it)
+        a = self.wait_for("auto", lambda a: self.done(a) and a["status"]["sync"]["status"] == "Synced" and
+                          a["status"]["health"]["status"] == "Healthy")
         self.assertEqual(a["status"]["operationState"]["operation"]["initiatedBy"], {"automated": True})
         first = a["status"]["sync"]["revision"]
         # a new commit: stale until a refresh or the reconcile interval
