@@ -557,10 +557,17 @@ start_argocd_emulator() {
 # and the Argo CD emulator serving it, fast (50 ms operations and health,
 # 20 ms reconcile, idpmake polling every 50 ms), with a JWT-shaped token in
 # ARGOCD_AUTH_TOKEN; $emu is its control URL
-start_gitops_argocd() {
-	export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=20
+# init_gitops: an empty bare GitOps repository $bare ($T/gitops.git), branch
+# main; head_of prints its main's commit (nothing when it has none)
+init_gitops() {
 	bare=$T/gitops.git
 	git init -q --bare -b main "$bare" || t_bail "git init failed"
+}
+head_of() { git --git-dir="$bare" rev-parse -q --verify main; }
+
+start_gitops_argocd() {
+	export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=20
+	init_gitops
 	ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string)$(random_string).$(random_string)"
 	start_argocd_emulator --repo-map "$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 "$@"
 	export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
@@ -635,6 +642,26 @@ contexts:
 users:
 - name: $2
   user: {token: "${3:-$KUBE_TOKEN}"}
+EOF
+}
+
+# kubeconfig_two FILE [TOKEN_A]: a kubeconfig of two emulated clusters, a at
+# $A and b at $B (contexts ctx-a and ctx-b, ctx-b current), each with the
+# emulator's CA; a's user has TOKEN_A (default $KUBE_TOKEN), b's $KUBE_TOKEN
+kubeconfig_two() {
+	cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+current-context: ctx-b
+clusters:
+- {name: a, cluster: {server: "$A", certificate-authority: "$KUBE_CA"}}
+- {name: b, cluster: {server: "$B", certificate-authority: "$KUBE_CA"}}
+contexts:
+- {name: ctx-a, context: {cluster: a, user: ua}}
+- {name: ctx-b, context: {cluster: b, user: ub}}
+users:
+- {name: ua, user: {token: "${2:-$KUBE_TOKEN}"}}
+- {name: ub, user: {token: "$KUBE_TOKEN"}}
 EOF
 }
 

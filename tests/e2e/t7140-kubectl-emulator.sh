@@ -13,23 +13,9 @@ A=$KUBE_SERVER A_EMU=$kemu
 # shellcheck disable=SC2119 # no arguments: the defaults
 start_kube_emulator
 B=$KUBE_SERVER B_EMU=$kemu
-cat >kubeconfig <<EOF
-apiVersion: v1
-kind: Config
-current-context: ctx-b
-clusters:
-- {name: a, cluster: {server: "$A", certificate-authority: "$KUBE_CA"}}
-- {name: b, cluster: {server: "$B", certificate-authority: "$KUBE_CA"}}
-contexts:
-- {name: ctx-a, context: {cluster: a, user: u}}
-- {name: ctx-b, context: {cluster: b, user: u}}
-users:
-- {name: u, user: {token: "$KUBE_TOKEN"}}
-EOF
+kubeconfig_two kubeconfig
 export KUBECONFIG=$T/kubeconfig
-bare=$T/gitops.git
-git init -q --bare -b main "$bare" || t_bail "git init failed"
-head_of() { git --git-dir="$bare" rev-parse -q --verify main; }
+init_gitops
 # the writes (POST, PUT, PATCH, DELETE) an emulator took since its last reset
 writes() {
 	curl -fsS -m 10 --cacert "$KUBE_CA" "$1/requests" |

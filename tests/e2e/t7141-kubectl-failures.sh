@@ -14,9 +14,7 @@
 start_kube_emulator
 kubeconfig_for kubeconfig emu
 export KUBECONFIG=$T/kubeconfig
-bare=$T/gitops.git
-git init -q --bare -b main "$bare" || t_bail "git init failed"
-head_of() { git --git-dir="$bare" rev-parse -q --verify main; }
+init_gitops
 kreset() { kemu_post reset '{}'; }
 stored() { kemu_state | grep -c -E "$1"; }
 

@@ -16,27 +16,10 @@ A=$KUBE_SERVER A_EMU=$kemu
 start_kube_emulator
 B=$KUBE_SERVER B_PID=$KUBE_EMU_PID
 B_PORT=${B##*:}
-mkconfig() {	# mkconfig TOKEN-OF-A
-	cat >kubeconfig <<EOF
-apiVersion: v1
-kind: Config
-current-context: ctx-b
-clusters:
-- {name: a, cluster: {server: "$A", certificate-authority: "$KUBE_CA"}}
-- {name: b, cluster: {server: "$B", certificate-authority: "$KUBE_CA"}}
-contexts:
-- {name: ctx-a, context: {cluster: a, user: ua}}
-- {name: ctx-b, context: {cluster: b, user: ub}}
-users:
-- {name: ua, user: {token: "$1"}}
-- {name: ub, user: {token: "$KUBE_TOKEN"}}
-EOF
-}
+mkconfig() { kubeconfig_two kubeconfig "$1"; }	# mkconfig TOKEN-OF-A
 mkconfig "$KUBE_TOKEN"
 export KUBECONFIG=$T/kubeconfig
-bare=$T/gitops.git
-git init -q --bare -b main "$bare" || t_bail "git init failed"
-head_of() { git --git-dir="$bare" rev-parse -q --verify main; }
+init_gitops
 writes() {
 	curl -fsS -m 10 --cacert "$KUBE_CA" "$1/requests" |
 		python3 -c 'import json, sys; print(sum(1 for r in json.load(sys.stdin) if r["method"] in ("POST", "PUT", "PATCH", "DELETE")))'

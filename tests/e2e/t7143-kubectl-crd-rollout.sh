@@ -13,9 +13,7 @@
 start_kube_emulator
 kubeconfig_for kubeconfig emu
 export KUBECONFIG=$T/kubeconfig
-bare=$T/gitops.git
-git init -q --bare -b main "$bare" || t_bail "git init failed"
-head_of() { git --git-dir="$bare" rev-parse -q --verify main; }
+init_gitops
 stored() { kemu_state | grep -c -E "$1"; }
 
 mkdistro d <<EOF
