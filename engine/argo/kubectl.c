@@ -6,7 +6,10 @@
  * registration).  The key is a sync's: the render's output, how it is
  * applied and where, so an unchanged render is not applied again.
  *
- * The render's objects, unpacked, are applied in phases:
+ * The render's objects, unpacked, are applied in phases, each with the
+ * distro's own field manager, idpmake/DISTRO, after a look at who applied
+ * them before (kubeowner.h: another distro's objects are refused unless
+ * --adopt):
  *   1. the package's namespace, Namespaces and CustomResourceDefinitions
  *      (then `kubectl wait --for condition=established` on the CRDs);
  *   2. objects without a namespace with `-n NAMESPACE` (as Argo CD's
@@ -27,17 +30,28 @@
 #include "base/exec.h"
 #include "base/hash.h"
 #include "argo/kubectl.h"
+#include "argo/kubeowner.h"
 #include "base/url.h"
 #include "base/util.h"
 #include "base/yaml.h"
 
+#define OWNERS_CAP (256u << 20)	/* bytes of `kubectl get -o json` read (CRDs are large) */
+
 /* ---- where: the kubeconfig and the kube context ------------------------------ */
 
 static const char *flag_context;
+static const char *manager = "idpmake/";	/* the distro's field manager (kubeowner.h) */
+static int adopt;
 
 void kubectl_set_context(const char *name)
 {
 	flag_context = name && *name ? name : NULL;
+}
+
+void kubectl_set_owner(const char *distro, int adopt_others)
+{
+	manager = kubeowner_manager(distro);
+	adopt = adopt_others;
 }
 
 /* the kubeconfig files, as kubectl finds them: NULL-terminated, in the arena */
@@ -235,7 +249,8 @@ struct hash kubectl_key(const struct step *s, struct hash output)
 	struct hasher *h = hasher_new();
 	const struct package *p = s->pkg;
 
-	hasher_adds(h, "kubectl apply --server-side --force-conflicts --field-manager=idpmake");
+	hasher_adds(h, "kubectl apply --server-side --force-conflicts --field-manager=");
+	hasher_adds(h, manager);
 	hasher_addh(h, output);
 	hasher_adds(h, s->namespace);
 	hasher_adds(h, s->cluster->name);
@@ -253,8 +268,9 @@ struct hash kubectl_key(const struct step *s, struct hash output)
 	return hasher_end(h);
 }
 
-/* argv: kubectl [--kubeconfig F] [--context C] ARGS... (NULL-terminated) */
-static int kubectl(const struct step *s, const char *const *args, int timeout, const char **err)
+/* argv: kubectl [--kubeconfig F] [--context C] ARGS... (NULL-terminated); its stdout into out unless NULL */
+static int kubectl_out(const struct step *s, const char *const *args, int timeout, struct buf *out,
+		       const char **err)
 {
 	struct argl av = { 0 };
 	struct proc p = { 0 };
@@ -275,12 +291,58 @@ static int kubectl(const struct step *s, const char *const *args, int timeout, c
 		push(&av, args[i]);
 	p.argv = av.v;
 	p.log = s->log;
+	p.out = out;
+	p.out_cap = OWNERS_CAP;
 	p.timeout = timeout;
 	if (proc_run(&p) < 0) {
 		*err = aprintf("kubectl %s: %s", args[0], proc_failure(&p));
 		return -1;
 	}
 	return 0;
+}
+
+static int kubectl(const struct step *s, const char *const *args, int timeout, const char **err)
+{
+	return kubectl_out(s, args, timeout, NULL, err);
+}
+
+/*
+ * Before a phase is applied: who applied its objects (kubeowner.h)?
+ * `kubectl get -o json --ignore-not-found` over the phase's files (skip:
+ * the namespace file idpmake writes itself, which every distro with a
+ * package in that namespace applies).
+ */
+static int owners(const struct step *s, const struct argl *files, const char *skip, const char *ns, int timeout,
+		  const char **err)
+{
+	struct argl a = { 0 };
+	struct buf out;
+	int rc, n = 0;
+
+	push(&a, "get");
+	push(&a, "-o");
+	push(&a, "json");
+	push(&a, "--ignore-not-found");
+	push(&a, "--show-managed-fields");	/* kubectl leaves them out otherwise */
+	if (ns) {
+		push(&a, "-n");
+		push(&a, ns);
+	}
+	for (size_t i = 0; i + 1 < files->n; i += 2)
+		if (!skip || strcmp(files->v[i + 1], skip)) {
+			push(&a, "-f");
+			push(&a, files->v[i + 1]);
+			n++;
+		}
+	if (!n)
+		return 0;
+	buf_init(&out);
+	if ((rc = kubectl_out(s, a.v, timeout, &out, err)) < 0)
+		*err = aprintf("kubectl get (who applied the objects before)%s", *err + strlen("kubectl get"));
+	else
+		rc = kubeowner_check(out.s, out.len, manager, !hash_zero(s->old_key), adopt, err);
+	buf_release(&out);
+	return rc;
 }
 
 /* the last non-empty line of text, made safe for a terminal (arena) */
@@ -422,7 +484,9 @@ int kubectl_apply(const struct step *s, const char *dir, const char **err)
 		push(&a, "apply");
 		push(&a, "--server-side");
 		push(&a, "--force-conflicts");
-		push(&a, "--field-manager=idpmake");
+		push(&a, aprintf("--field-manager=%s", manager));
+		if (owners(s, &files[ph], nsfile, ph == PH_DEFAULT_NS ? s->namespace : NULL, timeout, err) < 0)
+			return -1;
 		if (ph == PH_DEFAULT_NS) {
 			push(&a, "-n");
 			push(&a, s->namespace);

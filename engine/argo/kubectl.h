@@ -24,6 +24,8 @@ struct kube_target {
 
 /* --kube-context NAME for every kubectl cluster of the run (NULL: none) */
 void kubectl_set_context(const char *name);
+/* the run's distro (its field manager, idpmake/NAME) and up --adopt (kubeowner.h) */
+void kubectl_set_owner(const char *distro, int adopt);
 /* resolve (once a run) and check where cluster cl's kubectl packages go: the target, or NULL with *err */
 const struct kube_target *kubectl_target(const struct cluster *cl, const char **err);
 

@@ -142,7 +142,8 @@ static const struct option_help options_help[] = {
 	{ "--prune", "delete Applications of packages removed from the distro", "up plan" },
 	{ "--overwrite", "up: replace changes made outside idpmake in the targets' folders", "up" },
 	{ "--adopt", "up: take over Applications, ApplicationSets, clusters and repositories another\n"
-		     "distro (or not idpmake) made in Argo CD, instead of refusing", "up" },
+		     "distro (or not idpmake) made in Argo CD, and objects another distro applied\n"
+		     "with deploy: kubectl, instead of refusing", "up" },
 	{ "--format FMT", "graph: dot (default), json or mermaid; diff --rev: text or markdown", "graph diff" },
 	{ "-o DIR", "render: write files under DIR; diff: save the diff in FILE; plan: save the plan;\n"
 		    "pack: the archive (default idpmake-pack.tar)", "render diff plan pack" },

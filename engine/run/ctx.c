@@ -57,6 +57,7 @@ int ctx_load(struct ctx *c, int readonly)
 			return r;
 	}
 	kubectl_set_context(c->kube_context);
+	kubectl_set_owner(c->d->name, c->adopt);
 	if (!(c->g = graph_build(c->d)))
 		return 2;
 	if (graph_select(c->g, c->targets, c->ntargets, &c->labels) < 0)

@@ -31,11 +31,11 @@ mkmanifest d/packages/core/cm.yaml ConfigMap core
 mkmanifest d/packages/core/deploy.yaml Deployment web
 
 # a failed up: exit 1, the step and kubectl's message, nothing pushed, the sync still to run
-failed_up() {	# failed_up WHAT MESSAGE-RE
+failed_up() {	# failed_up WHAT MESSAGE-RE [COMMAND-RE]: the command that failed (default kubectl apply)
 	local before
 	before=$(head_of)
 	t_exit 1 "$1: up fails" idpmake -C d up
-	t_grep "$1: the step and the command" "c/core:sync: kubectl apply" "$STDERR"
+	t_grep "$1: the step and the command" "c/core:sync: ${3:-kubectl apply}" "$STDERR"
 	t_grep "$1: kubectl's message" "$2" "$STDERR"
 	t_eq "$1: nothing pushed" "$before" "$(head_of)"
 	t_ok "$1: plan" idpmake -C d plan
@@ -52,9 +52,15 @@ t_nostring "nor in its output" "$KUBE_TOKEN" "$OUTPUT"
 
 # ---- a kind refused: 403 ----------------------------------------------------
 mkmanifest d/packages/core/deploy.yaml Deployment web2
-kemu_post fault '{"refuse": {"kind": "Deployment"}}'
+kemu_post fault '{"refuse": {"kind": "Deployment", "verbs": ["patch"]}}'
 failed_up "403" 'deployments.apps "web2" is forbidden: User "kubeemu-admin" cannot patch resource "deployments"'
 t_eq "403: the Deployment is not there" 0 "$(stored '^Deployment core/web2$')"
+kreset
+# not even allowed to read it: the look at who applied it before fails, and says so
+kemu_post fault '{"refuse": {"kind": "Deployment"}}'
+failed_up "403 on get" 'deployments.apps "web2" is forbidden: User "kubeemu-admin" cannot get resource "deployments"' \
+	'kubectl get \(who applied the objects before\)'
+t_eq "403 on get: the Deployment is not there" 0 "$(stored '^Deployment core/web2$')"
 kreset
 t_ok "allowed again: up applies" idpmake -C d up
 t_eq "the Deployment landed" 1 "$(stored '^Deployment core/web2$')"
@@ -69,7 +75,7 @@ t_eq "the namespace first, then the object in it" 1 "$(stored '^ConfigMap elsewh
 # ---- the API server fails: 500 ----------------------------------------------
 mkmanifest d/packages/core/cm.yaml ConfigMap core2
 kemu_post fault '{"fail": 1000, "path_regex": "/namespaces/core/", "message": "etcdserver: request timed out"}'
-failed_up "500" "etcdserver: request timed out"
+failed_up "500" "etcdserver: request timed out" 'kubectl get \(who applied the objects before\)'
 kreset
 t_ok "the server well again: up applies" idpmake -C d up
 t_eq "the new ConfigMap landed" 1 "$(stored '^ConfigMap core/core2$')"
