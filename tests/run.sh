@@ -18,6 +18,18 @@
 # (the order of the unit tests in the asan pass; 1 by default, the plain pass
 # runs them in the order listed), SERIAL.
 set -u
+# ninja runs this in its console pool and learns that it ended when every
+# holder of a descriptor it passed (one above 2, a pipe) has closed it: a
+# process a test left behind, its output sent elsewhere, would still hold
+# it, and ninja would wait for ever (CI's timeout, twice).  It is closed
+# here, so that only this script's end is waited for (tests/e2e/run.sh
+# counts a script's leftovers as its failure).
+if [ -d /proc/$$/fd ]; then
+	for fd in /proc/$$/fd/*; do
+		fd=${fd##*/}
+		case $fd in 0 | 1 | 2 | 255 | '' | *[!0-9]*) ;; *) eval "exec $fd>&-" 2>/dev/null ;; esac
+	done
+fi
 cd "$(dirname "$0")/.." || exit 2
 mode=${1:-all}
 case $mode in all|fast|asan) ;; *) echo "usage: tests/run.sh [all|fast|asan]" >&2; exit 2 ;; esac

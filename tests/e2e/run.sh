@@ -1,6 +1,7 @@
 #!/bin/bash
-# tests/e2e/run.sh [-v] [NAME...]: runs every tests/e2e/t[0-9]*.sh in order,
-# each in its own process, prints one line per script (and the script's output
+# tests/e2e/run.sh [-v] [NAME...]: runs every tests/e2e/t[0-9]*.sh (those
+# marked "# e2e: long" first, then in order), each in its own process,
+# E2E_JOBS at once, prints one line per script as it ends (and the script's output
 # when it failed, or always with -v; the reasons of its skips otherwise), and
 # ends with the line "N passed, N failed, N skipped" summed over the scripts'
 # "# N passed, N failed, N skipped" lines. A script that exits non-zero without
@@ -40,14 +41,52 @@ command -v timeout >/dev/null && runner=(timeout -k 10 "$timeout")
 
 passed=0 failed=0 skipped=0 ran=0
 
+# leftovers TOKEN PGID: the processes whose environment holds
+# IDPMAKE_E2E_RUN=TOKEN (a script's, however it detached them) or in
+# process group PGID (timeout's: the script's, whatever their environment),
+# "PID COMMAND" a line each
+leftovers() {
+	local f pid
+	{
+		for f in $(grep -l -s -a -F "IDPMAKE_E2E_RUN=$1" /proc/[0-9]*/environ 2>/dev/null); do
+			pid=${f#/proc/}
+			echo "${pid%/environ}"
+		done
+		[ -z "$2" ] || pgrep -g "$2" 2>/dev/null
+	} | sort -u | while read -r pid; do
+		[ -r "/proc/$pid/cmdline" ] || continue
+		echo "$pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-200)"
+	done
+}
+
 # run_one T: runs script T, its output in $logdir/NAME.log, then its exit
-# status and seconds in $logdir/NAME.done (written last: the job is over)
+# status and seconds in $logdir/NAME.done (written last: the job is over).
+# What the script left running (after 5 s to end) is killed, listed in
+# $logdir/NAME.leak and is a failure: a process left behind holds what it
+# inherited (ninja waits for its console pipe to close), and takes CPU
+# from the scripts after it.
 run_one() {
-	local t=$1 name start st
+	local t=$1 name start st tok i left pid pgid=
 	name=$(basename "$t" .sh)
+	tok=$name.$$.$(printf %05d $RANDOM)
 	start=$SECONDS
-	"${runner[@]}" bash "$t" >"$logdir/$name.log" 2>&1 </dev/null
+	IDPMAKE_E2E_RUN=$tok "${runner[@]}" bash "$t" >"$logdir/$name.log" 2>&1 </dev/null &
+	pid=$!
+	# timeout(1) puts itself and the script in a process group of its own
+	[ ${#runner[@]} = 0 ] || pgid=$pid
+	wait "$pid"
 	st=$?
+	if [ -d /proc/self ]; then
+		i=$((SECONDS + 5))
+		while left=$(leftovers "$tok" "$pgid") && [ -n "$left" ] && [ $SECONDS -lt $i ]; do
+			sleep 0.2
+		done
+		if [ -n "$left" ]; then
+			echo "$left" >"$logdir/$name.leak"
+			# shellcheck disable=SC2046 # the pids, one word each
+			kill -KILL $(echo "$left" | cut -d' ' -f1) 2>/dev/null
+		fi
+	fi
 	echo "$st $((SECONDS - start))" >"$logdir/$name.tmp"
 	mv "$logdir/$name.tmp" "$logdir/$name.done"
 }
@@ -66,7 +105,10 @@ report() {
 		f=$(grep -c -E '^not ok [0-9]+ ' "$log")
 		s=$(grep -c -E '^ok [0-9]+ # SKIP' "$log")
 	fi
-	if [ "$st" = 124 ] || [ "$st" = 137 ]; then
+	if [ -s "$logdir/$name.leak" ]; then
+		why=" (left running after it ended, now killed: $(cut -d' ' -f2- "$logdir/$name.leak" | tr '\n' ';'))"
+		f=$((f + 1))
+	elif [ "$st" = 124 ] || [ "$st" = 137 ]; then
 		why=" (timed out after ${timeout}s)"
 		f=$((f + 1))
 	elif [ -z "$line" ]; then
@@ -94,16 +136,20 @@ report() {
 }
 
 # The scripts run E2E_JOBS at a time (they wait on servers and on the
-# emulators' controllers more than they compute); their lines come out in
-# the scripts' order all the same.  A script with the line "# e2e: alone"
-# runs with no other script of this runner beside it.
+# emulators' controllers more than they compute), the ones with the line
+# "# e2e: long" first (the longest, so that none is left alone at the end),
+# and each script's line comes out as it ends.  A script with the line
+# "# e2e: alone" runs with no other script of this runner beside it.
 names=()
+reported=()
 njobs=0
-next=0
-flush() {	# report the finished scripts at the head of the order
-	while [ $next -lt ${#names[@]} ] && [ -e "$logdir/${names[$next]}.done" ]; do
-		report "${names[$next]}"
-		next=$((next + 1))
+flush() {	# report the scripts that have ended, once each
+	local i
+	for i in "${!names[@]}"; do
+		if [ -z "${reported[$i]:-}" ] && [ -e "$logdir/${names[$i]}.done" ]; then
+			reported[$i]=1
+			report "${names[$i]}"
+		fi
 	done
 }
 reap() {	# wait for one running script to end
@@ -111,6 +157,7 @@ reap() {	# wait for one running script to end
 	njobs=$((njobs - 1))
 	flush
 }
+long=() rest=()
 for t in "$here"/t[0-9]*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
@@ -121,6 +168,10 @@ for t in "$here"/t[0-9]*.sh; do
 		done
 		[ $want = 1 ] || continue
 	fi
+	if grep -q '^# e2e: long$' "$t"; then long+=("$t"); else rest+=("$t"); fi
+done
+for t in ${long[@]+"${long[@]}"} ${rest[@]+"${rest[@]}"}; do
+	name=$(basename "$t" .sh)
 	ran=$((ran + 1))
 	alone=0
 	grep -q '^# e2e: alone$' "$t" && alone=1

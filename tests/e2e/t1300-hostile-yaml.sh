@@ -8,6 +8,7 @@
 # exit 2, nothing runs) and as a file of a manifests package (a failed render
 # step, exit 1 as cli.md says for a failed step; the push does not run).
 # The limits are yaml.c's, listed in idpmake-distro(5) DIAGNOSTICS.
+# e2e: long
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 

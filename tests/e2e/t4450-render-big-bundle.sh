@@ -7,6 +7,7 @@
 # packed every 16 MiB.  The peak RSS was 388 MB before.  Under ASan the
 # bundle is 20 MB (past both thresholds: 8 MiB in memory, 16 MiB a pack)
 # and the RSS is not measured.
+# e2e: long
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 

@@ -7,6 +7,7 @@
 # their file names; and two objects that would be written to one file (a
 # kind "A" named "configmap.x" beside ConfigMap x in namespace a) are an
 # error, not one object silently lost.
+# e2e: long
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 

@@ -13,6 +13,7 @@
 # the hash of the values (pinned); one that another package's _shared/NAME
 # takes leaves the group per-cluster folders; git.path as written still lets
 # clusters that render alike share its folder.
+# e2e: long
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 

@@ -20,6 +20,7 @@
 # unknown or changed host key fails with "invalid or unknown remote ssh
 # hostkey" (GIT_ECERTIFICATE) before any authentication, and nothing adds the
 # key by itself. Entries may be [host]:port, plain host, or hashed (ssh-keygen -H).
+# e2e: long
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 

@@ -4,6 +4,7 @@
 # without touching the work tree, the index or the state's record of what is
 # deployed; the known side costs no render; --format markdown writes a
 # pull-request comment capped at 60,000 characters.
+# e2e: long
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 

@@ -5,6 +5,7 @@
 # busy application waited out, a 503 retried, a Degraded application fails
 # its step and its dependents, the next up redoes exactly those, and the
 # token never leaks.
+# e2e: long
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 

@@ -6,6 +6,7 @@
 # cluster halts the rollout (exit 1, naming the wave and the cluster) before
 # any later wave moves, and the next up resumes at the halted wave without
 # redoing what is done; a failing check halts too; max-failed tolerates.
+# e2e: long
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 

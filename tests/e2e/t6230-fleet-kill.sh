@@ -6,6 +6,7 @@
 # the whole request log no Application was ever synced to a commit before
 # every Application of the earlier waves had been synced to it (an
 # automated Application counts as synced to the commit it is pinned to).
+# e2e: long
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 

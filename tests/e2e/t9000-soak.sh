@@ -35,16 +35,17 @@
 # 0 picks one at random; printed, and a failing seed replays the same
 # sequence of edits and faults: only the moment a kill lands and how far the
 # pusher gets depend on timing), SOAK_ROUNDS (default 300, 60 under
-# ASan), SOAK_SECONDS (time budget, default 360 s, 120 under ASan: the soak
+# ASan), SOAK_SECONDS (time budget, default 200 s, 90 under ASan: the soak
 # stops by itself when it is spent and checks at the end), SOAK_CHECK (rounds
 # between checkpoints, default 10). A longer one:
 #
 #	SOAK_ROUNDS=600 SOAK_SECONDS=1200 E2E_TIMEOUT=1500 tests/e2e/run.sh t9000
+# e2e: long
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-rounds=${SOAK_ROUNDS:-300} secs=${SOAK_SECONDS:-360}
-case $IDPMAKE in */asan/*) rounds=${SOAK_ROUNDS:-60} secs=${SOAK_SECONDS:-120} ;; esac
+rounds=${SOAK_ROUNDS:-300} secs=${SOAK_SECONDS:-200}
+case $IDPMAKE in */asan/*) rounds=${SOAK_ROUNDS:-60} secs=${SOAK_SECONDS:-90} ;; esac
 every=${SOAK_CHECK:-10}
 seed=${SOAK_SEED:-9000}
 [ "$seed" = 0 ] && seed=$(($(od -An -tu2 -N2 /dev/urandom | tr -d ' ') + 1))
