@@ -115,6 +115,37 @@ static const char init_cm[] =
 	"data:\n"
 	"  message: hello from idpmake\n";
 
+/*
+ * The state folder (.idpmake/: the state, logs and cached renders, Secrets
+ * among them) is never a distro's source: init puts it in the folder's
+ * .gitignore, written or added to (a line of its own, once).
+ */
+static int ignore_state(const char *dir)
+{
+	const char *path = path_join(dir, ".gitignore");
+	size_t len = 0;
+	char *text = read_file(path, &len);
+	int rc = 0;
+
+	if (!text) {
+		static const char fresh[] = "# idpmake's state, logs and cached renders (Secrets among them)\n.idpmake/\n";
+		return errno == ENOENT ? write_file_user(path, fresh, strlen(fresh)) : -1;
+	}
+	for (const char *l = text; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] == '\n')) {
+		size_t n = strcspn(l, "\n");
+		if ((n == 9 && !strncmp(l, ".idpmake/", 9)) || (n == 8 && !strncmp(l, ".idpmake", 8)) ||
+		    (n == 10 && !strncmp(l, "/.idpmake/", 10)))
+			goto done;
+	}
+	{
+		char *more = aprintf("%s%s.idpmake/\n", text, len && text[len - 1] != '\n' ? "\n" : "");
+		rc = write_file_user(path, more, strlen(more));
+	}
+done:
+	free(text);
+	return rc;
+}
+
 int cmd_init(struct ctx *c)
 {
 	const char *dir = c->ntargets ? c->targets[0] : ".";
@@ -145,7 +176,10 @@ int cmd_init(struct ctx *c)
 		    write_file_user(path_join(dir, "packages/hello/configmap.yaml"), init_cm, strlen(init_cm)) < 0)
 			return error("cannot write the new distro in %s:", dir), 1;
 	}
-	printf("idpmake: wrote %s with 2 packages; try 'idpmake -C %s plan', then 'idpmake -C %s up'\n", file, dir, dir);
+	if (ignore_state(dir) < 0)
+		return error("cannot write %s:", path_join(dir, ".gitignore")), 1;
+	printf("idpmake: wrote %s with 2 packages (and .idpmake/ in .gitignore); try 'idpmake -C %s plan', then "
+	       "'idpmake -C %s up'\n", file, dir, dir);
 	return 0;
 }
 

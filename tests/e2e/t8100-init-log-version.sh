@@ -9,6 +9,13 @@ t_grep "it says what to do next" "idpmake -C newd plan" "$OUTPUT"
 t_ok "it validates" idpmake -C newd validate
 t_ok "it runs" idpmake -C newd up
 t_grep "rendering its two packages" '2 rendered, 1 commit pushed' "$OUTPUT"
+git init -q newd
+t_eq "git sees the distro, not the state folder (init's .gitignore)" "?? .gitignore ?? distro.yaml ?? packages/" \
+	"$(git -C newd status --porcelain | tr '\n' ' ' | sed 's/ $//')"
+t_grep "the .gitignore names .idpmake/" '^\.idpmake/$' newd/.gitignore
+mkdir other && printf 'node_modules' >other/.gitignore
+t_ok "init where a .gitignore is" idpmake init other
+t_eq "it is added to, once, on a line of its own" "node_modules .idpmake/" "$(tr '\n' ' ' <other/.gitignore | sed 's/ $//')"
 t_exit 2 "init refuses to overwrite" idpmake init newd
 t_grep "naming the file" 'newd/distro.yaml exists already' "$OUTPUT"
 
