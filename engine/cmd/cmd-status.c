@@ -1,4 +1,5 @@
 /* cmd-status.c - `status`, `log` and `forget`: what the state remembers */
+#include <fnmatch.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,25 @@ static const char *hexs(struct hash h)
 	return astrdup(b);
 }
 
+/*
+ * Is step s one the targets name themselves (not one they need)?  CLUSTER/
+ * names that cluster's steps, its register step among them; CLUSTER/PKG
+ * that package's on it; PKG that package's everywhere.  Clusters and
+ * packages as the targets write them: globs (fnmatch) as the selection takes.
+ */
+static int named(const struct step *s, char *const *targets, size_t n)
+{
+	for (size_t t = 0; t < n; t++) {
+		const char *tg = targets[t], *slash = strchr(tg, '/');
+		const char *cl = slash ? astrndup(tg, (size_t)(slash - tg)) : NULL;
+		if (slash ? s->cluster && !fnmatch(cl, s->cluster->name, 0) &&
+				    (!slash[1] || (s->pkg && !fnmatch(slash + 1, s->pkg->name, 0)))
+			  : s->pkg && !fnmatch(tg, s->pkg->name, 0))
+			return 1;
+	}
+	return 0;
+}
+
 int cmd_status(struct ctx *c)
 {
 	int r;
@@ -47,7 +67,8 @@ int cmd_status(struct ctx *c)
 		struct record rec = state_step(c->st, s->id);
 		const char *result = !rec.have ? "never" : rec.ok ? "ok" : "failed";
 		struct pushed p;
-		if (!s->selected)
+		/* with targets, theirs alone: not the steps of what they need (earlier waves' clusters...) */
+		if (!s->selected || (c->ntargets && !named(s, c->targets, c->ntargets)))
 			continue;
 		/* a render: the commit that holds its output in its folder (a clone's: what it was taken from) */
 		if (s->kind == STEP_RENDER && !rec.commit && rec.have &&
@@ -231,15 +252,8 @@ int cmd_forget(struct ctx *c)
 			if (!s->selected || !s->pkg)
 				continue;
 			/* only the named packages, not what they need */
-			for (size_t t = 0; t < c->ntargets; t++) {
-				const char *tg = c->targets[t], *slash = strchr(tg, '/');
-				if (slash ? (!strncmp(s->id, tg, strlen(tg)) && s->id[strlen(tg)] == ':') ||
-					    (!slash[1] && !strncmp(s->id, tg, strlen(tg)))
-					  : !strcmp(s->pkg->name, tg)) {
-					if ((m = state_forget(c->st, s->id)) > 0)
-						n += m;
-				}
-			}
+			if (named(s, c->targets, c->ntargets) && (m = state_forget(c->st, s->id)) > 0)
+				n += m;
 		}
 	}
 	if (n < 0)
