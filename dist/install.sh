@@ -10,8 +10,13 @@ install -d "$d/bin" "$d/share/man/man1" "$d/share/man/man5" "$d/share/idpmake" \
 	"$d/share/bash-completion/completions" "$d/share/zsh/site-functions" \
 	"$d/share/fish/vendor_completions.d"
 install -m 755 "$bin" "$d/bin/idpmake"
-install -m 644 "$src/man/idpmake.1" "$d/share/man/man1/"
-install -m 644 "$src/man/idpmake-distro.5" "$d/share/man/man5/"
+# the man pages' title line says the program's own version (dist/version.sh)
+v=$("$bin" version | sed -n '1s/^idpmake //p' | tr -c 'A-Za-z0-9.+~\n' '+')
+for m in man1/idpmake.1 man5/idpmake-distro.5; do
+	sed "/^\.TH /s/\"idpmake [^\"]*\"/\"idpmake ${v:-0.1.0}\"/" "$src/man/${m#*/}" >"$d/share/man/$m.tmp"
+	chmod 644 "$d/share/man/$m.tmp"
+	mv "$d/share/man/$m.tmp" "$d/share/man/$m"
+done
 rm -rf "$d/share/idpmake/rules" "$d/share/idpmake/distros"
 cp -R "$src/rules" "$src/distros" "$d/share/idpmake/"
 for sh in bash zsh fish; do
