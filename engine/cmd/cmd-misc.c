@@ -20,6 +20,7 @@
 #include "distro/context.h"
 #include "base/exec.h"
 #include "render/render.h"
+#include "render/unexpanded.h"
 #include "base/util.h"
 
 #ifndef IDPMAKE_VERSION
@@ -54,6 +55,7 @@ int cmd_validate(struct ctx *c)
 				}
 			}
 			s->log = NULL;
+			unexpanded_warn(s, c->d);
 			if (render_to_bundle(&c->pl.rc, s, &b, &err) < 0) {
 				error("%s: %s", s->id, err);
 				bad++;

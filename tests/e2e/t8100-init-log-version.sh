@@ -19,6 +19,16 @@ t_eq "it is added to, once, on a line of its own" "node_modules .idpmake/" "$(tr
 t_exit 2 "init refuses to overwrite" idpmake init newd
 t_grep "naming the file" 'newd/distro.yaml exists already' "$OUTPUT"
 
+# ${greeting} in a manifest is left as it is: validate says so, where
+mkdir unexp && cp -R newd/distro.yaml newd/packages unexp/
+printf '  note: "${greeting}, world"\n  also: ${nosuch}\n' >>unexp/packages/hello/configmap.yaml
+t_ok "validate with \${greeting} in a manifest: still valid" idpmake -C unexp validate
+t_grep "a warning at its file, line and column, naming the variable" \
+	'packages/hello/configmap.yaml:8:10: warning: \$\{greeting\} is left as it is: a manifests package.s files are not templated \(the distro has a variable .greeting.\); give the package rewrite' "$STDERR"
+t_grep "and one for a name that is no variable" 'configmap.yaml:9:9: warning: \$\{nosuch\} is left as it is' "$STDERR"
+sed -i 's|    labels: {tier: apps}|    labels: {tier: apps}\n    rewrite: [{match: "\\\\$\\\\{greeting\\\\}", replace: "${greeting}"}]|' unexp/distro.yaml
+t_ok "with a rewrite rule in the package" idpmake -C unexp validate
+t_nogrep "no warning: the rule may expand them" 'warning' "$STDERR"
 t_ok "a second run" idpmake -C newd up
 t_ok "log" idpmake -C newd log
 t_eq "two runs, newest first" "run 2 run 1" "$(grep -o '^run [0-9]*' "$STDOUT" | tr '\n' ' ' | sed 's/ $//')"
