@@ -31,6 +31,98 @@ static const char *mermaid_id(const struct step *s)
 	return aprintf("s%d", s->index);
 }
 
+/* the package a need names ("PKG" or "CLUSTER/PKG"), or NULL */
+static const struct package *needed(const struct distro *d, const char *need)
+{
+	const char *slash = strchr(need, '/'), *name = slash ? slash + 1 : need;
+
+	for (size_t i = 0; i < d->npackages; i++)
+		if (!strcmp(d->packages[i].name, name))
+			return &d->packages[i];
+	return NULL;
+}
+
+/*
+ * graph --packages: one node per selected package (the clusters it goes
+ * to, collapsed), an edge from each package it needs.  With five clusters
+ * the steps' picture is a tangle; this is the distro's shape.
+ */
+static int graph_packages(struct ctx *c, const char *fmt)
+{
+	const struct distro *d = c->d;
+	size_t np = d->npackages;
+	int *nclusters = amalloc((np ? np : 1) * sizeof(*nclusters));
+	json_t *nodes = NULL, *edges = NULL;
+
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		const struct step *s = c->g->steps[i];
+		if (s->selected && s->kind == STEP_RENDER && s->pkg)
+			nclusters[s->pkg - d->packages]++;
+	}
+	if (!strcmp(fmt, "json")) {
+		nodes = json_array();
+		edges = json_array();
+	} else if (!strcmp(fmt, "dot")) {
+		printf("digraph %s {\n\trankdir=LR;\n\tnode [fontname=\"Helvetica\", fontsize=10, shape=box];\n",
+		       dot_quote(d->name));
+	} else {
+		printf("flowchart LR\n");
+	}
+	for (size_t i = 0; i < np; i++) {
+		const struct package *p = &d->packages[i];
+		const char *label = aprintf("%s (%d cluster%s)", p->name, nclusters[i], nclusters[i] == 1 ? "" : "s");
+		if (!nclusters[i])
+			continue;
+		if (nodes) {
+			json_t *n = json_object();
+			json_object_set_new(n, "id", json_string(p->name));
+			json_object_set_new(n, "kind", json_string("package"));
+			json_object_set_new(n, "clusters", json_integer(nclusters[i]));
+			json_array_append_new(nodes, n);
+		} else if (!strcmp(fmt, "dot")) {
+			printf("\t%s [label=%s];\n", dot_quote(p->name), dot_quote(label));
+		} else {
+			printf("  p%zu[\"%s\"]\n", i, label);
+		}
+	}
+	for (size_t i = 0; i < np; i++) {
+		const struct package *p = &d->packages[i];
+		if (!nclusters[i])
+			continue;
+		for (size_t k = 0; k < p->needs.n; k++) {
+			const struct package *q = needed(d, p->needs.v[k]);
+			int dup = 0;
+			if (!q || !nclusters[q - d->packages])
+				continue;
+			for (size_t j = 0; j < k; j++)	/* one edge for a need named on two clusters */
+				dup |= needed(d, p->needs.v[j]) == q;
+			if (dup)
+				continue;
+			if (edges) {
+				json_t *e = json_object();
+				json_object_set_new(e, "from", json_string(q->name));
+				json_object_set_new(e, "to", json_string(p->name));
+				json_array_append_new(edges, e);
+			} else if (!strcmp(fmt, "dot")) {
+				printf("\t%s -> %s;\n", dot_quote(q->name), dot_quote(p->name));
+			} else {
+				printf("  p%td --> p%zu\n", q - d->packages, i);
+			}
+		}
+	}
+	if (nodes) {
+		json_t *doc = json_object();
+		json_object_set_new(doc, "version", json_integer(1));
+		json_object_set_new(doc, "distro", json_string(d->name));
+		json_object_set_new(doc, "nodes", nodes);
+		json_object_set_new(doc, "edges", edges);
+		json_print(doc, 1);
+	} else if (!strcmp(fmt, "dot")) {
+		printf("}\n");
+	}
+	return 0;
+}
+
 int cmd_graph(struct ctx *c)
 {
 	const char *fmt = c->format ? c->format : "dot";
@@ -45,6 +137,8 @@ int cmd_graph(struct ctx *c)
 		fmt = "json";
 	if ((r = ctx_load(c, 1)))
 		return r;
+	if (c->packages)
+		return graph_packages(c, fmt);
 	g = c->g;
 	if (!strcmp(fmt, "json")) {
 		json_t *doc = json_object(), *nodes = json_array(), *edges = json_array();

@@ -35,9 +35,11 @@ static const struct command commands[] = {
 	{ "explain", cmd_explain, "explain STEP...", "why a step would run: which inputs changed, old and new hash", 0,
 	  "idpmake explain in-cluster/backstage:render\n"
 	  "idpmake explain push" },
-	{ "graph", cmd_graph, "graph [--format dot|json|mermaid] [TARGET...]", "the dependency graph", CMD_JSON,
+	{ "graph", cmd_graph, "graph [--format dot|json|mermaid] [--packages] [TARGET...]", "the dependency graph",
+	  CMD_JSON,
 	  "idpmake graph | dot -Tsvg > graph.svg\n"
-	  "idpmake graph --format mermaid prod-eu/" },
+	  "idpmake graph --format mermaid prod-eu/\n"
+	  "idpmake graph --packages            # packages and their needs, clusters collapsed" },
 	{ "render", cmd_render, "render [-o DIR] [TARGET...]", "render only, to stdout or DIR; no push, no sync, no state change",
 	  0,
 	  "idpmake render backstage     # to stdout\n"
@@ -155,6 +157,7 @@ static const struct option_help options_help[] = {
 	{ "--no-rules", "diff --rev: run only built-in renderers, no rule a revision defines", "diff" },
 	{ "--exit-code", "plan: exit 1 when there is work to do; diff: 1 when anything differs", "plan diff" },
 	{ "--all", "forget: remove state.db itself (a damaged or newer state)", "forget" },
+	{ "--packages", "graph: one node per package, its clusters collapsed, and its needs", "graph" },
 	{ "-h, --help", "this help; 'idpmake COMMAND --help' for one command", NULL },
 	{ "--version", "the version", NULL },
 	{ "--", "ends the options: what follows is a command or a target", NULL },
@@ -298,7 +301,7 @@ static int parse_int(const char *s, const char *what, int *out)
 }
 
 enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION, O_OVERWRITE, O_CONTEXT,
-       O_KUBE_CONTEXT, O_LIVE, O_FROM, O_ALL, O_REV, O_PLAN, O_BUNDLE, O_NO_RULES, O_ADOPT };
+       O_KUBE_CONTEXT, O_LIVE, O_FROM, O_ALL, O_REV, O_PLAN, O_BUNDLE, O_NO_RULES, O_ADOPT, O_PACKAGES };
 static const struct option longopts[] = {
 	{ "json", no_argument, NULL, O_JSON },
 	{ "color", required_argument, NULL, O_COLOR },
@@ -314,6 +317,7 @@ static const struct option longopts[] = {
 	{ "context", required_argument, NULL, O_CONTEXT },
 	{ "kube-context", required_argument, NULL, O_KUBE_CONTEXT },
 	{ "all", no_argument, NULL, O_ALL },
+	{ "packages", no_argument, NULL, O_PACKAGES },
 	{ "live", no_argument, NULL, O_LIVE },
 	{ "from", required_argument, NULL, O_FROM },
 	{ "rev", required_argument, NULL, O_REV },
@@ -420,6 +424,9 @@ static int take_option(struct ctx *c, int opt, int *help)
 		break;
 	case O_ALL:
 		c->all = 1;
+		break;
+	case O_PACKAGES:
+		c->packages = 1;
 		break;
 	case O_FORMAT:
 		c->format = optarg;

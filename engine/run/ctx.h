@@ -20,6 +20,7 @@ struct ctx {
 	int overwrite;			/* up --overwrite: replace the targets' folders' changes made outside idpmake */
 	int adopt;			/* up --adopt: take over what another distro (or no idpmake) made in Argo CD (owner.h) */
 	int all;			/* forget --all: remove the whole state database */
+	int packages;			/* graph --packages: one node per package */
 	enum color_mode color;
 	struct strlist labels;		/* -l */
 	const char *format;		/* graph --format */
