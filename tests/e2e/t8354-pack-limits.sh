@@ -109,11 +109,14 @@ t_grep "as one, counted as it extracts" "it unpacks to more than 100 times its o
 t_eq "nothing is left unpacked" "" "$(find hostile/.idpmake/bundle -type f 2>/dev/null)"
 
 # ---- pack takes the run lock -------------------------------------------
-flock d/.idpmake/lock -c "touch '$T/held'; while [ ! -e '$T/go' ]; do sleep 0.05; done" &
-t_pids="$t_pids $!"
+# (the holder ends on go, or when the scratch folder is gone: never left behind)
+flock d/.idpmake/lock -c "touch '$T/held'; while [ ! -e '$T/go' ] && [ -d '$T' ]; do sleep 0.05; done" &
+holder=$!
+t_pids="$t_pids $holder"
 t_wait_for 30 test -e held || t_bail "flock never took the lock"
 t_exit 1 "pack while another run holds the state's lock is refused" idpmake -C d pack -o "$T/locked.tar"
 t_grep "naming the lock" "another idpmake .* holds .*\\.idpmake/lock" "$STDERR"
 t_ok "and writes nothing" test ! -e locked.tar
 touch go
+wait "$holder"	# flock ends with its command: nothing of it outlives the script
 t_done
