@@ -177,7 +177,7 @@ packages:
     hooks:
       pre:
         - name: stubborn
-          run: 'trap "touch $T/two-got-int" INT; echo \$\$ >$T/two-pid; touch $T/two-started; while [ ! -e $T/never ]; do sleep 0.2; done'
+          run: 'trap "touch $T/two-got-int" INT; echo \$\$ >$T/two-pid; touch $T/two-started; while [ ! -e $T/never ] && [ -d $T ]; do sleep 0.2; done'
 EOF
 mkmanifest two/p/a/cm.yaml ConfigMap a
 start_up two

@@ -25,7 +25,7 @@ packages:
 DISTRO
 	mkmanifest "src-$v/manifests/cm.yaml" ConfigMap "cm-$v" default
 	# the hook says it started, waits for the test, then runs the archive's second.sh
-	printf 'touch "%s/started"; while [ ! -e "%s/go" ]; do sleep 0.05; done; sh second.sh\n' "$T" "$T" \
+	printf 'touch "%s/started"; while [ ! -e "%s/go" ] && [ -d "%s" ]; do sleep 0.05; done; sh second.sh\n' "$T" "$T" "$T" \
 		>"src-$v/wait.sh"
 	echo "echo this is $v >\"$T/ran\"" >"src-$v/second.sh"
 	t_ok "pack $v" idpmake -C "src-$v" pack -o "$T/off/$v.tar"

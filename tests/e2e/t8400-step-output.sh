@@ -28,7 +28,7 @@ packages:
     hooks:
       pre:
         - name: tick
-          run: 'echo first-tick; while [ ! -e "$T/go" ]; do sleep 0.05; done; echo second-tick'
+          run: 'echo first-tick; while [ ! -e "$T/go" ] && [ -d "$T" ]; do sleep 0.05; done; echo second-tick'
 EOF2
 mkmanifest d/packages/talk/cm.yaml ConfigMap talk
 mkmanifest d/packages/slow/cm.yaml ConfigMap slow
