@@ -9,8 +9,11 @@
  * The render's objects, unpacked, are applied in phases, each with the
  * distro's own field manager, idpmake/DISTRO, after a look at who applied
  * them before (kubeowner.h: another distro's objects are refused unless
- * --adopt):
- *   1. the package's namespace, Namespaces and CustomResourceDefinitions
+ * --adopt), taken before anything is applied (with CRDs: the later phases'
+ * after the first):
+ *   0. the package's namespace, with a field manager of its own
+ *      (idpmake-namespace), which makes no distro its owner;
+ *   1. Namespaces and CustomResourceDefinitions
  *      (then `kubectl wait --for condition=established` on the CRDs);
  *   2. objects without a namespace with `-n NAMESPACE` (as Argo CD's
  *      destination namespace), those with one as they are;
@@ -35,6 +38,7 @@
 #include "base/util.h"
 #include "base/yaml.h"
 
+#define NS_MANAGER "idpmake-namespace"	/* the package's namespace's field manager: no distro's */
 #define OWNERS_CAP (256u << 20)	/* bytes of `kubectl get -o json` read (CRDs are large) */
 
 /* ---- where: the kubeconfig and the kube context ------------------------------ */
@@ -308,11 +312,9 @@ static int kubectl(const struct step *s, const char *const *args, int timeout, c
 
 /*
  * Before a phase is applied: who applied its objects (kubeowner.h)?
- * `kubectl get -o json --ignore-not-found` over the phase's files (skip:
- * the namespace file idpmake writes itself, which every distro with a
- * package in that namespace applies).
+ * `kubectl get -o json --ignore-not-found` over the phase's files.
  */
-static int owners(const struct step *s, const struct argl *files, const char *skip, const char *ns, int timeout,
+static int owners(const struct step *s, const struct argl *files, const char *ns, int timeout, const char **adopted,
 		  const char **err)
 {
 	struct argl a = { 0 };
@@ -328,19 +330,18 @@ static int owners(const struct step *s, const struct argl *files, const char *sk
 		push(&a, "-n");
 		push(&a, ns);
 	}
-	for (size_t i = 0; i + 1 < files->n; i += 2)
-		if (!skip || strcmp(files->v[i + 1], skip)) {
-			push(&a, "-f");
-			push(&a, files->v[i + 1]);
-			n++;
-		}
+	for (size_t i = 0; i + 1 < files->n; i += 2) {
+		push(&a, "-f");
+		push(&a, files->v[i + 1]);
+		n++;
+	}
 	if (!n)
 		return 0;
 	buf_init(&out);
 	if ((rc = kubectl_out(s, a.v, timeout, &out, err)) < 0)
 		*err = aprintf("kubectl get (who applied the objects before)%s", *err + strlen("kubectl get"));
 	else
-		rc = kubeowner_check(out.s, out.len, manager, !hash_zero(s->old_key), adopt, err);
+		rc = kubeowner_check(out.s, out.len, manager, !hash_zero(s->old_key), adopt, adopted, err);
 	buf_release(&out);
 	return rc;
 }
@@ -419,7 +420,7 @@ int kubectl_apply(const struct step *s, const char *dir, const char **err)
 	const struct package *p = s->pkg;
 	struct tree t;
 	struct argl files[PH_N] = { { 0 } }, crds = { 0 }, rollouts = { 0 }, rollout_ns = { 0 };
-	const char *nsfile;
+	const char *nsfile, *adopted = NULL;	/* what up --adopt took over */
 	char *nsyaml = aprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", s->namespace);
 	int timeout = p->sync.timeout > 0 ? p->sync.timeout : 300;
 
@@ -432,8 +433,6 @@ int kubectl_apply(const struct step *s, const char *dir, const char **err)
 		*err = aprintf("cannot write %s: %s", nsfile, strerror(errno));
 		return -1;
 	}
-	push(&files[PH_FIRST], "-f");
-	push(&files[PH_FIRST], nsfile);
 	if (scan_tree(dir, NULL, &t) < 0) {
 		*err = aprintf("cannot read %s", dir);
 		return -1;
@@ -477,16 +476,42 @@ int kubectl_apply(const struct step *s, const char *dir, const char **err)
 		}
 	}
 	tree_free(&t);
+	/*
+	 * Who applied the objects before: every phase's, before anything is
+	 * applied, so that a refused step leaves the cluster as it was; but a
+	 * package's custom resources can be looked up only once its CRDs are
+	 * there, so with CRDs the later phases are looked at (together) after
+	 * the first is applied.
+	 */
+	for (int ph = 0; ph < PH_N; ph++)
+		if ((!crds.n || ph == PH_FIRST) &&
+		    owners(s, &files[ph], ph == PH_DEFAULT_NS ? s->namespace : NULL, timeout, &adopted, err) < 0)
+			return -1;
+	/*
+	 * The package's namespace, which every package in it applies, with a
+	 * field manager of no distro's (kubeowner.h counts only idpmake and
+	 * idpmake/NAME): creating it makes no distro the owner of the
+	 * Namespace, which a package may hold as an object of its own.
+	 */
+	{
+		const char *a[] = { "apply", "--server-side", "--force-conflicts", "--field-manager=" NS_MANAGER,
+				    "-f", nsfile, NULL };
+		if (kubectl(s, a, timeout, err) < 0)
+			return -1;
+	}
 	for (int ph = 0; ph < PH_N; ph++) {
 		struct argl a = { 0 };
+		if (ph == PH_DEFAULT_NS && crds.n)
+			for (int later = PH_DEFAULT_NS; later < PH_N; later++)
+				if (owners(s, &files[later], later == PH_DEFAULT_NS ? s->namespace : NULL, timeout,
+					   &adopted, err) < 0)
+					return -1;
 		if (!files[ph].n)
 			continue;
 		push(&a, "apply");
 		push(&a, "--server-side");
 		push(&a, "--force-conflicts");
 		push(&a, aprintf("--field-manager=%s", manager));
-		if (owners(s, &files[ph], nsfile, ph == PH_DEFAULT_NS ? s->namespace : NULL, timeout, err) < 0)
-			return -1;
 		if (ph == PH_DEFAULT_NS) {
 			push(&a, "-n");
 			push(&a, s->namespace);
@@ -514,5 +539,7 @@ int kubectl_apply(const struct step *s, const char *dir, const char **err)
 			if (kubectl(s, a, timeout + 30, err) < 0)
 				return -1;
 		}
+	if (adopted)
+		*err = aprintf("adopted (--adopt): %s", adopted);	/* said as the step's note (kubectl.h) */
 	return 0;
 }

@@ -41,7 +41,10 @@ const char *kubectl_check(const struct cluster *cl, int timeout);
 
 /* the key of a kubectl package's sync step, from its render's output */
 struct hash kubectl_key(const struct step *s, struct hash output);
-/* apply the unpacked render in `dir` (NULL: could not unpack) with kubectl apply --server-side: 0, or -1 with *err */
+/*
+ * apply the unpacked render in `dir` (NULL: could not unpack) with kubectl apply --server-side: 0, or -1 with
+ * *err; on 0, *err is set only to a note, what up --adopt took over (one line), for the step's line
+ */
 int kubectl_apply(const struct step *s, const char *dir, const char **err);
 
 #endif

@@ -60,7 +60,8 @@ static const char *other_owner(const json_t *o, const char *self, int applied_be
 	return aprintf("distro '%s' (field manager %s)", term_safe(last + 8), term_safe(last));
 }
 
-int kubeowner_check(const char *json, size_t len, const char *self, int applied_before, int adopt, const char **err)
+int kubeowner_check(const char *json, size_t len, const char *self, int applied_before, int adopt,
+		    const char **adopted, const char **err)
 {
 	json_error_t jerr;
 	json_t *root, *items, *one[1];
@@ -88,16 +89,26 @@ int kubeowner_check(const char *json, size_t len, const char *self, int applied_
 		const json_t *o = json_is_array(items) ? json_array_get(items, i) : one[0];
 		const json_t *md = json_object_get(o, "metadata");
 		const char *who = json_is_object(o) ? other_owner(o, self, applied_before) : NULL, *ns;
-		if (!who || adopt)
+		if (!who)
 			continue;
 		if (refused++ >= SHOWN)
 			continue;
 		ns = str(md, "namespace");
-		buf_addf(&msg, "%s%s %s%s%s was applied by %s", n++ ? "\n" : "", term_safe(str(o, "kind")),
-			 *ns ? term_safe(ns) : "", *ns ? "/" : "", term_safe(str(md, "name")), who);
+		buf_addf(&msg, "%s%s %s%s%s %s %s", n++ ? (adopt ? "; " : "\n") : "", term_safe(str(o, "kind")),
+			 *ns ? term_safe(ns) : "", *ns ? "/" : "", term_safe(str(md, "name")),
+			 adopt ? "from" : "was applied by", who);
 	}
 	json_decref(root);
 	if (!refused) {
+		buf_release(&msg);
+		return 0;
+	}
+	if (adopt) {
+		/* taken over on purpose: said, one line */
+		if (refused > SHOWN)
+			buf_addf(&msg, "; and %zu more", refused - SHOWN);
+		if (adopted)
+			*adopted = aprintf("%s%s%s", *adopted ? *adopted : "", *adopted ? "; " : "", msg.s);
 		buf_release(&msg);
 		return 0;
 	}

@@ -315,6 +315,8 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 				  s->ms) < 0)
 			return -1;
 		sum->synced++;
+		if (s->pkg->deploy_kubectl && j->err)
+			*note = j->err;	/* what up --adopt took over (kubectl.h) */
 		return 0;
 	case STEP_WAVE:
 		if (state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms) < 0)

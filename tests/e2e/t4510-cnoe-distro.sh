@@ -96,8 +96,9 @@ t_ok "up the core (tier=core) with kubectl" idpmake -C d -l tier=core up
 cp kubectl.log kubectl.1
 grep '^apply --server-side' kubectl.1 | grep -n '' >applies.1
 t_grep "kubectl apply --server-side ran" '^1:apply --server-side --force-conflicts --field-manager=idpmake' applies.1
-t_grep "argocd is applied first: its namespace and CRDs" "^1:.*rendered/in-cluster/argocd\\.namespace\\.yaml.*customresourcedefinition" applies.1
-t_grep "then the rest of argocd: without a namespace, in its own" "^[2-3]:apply --server-side .* -n argocd -f [^ ]*rendered/in-cluster/argocd/configmap" applies.1
+t_grep "argocd is applied first: its namespace (a field manager of no distro's)" "^1:.*--field-manager=idpmake-namespace .*rendered/in-cluster/argocd\\.namespace\\.yaml" applies.1
+t_grep "then its CRDs" "^2:.*customresourcedefinition" applies.1
+t_grep "then the rest of argocd: without a namespace, in its own" "^[3-4]:apply --server-side .* -n argocd -f [^ ]*rendered/in-cluster/argocd/configmap" applies.1
 ingress_line=$(grep -n 'rendered/in-cluster/ingress-nginx' applies.1 | head -1 | cut -d: -f1)
 gitea_line=$(grep -n 'rendered/in-cluster/gitea' applies.1 | head -1 | cut -d: -f1)
 t_ok "ingress-nginx after argocd, gitea after ingress-nginx" test "${ingress_line:-0}" -gt 2 -a "${gitea_line:-0}" -gt "${ingress_line:-0}"

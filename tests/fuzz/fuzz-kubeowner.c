@@ -33,11 +33,19 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 static void verdict(const char *text, size_t size, int applied_before, int adopt)
 {
-	const char *err = NULL;
-	int rc = kubeowner_check(text, size, "idpmake/self", applied_before, adopt, &err), lines = 1;
+	const char *err = NULL, *adopted = NULL;
+	int rc = kubeowner_check(text, size, "idpmake/self", applied_before, adopt, &adopted, &err), lines = 1;
 
 	if (rc != 0 && rc != -1)
 		abort();
+	if (adopted) {
+		/* what --adopt took over: only with adopt, one line, safe for a terminal */
+		if (!adopt || rc)
+			abort();
+		for (const char *p = adopted; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				abort();
+	}
 	if (rc == 0)
 		return;
 	if (!err)
