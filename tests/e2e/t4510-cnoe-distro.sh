@@ -103,6 +103,7 @@ ingress_line=$(grep -n 'rendered/in-cluster/ingress-nginx' applies.1 | head -1 |
 gitea_line=$(grep -n 'rendered/in-cluster/gitea' applies.1 | head -1 | cut -d: -f1)
 t_ok "ingress-nginx after argocd, gitea after ingress-nginx" test "${ingress_line:-0}" -gt 2 -a "${gitea_line:-0}" -gt "${ingress_line:-0}"
 t_grep "the CRDs are waited for" '^wait --for condition=established' kubectl.1
+t_grep "the hooks apply with a field manager of no distro's" '^apply --server-side --force-conflicts --field-manager=idpmake-hook -f -$' kubectl.1
 t_grep "the Deployments' rollout is waited for" '^rollout status -n argocd -f .*deployment\.argo-cd-server' kubectl.1
 t_grep "gitea's admin hook ran (kubectl create secret)" 'create secret generic gitea-credential' kubectl.1
 t_grep "the values files applied, with \${host}" 'server.basehref.*argocd|idp\.test' "$(ls d/.idpmake/rendered/in-cluster/argocd/configmap.argo-cd-values.yaml)"

@@ -6,5 +6,6 @@ set -eu
 host=$IDPMAKE_VAR_HOST
 crt=$(kubectl -n "$IDPMAKE_NAMESPACE" get secret idpmake-tls -o jsonpath='{.data.tls\.crt}' | base64 -d)
 kubectl -n argocd create configmap argocd-tls-certs-cm --from-literal="$host=$crt" --dry-run=client -o yaml |
-	kubectl apply --server-side --force-conflicts --field-manager=idpmake -f -
+	# a field manager of no distro's: deploy: kubectl counts idpmake and idpmake/NAME as owners
+	kubectl apply --server-side --force-conflicts --field-manager=idpmake-hook -f -
 echo "argocd-tls: Argo CD trusts the certificate of $host"

@@ -13,6 +13,7 @@ esac
 rules="rewrite name $host $svc\n    rewrite name regex (.*)\\\\.$(printf '%s' "$host" | sed 's/\./\\\\./g') $svc answer auto"
 new=$(printf '%s\n' "$cf" | sed "s|^\(\s*\)ready|\1$rules\n\1ready|")
 kubectl -n kube-system create configmap coredns --from-literal=Corefile="$new" --dry-run=client -o yaml |
-	kubectl apply --server-side --force-conflicts --field-manager=idpmake -f -
+	# a field manager of no distro's: deploy: kubectl counts idpmake and idpmake/NAME as owners
+	kubectl apply --server-side --force-conflicts --field-manager=idpmake-hook -f -
 kubectl -n kube-system rollout restart deployment coredns
 echo "coredns: $host and *.$host now resolve to $svc"
