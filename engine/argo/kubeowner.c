@@ -26,8 +26,9 @@ static const char *str(const json_t *o, const char *key)
 
 /*
  * Who owns object o: of the managedFields entries of idpmake's managers,
- * the one applied last (RFC 3339 times compare as strings; a tie goes to
- * self).  A distro that took an object over with --adopt is its owner
+ * the one applied last (RFC 3339 times compare as strings, in seconds: a
+ * tie with another distro's is not self's, so that neither takes it
+ * silently; --adopt settles it).  A distro that took an object over with --adopt is its owner
  * from then on, though the first distro's entry stays beside its own for
  * the fields they set alike.  NULL: self, or no idpmake applied it;
  * else who ("distro 'X' ..." or an older idpmake).
@@ -51,7 +52,7 @@ static const char *other_owner(const json_t *o, const char *self, int applied_be
 		if (!last || strcmp(t, when) > 0)
 			last = who, when = t;
 	}
-	if (!last || (mine && strcmp(mine, when) >= 0))
+	if (!last || (mine && strcmp(mine, when) > 0))
 		return NULL;
 	if (!strcmp(last, LEGACY))
 		return applied_before ? NULL

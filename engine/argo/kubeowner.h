@@ -12,7 +12,7 @@
  * object, or nothing: hostile input, read with jansson, bounded by its
  * caller's capture) and refuses, unless adopt, an object whose owner is
  * not this distro.  The owner is the idpmake manager in its managedFields
- * that applied last (a tie is self's):
+ * that applied last (in a tie, another's):
  *   - another distro's, "idpmake/OTHER": refused;
  *   - the unnamed "idpmake", when this step has never applied
  *     (applied_before 0): an older idpmake of some distro made it, refused.

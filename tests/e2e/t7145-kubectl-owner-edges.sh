@@ -107,6 +107,14 @@ t_grep "naming what it took over, and whose it was" \
 	"sync a/core:sync: adopted \\(--adopt\\): ConfigMap rb-home/own from distro 'rb' \\(field manager idpmake/rb\\)" "$STDOUT"
 t_eq "rc's now" rc "$(k get configmap own -n rb-home -o 'jsonpath={.data.who}')"
 
+# ---- two distros at the same second: neither takes it silently ---------------
+distro tie tiens
+namespace tiens
+configmap tie/packages/core/cm.yaml same tie
+kemu_post object '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"same","namespace":"tiens","managedFields":[{"manager":"idpmake/other","operation":"Apply","time":"2026-01-01T00:00:00Z","fieldsType":"FieldsV1","fieldsV1":{}},{"manager":"idpmake/tie","operation":"Apply","time":"2026-01-01T00:00:00Z","fieldsType":"FieldsV1","fieldsV1":{}}]},"data":{"who":"other"}}'
+t_exit 1 "tie's and other's entries at one second: refused" idpmake -C tie up
+t_grep "naming the other" "ConfigMap tiens/same was applied by distro 'other'" "$STDERR"
+
 # ---- a hostile manager's name -------------------------------------------------
 distro h hostile
 namespace hostile
