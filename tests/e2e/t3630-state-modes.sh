@@ -54,7 +54,7 @@ t_eq "what this run wrote is private" "" "$(open_to_others d/.idpmake/logs; open
 umask 022
 t_ok "init under umask 022" idpmake init new
 t_eq "init's files are 0644, its folders 0755" \
-	"$(printf '%s\n' '644 f distro.yaml' '644 f packages/hello/configmap.yaml' \
+	"$(printf '%s\n' '644 f .gitignore' '644 f distro.yaml' '644 f packages/hello/configmap.yaml' \
 		'644 f packages/namespaces/namespace.yaml' '755 d ' '755 d packages' '755 d packages/hello' \
 		'755 d packages/namespaces' | sort)" "$(modes new)"
 t_ok "render -o under umask 022" idpmake -C d render -o "$T/out"
