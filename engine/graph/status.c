@@ -116,10 +116,14 @@ void status_end_line(void)
 	pthread_mutex_unlock(&olock);
 }
 
-/* a hook's log is what its command printed: shown as ninja shows a command's output */
+/*
+ * A hook's log is what its command printed, and a render's that ran a
+ * command (a rule file's, kustomize, helm) its stderr (its stdout is the
+ * objects): shown as ninja shows a command's output.
+ */
 static int shows_output(const struct step *s)
 {
-	return (s->kind == STEP_PRE || s->kind == STEP_POST) && s->log;
+	return (s->kind == STEP_PRE || s->kind == STEP_POST || (s->kind == STEP_RENDER && s->command)) && s->log;
 }
 
 /*

@@ -10,7 +10,11 @@
 mkdistro d <<EOF2
 idpmake: 1
 name: out
+rules: [rules/warn.yaml]
 packages:
+  ruled:
+    type: warncat
+    path: packages/ruled
   talk:
     type: manifests
     path: packages/talk
@@ -30,6 +34,14 @@ packages:
         - name: tick
           run: 'echo first-tick; while [ ! -e "$T/go" ] && [ -d "$T" ]; do sleep 0.05; done; echo second-tick'
 EOF2
+# a rule whose command warns on stderr (its stdout is the objects)
+mkdir -p d/rules
+cat >d/rules/warn.yaml <<'EOF2'
+rule: warncat
+command: [sh, -c, 'echo "warncat: deprecated field in $1" >&2; cat "$1"/*.yaml', sh, "${src}"]
+version: [sh, -c, 'echo warncat 1']
+EOF2
+mkmanifest d/packages/ruled/cm.yaml ConfigMap ruled
 mkmanifest d/packages/talk/cm.yaml ConfigMap talk
 mkmanifest d/packages/slow/cm.yaml ConfigMap slow
 touch "$T/go"
@@ -48,6 +60,16 @@ lines = open(sys.argv[1]).read().splitlines()
 i = next(i for i, l in enumerate(lines) if "post in-cluster/talk:post:quiet" in l)
 assert i + 1 == len(lines) or lines[i + 1].startswith(("[", "idpmake: ")), lines' up.out
 
+t_ok "a render rule's stderr is shown under its line when it succeeds" python3 -c '
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+i = next(i for i, l in enumerate(lines) if "render in-cluster/ruled:render" in l)
+assert lines[i + 1].startswith("warncat: deprecated field in "), lines' up.out
+t_ok "a built-in in-process render shows nothing" python3 -c '
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+i = next(i for i, l in enumerate(lines) if "render in-cluster/talk:render" in l)
+assert i + 1 == len(lines) or lines[i + 1].startswith(("[", "idpmake: ")), lines' up.out
 t_grep "a hook's control characters are not passed to the terminal" '^before\?\]0;title\?after$' up.out
 
 # log STEP: the last output of one step; log: the runs, as before
