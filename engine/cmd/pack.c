@@ -221,7 +221,7 @@ static int add_git(struct packer *pk, struct ctx *c, struct package *p, size_t *
 
 	if (!field_ok(p->git.url) || !field_ok(ref) || !field_ok(sub))
 		return error("pack: package '%s': its git source's url, ref or path has a space", p->name);
-	if (source_git(c->st, c->statedir, p, c->refresh, commit, &dir, &err) < 0)
+	if (source_git(c->st, c->statedir, p, c->refresh, 0, commit, &dir, &err) < 0)
 		return error("pack: package '%s': %s", p->name, err);
 	/* the same source twice (one repository, two packages) is packed once */
 	if (strstr(pk->index.s, aprintf(" %s %s %s\n", p->git.url, ref, sub)))

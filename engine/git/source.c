@@ -321,7 +321,7 @@ static int extract(git_repository *repo, git_tree *t, const char *dir, const cha
 	return 0;
 }
 
-int source_git(struct state *st, const char *statedir, struct package *p, int refresh,
+int source_git(struct state *st, const char *statedir, struct package *p, int refresh, int fallback,
 	       char commit[41], const char **dir, const char **err)
 {
 	static const struct hash recorded = { 0x676974, 0x726566 };	/* marks the tool rows this file writes */
@@ -344,9 +344,12 @@ int source_git(struct state *st, const char *statedir, struct package *p, int re
 		return -1;
 	}
 	git_libgit2_init();
+	cached = is_commit_id(ref) ? NULL : state_tool(st, key, recorded);
+	if (cached && !is_commit_id(cached))
+		cached = NULL;
 	if (is_commit_id(ref))
 		snprintf(commit, 41, "%s", ref);
-	else if (!refresh && (cached = state_tool(st, key, recorded)) && is_commit_id(cached))
+	else if (!refresh && cached)
 		snprintf(commit, 41, "%s", cached);
 	else
 		commit[0] = 0;
@@ -363,8 +366,18 @@ int source_git(struct state *st, const char *statedir, struct package *p, int re
 		return -1;
 	if (!commit[0] || git_oid_fromstr(&id, commit) < 0 || git_commit_lookup(&c, repo, &id) < 0) {
 		git_error_clear();
-		if (fetch(repo, p->git.url, err) < 0)
-			goto out;
+		if (fetch(repo, p->git.url, err) < 0) {
+			/* plan: the commit it resolved to before, said so, when that is still here */
+			if (!fallback || !cached || git_oid_fromstr(&id, cached) < 0 ||
+			    git_commit_lookup(&c, repo, &id) < 0) {
+				git_error_clear();
+				goto out;
+			}
+			snprintf(commit, 41, "%s", cached);
+			warn("%s; going on with %.12s, the commit '%s' resolved to before (up needs the source)",
+			     *err, commit, term_safe(ref));
+			*err = NULL;
+		} else {
 		if (commit[0] ? git_oid_fromstr(&id, commit) : resolve(repo, ref, &id)) {
 			*err = aprintf("git source %s: no branch, tag or commit '%s'", shown, ref);
 			goto out;
@@ -375,6 +388,7 @@ int source_git(struct state *st, const char *statedir, struct package *p, int re
 		}
 		git_oid_tostr(commit, 41, &id);
 		state_tool_put(st, key, recorded, commit);
+		}
 	}
 	out = aprintf("%s/cache/git/src/%s-%.12s", statedir, commit, hex);
 	done = aprintf("%s/.idpmake-complete", out);

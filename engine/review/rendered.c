@@ -34,7 +34,7 @@ int render_one(struct ctx *c, struct step *s, struct bundle *b)
 		/* a git source is checked out by plan's keys, which render does not compute */
 		char commit[41];
 		const char *dir, *gerr;
-		if (source_git(c->st, c->statedir, s->pkg, c->refresh, commit, &dir, &gerr) < 0) {
+		if (source_git(c->st, c->statedir, s->pkg, c->refresh, 0, commit, &dir, &gerr) < 0) {
 			error("%s: %s", s->id, gerr);
 			return -1;
 		}

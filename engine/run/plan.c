@@ -186,7 +186,7 @@ static int render_components(struct planner *pl, struct step *s, struct inputs *
 		/* the source at its resolved commit: the commit joins the key, the files are hashed as a path's */
 		char commit[41];
 		const char *dir, *err2;
-		if (source_git(pl->st, pl->statedir, p, pl->refresh, commit, &dir, &err2) < 0)
+		if (source_git(pl->st, pl->statedir, p, pl->refresh, pl->dry_run, commit, &dir, &err2) < 0)
 			return error("%s: %s", s->id, err2);
 		p->path = dir;
 		inputs_add(in, "git commit", hs(commit));
