@@ -674,6 +674,28 @@ kemu_post() {
 	fi
 }
 
+# kube_distro NAME [NAMESPACE]: distro NAME in folder NAME, pushing to a bare
+# remote $T/NAME.git of its own, with cluster a at $KUBE_SERVER (kube context
+# ctx-a) and one deploy: kubectl package, core, in NAMESPACE (default core),
+# from NAME/packages/core (made empty: its files are the caller's)
+kube_distro() {
+	git init -q --bare -b main "$T/$1.git" || t_bail "git init failed"
+	mkdistro "$1" <<EOF
+idpmake: 1
+name: $1
+git: {remote: "$T/$1.git"}
+clusters:
+  a: {server: "$KUBE_SERVER", kube-context: ctx-a}
+packages:
+  core:
+    type: manifests
+    path: packages/core
+    namespace: ${2:-core}
+    deploy: kubectl
+EOF
+	mkdir -p "$1/packages/core"
+}
+
 kemu_state() {
 	curl -fsS -m 10 --cacert "$KUBE_CA" "$kemu/state" | python3 -c '
 import json, sys

@@ -25,22 +25,8 @@ managers() {
 # deploy: kubectl package in namespace core: a ConfigMap (default core, its
 # data.who NAME) and a Deployment web
 distro() {
-	local cm=${2:-core}
-	git init -q --bare -b main "$T/$1.git" || t_bail "git init failed"
-	mkdistro "$1" <<EOF
-idpmake: 1
-name: $1
-git: {remote: "$T/$1.git"}
-clusters:
-  a: {server: "$KUBE_SERVER", kube-context: ctx-a}
-packages:
-  core:
-    type: manifests
-    path: packages/core
-    deploy: kubectl
-EOF
-	mkdir -p "$1/packages/core"
-	printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {who: %s}\n' "$cm" "$1" \
+	kube_distro "$1"
+	printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {who: %s}\n' "${2:-core}" "$1" \
 		>"$1/packages/core/cm.yaml"
 	mkmanifest "$1/packages/core/deploy.yaml" Deployment web
 }

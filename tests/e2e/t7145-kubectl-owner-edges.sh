@@ -26,23 +26,7 @@ configmap() {	# configmap FILE NAME WHO [NAMESPACE]
 }
 
 # distro NAME NAMESPACE: a distro with one deploy: kubectl package, core, in NAMESPACE (its files: the caller's)
-distro() {
-	git init -q --bare -b main "$T/$1.git" || t_bail "git init failed"
-	mkdistro "$1" <<EOF
-idpmake: 1
-name: $1
-git: {remote: "$T/$1.git"}
-clusters:
-  a: {server: "$KUBE_SERVER", kube-context: ctx-a}
-packages:
-  core:
-    type: manifests
-    path: packages/core
-    namespace: $2
-    deploy: kubectl
-EOF
-	mkdir -p "$1/packages/core"
-}
+distro() { kube_distro "$1" "$2"; }
 
 # ---- the package's namespace is nobody's ------------------------------------
 distro nsa team
