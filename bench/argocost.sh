@@ -17,9 +17,8 @@
 # emulator's one lock, and a 200 ms resync over 500 to 2,000 Applications
 # kept that lock busy all the time, so every request waited; the resync
 # only makes the Applications idpmake does not sync compare the new commit,
-# which `settled` waits for before counting generations).  EMU_FAST (1):
-# run the emulator through bench/emufast.py, which memoises its git
-# look-ups by commit and tree id.  EMU_PROFILE=FILE: profile the emulator
+# which `settled` waits for before counting generations; the emulator
+# memoises its git look-ups by commit and tree id).  EMU_PROFILE=FILE: profile the emulator
 # (bench/profemu.py), FILE.cCLUSTERS for each size.  KEEP=1 keeps the folder.
 set -u
 export LC_ALL=C NO_COLOR=1
@@ -54,9 +53,7 @@ emulator() {	# emulator CLUSTERS REPO: sets EMU (its control URL) and EMU_PID
 	local args=() c
 	rm -f "$DIR/emu.port"
 	for ((c = 1; c <= $1; c++)); do args+=(--cluster "c$c=https://c$c.example:6443"); done
-	local fast=()
-	[ "${EMU_FAST:-1}" = 1 ] && fast=("$top/bench/emufast.py")
-	python3 ${EMU_PROFILE:+"$top/bench/profemu.py" "$EMU_PROFILE.c$1"} "${fast[@]}" "$top/tests/argocd-emu/emulator.py" --port 0 --port-file "$DIR/emu.port" --token "$ARGOCD_AUTH_TOKEN" \
+	python3 ${EMU_PROFILE:+"$top/bench/profemu.py" "$EMU_PROFILE.c$1"} "$top/tests/argocd-emu/emulator.py" --port 0 --port-file "$DIR/emu.port" --token "$ARGOCD_AUTH_TOKEN" \
 		--op-ms "$OP_MS" --health-ms "$HEALTH_MS" --reconcile-ms 0 --resync-ms "${RESYNC_MS:-$(($1 > 20 ? 120000 : 200))}" \
 		--repo-map "$2=$2" "${args[@]}" >"$DIR/emu.log" 2>&1 &
 	EMU_PID=$!

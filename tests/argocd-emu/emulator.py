@@ -276,6 +276,15 @@ class Repos:
     def __init__(self, pairs):
         self.map = {norm_url(u): p for u, p in pairs}
         self.guard = None
+        # answers by commit and tree id never change: each `git` look-up is made once (a failure is not kept);
+        # the branch is still resolved at each comparison (resolve)
+        self.memo = {}
+
+    def memoised(self, what, url, *args):
+        key = (what, self.local(url)) + args
+        if key not in self.memo:
+            self.memo[key] = getattr(self, "_" + what)(url, *args)
+        return self.memo[key]
 
     def local(self, url):
         if self.guard:
@@ -298,6 +307,12 @@ class Repos:
         return out
 
     def tree(self, url, sha, path):
+        return self.memoised("tree", url, sha, path)
+
+    def source_type(self, url, tree):
+        return self.memoised("source_type", url, tree)
+
+    def _tree(self, url, sha, path):
         """Tree id of the app path at commit sha, failing like the repo-server does."""
         repo, path = self.local(url), path or ""
         if path.startswith("/"):
@@ -315,7 +330,7 @@ class Repos:
             raise GitError("%s: app path is not a directory" % path)
         return mode_type_obj[2]
 
-    def source_type(self, url, tree):
+    def _source_type(self, url, tree):
         names = set(self.git(self.local(url), "ls-tree", "--name-only", tree)[1].split("\n"))
         if names & {"kustomization.yaml", "kustomization.yml", "Kustomization"}:
             return "Kustomize"
