@@ -11,7 +11,8 @@
  * (s->tree) read: each ${name} (a letter or '_', then letters, digits,
  * '_', '.', '-') is a "FILE:LINE:COL: warning:" on stderr, naming the
  * variable when the distro has one of that name, at most a few per
- * package (then a count).  A package with rewrite rules is not looked at:
+ * package (then a count), once per package however many clusters it
+ * goes to.  A package with rewrite rules is not looked at:
  * a rule may be what expands them.  Returns the number found.
  */
 int unexpanded_warn(const struct step *s, const struct distro *d);
