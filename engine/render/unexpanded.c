@@ -34,12 +34,21 @@ int unexpanded_warn(const struct step *s, const struct distro *d)
 {
 	int found = 0;
 
+	static const struct package **seen;	/* a package's files are the same on every cluster: said once */
+	static size_t nseen;
+
 	if (s->kind != STEP_RENDER || !s->pkg || s->pkg->nrewrite || !s->tree)
 		return 0;
+	for (size_t i = 0; i < nseen; i++)
+		if (seen[i] == s->pkg)
+			return 0;
+	seen = agrow(seen, nseen, sizeof(*seen));
+	seen[nseen++] = s->pkg;
 	for (size_t i = 0; i < s->tree->n; i++) {
 		const char *path = path_join(s->tree->dir, s->tree->v[i].path);
 		size_t len;
-		char *text = read_file(path, &len);
+		int fd = open_regular(path);	/* a FIFO swapped in since the scan is not waited on */
+		char *text = fd < 0 ? NULL : read_fd(fd, &len);
 		int line = 1;
 		const char *bol;
 

@@ -5,7 +5,8 @@
 # init refused, or waited forever on the FIFO, or replaced the symlink by a
 # copy); an existing file is appended to in place, its other bytes (NULs
 # among them), its mode and its CRLF line ends kept; a CRLF or '/.idpmake'
-# line counts as there.
+# line counts as there.  validate's ${name} warning is said once per
+# package, not once per cluster it goes to.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -36,4 +37,9 @@ t_eq "it is there already: left as it was" "$(printf 'x\r\n/.idpmake\r\n' | od -
 mkdir crlf2 && printf 'x\r\ny' >crlf2/.gitignore
 t_ok "init where a CRLF .gitignore does not name it" idpmake init crlf2
 t_eq "added with the file's line ends" "$(printf 'x\r\ny\r\n.idpmake/\r\n' | od -c)" "$(od -c <crlf2/.gitignore)"
+
+# validate's ${name} warning in a fleet: once per package, not once per cluster
+cp -R "$top/examples/fleet" fleet && printf '# ${region}\n' >>fleet/packages/readonly-rbac/clusterrole.yaml
+t_ok "validate the fleet example with \${region} in a manifest" idpmake -C fleet validate
+t_eq "one warning, not one per cluster" 1 "$(grep -c 'warning: \${region} is left as it is' "$STDERR")"
 t_done
