@@ -1,6 +1,7 @@
 /* cmd-misc.c - `validate` (--live: apicheck.c), `init` and `version` */
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <git2.h>
 #include <archive.h>
 #include <jansson.h>
@@ -120,32 +121,68 @@ static const char init_cm[] =
 /*
  * The state folder (.idpmake/: the state, logs and cached renders, Secrets
  * among them) is never a distro's source: init puts it in the folder's
- * .gitignore, written or added to (a line of its own, once).
+ * .gitignore, written or appended to in place (a line of its own, once;
+ * the file's mode, its other bytes, NULs among them, and its line ends
+ * kept).  Anything but a regular file there (a symlink, a folder, a FIFO)
+ * is left alone, and so is one that cannot be written: a warning, not a
+ * failure, since the distro is written by then.  1: .idpmake/ is in it.
  */
+static int is_state_line(const char *l, size_t n)
+{
+	while (n && (l[n - 1] == '\r' || l[n - 1] == ' ' || l[n - 1] == '\t'))
+		n--;
+	if (n && *l == '/')
+		l++, n--;
+	if (n && l[n - 1] == '/')
+		n--;
+	return n == 8 && !memcmp(l, ".idpmake", 8);
+}
+
 static int ignore_state(const char *dir)
 {
-	const char *path = path_join(dir, ".gitignore");
+	const char *path = path_join(dir, ".gitignore"), *eol = "\n";
+	static const char fresh[] = "# idpmake's state, logs and cached renders (Secrets among them)\n.idpmake/\n";
+	struct stat st;
 	size_t len = 0;
-	char *text = read_file(path, &len);
-	int rc = 0;
+	char *text;
+	int fd, ok;
 
-	if (!text) {
-		static const char fresh[] = "# idpmake's state, logs and cached renders (Secrets among them)\n.idpmake/\n";
-		return errno == ENOENT ? write_file_user(path, fresh, strlen(fresh)) : -1;
+	if (lstat(path, &st) < 0) {
+		if (errno == ENOENT && write_file_user(path, fresh, strlen(fresh)) == 0)
+			return 1;
+		goto fail;
 	}
-	for (const char *l = text; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] == '\n')) {
-		size_t n = strcspn(l, "\n");
-		if ((n == 9 && !strncmp(l, ".idpmake/", 9)) || (n == 8 && !strncmp(l, ".idpmake", 8)) ||
-		    (n == 10 && !strncmp(l, "/.idpmake/", 10)))
-			goto done;
+	if (!S_ISREG(st.st_mode)) {
+		warn("%s is not a regular file (%s): left as it is; have git ignore .idpmake/ yourself", term_safe(path),
+		     S_ISLNK(st.st_mode) ? "a symlink" : S_ISDIR(st.st_mode) ? "a folder" : "a FIFO, socket or device");
+		return 0;
+	}
+	if ((fd = open_regular(path)) < 0 || !(text = read_fd(fd, &len)))
+		goto fail;
+	for (const char *l = text, *e; l < text + len; l = e + 1) {
+		e = memchr(l, '\n', (size_t)(text + len - l));
+		if (!e)
+			e = text + len;
+		if (e > l && e[-1] == '\r' && l == text)
+			eol = "\r\n";	/* the file's line ends, from its first line */
+		if (is_state_line(l, (size_t)(e - l))) {
+			free(text);
+			return 1;
+		}
 	}
 	{
-		char *more = aprintf("%s%s.idpmake/\n", text, len && text[len - 1] != '\n' ? "\n" : "");
-		rc = write_file_user(path, more, strlen(more));
+		const char *more = aprintf("%s.idpmake/%s", len && text[len - 1] != '\n' ? eol : "", eol);
+		free(text);
+		if ((fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			goto fail;
+		ok = write_all(fd, more, strlen(more)) == 0;
+		if (close(fd) < 0 || !ok)
+			goto fail;
 	}
-done:
-	free(text);
-	return rc;
+	return 1;
+fail:
+	warn("cannot add .idpmake/ to %s: %s; have git ignore it yourself", term_safe(path), strerror(errno));
+	return 0;
 }
 
 int cmd_init(struct ctx *c)
@@ -178,10 +215,8 @@ int cmd_init(struct ctx *c)
 		    write_file_user(path_join(dir, "packages/hello/configmap.yaml"), init_cm, strlen(init_cm)) < 0)
 			return error("cannot write the new distro in %s:", dir), 1;
 	}
-	if (ignore_state(dir) < 0)
-		return error("cannot write %s:", path_join(dir, ".gitignore")), 1;
-	printf("idpmake: wrote %s with 2 packages (and .idpmake/ in .gitignore); try 'idpmake -C %s plan', then "
-	       "'idpmake -C %s up'\n", file, dir, dir);
+	printf("idpmake: wrote %s with 2 packages%s; try 'idpmake -C %s plan', then 'idpmake -C %s up'\n", file,
+	       ignore_state(dir) ? " (and .idpmake/ in .gitignore)" : "", dir, dir);
 	return 0;
 }
 

@@ -36,16 +36,25 @@ static const char *hexs(struct hash h)
  * Is step s one the targets name themselves (not one they need)?  CLUSTER/
  * names that cluster's steps, its register step among them; CLUSTER/PKG
  * that package's on it; PKG that package's everywhere.  Clusters and
- * packages as the targets write them: globs (fnmatch) as the selection takes.
+ * packages as the targets write them: a package's group (an argocd-app
+ * package's Applications), globs (fnmatch) as the selection takes.
  */
+/* a target's package part as select.c's package_match takes it: a name, a group (argocd-app), globs over either */
+static int pkg_named(const struct package *p, const char *pattern)
+{
+	if (!strpbrk(pattern, "*?["))
+		return package_is(p, pattern);
+	return !fnmatch(pattern, p->name, 0) || (p->group && !fnmatch(pattern, p->group, 0));
+}
+
 static int named(const struct step *s, char *const *targets, size_t n)
 {
 	for (size_t t = 0; t < n; t++) {
 		const char *tg = targets[t], *slash = strchr(tg, '/');
 		const char *cl = slash ? astrndup(tg, (size_t)(slash - tg)) : NULL;
-		if (slash ? s->cluster && !fnmatch(cl, s->cluster->name, 0) &&
-				    (!slash[1] || (s->pkg && !fnmatch(slash + 1, s->pkg->name, 0)))
-			  : s->pkg && !fnmatch(tg, s->pkg->name, 0))
+		if (slash ? s->cluster && cluster_name_match(cl, s->cluster->name) &&
+				    (!slash[1] || (s->pkg && pkg_named(s->pkg, slash + 1)))
+			  : s->pkg && pkg_named(s->pkg, tg))
 			return 1;
 	}
 	return 0;
