@@ -7,6 +7,7 @@
 #   N commits after it              X.Y.Z+N.gHASH
 #   no tag: N commits in all        0.1.0+N.gHASH
 #   uncommitted changes             .dirty after any of these
+#   (a shallow clone counts the commits it has: said on stderr)
 #   not a git checkout (a tarball)  0.1.0
 set -eu
 base=0.1.0
@@ -16,6 +17,10 @@ if ! command -v git >/dev/null 2>&1 || ! git rev-parse --verify -q HEAD >/dev/nu
 	exit 0
 fi
 hash=$(git rev-parse --short=7 HEAD)
+# a shallow clone counts only the commits it has: its versions do not order
+if [ "$(git rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
+	echo "dist/version.sh: a shallow clone: its commit count is too low to order versions; git fetch --unshallow" >&2
+fi
 if tag=$(git describe --tags --abbrev=0 --match 'v[0-9]*' 2>/dev/null); then
 	n=$(git rev-list --count "$tag..HEAD")
 	v=${tag#v}

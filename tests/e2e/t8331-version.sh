@@ -44,6 +44,10 @@ v12=$(ver)
 t_eq "after a tag: tag+N.gHASH" "0.2.0+1.g$(git -C r rev-parse --short=7 HEAD)" "$v12"
 newer "and compares above the tag" "$v12" 0.2.0
 
+git clone -q --depth 1 "file://$T/r" shallow 2>/dev/null || t_bail "cannot clone shallow"
+"$top/dist/version.sh" shallow >/dev/null 2>shallow.err
+t_grep "a shallow clone: said, its count being too low to order" 'a shallow clone: its commit count is too low' shallow.err
+
 # the built program says what configure wrote, and so does an install's man pages
 built=$("$IDPMAKE" version | sed -n '1s/^idpmake //p')
 t_eq "the program's version is build.ninja's" "$(sed -n 's/^version = //p' "$top/build.ninja" 2>/dev/null || echo "$built")" "$built"
