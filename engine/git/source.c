@@ -378,16 +378,16 @@ int source_git(struct state *st, const char *statedir, struct package *p, int re
 			     *err, commit, term_safe(ref));
 			*err = NULL;
 		} else {
-		if (commit[0] ? git_oid_fromstr(&id, commit) : resolve(repo, ref, &id)) {
-			*err = aprintf("git source %s: no branch, tag or commit '%s'", shown, ref);
-			goto out;
-		}
-		if (git_commit_lookup(&c, repo, &id) < 0) {
-			*err = gitmsg(aprintf("git source %s: commit %s", shown, commit), NULL);
-			goto out;
-		}
-		git_oid_tostr(commit, 41, &id);
-		state_tool_put(st, key, recorded, commit);
+			if (commit[0] ? git_oid_fromstr(&id, commit) : resolve(repo, ref, &id)) {
+				*err = aprintf("git source %s: no branch, tag or commit '%s'", shown, ref);
+				goto out;
+			}
+			if (git_commit_lookup(&c, repo, &id) < 0) {
+				*err = gitmsg(aprintf("git source %s: commit %s", shown, commit), NULL);
+				goto out;
+			}
+			git_oid_tostr(commit, 41, &id);
+			state_tool_put(st, key, recorded, commit);
 		}
 	}
 	out = aprintf("%s/cache/git/src/%s-%.12s", statedir, commit, hex);
