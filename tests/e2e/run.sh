@@ -55,6 +55,8 @@ leftovers() {
 		[ -z "$2" ] || pgrep -g "$2" 2>/dev/null
 	} | sort -u | while read -r pid; do
 		[ -r "/proc/$pid/cmdline" ] || continue
+		# a zombie has ended: only its parent's wait is missing
+		case $(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null) in Z | '') continue ;; esac
 		echo "$pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-200)"
 	done
 }
