@@ -22,10 +22,21 @@ static int ident(char c)
 	return ident_start(c) || (c >= '0' && c <= '9') || c == '.' || c == '-';
 }
 
+static int in(const struct kvlist *l, const char *name)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i].key, name))
+			return 1;
+	return 0;
+}
+
+/* a variable of the distro's or of one of its clusters' */
 static int has_var(const struct distro *d, const char *name)
 {
-	for (size_t i = 0; i < d->vars.n; i++)
-		if (!strcmp(d->vars.v[i].key, name))
+	if (in(&d->vars, name))
+		return 1;
+	for (size_t i = 0; i < d->nclusters; i++)
+		if (in(&d->clusters[i].vars, name))
 			return 1;
 	return 0;
 }
@@ -70,14 +81,16 @@ int unexpanded_warn(const struct step *s, const struct distro *d)
 				continue;
 			if (found++ < SHOWN) {
 				const char *name = astrndup(p + 2, (size_t)(q - p - 2));
-				fprintf(stderr,
-					"%s:%d:%d: warning: ${%s} is left as it is: a %s package's files are not "
-					"templated%s; give the package rewrite: [{match: '\\$\\{%s\\}', replace: "
-					"'${%s}'}] (idpmake-distro(5), rewrite)\n",
-					term_safe(path), line, (int)(p - bol) + 1, term_safe(name), s->pkg->rule->name,
-					has_var(d, name) ? aprintf(" (the distro has a variable '%s')", term_safe(name))
-							       : "",
-					term_safe(name), term_safe(name));
+				const char *sn = term_safe(name);
+				/* the way out: a rewrite rule for a variable there is; none is, said so */
+				fprintf(stderr, "%s:%d:%d: warning: ${%s} is left as it is: a %s package's files are not "
+					"templated%s\n", term_safe(path), line, (int)(p - bol) + 1, sn, s->pkg->rule->name,
+					has_var(d, name)
+						? aprintf(" (the distro has a variable '%s'); give the package rewrite: "
+							  "[{match: '\\$\\{%s\\}', replace: '${%s}'}] (idpmake-distro(5), "
+							  "rewrite)", sn, sn, sn)
+						: aprintf(", and no variable '%s' is defined (vars: in distro.yaml or a "
+							  "cluster)", sn));
 			}
 			p = q;
 		}

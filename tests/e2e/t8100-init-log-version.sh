@@ -21,12 +21,14 @@ t_grep "naming the file" 'newd/distro.yaml exists already' "$OUTPUT"
 
 # ${greeting} in a manifest is left as it is: validate says so, where
 mkdir unexp && cp -R newd/distro.yaml newd/packages unexp/
-printf '  note: "${greeting}, world"\n  also: ${nosuch}\n' >>unexp/packages/hello/configmap.yaml
-printf 'clusters:\n  a: {server: "https://a.example:6443"}\n  b: {server: "https://b.example:6443"}\n' >>unexp/distro.yaml
+printf '  note: "${greeting}, world"\n  also: ${nosuch}\n  where: ${region}\n' >>unexp/packages/hello/configmap.yaml
+printf 'clusters:\n  a: {server: "https://a.example:6443", vars: {region: eu}}\n  b: {server: "https://b.example:6443"}\n' >>unexp/distro.yaml
 t_ok "validate with \${greeting} in a manifest: still valid" idpmake -C unexp validate
 t_grep "a warning at its file, line and column, naming the variable" \
 	'packages/hello/configmap.yaml:8:10: warning: \$\{greeting\} is left as it is: a manifests package.s files are not templated \(the distro has a variable .greeting.\); give the package rewrite' "$STDERR"
-t_grep "and one for a name that is no variable" 'configmap.yaml:9:9: warning: \$\{nosuch\} is left as it is' "$STDERR"
+t_grep "and one for a name that is no variable, saying so (no rewrite that would fail)" \
+	'configmap.yaml:9:9: warning: \$\{nosuch\} is left as it is: a manifests package.s files are not templated, and no variable .nosuch. is defined' "$STDERR"
+t_grep "a cluster's variable is a variable" 'configmap.yaml:10:10: warning: \$\{region\} .*the distro has a variable .region.' "$STDERR"
 t_eq "once, however many clusters (two here)" 1 "$(grep -c 'nosuch' "$STDERR")"
 sed -i 's|    labels: {tier: apps}|    labels: {tier: apps}\n    rewrite: [{match: "\\\\$\\\\{greeting\\\\}", replace: "${greeting}"}]|' unexp/distro.yaml
 t_ok "with a rewrite rule in the package" idpmake -C unexp validate
