@@ -415,6 +415,16 @@ const char *kubectl_check(const struct cluster *cl, int timeout)
 
 enum phase { PH_FIRST, PH_DEFAULT_NS, PH_OWN_NS, PH_N };
 
+/* who applied the objects of phases [from, to) before (owners), each phase's look in its namespace */
+static int phase_owners(const struct step *s, const struct argl *files, int from, int to, int timeout,
+			const char **adopted, const char **err)
+{
+	for (int ph = from; ph < to; ph++)
+		if (owners(s, &files[ph], ph == PH_DEFAULT_NS ? s->namespace : NULL, timeout, adopted, err) < 0)
+			return -1;
+	return 0;
+}
+
 int kubectl_apply(const struct step *s, const char *dir, const char **err)
 {
 	const struct package *p = s->pkg;
@@ -480,13 +490,11 @@ int kubectl_apply(const struct step *s, const char *dir, const char **err)
 	 * Who applied the objects before: every phase's, before anything is
 	 * applied, so that a refused step leaves the cluster as it was; but a
 	 * package's custom resources can be looked up only once its CRDs are
-	 * there, so with CRDs the later phases are looked at (together) after
-	 * the first is applied.
+	 * there, so with CRDs the later phases are looked at (all of them,
+	 * before either is applied) after the first is applied.
 	 */
-	for (int ph = 0; ph < PH_N; ph++)
-		if ((!crds.n || ph == PH_FIRST) &&
-		    owners(s, &files[ph], ph == PH_DEFAULT_NS ? s->namespace : NULL, timeout, &adopted, err) < 0)
-			return -1;
+	if (phase_owners(s, files, PH_FIRST, crds.n ? PH_DEFAULT_NS : PH_N, timeout, &adopted, err) < 0)
+		return -1;
 	/*
 	 * The package's namespace, which every package in it applies, with a
 	 * field manager of no distro's (kubeowner.h counts only idpmake and
@@ -501,11 +509,9 @@ int kubectl_apply(const struct step *s, const char *dir, const char **err)
 	}
 	for (int ph = 0; ph < PH_N; ph++) {
 		struct argl a = { 0 };
-		if (ph == PH_DEFAULT_NS && crds.n)
-			for (int later = PH_DEFAULT_NS; later < PH_N; later++)
-				if (owners(s, &files[later], later == PH_DEFAULT_NS ? s->namespace : NULL, timeout,
-					   &adopted, err) < 0)
-					return -1;
+		if (ph == PH_DEFAULT_NS && crds.n &&
+		    phase_owners(s, files, PH_DEFAULT_NS, PH_N, timeout, &adopted, err) < 0)
+			return -1;
 		if (!files[ph].n)
 			continue;
 		push(&a, "apply");
