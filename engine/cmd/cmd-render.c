@@ -9,8 +9,9 @@
 #include "cmd/cmd.h"
 #include "git/gitops.h"
 #include "base/hash.h"
+#include "review/diffout.h"
+#include "review/helmdiff.h"
 #include "review/livediff.h"
-#include "review/objdiff.h"
 #include "render/render.h"
 #include "review/rendered.h"
 #include "review/revdiff.h"
@@ -59,24 +60,34 @@ int cmd_render(struct ctx *c)
 
 /* ---- diff ---- */
 
-static int print_patch(const char *path, const char *old, size_t oldlen, const char *new, size_t newlen)
+static int print_patch(int color, const char *path, const char *old, size_t oldlen, const char *new, size_t newlen)
 {
-	git_patch *patch = NULL;
-	git_buf out = { 0 };
-	git_diff_options opts;
-	int r;
+	const char *head, *patch;
 
-	objdiff_mask_pair(path, &old, &oldlen, &new, &newlen);	/* a Secret's values: hidden */
-	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
-	r = git_patch_from_buffers(&patch, old, oldlen, old ? path : NULL, new, newlen, new ? path : NULL, &opts);
-	if (r < 0)
-		return error("diff of %s: %s", path, git_error_last() ? git_error_last()->message : "failed");
-	if (git_patch_num_hunks(patch) > 0 && git_patch_to_buf(&out, patch) == 0 && out.ptr) {
-		/* libgit2 quotes a path with control characters ("\033"); the content is escaped here */
-		fputs(term_safe_text(out.ptr), stdout);
+	if (diff_patch(path, old, oldlen, new, newlen, &head, &patch) < 0)
+		return -1;
+	diff_print(head, color);
+	diff_print(patch, color);
+	/* a chart Argo CD renders: the objects it would render differently (helmdiff.h) */
+	if (!strcmp(path_base(path), "application.yaml")) {
+		struct helmdiff hd;
+		if (!helmdiff(old, oldlen, new, newlen, &hd))
+			return 0;
+		if (hd.why) {
+			warn("%s: the objects of %s are not shown: %s", term_safe(path), hd.what, hd.why);
+			return 0;
+		}
+		printf("%s# %s: %s, rendered here by helm template as Argo CD would: %zu object%s differ%s%s\n",
+		       color ? "\033[1m" : "", term_safe(path), hd.what, hd.n, hd.n == 1 ? "" : "s", hd.n == 1 ? "s" : "",
+		       color ? "\033[m" : "");
+		for (size_t i = 0; i < hd.n; i++) {
+			const char *p = aprintf("%s/helm-template/%s", path_dir(path), hd.v[i].name);
+			if (diff_patch(p, hd.v[i].old, hd.v[i].oldlen, hd.v[i].new, hd.v[i].newlen, &head, &patch) < 0)
+				return -1;
+			diff_print(head, color);
+			diff_print(patch, color);
+		}
 	}
-	git_buf_dispose(&out);
-	git_patch_free(patch);
 	return 0;
 }
 
@@ -85,7 +96,7 @@ int cmd_diff(struct ctx *c)
 	struct gitops_opts go;
 	struct folder *fo;
 	size_t nf;
-	int r, changed = 0, fetched = 0;
+	int r, changed = 0, fetched = 0, color = diff_color(c);
 
 	if (c->no_rules && !c->rev) {
 		fprintf(stderr, "idpmake: --no-rules goes with diff --rev (the renders of another revision)\n");
@@ -137,19 +148,19 @@ int cmd_diff(struct ctx *c)
 			if (cmp < 0) {
 				path = aprintf("%s/%s", s->gitpath, rf.name[a]);
 				if (rf.data[a])	/* one not read was reported */
-					print_patch(path, rf.data[a], rf.len[a], NULL, 0);
+					print_patch(color, path, rf.data[a], rf.len[a], NULL, 0);
 				changed++;
 				a++;
 			} else if (cmp > 0) {
 				path = aprintf("%s/%s", s->gitpath, b.v[k].name);
-				print_patch(path, NULL, 0, b.v[k].data, b.v[k].len);
+				print_patch(color, path, NULL, 0, b.v[k].data, b.v[k].len);
 				changed++;
 				k++;
 			} else {
 				if (remote_file_differs(&rf, a, b.v[k].data, b.v[k].len)) {
 					path = aprintf("%s/%s", s->gitpath, b.v[k].name);
 					if (rf.data[a])
-						print_patch(path, rf.data[a], rf.len[a], b.v[k].data, b.v[k].len);
+						print_patch(color, path, rf.data[a], rf.len[a], b.v[k].data, b.v[k].len);
 					changed++;
 				}
 				a++;

@@ -51,7 +51,7 @@ static const struct command commands[] = {
 	  "diff [-o FILE] CLUSTER_A/ CLUSTER_B/ [PACKAGE...]\n"
 	  "diff --rev A[..B] [--no-rules] [--format markdown] [TARGET...]",
 	  "rendered output against the GitOps repository, Argo CD's live state, another cluster or revision\n\n"
-	  "A unified diff per object against the GitOps repository; --live: against what Argo CD reports live, each object create, change or prune\n"
+	  "A unified diff per object against the GitOps repository (a chart Argo CD renders: its objects too, by helm template); --live: against what Argo CD reports live, each object create, change or prune\n"
 	  "(Argo CD's rules: fields only live, status and ignoreDifferences do not count;\n"
 	  "no Secret value is shown); -o FILE saves it with the commit and keys, --from FILE\n"
 	  "shows it again offline; CLUSTER_A/ CLUSTER_B/: the two clusters' renders,\n"

@@ -180,7 +180,7 @@ int render_helm_app(const struct render_ctx *rc, struct step *s, struct objects 
  * helm is done (issue 12 #8: the file was 0644, in the state folder, never
  * removed).  NULL with errno.
  */
-static const char *values_file(const struct buf *vb)
+const char *helm_values_file(const struct buf *vb)
 {
 	const char *dir = getenv("TMPDIR");
 	char *path = aprintf("%s/idpmake-values-XXXXXX.yaml", dir && *dir ? dir : "/tmp");
@@ -229,7 +229,7 @@ int render_helm_local(const struct render_ctx *rc, struct step *s, struct object
 	if (!(values = values_tree(rc, s, p, err)))
 		return -1;
 	yaml_emit(values, &vb);
-	vfile = values_file(&vb);
+	vfile = helm_values_file(&vb);
 	buf_release(&vb);
 	if (!vfile) {
 		*err = aprintf("cannot write the values file in %s: %s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",

@@ -68,5 +68,7 @@ void ynode_put(struct ypool *p, struct ynode *m, const char *k, struct ynode *v)
 /* helm.c: a chart as an Application for Argo CD, or `helm template` with render: local */
 int render_helm_app(const struct render_ctx *rc, struct step *s, struct objects *o, const char **err);
 int render_helm_local(const struct render_ctx *rc, struct step *s, struct objects *o, const char **err);
+/* a chart's values in a file of their own (0600, under TMPDIR) for helm's -f; the caller unlinks it; NULL with errno */
+const char *helm_values_file(const struct buf *vb);
 
 #endif

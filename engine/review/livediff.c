@@ -47,6 +47,7 @@
 #include "review/rendered.h"
 #include "run/plan.h"
 #include "base/hash.h"
+#include "review/diffout.h"
 #include "review/livediff.h"
 #include "review/objdiff.h"
 #include "base/util.h"
@@ -222,27 +223,17 @@ static void objs_free(struct obj *v, size_t n)
 
 /* ---- printing ------------------------------------------------------------- */
 
-static int use_color(const struct ctx *c)
-{
-	return c->color == COLOR_ALWAYS || (c->color == COLOR_AUTO && isatty(1) && !getenv("NO_COLOR"));
-}
-
-/* as git diff: meta bold, hunk headers cyan, removed red, added green */
+/* each line in diffout.h's colours */
 static void print_lines(json_t *lines, int color)
 {
 	size_t i;
 	json_t *l;
 
 	json_array_foreach(lines, i, l) {
-		const char *s = json_string_value(l), *on = "";
+		const char *s = json_string_value(l), *on;
 		if (!s)
 			continue;
-		if (color)
-			on = !strncmp(s, "--- ", 4) || !strncmp(s, "+++ ", 4) ? "\x1b[1m"
-			     : *s == '@'				     ? "\x1b[36m"
-			     : *s == '-'				     ? "\x1b[31m"
-			     : *s == '+'				     ? "\x1b[32m"
-									     : "";
+		on = color ? diff_line_color(s) : "";
 		printf("%s%s%s\n", on, term_safe(s), *on ? "\x1b[m" : "");
 	}
 }
@@ -278,7 +269,7 @@ static int doc_differences(json_t *doc)
 /* print a diff document (text or --json) and the one-line summary; the exit code */
 static int show(struct ctx *c, json_t *doc)
 {
-	int color = use_color(c), differ = doc_differences(doc);
+	int color = diff_color(c), differ = doc_differences(doc);
 	size_t i, j;
 	json_t *x, *o;
 

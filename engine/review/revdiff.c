@@ -42,6 +42,8 @@
 #include "run/ctx.h"
 #include "run/plan.h"
 #include "distro/manifest.h"
+#include "review/diffout.h"
+#include "review/helmdiff.h"
 #include "review/objdiff.h"
 #include "review/revdiff.h"
 #include "render/share.h"
@@ -134,6 +136,8 @@ struct rdiff {
 	size_t n;
 	int count[3];
 	size_t npkgs, nclusters;	/* package names and clusters where something differs */
+	const char **notshown;		/* "PATH: why" of a chart whose objects are not shown */
+	size_t nnotshown;
 };
 
 static const char *libgit2_error(void)
@@ -275,9 +279,6 @@ static void add_obj(struct rdiff *rd, const struct pkgout *p, const char *name, 
 		    const char *old, size_t oldlen, const char *new, size_t newlen)
 {
 	const char *path = aprintf("%s/%s", p->gitpath, name);
-	git_patch *patch = NULL;
-	git_buf out = { 0 };
-	git_diff_options opts;
 	struct objdiff *o;
 
 	rd->v = agrow(rd->v, rd->n, sizeof(*rd->v));
@@ -287,16 +288,27 @@ static void add_obj(struct rdiff *rd, const struct pkgout *p, const char *name, 
 	o->clusters[0] = p->cluster;
 	rd->count[status]++;
 	/* a Secret's values never printed: "(hidden)", "(hidden, differs)" on the new side */
-	objdiff_mask_pair(path, &old, &oldlen, &new, &newlen);
-	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
-	if (git_patch_from_buffers(&patch, old, oldlen, old ? path : NULL, new, newlen, new ? path : NULL, &opts) == 0 &&
-	    git_patch_to_buf(&out, patch) == 0 && out.ptr) {
-		const char *minus = strstr(out.ptr, "\n--- ");
-		o->patch = term_safe_text(minus ? astrdup(minus + 1) : astrdup(out.ptr));
-		o->head = minus ? term_safe_text(astrndup(out.ptr, (size_t)(minus + 1 - out.ptr))) : "";
+	diff_patch(path, old, oldlen, new, newlen, &o->head, &o->patch);
+}
+
+/* the Application of a chart Argo CD renders: the objects the chart renders differently (helmdiff.h) */
+static void add_chart_objs(struct rdiff *rd, const struct pkgout *p, const char *name, const char *old,
+			   size_t oldlen, const char *new, size_t newlen)
+{
+	struct helmdiff hd;
+
+	if (strcmp(name, "application.yaml") || !helmdiff(old, oldlen, new, newlen, &hd))
+		return;
+	if (hd.why) {
+		rd->notshown = agrow(rd->notshown, rd->nnotshown, sizeof(*rd->notshown));
+		rd->notshown[rd->nnotshown++] = aprintf("%s/%s: the objects of %s are not shown: %s",
+							term_safe(p->gitpath), name, hd.what, hd.why);
+		return;
 	}
-	git_buf_dispose(&out);
-	git_patch_free(patch);
+	for (size_t i = 0; i < hd.n; i++)
+		add_obj(rd, p, aprintf("helm-template/%s", hd.v[i].name),
+			!hd.v[i].old ? OBJ_CREATED : !hd.v[i].new ? OBJ_DELETED : OBJ_CHANGED, hd.v[i].old,
+			hd.v[i].oldlen, hd.v[i].new, hd.v[i].newlen);
 }
 
 /* read a side's bundle (an empty one for a missing side); -1 printed */
@@ -383,19 +395,13 @@ static int compare(struct ctx *c, struct rdiff *rd)
 			return -1;
 		while (x < ba.n || y < bb.n) {
 			int o = x >= ba.n ? 1 : y >= bb.n ? -1 : strcmp(ba.v[x].name, bb.v[y].name);
-			if (o < 0) {
-				add_obj(rd, pa, ba.v[x].name, OBJ_DELETED, ba.v[x].data, ba.v[x].len, NULL, 0);
-				x++;
-			} else if (o > 0) {
-				add_obj(rd, pb, bb.v[y].name, OBJ_CREATED, NULL, 0, bb.v[y].data, bb.v[y].len);
-				y++;
-			} else {
-				if (ba.v[x].len != bb.v[y].len || memcmp(ba.v[x].data, bb.v[y].data, bb.v[y].len))
-					add_obj(rd, pb, bb.v[y].name, OBJ_CHANGED, ba.v[x].data, ba.v[x].len,
-						bb.v[y].data, bb.v[y].len);
-				x++;
-				y++;
-			}
+			const struct bundle_entry *ea = o <= 0 ? &ba.v[x++] : NULL, *eb = o >= 0 ? &bb.v[y++] : NULL;
+			if (ea && eb && ea->len == eb->len && !memcmp(ea->data, eb->data, ea->len))
+				continue;
+			add_obj(rd, eb ? pb : pa, (eb ? eb : ea)->name, !ea ? OBJ_CREATED : !eb ? OBJ_DELETED : OBJ_CHANGED,
+				ea ? ea->data : NULL, ea ? ea->len : 0, eb ? eb->data : NULL, eb ? eb->len : 0);
+			add_chart_objs(rd, eb ? pb : pa, (eb ? eb : ea)->name, ea ? ea->data : NULL, ea ? ea->len : 0,
+				       eb ? eb->data : NULL, eb ? eb->len : 0);
 		}
 		bundle_free(&ba);
 		bundle_free(&bb);
@@ -421,48 +427,16 @@ static const char *range_text(const struct rdiff *rd)
 	return aprintf("%s..%s", rd->a.label, rd->b.oid[0] ? rd->b.label : "the work tree");
 }
 
-static int want_color(const struct ctx *c)
-{
-	const char *nc = getenv("NO_COLOR");
-	if (c->color == COLOR_NEVER)
-		return 0;
-	if (c->color == COLOR_ALWAYS)
-		return 1;
-	return isatty(STDOUT_FILENO) && !(nc && *nc);
-}
-
 static void print_text(const struct ctx *c, const struct rdiff *rd)
 {
-	int color = want_color(c);
+	int color = diff_color(c);
 
 	for (size_t i = 0; i < rd->n; i++) {
 		const struct objdiff *o = &rd->v[i];
 		printf("%s%s %s%s%s\n", color ? "\033[1m" : "", obj_word[o->status], o->path,
 		       share_clusters_text(o->clusters, o->ncl), color ? "\033[m" : "");
-		if (!color) {
-			fputs(o->head, stdout);
-			fputs(o->patch, stdout);
-			if (*o->patch && o->patch[strlen(o->patch) - 1] != '\n')
-				putchar('\n');	/* an object without a final newline */
-			continue;
-		}
-		printf("\033[1m%.*s\033[m", (int)(strlen(o->head) ? strlen(o->head) - 1 : 0), o->head);
-		if (*o->head)
-			putchar('\n');
-		for (const char *l = o->patch; *l;) {
-			const char *e = strchr(l, '\n');
-			int len = e ? (int)(e - l) : (int)strlen(l);
-			const char *col = !strncmp(l, "---", 3) || !strncmp(l, "+++", 3) ? "\033[1m"
-					  : *l == '+'				   ? "\033[32m"
-					  : *l == '-'				   ? "\033[31m"
-					  : *l == '@'				   ? "\033[36m"
-										   : NULL;
-			if (col)
-				printf("%s%.*s\033[m\n", col, len, l);
-			else
-				printf("%.*s\n", len, l);
-			l += len + (e != NULL);
-		}
+		diff_print(o->head, color);
+		diff_print(o->patch, color);
 	}
 }
 
@@ -504,6 +478,10 @@ static void print_json(const struct rdiff *rd, json_t *norules)
 	json_object_foreach(norules, id, v)
 		json_array_append_new(nr, json_pack("{s:s, s:O}", "package", id, "rule", v));
 	json_object_set_new(doc, "not_rendered", nr);
+	nr = json_array();
+	for (size_t i = 0; i < rd->nnotshown; i++)
+		json_array_append_new(nr, json_string(rd->notshown[i]));
+	json_object_set_new(doc, "charts_not_shown", nr);
 	json_print(doc, 1);
 }
 
@@ -614,6 +592,11 @@ static void print_markdown(const struct rdiff *rd, json_t *norules)
 			buf_add(&out, l.s, l.len);
 		buf_adds(&out, "\n\n");
 		buf_release(&l);
+	}
+	for (size_t i = 0; i < rd->nnotshown && out.len < MD_CAP / 4; i++) {
+		buf_adds(&out, "> **Not shown:** ");
+		md_escape(&out, rd->notshown[i]);
+		buf_adds(&out, "\n\n");
 	}
 	if (!rd->n) {
 		buf_adds(&out, "No rendered object differs.\n");
@@ -814,6 +797,8 @@ int cmd_diff_rev(struct ctx *c)
 		print_markdown(&rd, norules);
 	else
 		print_text(c, &rd);
+	for (size_t i = 0; i < rd.nnotshown; i++)
+		warn("%s", rd.notshown[i]);
 	if (json_object_size(norules)) {
 		struct buf l = BUF_INIT;
 		norules_list(&l, norules, ", ", "", "");
