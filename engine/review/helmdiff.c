@@ -47,17 +47,13 @@ static int plain(const char *s, const char *allowed, size_t max)
 #define LOWER "abcdefghijklmnopqrstuvwxyz0123456789"
 #define ALNUM LOWER "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-/*
- * Read an application.yaml: 1 a chart's Application, cs filled; 0 not one
- * (nothing to render); -1 one that is not rendered here, *why says why.
- */
-static int read_app(struct ypool *p, const char *text, size_t len, struct chartsrc *cs, const char **why)
+/* the fields of an Application (the pool's), each copied into the arena */
+static int read_fields(struct ypool *p, const char *text, size_t len, struct chartsrc *cs, const char **why)
 {
-	struct ynode **docs, *src, *helm;
+	struct ynode **docs, *src, *helm, *values;
 	size_t n;
 
-	memset(cs, 0, sizeof(*cs));
-	if (!text || yaml_parse(p, "application.yaml", text, len, &docs, &n) < 0 || n != 1 || docs[0]->type != Y_MAP ||
+	if (yaml_parse(p, "application.yaml", text, len, &docs, &n) < 0 || n != 1 || docs[0]->type != Y_MAP ||
 	    !ystr_eq(yget(docs[0], "kind"), "Application") || !(src = ypath(docs[0], "spec.source")) || src->type != Y_MAP)
 		return 0;
 	if (!(cs->chart = scalar(src, "chart"))) {
@@ -66,14 +62,19 @@ static int read_app(struct ypool *p, const char *text, size_t len, struct charts
 		*why = "the chart is a folder of the GitOps repository (from a bundle), not rendered here";
 		return -1;
 	}
-	if ((helm = yget(src, "helm")) && helm->type == Y_MAP) {
-		for (size_t i = 0; i < helm->n; i++) {
-			if (strcmp(helm->k[i]->s, "releaseName") && strcmp(helm->k[i]->s, "values")) {
-				*why = aprintf("its Helm source sets '%s', which is not rendered here",
-					       term_safe(helm->k[i]->s));
-				return -1;
-			}
+	if ((helm = yget(src, "helm")) && helm->type != Y_MAP) {
+		*why = "its Helm source is not a map";
+		return -1;
+	}
+	for (size_t i = 0; helm && i < helm->n; i++) {
+		if (strcmp(helm->k[i]->s, "releaseName") && strcmp(helm->k[i]->s, "values")) {
+			*why = aprintf("its Helm source sets '%s', which is not rendered here", term_safe(helm->k[i]->s));
+			return -1;
 		}
+	}
+	if ((values = ypath(src, "helm.values")) && values->type != Y_SCALAR) {
+		*why = "its Helm values are not text";
+		return -1;
 	}
 	cs->repo = scalar(src, "repoURL");
 	cs->version = scalar(src, "targetRevision");
@@ -82,10 +83,38 @@ static int read_app(struct ypool *p, const char *text, size_t len, struct charts
 		cs->release = scalar(docs[0], "metadata.name");	/* Argo CD's default */
 	cs->ns = scalar(docs[0], "spec.destination.namespace");
 	cs->values = scalar(src, "helm.values");
+	/* out of the pool, which goes when the text is read */
+	cs->chart = astrdup(cs->chart);
+	cs->repo = cs->repo ? astrdup(cs->repo) : NULL;
+	cs->version = cs->version ? astrdup(cs->version) : NULL;
+	cs->release = cs->release ? astrdup(cs->release) : NULL;
+	cs->ns = cs->ns ? astrdup(cs->ns) : NULL;
+	cs->values = cs->values ? astrdup(cs->values) : NULL;
+	return 1;
+}
+
+/*
+ * Read an application.yaml: 1 a chart's Application, cs filled (arena); 0
+ * not one (nothing to render); -1 one that is not rendered here, *why says
+ * why.
+ */
+static int read_app(const char *text, size_t len, struct chartsrc *cs, const char **why)
+{
+	struct ypool *p;
+	int r;
+
+	memset(cs, 0, sizeof(*cs));
+	if (!text)
+		return 0;
+	p = ypool_new();
+	r = read_fields(p, text, len, cs, why);
+	ypool_free(p);
+	if (r <= 0)
+		return r;
 	if (!cs->repo || (strncmp(cs->repo, "https://", 8) && strncmp(cs->repo, "http://", 7)) ||
 	    strpbrk(cs->repo, " \t\r\n"))
 		*why = "its chart repository is not an http(s) URL";
-	else if (!plain(cs->chart, ALNUM "._-", 253))
+	else if (*cs->chart == '.' || !plain(cs->chart, ALNUM "._-", 253))
 		*why = "its chart is not a plain chart name";
 	else if (cs->version && !plain(cs->version, ALNUM ".*+^~<>=, _-", 253))
 		*why = "its chart version is not a version";
@@ -98,9 +127,41 @@ static int read_app(struct ypool *p, const char *text, size_t len, struct charts
 	return -1;
 }
 
+/* helm template's words for cs, the values file's option left for the caller (arena, NULL-ended) */
+static const char **command(const struct chartsrc *cs)
+{
+	const char **argv = amalloc(12 * sizeof(*argv));
+	int n = 0;
+
+	argv[n++] = "helm";
+	argv[n++] = "template";
+	argv[n++] = cs->release;
+	argv[n++] = cs->chart;
+	argv[n++] = aprintf("--repo=%s", cs->repo);
+	if (cs->version && strcmp(cs->version, "*"))
+		argv[n++] = aprintf("--version=%s", cs->version);
+	if (cs->ns)
+		argv[n++] = aprintf("--namespace=%s", cs->ns);
+	argv[n++] = "--include-crds";
+	argv[n] = NULL;
+	return argv;
+}
+
+int helmdiff_command(const char *text, size_t len, const char ***argv, const char **values, const char **why)
+{
+	struct chartsrc cs;
+	int r = read_app(text, len, &cs, why);
+
+	if (r > 0) {
+		*argv = command(&cs);
+		*values = cs.values ? cs.values : "";
+	}
+	return r;
+}
+
+/* every field, each with its length: no two sources share a key */
 static const char *src_key(const struct chartsrc *cs)
 {
-	/* every field, each with its length: no two sources share a key */
 	const char *f[] = { cs->repo, cs->chart, cs->version, cs->release, cs->ns, cs->values };
 	struct buf k = BUF_INIT;
 	const char *s;
@@ -129,39 +190,41 @@ static const char *last_line(const char *log)
 	return r;
 }
 
-/* helm template of cs into b; NULL, or why not */
+/*
+ * helm template of cs into b; NULL, or why not.  helm runs in an empty
+ * folder of its own: a chart name is never a folder it finds there.
+ */
 static const char *template(const struct chartsrc *cs, struct bundle *b)
 {
-	const char *tmp = getenv("TMPDIR"), *vfile, *argv[12], *err = NULL, *why = NULL;
+	const char *tmp = getenv("TMPDIR"), *vfile, **argv = command(cs), *err = NULL, *why = NULL;
 	char *log = aprintf("%s/idpmake-helmdiff-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	char *dir = aprintf("%s/idpmake-helmdiff-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	struct buf vb = BUF_INIT, out = BUF_INIT;
 	struct proc pr = { 0 };
 	struct package pk = { .name = cs->release };
 	struct step st = { .id = "helm template", .pkg = &pk, .namespace = cs->ns };
 	struct objects o;
-	int n = 0, fd;
+	size_t n = 0;
+	int fd;
 
 	memset(b, 0, sizeof(*b));
+	if (!mkdtemp(dir))
+		return aprintf("cannot make a folder for helm under %s: %s", tmp && *tmp ? tmp : "/tmp", strerror(errno));
 	buf_adds(&vb, cs->values ? cs->values : "");
 	vfile = helm_values_file(&vb);
 	buf_release(&vb);
-	if (!vfile)
+	if (!vfile) {
+		rmdir(dir);
 		return aprintf("cannot write the values file: %s", strerror(errno));
+	}
 	if ((fd = mkstemp(log)) >= 0)
 		close(fd);
-	argv[n++] = "helm";
-	argv[n++] = "template";
-	argv[n++] = cs->release;
-	argv[n++] = cs->chart;
-	argv[n++] = aprintf("--repo=%s", cs->repo);
-	if (cs->version && strcmp(cs->version, "*"))
-		argv[n++] = aprintf("--version=%s", cs->version);
-	if (cs->ns)
-		argv[n++] = aprintf("--namespace=%s", cs->ns);
-	argv[n++] = "--include-crds";
+	while (argv[n])
+		n++;
 	argv[n++] = aprintf("--values=%s", vfile);
 	argv[n] = NULL;
 	pr.argv = argv;
+	pr.cwd = dir;
 	pr.log = fd >= 0 ? log : NULL;
 	pr.out = &out;
 	pr.out_cap = HELM_OUT_CAP;
@@ -179,6 +242,7 @@ static const char *template(const struct chartsrc *cs, struct bundle *b)
 	unlink(vfile);
 	if (fd >= 0)
 		unlink(log);
+	rmtree(dir);	/* empty, unless helm wrote there */
 	buf_release(&out);
 	return why;
 }
@@ -216,38 +280,32 @@ static const char *chart_text(const struct chartsrc *cs)
 
 int helmdiff(const char *old, size_t oldlen, const char *new, size_t newlen, struct helmdiff *hd)
 {
-	struct ypool *p = ypool_new();
 	struct chartsrc a, b;
 	const char *whya = NULL, *whyb = NULL;
-	int ra = read_app(p, old, oldlen, &a, &whya), rb = read_app(p, new, newlen, &b, &whyb);
+	int ra = read_app(old, oldlen, &a, &whya), rb = read_app(new, newlen, &b, &whyb);
 	const struct bundle *ba = NULL, *bb = NULL;
 	size_t x = 0, y = 0;
-	int r = 1;
 
 	memset(hd, 0, sizeof(*hd));
-	if (!ra && !rb) {
-		r = 0;
-		goto out;
+	if (!ra && !rb)
+		return 0;
+	if (ra < 0 || rb < 0) {
+		hd->what = "the chart";
+		hd->why = ra < 0 ? whya : whyb;
+		return 1;
 	}
 	if (ra > 0 && rb > 0 && same(a.repo, b.repo) && same(a.chart, b.chart) && same(a.version, b.version) &&
-	    same(a.release, b.release) && same(a.ns, b.ns) && same(a.values, b.values)) {
-		r = 0;
-		goto out;
-	}
+	    same(a.release, b.release) && same(a.ns, b.ns) && same(a.values, b.values))
+		return 0;
 	hd->what = ra > 0 && rb > 0 && (strcmp(a.chart, b.chart) || !same(a.version, b.version))
 			   ? aprintf("chart %s -> %s", chart_text(&a), chart_text(&b))
 			   : aprintf("chart %s", chart_text(rb > 0 ? &b : &a));
-	if (ra < 0 || rb < 0) {
-		hd->why = ra < 0 ? whya : whyb;
-		hd->what = "the chart";
-		goto out;
-	}
 	if (!which("helm")) {
 		hd->why = "helm is not installed (install it to see the objects Argo CD renders from the chart)";
-		goto out;
+		return 1;
 	}
 	if ((ra > 0 && (hd->why = rendered(&a, &ba))) || (rb > 0 && (hd->why = rendered(&b, &bb))))
-		goto out;
+		return 1;
 	/* merge the two sorted lists */
 	while ((ba && x < ba->n) || (bb && y < bb->n)) {
 		int cmp = !ba || x >= ba->n ? 1 : !bb || y >= bb->n ? -1 : strcmp(ba->v[x].name, bb->v[y].name);
@@ -258,7 +316,5 @@ int helmdiff(const char *old, size_t oldlen, const char *new, size_t newlen, str
 		hd->v[hd->n++] = (struct helmdiff_obj){ (ea ? ea : eb)->name, ea ? ea->data : NULL, eb ? eb->data : NULL,
 							ea ? ea->len : 0, eb ? eb->len : 0 };
 	}
-out:
-	ypool_free(p);
-	return r;
+	return 1;
 }

@@ -39,4 +39,12 @@ struct helmdiff {
  */
 int helmdiff(const char *old, size_t oldlen, const char *new, size_t newlen, struct helmdiff *hd);
 
+/*
+ * What one side gives helm (fuzz-helmdiff): 1 with *argv the words of
+ * `helm template` (NULL-ended, arena; the values file's --values=FILE is
+ * added when it runs) and *values the values text; 0 not a chart's
+ * Application; -1 not rendered here, *why says why.
+ */
+int helmdiff_command(const char *text, size_t len, const char ***argv, const char **values, const char **why);
+
 #endif
