@@ -53,7 +53,11 @@ EOF
 					break
 					;;
 				esac
-				printf '%s || { echo "this line failed: %s" >&2; exit 1; }\n' "$line" "$(printf '%s' "$line" | tr -d '"$`\\')"
+				# the check on a line of its own: a `# comment` on the line
+				# would swallow a `|| ...` after it
+				# shellcheck disable=SC2016
+				printf '%s\nst=$?; [ $st = 0 ] || { echo "this line failed (exit $st): %s" >&2; exit 1; }\n' \
+					"$line" "$(printf '%s' "$line" | tr -d '"$`\\')"
 			done <"$b"
 		} >"$b.sh"
 		t_ok "examples/$name/README.md: block $n runs as written" bash "$b.sh" 3>"$b.skip"
