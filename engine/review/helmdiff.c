@@ -15,7 +15,8 @@
 #include "review/helmdiff.h"
 
 #define HELM_OUT_CAP ((size_t)128 << 20)	/* bytes of one helm template's output */
-#define HELM_TIMEOUT 300			/* seconds */
+#define HELM_RUN_CAP ((size_t)512 << 20)	/* bytes of every render kept in a run */
+#define HELM_TIMEOUT 120			/* seconds */
 
 /* what helm template is given: the chart and everything Argo CD passes */
 struct chartsrc {
@@ -29,7 +30,7 @@ struct memo {
 	const char *why;
 };
 static struct memo **memo;	/* each apart: a bundle handed out stays where it is */
-static size_t nmemo;
+static size_t nmemo, kept;	/* kept: bytes of the renders in memo */
 
 static const char *scalar(const struct ynode *n, const char *dotted)
 {
@@ -140,8 +141,8 @@ static const char **command(const struct chartsrc *cs)
 	argv[n++] = aprintf("--repo=%s", cs->repo);
 	if (cs->version && strcmp(cs->version, "*"))
 		argv[n++] = aprintf("--version=%s", cs->version);
-	if (cs->ns)
-		argv[n++] = aprintf("--namespace=%s", cs->ns);
+	/* the repo server has no kubeconfig: no namespace is "default", never the local context's */
+	argv[n++] = aprintf("--namespace=%s", cs->ns ? cs->ns : "default");
 	argv[n++] = "--include-crds";
 	argv[n] = NULL;
 	return argv;
@@ -173,19 +174,27 @@ static const char *src_key(const struct chartsrc *cs)
 	return s;
 }
 
-/* the last line helm wrote on stderr, as it may be printed */
-static const char *last_line(const char *log)
+/* what helm said of its failure, as it may be printed: its "Error:" line, or its last */
+static const char *helm_said(const char *log)
 {
 	size_t len;
-	char *text = read_file(log, &len), *e, *l;
+	char *text = read_file(log, &len), *l, *e;
 	const char *r;
 
 	if (!text)
 		return "";
 	while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
 		text[--len] = 0;
-	l = (e = strrchr(text, '\n')) ? e + 1 : text;
-	r = term_safe(aprintf("%.300s", l));
+	l = len > (64 << 10) ? text + len - (64 << 10) : text;	/* its end: a chatty helm is cut, never held */
+	if (!strncmp(l, "Error: ", 7))
+		;
+	else if ((e = strstr(l, "\nError: ")))
+		l = e + 1;
+	else if ((e = strrchr(l, '\n')))
+		l = e + 1;
+	if ((e = strchr(l, '\n')))
+		*e = 0;
+	r = term_safe(aprintf("%.400s", l));
 	free(text);
 	return r;
 }
@@ -231,7 +240,7 @@ static const char *template(const struct chartsrc *cs, struct bundle *b)
 	pr.timeout = HELM_TIMEOUT;
 	if (proc_run(&pr) < 0) {
 		why = aprintf("helm template failed (%s)%s%s", proc_failure(&pr), fd >= 0 ? ": " : "",
-			      fd >= 0 ? last_line(log) : "");
+			      fd >= 0 ? helm_said(log) : "");
 	} else {
 		objects_init(&o, &st);
 		if (parse_objects(&o, "the output of helm template", out.s ? out.s : "", out.len, NULL, &err) < 0 ||
@@ -261,7 +270,12 @@ static const char *rendered(const struct chartsrc *cs, const struct bundle **b)
 	}
 	m = xcalloc(1, sizeof(*m));
 	m->key = key;
-	m->why = template(cs, &m->b);
+	if (kept > HELM_RUN_CAP) {
+		m->why = aprintf("the charts rendered in this run are over %zu MiB", HELM_RUN_CAP >> 20);
+	} else if (!(m->why = template(cs, &m->b))) {
+		for (size_t i = 0; i < m->b.n; i++)
+			kept += m->b.v[i].len;
+	}
 	memo = xrealloc(memo, (nmemo + 1) * sizeof(*memo));
 	memo[nmemo++] = m;
 	*b = &m->b;
@@ -289,9 +303,23 @@ int helmdiff(const char *old, size_t oldlen, const char *new, size_t newlen, str
 	memset(hd, 0, sizeof(*hd));
 	if (!ra && !rb)
 		return 0;
+	hd->what = "the chart";
 	if (ra < 0 || rb < 0) {
-		hd->what = "the chart";
 		hd->why = ra < 0 ? whya : whyb;
+		return 1;
+	}
+	if ((!ra && old) || (!rb && new)) {
+		/* a side there but not a chart's Application: its objects would all look created or deleted */
+		hd->why = aprintf("the %s side is not one Application with a Helm chart", !ra ? "old" : "new");
+		return 1;
+	}
+	if (ra > 0 && rb > 0 && !same(a.repo, b.repo)) {
+		/* the old side may come from the GitOps repository: helm fetches only from the distro's repository */
+		hd->why = "its chart repository changed, and the old side's is not fetched";
+		return 1;
+	}
+	if (ra > 0 && !rb) {
+		hd->why = "the package is gone, and its chart repository (the old side's) is not fetched";
 		return 1;
 	}
 	if (ra > 0 && rb > 0 && same(a.repo, b.repo) && same(a.chart, b.chart) && same(a.version, b.version) &&

@@ -479,8 +479,10 @@ static void print_json(const struct rdiff *rd, json_t *norules)
 		json_array_append_new(nr, json_pack("{s:s, s:O}", "package", id, "rule", v));
 	json_object_set_new(doc, "not_rendered", nr);
 	nr = json_array();
-	for (size_t i = 0; i < rd->nnotshown; i++)
-		json_array_append_new(nr, json_string(rd->notshown[i]));
+	for (size_t i = 0; i < rd->nnotshown; i++) {
+		json_t *why = json_string(rd->notshown[i]);	/* NULL: not UTF-8 (helm's words may not be) */
+		json_array_append_new(nr, why ? why : json_string("(a chart's objects are not shown: see the warning)"));
+	}
 	json_object_set_new(doc, "charts_not_shown", nr);
 	json_print(doc, 1);
 }

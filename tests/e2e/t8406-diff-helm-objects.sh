@@ -43,8 +43,21 @@ apiVersion: v1
 kind: Service
 metadata:
   name: {{ .Release.Name }}
+  namespace: {{ .Release.Namespace }}
 spec:
   ports: [{port: 80}]
+EOF
+mkdir -p src/webapp/crds
+cat >src/webapp/crds/widgets.yaml <<'EOF'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]
 EOF
 helm package src/webapp -d repo >/dev/null || t_bail "helm package 1.1.0"
 start_chart_repo "$T/repo"
@@ -83,9 +96,11 @@ git -C d -c user.name=t -c user.email=t@t commit -qam two
 sed -i 's/version: 1.0.0/version: 1.1.0/' d/distro.yaml
 t_ok "diff --rev HEAD~1 (values) and the work tree's version" idpmake -C d --color=never diff --rev HEAD~1
 t_grep "--rev: the Service the new version adds is created" '^created in-cluster/web/helm-template/service\.web\.yaml' "$STDOUT"
+t_grep "--rev: the chart's CRD is rendered, as Argo CD passes --include-crds" '^created in-cluster/web/helm-template/customresourcedefinition\.widgets\.example\.com\.yaml' "$STDOUT"
+t_grep "--rev: the destination namespace reached helm" '^\+  namespace: web$' "$STDOUT"
 t_grep "--rev: the ConfigMap changes" '^changed in-cluster/web/helm-template/configmap\.webapp-values\.yaml' "$STDOUT"
 t_grep "--rev: the version reached helm" '^\+.*chart: webapp-1\.1\.0' "$STDOUT"
-t_grep "--rev: the summary counts the rendered objects" '1 object created, 3 changed' "$STDERR"
+t_grep "--rev: the summary counts the rendered objects" '2 objects created, 3 changed' "$STDERR"
 t_grep "the release name Argo CD would use reached helm" '^changed in-cluster/web/helm-template/secret\.web-db\.yaml' "$STDOUT"
 t_grep "the Secret's value is hidden and said to differ" '^\+.*password: .hidden, differs' "$STDOUT"
 t_nostring "--rev: no Secret value is printed" s3cr3t "$STDOUT" "$STDERR"
@@ -110,10 +125,45 @@ t_ok "diff --rev --json without helm" env PATH="$T/bin" "$IDPMAKE" -C d diff --r
 t_grep "--json names the chart not shown" '"charts_not_shown": \[$' "$STDOUT"
 
 # ---- a hostile Application in the GitOps repository ------------------------------
+# Each case edits the pushed application.yaml (the old side) and pushes it;
+# the diff must refuse it, saying why, and never hand it to helm.  A chart
+# folder named like the hostile chart sits in the distro's folder: helm,
+# which looks for a chart name as a path first, must not find it.
 git clone -q d/.idpmake/gitops.git g
-sed -i 's/chart: .*/chart: "--post-renderer=touch"/' g/in-cluster/web/application.yaml
-git -C g -c user.name=x -c user.email=x@x commit -qam hostile && git -C g push -q origin HEAD:main
-t_ok "diff against an Application whose chart is an option" idpmake -C d diff
-t_grep "it is refused, with the reason" 'the objects of the chart are not shown: its chart is not a plain chart name' "$STDERR"
-t_nogrep "no object of it was rendered" 'helm-template' "$STDOUT"
+orig=$(cat g/in-cluster/web/application.yaml)
+mkdir -p d/localchart/templates
+printf 'apiVersion: v2\nname: localchart\nversion: 0.0.1\n' >d/localchart/Chart.yaml
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-local-chart}\n' >d/localchart/templates/cm.yaml
+hostile() {	# DESC EXPECTED-REASON PROGRAM: the old side rewritten by the python PROGRAM (text in t, out t)
+	printf '%s\n' "$orig" >g/in-cluster/web/application.yaml
+	python3 -c "import sys; t = open(sys.argv[1]).read(); $3; open(sys.argv[1], 'w').write(t)" \
+		g/in-cluster/web/application.yaml || t_bail "cannot edit the Application"
+	git -C g -c user.name=x -c user.email=x@x commit -qam "$1" && git -C g push -q -f origin HEAD:main ||
+		t_bail "cannot push the hostile Application"
+	t_ok "diff against an Application whose $1" env TMPDIR="$T/tmp" "$IDPMAKE" -C d diff
+	t_grep "$1: refused, with the reason" "warning: in-cluster/web/application.yaml: the objects of the chart are not shown: $2" "$STDERR"
+	t_nogrep "$1: nothing rendered" 'helm-template|from-local-chart' "$OUTPUT"
+}
+mkdir -p tmp
+hostile "chart is an option" "its chart is not a plain chart name" 't = t.replace("chart: webapp", "chart: \"--post-renderer=touch\"")'
+hostile "chart is the parent folder" "its chart is not a plain chart name" 't = t.replace("chart: webapp", "chart: \"..\"")'
+hostile "release is an option" "its release name is not a DNS name" 't = t.replace("releaseName: web", "releaseName: \"-x\"")'
+hostile "version is an option" "its chart version is not a version" 't = t.replace("targetRevision: 1.0.0", "targetRevision: \"--x\"")'
+hostile "namespace is a path" "its namespace is not a DNS label" 't = t.replace("namespace: web", "namespace: \"../x\"")'
+hostile "repository is a file" "its chart repository is not an http\\(s\\) URL" 't = t.replace("repoURL: http", "repoURL: file:///etc/x")'
+hostile "repository is another host" "its chart repository changed, and the old side.s is not fetched" 't = t.replace("repoURL: http://127.0.0.1", "repoURL: http://127.0.0.2")'
+hostile "Helm source takes value files" "its Helm source sets .valueFiles." 't = t.replace("releaseName: web", "releaseName: web\n      valueFiles: [/etc/passwd]")'
+hostile "file holds a second document" "the old side is not one Application with a Helm chart" 't = t + "---\nkind: ConfigMap\n"'
+hostile "values are a map" "its Helm values are not text" 'import re; t = re.sub(r"values: \|\n(        .*\n)+", "values: {greeting: x}\n", t)'
+t_eq "no temporary file is left under TMPDIR" "" "$(ls -A tmp)"
+
+# a chart named like the distro's local folder is looked up in the repository, not found there
+hostile_chart=$(printf '%s\n' "$orig" | sed 's/chart: webapp/chart: localchart/')
+printf '%s\n' "$hostile_chart" >g/in-cluster/web/application.yaml
+git -C g -c user.name=x -c user.email=x@x commit -qam local && git -C g push -q -f origin HEAD:main
+t_ok "diff against an Application naming a local folder's chart" env TMPDIR="$T/tmp" "$IDPMAKE" -C d diff
+t_grep "helm looked in the repository, and says what it found, not its last hint" \
+	'not shown: helm template failed \(.*\): Error: .*localchart.*not found' "$STDERR"
+t_nogrep "the local folder's chart was not rendered" 'from-local-chart' "$OUTPUT"
+t_eq "still no temporary file left under TMPDIR" "" "$(ls -A tmp)"
 t_done
