@@ -659,9 +659,9 @@ static int register_repo(struct call *c, const char **err)
 	{
 		/* the password goes in the body: to an Argo CD over plain http only when allowed, as git's */
 		struct url u;
-		if (url_parse(a->base, &u) == 0 && !url_may_send_credentials(&u, "IDPMAKE_GIT_TOKEN (repository:register)"))
-			return *err = aprintf("repository:register would send IDPMAKE_GIT_TOKEN to Argo CD at %s over plain "
-					      "http: use https, or set IDPMAKE_GIT_ALLOW_HTTP=1", a->base), -1;
+		if (url_parse(a->base, &u) == 0 && !url_may_send_credentials(&u, aprintf("%s (repository:register)", url_git_token_name())))
+			return *err = aprintf("repository:register would send %s to Argo CD at %s over plain http: use "
+					      "https, or set IDPMAKE_GIT_ALLOW_HTTP=1", url_git_token_name(), a->base), -1;
 	}
 	if (!user || !*user)
 		user = "git";
@@ -714,9 +714,9 @@ int argocd_register_check(struct argocd *a, const struct step *s, const char **e
 		const char *token = getenv("IDPMAKE_GIT_TOKEN");
 		struct url u;
 		if (a && token && *token && url_parse(a->base, &u) == 0 &&
-		    !url_may_send_credentials(&u, "IDPMAKE_GIT_TOKEN (repository:register)"))
-			return *err = aprintf("it would send IDPMAKE_GIT_TOKEN to Argo CD at %s over plain http: use "
-					      "https, or set IDPMAKE_GIT_ALLOW_HTTP=1", a->base), -1;
+		    !url_may_send_credentials(&u, aprintf("%s (repository:register)", url_git_token_name())))
+			return *err = aprintf("it would send %s to Argo CD at %s over plain http: use https, or set "
+					      "IDPMAKE_GIT_ALLOW_HTTP=1", url_git_token_name(), a->base), -1;
 		return 0;
 	}
 	if (!s->cluster->server)

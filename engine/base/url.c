@@ -188,6 +188,18 @@ int url_may_send_credentials(const struct url *u, const char *what)
 	return 1;
 }
 
+static const char *git_token_origin;
+
+void url_git_token_from(const char *origin)
+{
+	git_token_origin = origin;
+}
+
+const char *url_git_token_name(void)
+{
+	return git_token_origin ? git_token_origin : "IDPMAKE_GIT_TOKEN";
+}
+
 const char *url_userinfo(const char *server)
 {
 	int given = url_has_scheme(server);

@@ -49,6 +49,12 @@ int url_same_origin(const char *a, const char *b);
  * the host).  `what` names the credentials in that warning.
  */
 int url_may_send_credentials(const struct url *u, const char *what);
+/*
+ * Where IDPMAKE_GIT_TOKEN came from, for messages: "IDPMAKE_GIT_TOKEN", or,
+ * when a context filled it in (run/targets.c), "$VAR (context NAME)".
+ */
+void url_git_token_from(const char *origin);
+const char *url_git_token_name(void);
 
 /*
  * Does `server` (a URL, or "host[:port][/path]" as url_base takes it) hold

@@ -128,9 +128,19 @@ static int parse_options(struct context *x, char **args, size_t n)
 	return 0;
 }
 
-/* what a context must be, after add or set or unset: 0, or 2 after a usage error */
-static int check(const struct context *x)
+/* what a context must be, after add or set or unset (unset: said in its words): 0, or 2 after a usage error */
+static int check(const struct context *x, int unset)
 {
+	if (unset && (x->token_file || x->token_env || x->ca_file || x->grpc_web_root_path || x->plaintext ||
+		      x->insecure) && !x->argocd_server)
+		return usage_error("%s", aprintf("%s: without argocd-server, its token and TLS settings go with no server: "
+						 "unset them too (idpmake context unset %s argocd-server token-file "
+						 "token-env ca-file grpc-web-root-path plaintext insecure), or rm the "
+						 "context", x->name, x->name));
+	if (unset && x->git_token_env && !x->git_remote)
+		return usage_error("%s", aprintf("%s: without git-remote, git-token-env goes with no remote: unset it "
+						 "too (idpmake context unset %s git-remote git-token-env)", x->name,
+						 x->name));
 	if (!x->argocd_server && !x->git_remote)
 		return usage_error("%s: give --argocd-server or --git-remote (or both)", x->name);
 	if (x->argocd_server && url_userinfo(x->argocd_server))
@@ -166,7 +176,7 @@ static int context_add(struct ctx *c, char **args, size_t n, int set)
 	if (set)
 		x = *old;
 	x.name = args[0];
-	if ((r = parse_options(&x, args + 1, n - 1)) || (r = check(&x)))
+	if ((r = parse_options(&x, args + 1, n - 1)) || (r = check(&x, 0)))
 		return r;
 	if (old) {
 		*old = x;
@@ -222,7 +232,7 @@ static int context_unset(char **args, size_t n)
 		else
 			return usage_error("unset: no key '%s'", args[i]);
 	}
-	if ((r = check(x)))
+	if ((r = check(x, 1)))
 		return r;
 	if (contexts_save(&cs) < 0)
 		return 1;

@@ -36,8 +36,10 @@ int targets_check(struct ctx *c)
 		const char *tok = getenv("IDPMAKE_GIT_TOKEN");
 		if (x->git_token_env) {
 			const char *v = getenv(x->git_token_env);
-			if (v && *v)
+			if (v && *v) {
 				setenv("IDPMAKE_GIT_TOKEN", v, 1);	/* never passed to a child (exec.c) */
+				url_git_token_from(aprintf("$%s (context %s)", x->git_token_env, x->name));
+			}
 			else
 				unsetenv("IDPMAKE_GIT_TOKEN");
 		} else if (tok && *tok) {

@@ -83,5 +83,10 @@ t_ok "up --context prod with QS_TOKEN (and a wrong IDPMAKE_GIT_TOKEN)" \
 t_grep "synced" '1 synced' "$STDOUT"
 t_grep "pushed with the context's token" "^POST /qs.git/git-receive-pack\? $GIT_USER\$" "$T/git-srv/access.log"
 t_nostring "no token in the state or the logs" "$GIT_PASS" d/.idpmake
+idpmake -C d forget >/dev/null 2>&1
+t_fail "up --context prod, plain http not allowed" env -u IDPMAKE_GIT_ALLOW_HTTP QS_TOKEN="$GIT_PASS" \
+	IDPMAKE_GIT_USERNAME="$GIT_USER" "$IDPMAKE" --context prod -C d up
+t_grep "the refusal names the variable the context took the token from" '\$QS_TOKEN \(context prod\)' "$OUTPUT"
+t_nogrep "not one the user never set" 'IDPMAKE_GIT_TOKEN' "$OUTPUT"
 
 t_done

@@ -89,6 +89,14 @@ t_exit 2 "a token with no server to go with" idpmake context set user --token-en
 t_grep "saying why" "the token and TLS settings go with --argocd-server" "$STDERR"
 t_exit 2 "unset of the last target" idpmake context unset tls argocd-server
 t_exit 2 "an unknown key" idpmake context unset tls nope
+t_ok "a context with a git remote, its token variable, and a server" \
+	idpmake context add both --git-remote https://git.example.com/g.git --git-token-env G_TOKEN --argocd-server a.example.com
+t_exit 2 "unset of the git remote alone" idpmake context unset both git-remote
+t_grep "unset says, in its own words, what else to unset" \
+	"both: without git-remote, git-token-env goes with no remote: unset it too \(idpmake context unset both git-remote git-token-env\)" "$STDERR"
+t_nogrep "not add's words" "--git-token-env goes with --git-remote" "$STDERR"
+t_ok "unset of both, as it says" idpmake context unset both git-remote git-token-env
+t_ok "context rm both" idpmake context rm both
 t_exit 2 "set of a context that does not exist" idpmake context set nope --insecure
 
 t_done

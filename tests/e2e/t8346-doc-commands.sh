@@ -242,6 +242,12 @@ rundoc() {
 		# shellcheck disable=SC2097,SC2098
 		scene=$scene XDG_CONFIG_HOME=$scene.config t_ok "$doc: block $n runs as written ($(grep -c '^st=' "$b") command lines)" bash "$b" 3>"$b.skip"
 		[ -s "$b.skip" ] && t_skip "$(cat "$b.skip")"
+		if grep -q -e '--context prod up' "$b"; then
+			# (once a run: the push's or repository:register's, whichever sends first)
+			t_grep "$doc: block $n: a warning says credentials go over plain http" 'warning: sending .* over plain http' "$STDERR"
+			t_nogrep "$doc: block $n: naming no variable the user never set (the context's is \$PROD_GIT_TOKEN)" \
+				'IDPMAKE_GIT_TOKEN' "$STDERR"
+		fi
 	done
 	while IFS= read -r b; do
 		[ -n "$b" ] || continue
