@@ -328,7 +328,7 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	const char *server, *env, *base, *shown;
 	char *token = NULL, *file = NULL, *t;
 	const struct context *x;
-	int own;
+	int own, login = 0;
 
 	if (parse_opts(&o, err) < 0)
 		return NULL;
@@ -357,6 +357,8 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 		if (!o.root)
 			o.root = x->grpc_web_root_path;
 	}
+	if (!o.root && own)
+		o.root = d->argocd.grpc_web_root_path;
 	if (o.token && *o.token)
 		token = xstrdup(o.token);
 	else if ((env = getenv("ARGOCD_AUTH_TOKEN")) && *env)
@@ -369,6 +371,8 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 			return NULL;
 		}
 		token = xstrdup(env);
+	} else if (own && d->argocd.login.secret && !d->argocd.token_file) {
+		login = 1;	/* argologin.c, once the client is ready */
 	} else if (own && d->argocd.token_file) {
 		if (!(file = read_file(d->argocd.token_file, NULL))) {
 			*err = aprintf("cannot read argocd.token-file '%s': %s", d->argocd.token_file, strerror(errno));
@@ -382,8 +386,8 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 			       url_masked(d->argocd.server, "***"), url_masked(server, "***"));
 		return NULL;
 	}
-	t = token ? trim(token) : NULL;
-	if (!t || !*t) {
+	t = token ? trim(token) : login ? (char *)"" : NULL;
+	if (!login && (!t || !*t)) {
 		free(token);
 		*err = d->argocd.token_file ? aprintf("argocd.token-file '%s' is empty: set ARGOCD_AUTH_TOKEN (or argocd.token-file)",
 						      d->argocd.token_file)
@@ -421,15 +425,7 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	a->d = d;
 	a->statedir = statedir;
 	a->base = base;
-	a->auth = xmalloc(strlen(t) + 32);
-	sprintf(a->auth, "Authorization: Bearer %s", t);
-	a->token = a->auth + strlen("Authorization: Bearer ");
-	{
-		int dots = 0;
-		for (const char *p = a->token; *p; p++)
-			dots += *p == '.';
-		a->token_jwt = dots == 2;
-	}
+	argocd_set_token(a, t);
 	free(token);
 	a->headers = o.headers;
 	a->nheaders = o.nheaders;
@@ -444,7 +440,24 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	a->verbose = verbose;
 	a->poll_ms = env_ms("IDPMAKE_ARGOCD_POLL_MS", 500);
 	a->backoff_ms = env_ms("IDPMAKE_ARGOCD_BACKOFF_MS", 200);
+	a->need_login = login;	/* argocd_connect (argologin.c) logs in */
 	return a;
+}
+
+void argocd_set_token(struct argocd *a, const char *t)
+{
+	int dots = 0;
+
+	if (a->auth) {
+		memset(a->auth, 0, strlen(a->auth));
+		free(a->auth);
+	}
+	a->auth = xmalloc(strlen(t) + 32);
+	sprintf(a->auth, "Authorization: Bearer %s", t);
+	a->token = a->auth + strlen("Authorization: Bearer ");
+	for (const char *p = a->token; *p; p++)
+		dots += *p == '.';
+	a->token_jwt = dots == 2;
 }
 
 void argocd_close(struct argocd *a)
@@ -506,7 +519,8 @@ struct curl_slist *argocd_curl_setup(struct argocd *a, CURL *k, const char *url,
 	curl_easy_reset(k);
 	h = curl_slist_append(h, accept);
 	h = curl_slist_append(h, "Expect:");
-	h = curl_slist_append(h, a->auth);
+	if (*a->token)	/* none before a login (argologin.c) */
+		h = curl_slist_append(h, a->auth);
 	for (size_t i = 0; i < a->nheaders; i++)
 		h = curl_slist_append(h, a->headers[i]);
 	curl_easy_setopt(k, CURLOPT_URL, url);

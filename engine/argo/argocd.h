@@ -41,6 +41,8 @@ struct argocd;
  * Call from the main thread before any worker starts (curl_global_init).
  */
 struct argocd *argocd_open(const struct distro *d, const char *statedir, int verbose, const char **err);
+/* argocd_open, then, for argocd.login, the login (argologin.c): what every command opens Argo CD with */
+struct argocd *argocd_connect(const struct distro *d, const char *statedir, int verbose, const char **err);
 void argocd_close(struct argocd *a);
 
 /*

@@ -23,6 +23,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@
 
 #include "base/buf.h"
 #include "base/exec.h"
+#include "base/pem.h"
 #include "base/hash.h"
 #include "argo/kubectl.h"
 #include "argo/kubeowner.h"
@@ -411,6 +413,77 @@ const char *kubectl_check(const struct cluster *cl, int timeout)
 	return aprintf("cluster '%s': %s does not answer (kubectl get --raw /api: %s); check the server, the "
 		       "credential and that the cluster runs, or give the cluster kube-context: NAME", cl->name, where,
 		       why);
+}
+
+char *kubectl_secret_value(const struct cluster *cl, const char *ns, const char *name, const char *key,
+			   const char **err)
+{
+	const struct kube_target *t;
+	const char *tmp = getenv("TMPDIR"), *v;
+	char *log = aprintf("%s/idpmake-kubectl-XXXXXX", tmp && *tmp ? tmp : "/tmp"), *text, *value = NULL;
+	struct argl av = { 0 };
+	struct proc p = { 0 };
+	struct buf out;
+	json_t *doc;
+	size_t len, n;
+	int fd, rc;
+
+	if (!(t = kubectl_target(cl, err)))
+		return NULL;
+	push(&av, "kubectl");
+	if (t->kubeconfig_arg) {
+		push(&av, "--kubeconfig");
+		push(&av, t->kubeconfig_arg);
+	}
+	if (t->context) {
+		push(&av, "--context");
+		push(&av, t->context);
+	}
+	push(&av, "--namespace");
+	push(&av, ns);
+	push(&av, "get");
+	push(&av, "secret");
+	push(&av, name);
+	push(&av, "--output=json");
+	push(&av, "--request-timeout=20s");
+	if ((fd = mkstemp(log)) >= 0)
+		close(fd);
+	buf_init(&out);
+	p.argv = av.v;
+	p.log = fd >= 0 ? log : NULL;	/* kubectl's stderr, for its message; the Secret is on stdout alone */
+	p.out = &out;
+	p.out_cap = 1 << 20;
+	p.timeout = 30;
+	rc = proc_run(&p);
+	text = fd >= 0 ? read_file(log, &len) : NULL;
+	if (fd >= 0)
+		unlink(log);
+	if (rc < 0) {
+		*err = aprintf("kubectl get secret %s/%s on cluster '%s' (context %s): %s", ns, name, cl->name,
+			       t->context ? t->context : "in-cluster", text && *last_line(text) ? last_line(text) : proc_failure(&p));
+		free(text);
+		if (out.s)
+			memset(out.s, 0, out.len);
+		buf_release(&out);
+		return NULL;
+	}
+	free(text);
+	doc = json_loadb(out.s ? out.s : "", out.len, 0, NULL);
+	if (out.s)
+		memset(out.s, 0, out.len);
+	buf_release(&out);
+	v = json_string_value(json_object_get(json_object_get(doc, "data"), key));
+	if (v && (value = (char *)unbase64(v, &n)) && (memchr(value, 0, n) || !n)) {
+		memset(value, 0, n);
+		free(value);
+		value = NULL;
+	}
+	if (!value)
+		*err = aprintf("the Secret %s/%s on cluster '%s' has no key '%s' with a value", ns, name, cl->name, key);
+	if (v)
+		memset((char *)v, 0, strlen(v));	/* jansson's copy of the base64 text */
+	json_decref(doc);
+	return value;
 }
 
 enum phase { PH_FIRST, PH_DEFAULT_NS, PH_OWN_NS, PH_N };

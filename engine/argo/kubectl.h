@@ -39,6 +39,15 @@ const struct kube_target *kubectl_target(const struct cluster *cl, const char **
  */
 const char *kubectl_check(const struct cluster *cl, int timeout);
 
+/*
+ * The value of `key` in Secret ns/name on cluster cl, read with `kubectl
+ * get secret -o json` through the cluster's kube target (as its packages'):
+ * base64-decoded, malloc'd, for the caller to zero and free; never logged.
+ * NULL with *err (kubectl's message; never the Secret's text).
+ */
+char *kubectl_secret_value(const struct cluster *cl, const char *ns, const char *name, const char *key,
+			   const char **err);
+
 /* the key of a kubectl package's sync step, from its render's output */
 struct hash kubectl_key(const struct step *s, struct hash output);
 /*

@@ -430,7 +430,7 @@ int cmd_up(struct ctx *c)
 	if (c->pl.argocd_server && ctx_needs_argocd(c)) {
 		const char *err;
 		/* not usable: a problem for the pre-flight when a step that needs it runs (preflight.c) */
-		if (!(a = argocd_open(c->d, c->statedir, c->verbose, &err)))
+		if (!(a = argocd_connect(c->d, c->statedir, c->verbose, &err)))
 			pf.argocd_err = aprintf("argocd: %s", err);
 	}
 	if (a) {
@@ -583,7 +583,7 @@ int cmd_plan(struct ctx *c)
 	/* --refresh: what Argo CD reports too, as up --refresh asks it (find_drift) */
 	if (c->refresh && c->pl.argocd_server) {
 		const char *err = NULL;
-		struct argocd *a = argocd_open(c->d, c->statedir, c->verbose, &err);
+		struct argocd *a = argocd_connect(c->d, c->statedir, c->verbose, &err);
 		if (!a)
 			return error("argocd: %s", err ? err : "cannot use Argo CD"), 1;
 		find_drift(c, a);

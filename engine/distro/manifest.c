@@ -464,6 +464,42 @@ static void check_vars(struct distro *d)
 				return;	/* once is enough */
 		}
 }
+/* argocd.login: {secret: NS/NAME, key: password, user: admin, cluster: in-cluster} */
+static void login(struct distro *d, const struct ynode *x)
+{
+	const struct ynode *a;
+	const char *slash;
+
+	CHECK_KEYS(x, "login", "secret", "key", "user", "cluster");
+	d->argocd.login.loc = x->loc;
+	d->argocd.login.key = "password";
+	d->argocd.login.user = "admin";
+	d->argocd.login.cluster = "in-cluster";
+	if (!(a = yget(x, "secret")) || !str(a, "secret")) {
+		if (!a)
+			loc_error(x->loc, "argocd.login needs 'secret: NAMESPACE/NAME', the Secret that holds the password "
+				  "(Argo CD's own: argocd/argocd-initial-admin-secret)");
+		return;
+	}
+	slash = strchr(a->s, '/');
+	if (!slash || slash == a->s || !slash[1] || strchr(slash + 1, '/') || !is_dns_label(astrndup(a->s, (size_t)(slash - a->s))) ||
+	    !is_dns_subdomain(slash + 1)) {
+		loc_error(a->loc, "argocd.login.secret must be NAMESPACE/NAME of a Secret (e.g. "
+			  "argocd/argocd-initial-admin-secret), not '%s'", a->s);
+		return;
+	}
+	d->argocd.login.ns = astrndup(a->s, (size_t)(slash - a->s));
+	d->argocd.login.secret = slash + 1;
+	if ((a = yget(x, "key")) && str(a, "key"))
+		d->argocd.login.key = a->s;
+	if ((a = yget(x, "user")) && str(a, "user"))
+		d->argocd.login.user = a->s;
+	if ((a = yget(x, "cluster")) && str(a, "cluster")) {
+		d->argocd.login.cluster = a->s;
+		d->argocd.login.loc = a->loc;
+	}
+}
+
 
 static void conv_distro(struct distro *d, const struct ynode *root, const char *statedir)
 {
@@ -518,7 +554,11 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 	if ((x = yget(root, "argocd")) && !yisnull(x) && want(x, Y_MAP, "argocd")) {
 		const struct ynode *a;
 		CHECK_KEYS(x, "argocd", "server", "namespace", "project", "app-name", "insecure", "token-file", "ca-file",
-			   "repository", "fleet");
+			   "repository", "fleet", "login", "grpc-web-root-path");
+		if ((a = yget(x, "grpc-web-root-path")) && str(a, "grpc-web-root-path"))
+			d->argocd.grpc_web_root_path = a->s;
+		if ((a = yget(x, "login")) && !yisnull(a) && want(a, Y_MAP, "login"))
+			login(d, a);
 		if ((a = yget(x, "repository")) && str(a, "repository")) {
 			if (!strcmp(a->s, "registered"))
 				d->argocd.repo_registered = 1;

@@ -160,6 +160,12 @@ struct distro {
 		int insecure;
 		int repo_registered;	/* argocd.repository: registered (no repository step) */
 		int fleet_appset;	/* argocd.fleet: applicationset */
+		const char *grpc_web_root_path;	/* argocd.grpc-web-root-path: the API under this path, or NULL */
+		struct {
+			const char *ns, *secret;	/* NULL: no login; the Secret NS/SECRET holds the password */
+			const char *key, *user, *cluster;	/* default password, admin, in-cluster */
+			struct loc loc;
+		} login;		/* argocd.login: the token from POST /api/v1/session (argo/argologin.c) */
 	} argocd;
 	struct cluster *clusters;
 	size_t nclusters;

@@ -182,6 +182,9 @@ void check_references(struct distro *d)
 	}
 	free(unknown);
 	free(sugs);
+	if (d->argocd.login.secret && !find_cluster(d, d->argocd.login.cluster))
+		loc_error(d->argocd.login.loc, "argocd.login reads its Secret from the cluster Argo CD runs in, '%s', which is "
+			  "not a cluster of this distro: name it with argocd.login.cluster", d->argocd.login.cluster);
 	if (loc_errors) {
 		free(known.v);
 		return;

@@ -390,7 +390,7 @@ int apicheck_live(struct ctx *c)
 		      "set argocd.server or ARGOCD_SERVER");
 		return 2;
 	}
-	if (!(k.a = argocd_open(c->d, c->statedir, c->verbose, &err))) {
+	if (!(k.a = argocd_connect(c->d, c->statedir, c->verbose, &err))) {
 		error("%s", err ? err : "cannot use Argo CD");
 		return 2;
 	}

@@ -606,7 +606,7 @@ int livediff_live(struct ctx *c)
 		error("diff --live compares with Argo CD, and none is configured: set argocd.server or ARGOCD_SERVER");
 		return 2;
 	}
-	if (!(a = argocd_open(c->d, c->statedir, c->verbose, &err))) {
+	if (!(a = argocd_connect(c->d, c->statedir, c->verbose, &err))) {
 		error("%s", err ? err : "cannot use Argo CD");
 		return 2;
 	}

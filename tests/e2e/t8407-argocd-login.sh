@@ -1,0 +1,91 @@
+#!/bin/bash
+# argocd.login (issue 24 #3): with no token exported, idpmake reads the
+# admin password from Argo CD's initial admin Secret with the real kubectl
+# (from the Kubernetes API emulator, through the cluster's own kube
+# context), logs in with POST /api/v1/session (the Argo CD emulator, under
+# the distro's grpc-web-root-path) and uses that token for the run, in
+# memory only.  A wrong password, a missing Secret and bad settings each say
+# what to do; an exported token still wins; the password and the token
+# reach no output, log or state.
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+start_kube_emulator
+kubeconfig_for "$T/kubeconfig" emu
+export KUBECONFIG=$T/kubeconfig
+PW=pw-$(random_string)
+start_gitops_argocd --user "admin:$PW" --rootpath /argocd
+unset ARGOCD_AUTH_TOKEN
+k() { kubectl --kubeconfig "$T/kubeconfig" "$@"; }
+admin_secret() {	# PASSWORD: Argo CD's initial admin Secret, as Argo CD makes it (server-side apply)
+	printf '{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "argocd-initial-admin-secret", "namespace": "argocd"}, "data": {"password": "%s"}}\n' \
+		"$(printf %s "$1" | base64 -w0)" >"$T/secret.json"
+	k apply --server-side --field-manager=argocd-server -f "$T/secret.json"
+}
+t_ok "the argocd namespace" k apply --server-side -f - <<<'{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}}'
+t_ok "Argo CD's initial admin Secret" admin_secret "$PW"
+
+mkdistro d <<EOF
+idpmake: 1
+name: login
+git: {remote: "$bare"}
+argocd:
+  grpc-web-root-path: /argocd
+  login: {secret: argocd/argocd-initial-admin-secret}
+clusters:
+  in-cluster: {kube-context: emu}
+packages:
+  hello: {type: manifests, path: packages/hello, namespace: hello}
+EOF
+mkmanifest d/packages/hello/cm.yaml ConfigMap hello
+
+logins() {	# the POSTs to /argocd/api/v1/session since the last emu_reset (the log keeps the root path)
+	curl -fsS "$emu/requests" | python3 -c '
+import json, sys
+print(sum(1 for e in json.load(sys.stdin) if e["method"] == "POST" and e["path"] == "/argocd/api/v1/session"))'
+}
+emu_reset
+t_ok "up with no token exported: it logs in" idpmake -C d up
+t_grep "and syncs" '1 synced' "$STDOUT"
+t_eq "one login (POST /api/v1/session, under the distro's root path)" 1 "$(logins)"
+t_nostring "the password reaches no output" "$PW" "$OUTPUT"
+t_nostring "nor the state or the logs" "$PW" d/.idpmake
+t_nostring "nor the GitOps repository" "$PW" "$bare"
+tok=$(curl -fsS "$emu/requests" | python3 -c '
+import json, sys
+for e in json.load(sys.stdin):
+    a = (e.get("headers") or {}).get("Authorization", "")
+    if a.startswith("Bearer "):
+        print(a[7:]); break')
+t_ok "the syncs sent the session's token" test -n "$tok"
+[ -n "$tok" ] && t_nostring "which reaches no output, state or log" "$tok" "$OUTPUT" d/.idpmake
+
+# an exported token wins: no login
+printf '  extra: "1"\n' >>d/packages/hello/cm.yaml
+emu_reset
+t_ok "up with ARGOCD_AUTH_TOKEN" env ARGOCD_AUTH_TOKEN="$ARGOCD_TEST_TOKEN" "$IDPMAKE" -C d up
+t_eq "no login when a token is exported" 0 "$(logins)"
+
+# the password changed since (Argo CD refuses it)
+t_ok "the Secret holds an old password" admin_secret "old-$PW"
+printf '  more: "2"\n' >>d/packages/hello/cm.yaml
+t_exit 1 "up with a refused password" idpmake -C d up
+t_grep "says Argo CD refused it, and what to do" "argocd.login: Argo CD refused user 'admin' with the password in Secret argocd/argocd-initial-admin-secret \(Invalid username or password\).*set ARGOCD_AUTH_TOKEN" "$OUTPUT"
+t_nostring "the refused password reaches no output" "old-$PW" "$OUTPUT" d/.idpmake
+
+# the Secret deleted (as the Argo CD docs advise after the first login)
+t_ok "the Secret deleted" k -n argocd delete secret argocd-initial-admin-secret
+t_exit 1 "up without the Secret" idpmake -C d up
+t_grep "names the Secret, kubectl's word, and the way out" 'argocd.login: kubectl get secret argocd/argocd-initial-admin-secret on cluster .in-cluster. \(context emu\): .*not ?found.*set ARGOCD_AUTH_TOKEN' "$OUTPUT"
+
+# bad settings: located errors, exit 2
+sed -i 's|login: {secret: argocd/argocd-initial-admin-secret}|login: {secret: argocd-initial-admin-secret}|' d/distro.yaml
+t_exit 2 "a Secret without its namespace" idpmake -C d plan
+t_grep "a located error" 'distro.yaml:[0-9]+:[0-9]+: error: argocd.login.secret must be NAMESPACE/NAME' "$STDERR"
+sed -i 's|login: {secret: argocd-initial-admin-secret}|login: {secret: argocd/argocd-initial-admin-secret, cluster: nope}|' d/distro.yaml
+t_exit 2 "a login cluster the distro lacks" idpmake -C d plan
+t_grep "a located error naming it" "distro.yaml:[0-9]+:[0-9]+: error: argocd.login reads its Secret from the cluster Argo CD runs in, 'nope'" "$STDERR"
+sed -i 's|, cluster: nope}|, pasword: x}|' d/distro.yaml
+t_exit 2 "an unknown key" idpmake -C d plan
+t_grep "named" "unknown key 'pasword'" "$STDERR"
+t_done
