@@ -274,6 +274,20 @@ struct hash kubectl_key(const struct step *s, struct hash output)
 	return hasher_end(h);
 }
 
+/* kubectl [--kubeconfig F] [--context C]: the context always named, never whatever is current when kubectl runs */
+static void target_argv(const struct kube_target *t, struct argl *av)
+{
+	push(av, "kubectl");
+	if (t->kubeconfig_arg) {
+		push(av, "--kubeconfig");
+		push(av, t->kubeconfig_arg);
+	}
+	if (t->context) {
+		push(av, "--context");
+		push(av, t->context);
+	}
+}
+
 /* argv: kubectl [--kubeconfig F] [--context C] ARGS... (NULL-terminated); its stdout into out unless NULL */
 static int kubectl_out(const struct step *s, const char *const *args, int timeout, struct buf *out,
 		       const char **err)
@@ -284,15 +298,7 @@ static int kubectl_out(const struct step *s, const char *const *args, int timeou
 
 	if (!t)
 		return -1;
-	push(&av, "kubectl");
-	if (t->kubeconfig_arg) {
-		push(&av, "--kubeconfig");
-		push(&av, t->kubeconfig_arg);
-	}
-	if (t->context) {	/* always named: never whatever is current when kubectl runs */
-		push(&av, "--context");
-		push(&av, t->context);
-	}
+	target_argv(t, &av);
 	for (size_t i = 0; args[i]; i++)
 		push(&av, args[i]);
 	p.argv = av.v;
@@ -374,15 +380,7 @@ const char *kubectl_check(const struct cluster *cl, int timeout)
 
 	if (!(t = kubectl_target(cl, &err)))
 		return NULL;
-	push(&av, "kubectl");
-	if (t->kubeconfig_arg) {
-		push(&av, "--kubeconfig");
-		push(&av, t->kubeconfig_arg);
-	}
-	if (t->context) {
-		push(&av, "--context");
-		push(&av, t->context);
-	}
+	target_argv(t, &av);
 	push(&av, "get");
 	push(&av, "--raw");
 	push(&av, "/api");
@@ -430,15 +428,7 @@ char *kubectl_secret_value(const struct cluster *cl, const char *ns, const char 
 
 	if (!(t = kubectl_target(cl, err)))
 		return NULL;
-	push(&av, "kubectl");
-	if (t->kubeconfig_arg) {
-		push(&av, "--kubeconfig");
-		push(&av, t->kubeconfig_arg);
-	}
-	if (t->context) {
-		push(&av, "--context");
-		push(&av, t->context);
-	}
+	target_argv(t, &av);
 	push(&av, "--namespace");
 	push(&av, ns);
 	push(&av, "get");
