@@ -413,55 +413,76 @@ const char *kubectl_check(const struct cluster *cl, int timeout)
 		       why);
 }
 
-char *kubectl_secret_value(const struct cluster *cl, const char *ns, const char *name, const char *key,
-			   const char **err)
+json_t *kubectl_get_json(const struct cluster *cl, const char *const *args, const char **err)
 {
 	const struct kube_target *t;
-	const char *tmp = getenv("TMPDIR"), *v;
-	char *log = aprintf("%s/idpmake-kubectl-XXXXXX", tmp && *tmp ? tmp : "/tmp"), *text, *value = NULL;
+	const char *tmp = getenv("TMPDIR");
+	char *log = aprintf("%s/idpmake-kubectl-XXXXXX", tmp && *tmp ? tmp : "/tmp"), *text;
 	struct argl av = { 0 };
 	struct proc p = { 0 };
 	struct buf out;
 	json_t *doc;
-	size_t len, n;
+	size_t len;
 	int fd, rc;
 
 	if (!(t = kubectl_target(cl, err)))
 		return NULL;
 	target_argv(t, &av);
-	push(&av, "--namespace");
-	push(&av, ns);
-	push(&av, "get");
-	push(&av, "secret");
-	push(&av, name);
+	for (size_t i = 0; args[i]; i++)
+		push(&av, args[i]);
 	push(&av, "--output=json");
 	push(&av, "--request-timeout=20s");
 	if ((fd = mkstemp(log)) >= 0)
 		close(fd);
 	buf_init(&out);
 	p.argv = av.v;
-	p.log = fd >= 0 ? log : NULL;	/* kubectl's stderr, for its message; the Secret is on stdout alone */
+	p.log = fd >= 0 ? log : NULL;	/* kubectl's stderr, for its message; what it read is on stdout alone */
 	p.out = &out;
-	p.out_cap = 1 << 20;
+	p.out_cap = 64 << 20;
 	p.timeout = 30;
 	rc = proc_run(&p);
 	text = fd >= 0 ? read_file(log, &len) : NULL;
 	if (fd >= 0)
 		unlink(log);
-	if (rc < 0) {
-		*err = aprintf("kubectl get secret %s/%s on cluster '%s' (context %s): %s", ns, name, cl->name,
+	doc = rc < 0 ? NULL : json_loadb(out.s ? out.s : "", out.len, 0, NULL);
+	if (rc < 0)
+		*err = aprintf("kubectl %s on cluster '%s' (context %s): %s", proc_command(args), cl->name,
 			       t->context ? t->context : "in-cluster", text && *last_line(text) ? last_line(text) : proc_failure(&p));
-		free(text);
-		if (out.s)
-			memset(out.s, 0, out.len);
-		buf_release(&out);
-		return NULL;
-	}
+	else if (!doc)
+		*err = aprintf("kubectl %s on cluster '%s': its answer is not JSON", proc_command(args), cl->name);
 	free(text);
-	doc = json_loadb(out.s ? out.s : "", out.len, 0, NULL);
 	if (out.s)
-		memset(out.s, 0, out.len);
+		memset(out.s, 0, out.len);	/* it may be a Secret */
 	buf_release(&out);
+	return doc;
+}
+
+void kubectl_json_wipe(json_t *v)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+
+	if (json_is_string(v))
+		memset((char *)json_string_value(v), 0, json_string_length(v));
+	else if (json_is_object(v))
+		json_object_foreach(v, k, x)
+			kubectl_json_wipe(x);
+	else if (json_is_array(v))
+		json_array_foreach(v, i, x)
+			kubectl_json_wipe(x);
+}
+
+char *kubectl_secret_value(const struct cluster *cl, const char *ns, const char *name, const char *key,
+			   const char **err)
+{
+	const char *args[] = { "--namespace", ns, "get", "secret", name, NULL }, *v;
+	json_t *doc = kubectl_get_json(cl, args, err);
+	char *value = NULL;
+	size_t n;
+
+	if (!doc)
+		return NULL;
 	v = json_string_value(json_object_get(json_object_get(doc, "data"), key));
 	if (v && (value = (char *)unbase64(v, &n)) && (memchr(value, 0, n) || !n)) {
 		memset(value, 0, n);
@@ -470,8 +491,7 @@ char *kubectl_secret_value(const struct cluster *cl, const char *ns, const char 
 	}
 	if (!value)
 		*err = aprintf("the Secret %s/%s on cluster '%s' has no key '%s' with a value", ns, name, cl->name, key);
-	if (v)
-		memset((char *)v, 0, strlen(v));	/* jansson's copy of the base64 text */
+	kubectl_json_wipe(doc);
 	json_decref(doc);
 	return value;
 }

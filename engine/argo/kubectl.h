@@ -2,6 +2,8 @@
 #ifndef IDPMAKE_KUBECTL_H
 #define IDPMAKE_KUBECTL_H
 
+#include <jansson.h>
+
 #include "graph/graph.h"
 
 /*
@@ -38,6 +40,15 @@ const struct kube_target *kubectl_target(const struct cluster *cl, const char **
  * (kubectl_target) is NULL here: its steps say why.
  */
 const char *kubectl_check(const struct cluster *cl, int timeout);
+
+/*
+ * `kubectl [--kubeconfig F] --context C ARGS... --output=json` on cluster
+ * cl (its kube target), its answer parsed; NULL with *err (kubectl's last
+ * line of error, never its answer).  The answer may hold Secrets: its text
+ * is zeroed, and kubectl_json_wipe zeroes the parsed strings.
+ */
+json_t *kubectl_get_json(const struct cluster *cl, const char *const *args, const char **err);
+void kubectl_json_wipe(json_t *v);
 
 /*
  * The value of `key` in Secret ns/name on cluster cl, read with `kubectl

@@ -56,5 +56,6 @@ int cmd_context(struct ctx *c);
 int cmd_completion(struct ctx *c);
 int cmd_complete(struct ctx *c);		/* __complete: names for the completion scripts */
 int cmd_distros(struct ctx *c);	/* cmd-distros.c */
+int cmd_secrets(struct ctx *c);	/* cmd-secrets.c */
 
 #endif

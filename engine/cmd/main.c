@@ -99,6 +99,12 @@ static const struct command commands[] = {
 	{ "distros", cmd_distros, "distros", "the distros extends can name: IDPMAKE_DISTRO_PATH, installed, built in", CMD_JSON,
 	  "idpmake distros\n"
 	  "idpmake --json distros" },
+	{ "secrets", cmd_secrets, "secrets [PACKAGE...]",
+	  "the platform's users and passwords, read from the cluster Argo CD runs in (as idpbuilder get secrets)",
+	  CMD_JSON,
+	  "idpmake secrets              # Argo CD's admin, Gitea's, and every cnoe.io/cli-secret Secret\n"
+	  "idpmake secrets keycloak     # one package's\n"
+	  "idpmake secrets --json" },
 	{ "version", cmd_version, "version", "the version, and the versions of the libraries it was built with", 0,
 	  "idpmake version" },
 	{ "context", cmd_context,
@@ -135,8 +141,8 @@ static const struct option_help options_help[] = {
 			    "otherwise 'context use' only fills in what the distro leaves out", NULL },
 	{ "--kube-context NAME", "deploy: kubectl: the kube context (default: the cluster's kube-context,\n"
 				 "register.context, then the kubeconfig's current-context)", "up promote plan diff validate" },
-	{ "--json", "machine-readable output (up, promote, plan, graph, diff, status, log, pack, distros, context)",
-	  "up promote plan graph diff status log pack distros context" },
+	{ "--json", "machine-readable output (up, promote, plan, graph, diff, status, log, pack, distros, context, secrets)",
+	  "up promote plan graph diff status log pack distros context secrets" },
 	{ "--color=WHEN, --colour=WHEN", "auto, always or never (NO_COLOR is honoured)", NULL },
 	{ "--state DIR", "the state folder (default .idpmake beside the distro; IDPMAKE_STATE)", NULL },
 	{ "--wait", "wait for another run's lock instead of failing", NULL },

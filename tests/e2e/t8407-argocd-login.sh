@@ -6,7 +6,8 @@
 # the distro's grpc-web-root-path) and uses that token for the run, in
 # memory only.  A wrong password, a missing Secret and bad settings each say
 # what to do; an exported token still wins; the password and the token
-# reach no output, log or state.
+# reach no output, log or state.  `idpmake secrets` (issue 24 #4) shows the
+# platform's Secrets from the same cluster, on request, as idpbuilder does.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -60,6 +61,43 @@ for e in json.load(sys.stdin):
 t_ok "the syncs sent the session's token" test -n "$tok"
 [ -n "$tok" ] && t_nostring "which reaches no output, state or log" "$tok" "$OUTPUT" d/.idpmake
 
+# ---- idpmake secrets ------------------------------------------------------------
+secret() {	# NS NAME LABELS-JSON KEY=VALUE...: a Secret, applied server-side
+	local ns=$1 name=$2 labels=$3 kv data=
+	shift 3
+	for kv; do data="$data${data:+, }\"${kv%%=*}\": \"$(printf %s "${kv#*=}" | base64 -w0)\""; done
+	printf '{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "%s", "namespace": "%s", "labels": %s}, "data": {%s}}\n' \
+		"$name" "$ns" "$labels" "$data" >"$T/s.json"
+	k apply --server-side -f "$T/s.json" >/dev/null
+}
+GPW=gitea-$(random_string) KPW=kc-$(random_string)
+for ns in gitea keycloak other; do k apply --server-side -f - <<<"{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"$ns\"}}" >/dev/null; done
+secret gitea gitea-credential '{}' username=giteaAdmin password="$GPW"
+secret keycloak keycloak-config '{"cnoe.io/cli-secret": "true", "cnoe.io/package-name": "keycloak"}' \
+	KEYCLOAK_ADMIN_PASSWORD="$KPW" USER1_PASSWORD=$'user\033]0;pwned\a'
+secret other not-for-the-cli '{}' token=never-shown
+t_ok "idpmake secrets" idpmake -C d secrets
+t_grep "Argo CD's admin Secret" '^argocd \(Secret argocd/argocd-initial-admin-secret\)$' "$STDOUT"
+t_grep "with its password, decoded" "^  password +$PW\$" "$STDOUT"
+t_grep "Gitea's credential" "^  username +giteaAdmin\$" "$STDOUT"
+t_grep "a cnoe.io/cli-secret Secret under its package" '^keycloak \(Secret keycloak/keycloak-config\)$' "$STDOUT"
+t_grep "its value" "^  KEYCLOAK_ADMIN_PASSWORD +$KPW\$" "$STDOUT"
+t_grep "a control character is escaped" 'USER1_PASSWORD +user\\x1b\]0;pwned\\x07$' "$STDOUT"
+t_nogrep "an unlabelled Secret is not shown" 'never-shown|not-for-the-cli' "$STDOUT"
+t_nostring "nothing of it is kept in the state or logs" "$KPW" d/.idpmake
+t_ok "idpmake secrets keycloak" idpmake -C d secrets keycloak
+t_nogrep "one package's only" '^(argocd|gitea) ' "$STDOUT"
+t_grep "that one" '^keycloak ' "$STDOUT"
+t_ok "idpmake secrets --json" idpmake -C d secrets --json
+cp "$STDOUT" secrets.json
+t_ok "--json: package, namespace, name and the decoded data" python3 -c '
+import json, sys
+d = {e["package"]: e for e in json.load(open("secrets.json"))}
+assert sorted(d) == ["argocd", "gitea", "keycloak"], sorted(d)
+assert d["argocd"]["data"]["password"] == sys.argv[1], d["argocd"]
+assert d["gitea"]["namespace"] == "gitea" and d["gitea"]["name"] == "gitea-credential", d["gitea"]
+assert d["keycloak"]["data"]["USER1_PASSWORD"] == "user\x1b]0;pwned\x07", d["keycloak"]' "$PW"
+
 # an exported token wins: no login
 printf '  extra: "1"\n' >>d/packages/hello/cm.yaml
 emu_reset
@@ -76,7 +114,7 @@ t_nostring "the refused password reaches no output" "old-$PW" "$OUTPUT" d/.idpma
 # the Secret deleted (as the Argo CD docs advise after the first login)
 t_ok "the Secret deleted" k -n argocd delete secret argocd-initial-admin-secret
 t_exit 1 "up without the Secret" idpmake -C d up
-t_grep "names the Secret, kubectl's word, and the way out" 'argocd.login: kubectl get secret argocd/argocd-initial-admin-secret on cluster .in-cluster. \(context emu\): .*not ?found.*set ARGOCD_AUTH_TOKEN' "$OUTPUT"
+t_grep "names the Secret, kubectl's word, and the way out" 'argocd.login: kubectl --namespace argocd get secret argocd-initial-admin-secret on cluster .in-cluster. \(context emu\): .*not ?found.*set ARGOCD_AUTH_TOKEN' "$OUTPUT"
 
 # bad settings: located errors, exit 2
 sed -i 's|login: {secret: argocd/argocd-initial-admin-secret}|login: {secret: argocd-initial-admin-secret}|' d/distro.yaml

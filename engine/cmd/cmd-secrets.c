@@ -1,0 +1,156 @@
+/*
+ * cmd-secrets.c - `secrets [PACKAGE...]`: the platform's users and
+ * passwords, read from the cluster on request, as `idpbuilder get secrets`
+ * shows them: Argo CD's initial admin Secret, Gitea's admin credential, and
+ * every Secret labelled cnoe.io/cli-secret=true, grouped by its label
+ * cnoe.io/package-name.  The one command that prints a secret: nothing of
+ * it is kept, logged or sent anywhere; the text output escapes control
+ * characters, --json gives the values as they are.
+ *
+ * The cluster is the one Argo CD runs in: argocd.login.cluster, by default
+ * in-cluster; read through its kube context, as its kubectl steps are.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "argo/kubectl.h"
+#include "base/pem.h"
+#include "base/util.h"
+#include "cmd/cmd.h"
+#include "distro/model.h"
+#include "graph/status.h"
+#include "run/ctx.h"
+
+/* the platform's own, which carry no label: idpbuilder lists them too */
+static const struct {
+	const char *package, *ns, *name;
+} core[] = {
+	{ "argocd", "argocd", "argocd-initial-admin-secret" },
+	{ "gitea", "gitea", "gitea-credential" },
+};
+
+/* the packages named on the command line (idpbuilder's names, not the graph's targets) */
+static char **want;
+static size_t nwant;
+
+static int wanted(const char *package)
+{
+	if (!nwant)
+		return 1;
+	for (size_t i = 0; i < nwant; i++)
+		if (!strcmp(want[i], package))
+			return 1;
+	return 0;
+}
+
+static const char *field(json_t *o, const char *a, const char *b)
+{
+	const char *s = json_string_value(json_object_get(json_object_get(o, a), b));
+	return s ? s : "";
+}
+
+/* one Secret as {package, namespace, name, data: {KEY: VALUE}}, its values decoded; NULL: none to show */
+static json_t *entry(const char *package, json_t *secret)
+{
+	json_t *data = json_object_get(secret, "data"), *out = json_object(), *v;
+	const char *k;
+
+	json_object_foreach(data, k, v) {
+		size_t n;
+		char *text = json_is_string(v) ? (char *)unbase64(json_string_value(v), &n) : NULL;
+		json_t *s = text ? json_stringn(text, n) : NULL;	/* NULL: not UTF-8 */
+		json_object_set_new(out, k, s ? s : json_string("(not text)"));
+		if (text)
+			memset(text, 0, n);
+		free(text);
+	}
+	return json_pack("{s:s, s:s, s:s, s:o}", "package", package, "namespace", field(secret, "metadata", "namespace"),
+			 "name", field(secret, "metadata", "name"), "data", out);
+}
+
+static int bypackage(const void *x, const void *y)
+{
+	json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
+	int r = strcmp(json_string_value(json_object_get(a, "package")), json_string_value(json_object_get(b, "package")));
+	return r ? r : strcmp(json_string_value(json_object_get(a, "name")), json_string_value(json_object_get(b, "name")));
+}
+
+int cmd_secrets(struct ctx *c)
+{
+	const char *cname, *err, *args[] = { "get", "secrets", "--all-namespaces", "--selector=cnoe.io/cli-secret=true", NULL };
+	const struct cluster *cl;
+	json_t *list, *v, *item, **rows = NULL;
+	size_t n = 0, i;
+	int r;
+
+	want = c->targets, nwant = c->ntargets;
+	c->targets = NULL, c->ntargets = 0;	/* package names of the platform, not steps to select */
+	if ((r = ctx_load(c, 1)))
+		return r;
+	cname = c->d->argocd.login.secret ? c->d->argocd.login.cluster : "in-cluster";
+	if (!(cl = find_cluster(c->d, cname))) {
+		fprintf(stderr, "idpmake: secrets reads the cluster Argo CD runs in, '%s', which is not a cluster of this "
+				"distro: name it with argocd.login.cluster\n", cname);
+		return 2;
+	}
+	for (i = 0; i < sizeof(core) / sizeof(*core); i++) {
+		const char *one[] = { "--namespace", core[i].ns, "get", "secret", core[i].name, NULL };
+		if (!wanted(core[i].package))
+			continue;
+		if (!(v = kubectl_get_json(cl, one, &err))) {
+			if (!strstr(err, "NotFound") && !strstr(err, "not found")) {
+				error("%s", err);
+				return 1;
+			}
+			continue;	/* a platform without it (no Gitea) */
+		}
+		rows = agrow(rows, n, sizeof(*rows));
+		rows[n++] = entry(core[i].package, v);
+		kubectl_json_wipe(v);
+		json_decref(v);
+	}
+	if (!(list = kubectl_get_json(cl, args, &err))) {
+		error("%s", err);
+		return 1;
+	}
+	json_array_foreach(json_object_get(list, "items"), i, item) {
+		const char *pkg = json_string_value(
+			json_object_get(json_object_get(json_object_get(item, "metadata"), "labels"), "cnoe.io/package-name"));
+		if (!pkg)
+			pkg = "(no package)";
+		if (wanted(pkg)) {
+			rows = agrow(rows, n, sizeof(*rows));
+			rows[n++] = entry(pkg, item);
+		}
+	}
+	kubectl_json_wipe(list);
+	json_decref(list);
+	if (n)
+		qsort(rows, n, sizeof(*rows), bypackage);
+	if (c->json) {
+		json_t *all = json_array();
+		for (i = 0; i < n; i++)
+			json_array_append(all, rows[i]);
+		json_print(all, 1);
+		json_decref(all);
+	} else {
+		for (i = 0; i < n; i++) {
+			const char *k;
+			printf("%s%s (Secret %s/%s)\n", i ? "\n" : "", term_safe(json_string_value(json_object_get(rows[i], "package"))),
+			       term_safe(json_string_value(json_object_get(rows[i], "namespace"))),
+			       term_safe(json_string_value(json_object_get(rows[i], "name"))));
+			json_object_foreach(json_object_get(rows[i], "data"), k, v)
+				printf("  %-12s %s\n", term_safe(k), term_safe(json_string_value(v)));
+		}
+		if (!n)
+			fprintf(stderr, "idpmake: no platform Secret on cluster '%s'%s\n", cl->name,
+				nwant ? " for the packages named" : "");
+	}
+	for (i = 0; i < n; i++) {
+		kubectl_json_wipe(rows[i]);
+		json_decref(rows[i]);
+	}
+	return 0;
+}
