@@ -55,7 +55,7 @@ int nap(long ms)
 const char *clean(const struct argocd *a, const char *s, size_t n)
 {
 	struct buf b = BUF_INIT;
-	size_t tl = a && a->token ? strlen(a->token) : 0;
+	size_t tl = a && a->token ? strlen(a->token) : 0, pl = a && a->password ? strlen(a->password) : 0;
 	const char *r;
 
 	while (n && isspace((unsigned char)s[n - 1]))
@@ -64,6 +64,9 @@ const char *clean(const struct argocd *a, const char *s, size_t n)
 		if (tl && n - i >= tl && !memcmp(s + i, a->token, tl)) {
 			buf_adds(&b, "***");
 			i += tl - 1;
+		} else if (pl && n - i >= pl && !memcmp(s + i, a->password, pl)) {
+			buf_adds(&b, "***");	/* a login's answer that echoes its body (argologin.c) */
+			i += pl - 1;
 		} else if (s[i] == '\n' || s[i] == '\r') {
 			if (b.len >= 2 && strncmp(b.s + b.len - 2, "; ", 2))
 				buf_adds(&b, "; ");
@@ -394,12 +397,11 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 					    : "set ARGOCD_AUTH_TOKEN (or argocd.token-file)";
 		return NULL;
 	}
-	for (const char *p = t; *p; p++)
-		if ((unsigned char)*p <= ' ' || *p == 0x7f) {
-			free(token);
-			*err = "the Argo CD token has spaces or control characters in it: check ARGOCD_AUTH_TOKEN (or argocd.token-file)";
-			return NULL;
-		}
+	if (!argocd_token_ok(t)) {
+		free(token);
+		*err = "the Argo CD token has spaces or control characters in it: check ARGOCD_AUTH_TOKEN (or argocd.token-file)";
+		return NULL;
+	}
 	if (!(base = base_url(server, &o))) {
 		free(token);
 		*err = aprintf("the Argo CD server '%s' is not a host name or URL (check ARGOCD_SERVER or argocd.server)",
@@ -442,6 +444,14 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	a->backoff_ms = env_ms("IDPMAKE_ARGOCD_BACKOFF_MS", 200);
 	a->need_login = login;	/* argocd_connect (argologin.c) logs in */
 	return a;
+}
+
+int argocd_token_ok(const char *t)
+{
+	for (const char *p = t; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f)
+			return 0;
+	return 1;
 }
 
 void argocd_set_token(struct argocd *a, const char *t)
@@ -670,7 +680,7 @@ int request(struct call *c, const char *method, const char *path, json_t *body, 
 			char *ctype = NULL;
 			curl_easy_getinfo(c->curl, CURLINFO_CONTENT_TYPE, &ctype);
 			decode(a, r, ctype);
-			note(c, 1, "%s %s (Authorization: Bearer ***) -> %ld (%d ms)", method, url, r->status,
+			note(c, 1, "%s %s%s -> %ld (%d ms)", method, url, *a->token ? " (Authorization: Bearer ***)" : "", r->status,
 			     (int)((now_s() - t0) * 1000));
 			retry = ((r->status >= 500 && r->status != 501) || r->status == 429) &&
 				!(c->settled && c->settled(r));
@@ -684,7 +694,7 @@ int request(struct call *c, const char *method, const char *path, json_t *body, 
 			const char *e = *ebuf ? ebuf : curl_easy_strerror(rc);
 			const char *why = r->over ? aprintf("the response is larger than %u MiB", BODY_CAP >> 20)
 						  : clean(a, e, strlen(e));
-			note(c, 1, "%s %s (Authorization: Bearer ***) -> %s", method, url, why);
+			note(c, 1, "%s %s%s -> %s", method, url, *a->token ? " (Authorization: Bearer ***)" : "", why);
 			retry = transient(rc);
 			*err = aprintf("cannot reach Argo CD at %s: %s", a->base, why);
 			if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
@@ -710,6 +720,8 @@ int request(struct call *c, const char *method, const char *path, json_t *body, 
 		}
 		wait *= 2;
 	}
+	if (text)
+		memset(text, 0, strlen(text));	/* a login's password (argologin.c) */
 	free(text);
 	return ret;
 }

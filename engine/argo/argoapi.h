@@ -34,6 +34,7 @@ struct argocd {
 	const char *base;		/* scheme://host:port[/root-path], no trailing '/' */
 	char *auth;			/* "Authorization: Bearer TOKEN" (malloc'd; never shown) */
 	int need_login;			/* argocd.login gives the token (argologin.c) */
+	const char *password;		/* during the login: masked by clean() as the token is */
 	const char *token;		/* points into auth, for masking */
 	const char **headers;		/* -H "K: V" from ARGOCD_OPTS */
 	size_t nheaders;
@@ -101,6 +102,8 @@ const char *argocd_appset_path(const struct argocd *a, const char *name);
 /* argoappset.c: is every field of `want` in `have`, equal?  An absent field equals an empty one */
 int argocd_json_subset(const json_t *want, const json_t *have);
 int request(struct call *c, const char *method, const char *path, json_t *body, struct resp *r, const char **err);
+/* is t a token a header may carry (no byte <= ' ', no DEL)? */
+int argocd_token_ok(const char *t);
 /* the token every request sends (copied; the old one zeroed) */
 void argocd_set_token(struct argocd *a, const char *t);
 

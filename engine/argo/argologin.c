@@ -9,72 +9,100 @@
  * only, for this run: zeroed after use, never logged, never in the state
  * (the request's body is never noted; its errors are Argo CD's message).
  */
+#include <ctype.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "argo/argoapi.h"
 #include "argo/argocd.h"
 #include "argo/kubectl.h"
+#include "base/url.h"
 #include "base/util.h"
 #include "distro/model.h"
+
+/* a port-forward's address: loopback */
+static int loopback(const char *base)
+{
+	struct url u;
+
+	if (url_parse(base, &u) < 0 || !u.host)
+		return 0;
+	return !strncmp(u.host, "127.", 4) || !strcasecmp(u.host, "localhost") || !strcmp(u.host, "::1") ||
+	       !strcmp(u.host, "[::1]");
+}
 
 static int login(struct argocd *a, const char **err)
 {
 	const struct distro *d = a->d;
 	const struct cluster *cl = find_cluster(d, d->argocd.login.cluster);
-	const char *where = aprintf("%s/%s", d->argocd.login.ns, d->argocd.login.secret), *tok;
+	const char *where = aprintf("%s/%s", d->argocd.login.ns, d->argocd.login.secret), *tok, *server = argocd_server(d);
 	struct resp r = { .code = -1 };
 	struct call c;
 	json_t *body;
 	char *pw;
-	int ret = -1;
+	size_t len;
+	int ret = -1, spaced;
 
 	if (!cl)	/* refs.c checked it; a distro built in code may not be */
 		return *err = aprintf("argocd.login: no cluster '%s'", d->argocd.login.cluster), -1;
+	/*
+	 * The password is the admin's of the cluster: it goes to the distro's
+	 * own server, or to a port-forward on loopback, never to another
+	 * server ARGOCD_SERVER or ARGOCD_OPTS name (whose token-file may
+	 * follow it: the user wrote that file; this password they never saw)
+	 */
+	if (!(d->argocd.server && same_server(server, d->argocd.server)) && !loopback(a->base))
+		return *err = aprintf("argocd.login sends the admin password in Secret %s only to argocd.server (%s) or a "
+				      "port-forward on loopback, not to %s from %s: set ARGOCD_AUTH_TOKEN for that server",
+				      where, d->argocd.server ? url_masked(d->argocd.server, "***") : "not set",
+				      url_masked(server, "***"), argocd_server_from(d)), -1;
 	if (!(pw = kubectl_secret_value(cl, d->argocd.login.ns, d->argocd.login.secret, d->argocd.login.key, err))) {
 		*err = aprintf("argocd.login: %s; set ARGOCD_AUTH_TOKEN (or argocd.token-file) instead, e.g. from `argocd "
 			       "account generate-token`, if the Secret was deleted after the first login", *err);
 		return -1;
 	}
+	len = strlen(pw);
+	spaced = len && isspace((unsigned char)pw[len - 1]);
 	if (call_open(&c, a, "login", NULL, 60) < 0) {
-		memset(pw, 0, strlen(pw));
+		memset(pw, 0, len);
 		free(pw);
 		return *err = "cannot start a libcurl handle", -1;
 	}
 	body = json_pack("{s:s, s:s}", "username", d->argocd.login.user, "password", pw);
-	memset(pw, 0, strlen(pw));
-	free(pw);
+	a->password = pw;	/* masked in what Argo CD answers (clean) */
 	if (!body) {
-		call_close(&c);
-		return *err = aprintf("argocd.login: the password in Secret %s is not UTF-8 text", where), -1;
-	}
-	if (request(&c, "POST", "/api/v1/session", body, &r, err) == 0) {
+		*err = aprintf("argocd.login: the password in Secret %s is not UTF-8 text", where);
+	} else if (request(&c, "POST", "/api/v1/session", body, &r, err) == 0) {
 		tok = r.status == 200 ? jstr(r.json, "token") : "";
-		if (r.status == 200 && *tok && !strpbrk(tok, " \t\r\n")) {
+		if (r.status == 200 && *tok && argocd_token_ok(tok)) {
 			argocd_set_token(a, tok);
-			memset((char *)tok, 0, strlen(tok));
 			ret = 0;
+		} else if (r.status == 200) {
+			*err = "argocd.login: Argo CD's answer to the login has no usable token (none, or with spaces or "
+			       "control characters)";
 		} else if (r.status == 401) {
 			*err = aprintf("argocd.login: Argo CD refused user '%s' with the password in Secret %s (%s): the "
-				       "password was changed since; set ARGOCD_AUTH_TOKEN (or argocd.token-file) instead",
-				       d->argocd.login.user, where, r.message ? r.message : "401");
+				       "password was changed since%s; set ARGOCD_AUTH_TOKEN (or argocd.token-file) instead",
+				       d->argocd.login.user, where, r.message ? r.message : "401",
+				       spaced ? ", or the Secret's value ends in a space or a line break" : "");
 		} else {
-			*err = api_error(&c, aprintf("logging in as '%s' (argocd.login)", d->argocd.login.user), &r);
+			*err = aprintf("argocd.login: logging in as '%s' at %s: Argo CD answered HTTP %ld%s%s", d->argocd.login.user,
+				       url_masked(a->base, "***"), r.status, r.message && *r.message ? ": " : "",
+				       r.message ? r.message : "");
 		}
 	}
-	{
-		/* jansson's copy of the password, and the answer's of the token */
-		json_t *p = json_object_get(body, "password");
-		const char *s = json_string_value(p);
-		if (s)
-			memset((char *)s, 0, strlen(s));
-	}
+	a->password = NULL;
+	kubectl_json_wipe(body);	/* jansson's copy of the password */
+	kubectl_json_wipe(r.json);	/* and of the token */
 	json_decref(body);
 	if (r.body.s)
 		memset(r.body.s, 0, r.body.len);
 	resp_reset(&r);
 	call_close(&c);
+	memset(pw, 0, len);
+	free(pw);
 	return ret;
 }
 

@@ -315,6 +315,9 @@ void context_apply(struct distro *d)
 		d->argocd.token_file = active->token_file;
 		d->argocd.ca_file = active->ca_file;
 		d->argocd.insecure = active->insecure;
+		/* nor its login (the admin password of its cluster) or the path its API is under */
+		memset(&d->argocd.login, 0, sizeof(d->argocd.login));
+		d->argocd.grpc_web_root_path = NULL;
 		gave_server = 1;
 	}
 	if (active->git_remote && (context_chosen() || !d->git.remote)) {

@@ -555,8 +555,16 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 		const struct ynode *a;
 		CHECK_KEYS(x, "argocd", "server", "namespace", "project", "app-name", "insecure", "token-file", "ca-file",
 			   "repository", "fleet", "login", "grpc-web-root-path");
-		if ((a = yget(x, "grpc-web-root-path")) && str(a, "grpc-web-root-path"))
-			d->argocd.grpc_web_root_path = a->s;
+		if ((a = yget(x, "grpc-web-root-path")) && str(a, "grpc-web-root-path")) {
+			/* a path of the server's, nothing a URL would read as its query, fragment or a way up */
+			if (a->s[0] != '/' || strspn(a->s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._~/-") !=
+						      strlen(a->s) || strstr(a->s, "/../") || strstr(a->s, "//") ||
+			    (strlen(a->s) >= 3 && !strcmp(a->s + strlen(a->s) - 3, "/..")))
+				loc_error(a->loc, "argocd.grpc-web-root-path must be a path such as /argocd (letters, digits, "
+					  "'.', '_', '~', '-' between '/'), not '%s'", a->s);
+			else
+				d->argocd.grpc_web_root_path = a->s;
+		}
 		if ((a = yget(x, "login")) && !yisnull(a) && want(a, Y_MAP, "login"))
 			login(d, a);
 		if ((a = yget(x, "repository")) && str(a, "repository")) {

@@ -98,6 +98,43 @@ assert d["argocd"]["data"]["password"] == sys.argv[1], d["argocd"]
 assert d["gitea"]["namespace"] == "gitea" and d["gitea"]["name"] == "gitea-credential", d["gitea"]
 assert d["keycloak"]["data"]["USER1_PASSWORD"] == "user\x1b]0;pwned\x07", d["keycloak"]' "$PW"
 
+# ---- where the password may go, and what the answers may echo -----------------------
+printf '  a: "1"\n' >>d/packages/hello/cm.yaml
+t_fail "ARGOCD_SERVER naming another, non-loopback server" env ARGOCD_SERVER=192.0.2.1:8080 "$IDPMAKE" -C d up
+t_grep "the login is refused before any connection, saying where it may go" \
+	"argocd.login sends the admin password in Secret argocd/argocd-initial-admin-secret only to argocd.server \(not set\) or a port-forward on loopback, not to 192.0.2.1:8080 from ARGOCD_SERVER" "$OUTPUT"
+# a context that gives the server: the distro's login (and root path) are not for it
+python3 -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+s.settimeout(20)
+try:
+    while True:
+        c, _ = s.accept(); c.settimeout(2)
+        try: open(sys.argv[2], "ab").write(c.recv(65536))
+        except Exception: pass
+        c.close()
+except Exception: pass' "$T/listener.port" "$T/heard.log" &
+t_pids="$t_pids $!"
+t_wait_for 10 test -s "$T/listener.port"
+: >"$T/heard.log"
+t_ok "a context with its own server" idpmake context add other --argocd-server "127.0.0.1:$(cat "$T/listener.port")"
+t_fail "up --context other (no token for it)" env -u ARGOCD_SERVER ARGOCD_OPTS=--plaintext "$IDPMAKE" -C d --context other up
+t_grep "it asks for a token: the distro's login is not the context's" 'set ARGOCD_AUTH_TOKEN' "$OUTPUT"
+t_nostring "the password never reached the context's server" "$PW" "$T/heard.log"
+t_ok "context rm other" idpmake context rm other
+# an answer that echoes the request (a proxy's 400 page)
+emu_post fault "{\"path_regex\": \"/api/v1/session\$\", \"status\": 400, \"body\": \"bad request: {\\\"password\\\":\\\"$PW\\\"}\", \"content_type\": \"text/plain\"}"
+t_fail "a login answered by an echo of its body" idpmake -C d up
+t_grep "the answer is shown" 'argocd.login: logging in as .admin. at .*: Argo CD answered HTTP 400: bad request: \{"password":"\*\*\*"\}' "$OUTPUT"
+t_nostring "with the password masked" "$PW" "$OUTPUT"
+# an answer whose token is no header's
+emu_post fault '{"path_regex": "/api/v1/session$", "status": 200, "body": "{\"token\": \"abc\\u0001def\"}", "content_type": "application/json"}'
+t_fail "a login answered with a control character in its token" idpmake -C d up
+t_grep "refused, saying why" "Argo CD's answer to the login has no usable token" "$OUTPUT"
+emu_reset
+
 # an exported token wins: no login
 printf '  extra: "1"\n' >>d/packages/hello/cm.yaml
 emu_reset
@@ -126,4 +163,7 @@ t_grep "a located error naming it" "distro.yaml:[0-9]+:[0-9]+: error: argocd.log
 sed -i 's|, cluster: nope}|, pasword: x}|' d/distro.yaml
 t_exit 2 "an unknown key" idpmake -C d plan
 t_grep "named" "unknown key 'pasword'" "$STDERR"
+sed -i 's|, pasword: x}|}|; s|grpc-web-root-path: /argocd|grpc-web-root-path: "/argocd/api/v1/session?x="|' d/distro.yaml
+t_exit 2 "a root path with a query in it" idpmake -C d plan
+t_grep "a located error" 'distro.yaml:[0-9]+:[0-9]+: error: argocd.grpc-web-root-path must be a path such as /argocd' "$STDERR"
 t_done
