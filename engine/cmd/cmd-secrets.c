@@ -133,8 +133,7 @@ int cmd_secrets(struct ctx *c)
 		json_t *all = json_array();
 		for (i = 0; i < n; i++)
 			json_array_append(all, rows[i]);
-		json_print(all, 1);
-		json_decref(all);
+		json_print(all, 1);	/* takes the reference */
 	} else {
 		for (i = 0; i < n; i++) {
 			const char *k;
