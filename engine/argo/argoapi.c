@@ -374,7 +374,7 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 			return NULL;
 		}
 		token = xstrdup(env);
-	} else if (own && d->argocd.login.secret && !d->argocd.token_file) {
+	} else if (own && d->argocd.login.ref.name && !d->argocd.token_file) {
 		login = 1;	/* argologin.c, once the client is ready */
 	} else if (own && d->argocd.token_file) {
 		if (!(file = read_file(d->argocd.token_file, NULL))) {

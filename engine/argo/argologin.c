@@ -36,8 +36,8 @@ static int loopback(const char *base)
 static int login(struct argocd *a, const char **err)
 {
 	const struct distro *d = a->d;
-	const struct cluster *cl = find_cluster(d, d->argocd.login.cluster);
-	const char *where = aprintf("%s/%s", d->argocd.login.ns, d->argocd.login.secret), *tok, *server = argocd_server(d);
+	const struct cluster *cl = find_cluster(d, d->argocd.login.ref.cluster);
+	const char *where = aprintf("%s/%s", d->argocd.login.ref.ns, d->argocd.login.ref.name), *tok, *server = argocd_server(d);
 	struct resp r = { .code = -1 };
 	struct call c;
 	json_t *body;
@@ -46,7 +46,7 @@ static int login(struct argocd *a, const char **err)
 	int ret = -1, spaced;
 
 	if (!cl)	/* refs.c checked it; a distro built in code may not be */
-		return *err = aprintf("argocd.login: no cluster '%s'", d->argocd.login.cluster), -1;
+		return *err = aprintf("argocd.login: no cluster '%s'", d->argocd.login.ref.cluster), -1;
 	/*
 	 * The password is the admin's of the cluster: it goes to the distro's
 	 * own server, or to a port-forward on loopback, never to another
@@ -58,7 +58,7 @@ static int login(struct argocd *a, const char **err)
 				      "port-forward on loopback, not to %s from %s: set ARGOCD_AUTH_TOKEN for that server",
 				      where, d->argocd.server ? url_masked(d->argocd.server, "***") : "not set",
 				      url_masked(server, "***"), argocd_server_from(d)), -1;
-	if (!(pw = kubectl_secret_value(cl, d->argocd.login.ns, d->argocd.login.secret, d->argocd.login.key, err))) {
+	if (!(pw = kubectl_secret_value(cl, d->argocd.login.ref.ns, d->argocd.login.ref.name, d->argocd.login.key, err))) {
 		*err = aprintf("argocd.login: %s; set ARGOCD_AUTH_TOKEN (or argocd.token-file) instead, e.g. from `argocd "
 			       "account generate-token`, if the Secret was deleted after the first login", *err);
 		return -1;

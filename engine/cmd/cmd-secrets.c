@@ -7,7 +7,7 @@
  * it is kept, logged or sent anywhere; the text output escapes control
  * characters, --json gives the values as they are.
  *
- * The cluster is the one Argo CD runs in: argocd.login.cluster, by default
+ * The cluster is the one Argo CD runs in: argocd.login.ref.cluster, by default
  * in-cluster; read through its kube context, as its kubectl steps are.
  */
 #include <jansson.h>
@@ -89,7 +89,7 @@ int cmd_secrets(struct ctx *c)
 	c->targets = NULL, c->ntargets = 0;	/* package names of the platform, not steps to select */
 	if ((r = ctx_load(c, 1)))
 		return r;
-	cname = c->d->argocd.login.secret ? c->d->argocd.login.cluster : "in-cluster";
+	cname = c->d->argocd.login.ref.name ? c->d->argocd.login.ref.cluster : "in-cluster";
 	if (!(cl = find_cluster(c->d, cname))) {
 		fprintf(stderr, "idpmake: secrets reads the cluster Argo CD runs in, '%s', which is not a cluster of this "
 				"distro: name it with argocd.login.cluster\n", cname);

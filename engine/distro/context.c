@@ -322,6 +322,8 @@ void context_apply(struct distro *d)
 	}
 	if (active->git_remote && (context_chosen() || !d->git.remote)) {
 		d->git.remote = active->git_remote;
+		/* the distro's git credentials are its own remote's */
+		memset(&d->git.credentials, 0, sizeof(d->git.credentials));
 		gave_remote = 1;
 	}
 }

@@ -464,42 +464,65 @@ static void check_vars(struct distro *d)
 				return;	/* once is enough */
 		}
 }
-/* argocd.login: {secret: NS/NAME, key: password, user: admin, cluster: in-cluster} */
-static void login(struct distro *d, const struct ynode *x)
+/* secret: NS/NAME and cluster: NAME of a map (argocd.login, git.credentials) into r; 0, or -1 (printed) */
+static int secret_ref(const struct ynode *x, const char *what, const char *example, struct secretref *r)
 {
 	const struct ynode *a;
 	const char *slash;
 
-	CHECK_KEYS(x, "login", "secret", "key", "user", "cluster");
-	d->argocd.login.loc = x->loc;
-	d->argocd.login.key = "password";
-	d->argocd.login.user = "admin";
-	d->argocd.login.cluster = "in-cluster";
+	r->loc = x->loc;
+	r->cluster = "in-cluster";
 	if (!(a = yget(x, "secret")) || !str(a, "secret")) {
 		if (!a)
-			loc_error(x->loc, "argocd.login needs 'secret: NAMESPACE/NAME', the Secret that holds the password "
-				  "(Argo CD's own: argocd/argocd-initial-admin-secret)");
-		return;
+			loc_error(x->loc, "%s needs 'secret: NAMESPACE/NAME', the Secret to read (e.g. %s)", what, example);
+		return -1;
 	}
 	slash = strchr(a->s, '/');
-	if (!slash || slash == a->s || !slash[1] || strchr(slash + 1, '/') || !is_dns_label(astrndup(a->s, (size_t)(slash - a->s))) ||
-	    !is_dns_subdomain(slash + 1)) {
-		loc_error(a->loc, "argocd.login.secret must be NAMESPACE/NAME of a Secret (e.g. "
-			  "argocd/argocd-initial-admin-secret), not '%s'", a->s);
-		return;
+	if (!slash || slash == a->s || !slash[1] || strchr(slash + 1, '/') ||
+	    !is_dns_label(astrndup(a->s, (size_t)(slash - a->s))) || !is_dns_subdomain(slash + 1)) {
+		loc_error(a->loc, "%s.secret must be NAMESPACE/NAME of a Secret (e.g. %s), not '%s'", what, example, a->s);
+		return -1;
 	}
-	d->argocd.login.ns = astrndup(a->s, (size_t)(slash - a->s));
-	d->argocd.login.secret = slash + 1;
+	r->ns = astrndup(a->s, (size_t)(slash - a->s));
+	r->name = slash + 1;
+	if ((a = yget(x, "cluster")) && str(a, "cluster")) {
+		r->cluster = a->s;
+		r->loc = a->loc;
+	}
+	return 0;
+}
+
+/* argocd.login: {secret: NS/NAME, key: password, user: admin, cluster: in-cluster} */
+static void login(struct distro *d, const struct ynode *x)
+{
+	const struct ynode *a;
+
+	CHECK_KEYS(x, "login", "secret", "key", "user", "cluster");
+	d->argocd.login.key = "password";
+	d->argocd.login.user = "admin";
+	if (secret_ref(x, "argocd.login", "argocd/argocd-initial-admin-secret", &d->argocd.login.ref) < 0)
+		return;
 	if ((a = yget(x, "key")) && str(a, "key"))
 		d->argocd.login.key = a->s;
 	if ((a = yget(x, "user")) && str(a, "user"))
 		d->argocd.login.user = a->s;
-	if ((a = yget(x, "cluster")) && str(a, "cluster")) {
-		d->argocd.login.cluster = a->s;
-		d->argocd.login.loc = a->loc;
-	}
 }
 
+/* git.credentials: {secret: NS/NAME, username-key: username, password-key: password, cluster: in-cluster} */
+static void git_credentials(struct distro *d, const struct ynode *x)
+{
+	const struct ynode *a;
+
+	CHECK_KEYS(x, "credentials", "secret", "username-key", "password-key", "cluster");
+	d->git.credentials.user_key = "username";
+	d->git.credentials.password_key = "password";
+	if (secret_ref(x, "git.credentials", "gitea/gitea-credential", &d->git.credentials.ref) < 0)
+		return;
+	if ((a = yget(x, "username-key")) && str(a, "username-key"))
+		d->git.credentials.user_key = a->s;
+	if ((a = yget(x, "password-key")) && str(a, "password-key"))
+		d->git.credentials.password_key = a->s;
+}
 
 static void conv_distro(struct distro *d, const struct ynode *root, const char *statedir)
 {
@@ -527,7 +550,9 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 	d->git.author_email = "idpmake@localhost";
 	if ((x = yget(root, "git")) && !yisnull(x) && want(x, Y_MAP, "git")) {
 		const struct ynode *a;
-		CHECK_KEYS(x, "git", "remote", "branch", "path", "author", "ca-file");
+		CHECK_KEYS(x, "git", "remote", "branch", "path", "author", "ca-file", "credentials");
+		if ((a = yget(x, "credentials")) && !yisnull(a) && want(a, Y_MAP, "credentials"))
+			git_credentials(d, a);
 		d->git.remote = str(yget(x, "remote"), "remote");
 		if (d->git.remote && !strstr(d->git.remote, "://") && d->git.remote[0] != '/' &&
 		    !strchr(d->git.remote, '@'))

@@ -135,6 +135,13 @@ struct profile {
 	struct loc loc;
 };
 
+/* a Secret of a cluster of the distro, read with kubectl when it is needed (argocd.login, git.credentials) */
+struct secretref {
+	const char *ns, *name;		/* NAMESPACE/NAME; name NULL: none */
+	const char *cluster;		/* the cluster it is read from; default in-cluster */
+	struct loc loc;			/* where it (or its cluster) was written */
+};
+
 struct distro {
 	const char *file;		/* path of distro.yaml as given */
 	const char *dir;		/* its folder */
@@ -148,6 +155,10 @@ struct distro {
 		struct loc path_loc;	/* where path was written */
 		const char *author_name, *author_email;
 		const char *ca_file;	/* private CA for https remotes */
+		struct {
+			struct secretref ref;	/* ref.name NULL: none (IDPMAKE_GIT_TOKEN, or nothing) */
+			const char *user_key, *password_key;	/* default username, password */
+		} credentials;		/* git.credentials: the remote's user and password (run/gitcreds.c) */
 	} git;
 	struct {
 		const char *server;	/* NULL: no Argo CD, sync steps skip */
@@ -162,9 +173,8 @@ struct distro {
 		int fleet_appset;	/* argocd.fleet: applicationset */
 		const char *grpc_web_root_path;	/* argocd.grpc-web-root-path: the API under this path, or NULL */
 		struct {
-			const char *ns, *secret;	/* NULL: no login; the Secret NS/SECRET holds the password */
-			const char *key, *user, *cluster;	/* default password, admin, in-cluster */
-			struct loc loc;
+			struct secretref ref;	/* the Secret that holds the password; ref.name NULL: no login */
+			const char *key, *user;	/* default password, admin */
 		} login;		/* argocd.login: the token from POST /api/v1/session (argo/argologin.c) */
 	} argocd;
 	struct cluster *clusters;

@@ -182,9 +182,12 @@ void check_references(struct distro *d)
 	}
 	free(unknown);
 	free(sugs);
-	if (d->argocd.login.secret && !find_cluster(d, d->argocd.login.cluster))
-		loc_error(d->argocd.login.loc, "argocd.login reads its Secret from the cluster Argo CD runs in, '%s', which is "
-			  "not a cluster of this distro: name it with argocd.login.cluster", d->argocd.login.cluster);
+	if (d->argocd.login.ref.name && !find_cluster(d, d->argocd.login.ref.cluster))
+		loc_error(d->argocd.login.ref.loc, "argocd.login reads its Secret from the cluster Argo CD runs in, '%s', which is "
+			  "not a cluster of this distro: name it with argocd.login.cluster", d->argocd.login.ref.cluster);
+	if (d->git.credentials.ref.name && !find_cluster(d, d->git.credentials.ref.cluster))
+		loc_error(d->git.credentials.ref.loc, "git.credentials reads its Secret from cluster '%s', which is not a "
+			  "cluster of this distro: name it with git.credentials.cluster", d->git.credentials.ref.cluster);
 	if (loc_errors) {
 		free(known.v);
 		return;

@@ -12,6 +12,7 @@
 
 #include "base/buf.h"
 #include "git/gitremote.h"
+#include "base/url.h"
 #include "base/util.h"
 
 /* replace every occurrence of secret[0..n) in b with "***" */
@@ -87,9 +88,9 @@ int gerror(struct git *g, int code, const char *fmt, ...)
 			 " with write access, and IDPMAKE_GIT_USERNAME if the server wants a user"
 			 " name other than 'git'", pw ? " with the user name and password in the URL" : "");
 	else if (g && g->auth == AUTH_REFUSED)
-		buf_addf(&msg, "authentication failed: the server refused IDPMAKE_GIT_TOKEN for the user"
+		buf_addf(&msg, "authentication failed: the server refused %s for the user"
 			 " '%s'; check the token, its access to the repository, and IDPMAKE_GIT_USERNAME"
-			 " (the user name sent with the token; 'git' when unset)", g->user);
+			 " (the user name sent with the token; 'git' when unset)", url_git_token_name(), g->user);
 	else if (g && g->auth == AUTH_AGENT)
 		buf_adds(&msg, "ssh authentication failed: ssh-agent offered no key the server"
 			 " accepts (add the key with ssh-add; check SSH_AUTH_SOCK)");

@@ -5,6 +5,7 @@
 
 #include "argo/argocd.h"
 #include "run/ctx.h"
+#include "run/gitcreds.h"
 #include "distro/context.h"
 #include "argo/kubectl.h"
 #include "distro/manifest.h"
@@ -56,6 +57,7 @@ int ctx_load(struct ctx *c, int readonly)
 		if ((r = targets_check(c)))
 			return r;
 	}
+	gitcreds_load(c);	/* after the context, which may drop them */
 	kubectl_set_context(c->kube_context);
 	kubectl_set_owner(c->d->name, c->adopt);
 	if (!(c->g = graph_build(c->d)))

@@ -8,6 +8,8 @@
 # what to do; an exported token still wins; the password and the token
 # reach no output, log or state.  `idpmake secrets` (issue 24 #4) shows the
 # platform's Secrets from the same cluster, on request, as idpbuilder does.
+# git.credentials (issue 24 #3) reads the GitOps remote's user and password
+# from a Secret the same way, for pushes to the real smart-HTTP git server.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -134,6 +136,44 @@ emu_post fault '{"path_regex": "/api/v1/session$", "status": 200, "body": "{\"to
 t_fail "a login answered with a control character in its token" idpmake -C d up
 t_grep "refused, saying why" "Argo CD's answer to the login has no usable token" "$OUTPUT"
 emu_reset
+
+# ---- git.credentials: the remote's user and password from a Secret ------------------
+start_git_server
+remote=$(new_remote gitops2) || t_bail "new_remote failed"
+secret gitea push-credential '{}' username="$GIT_USER" password="$GIT_PASS"
+mkdistro d2 <<EOF
+idpmake: 1
+name: gitcreds
+git:
+  remote: "$remote"
+  credentials: {secret: gitea/push-credential}
+clusters:
+  in-cluster: {kube-context: emu}
+packages:
+  hello:
+    type: manifests
+    path: packages/hello
+    namespace: hello
+    hooks:
+      post: [{name: env, run: ./env.sh, when: always}]
+EOF
+mkmanifest d2/packages/hello/cm.yaml ConfigMap hello
+printf '#!/bin/sh\nenv >"%s/hook-env.txt"\n' "$T" >d2/env.sh && chmod +x d2/env.sh
+t_ok "up with the remote's password in a Secret, none exported" env -u ARGOCD_SERVER -u IDPMAKE_GIT_TOKEN -u IDPMAKE_GIT_USERNAME "$IDPMAKE" -C d2 up
+t_grep "it pushed as the Secret's user" "^POST /gitops2.git/git-receive-pack\? $GIT_USER\$" "$T/git-srv/access.log"
+t_nostring "the password reaches no output, state or log" "$GIT_PASS" "$OUTPUT" d2/.idpmake
+t_ok "the hook ran" test -s "$T/hook-env.txt"
+t_nostring "nor a hook's environment" "$GIT_PASS" "$T/hook-env.txt"
+secret gitea push-credential '{}' username="$GIT_USER" password="wrong-$GIT_PASS"
+printf '  b: "1"\n' >>d2/packages/hello/cm.yaml
+t_fail "up with a password the server refuses" env -u ARGOCD_SERVER -u IDPMAKE_GIT_TOKEN "$IDPMAKE" -C d2 up
+t_grep "the refusal names where the password came from" "the server refused the password in Secret gitea/push-credential \(git.credentials\) for the user '$GIT_USER'" "$OUTPUT"
+t_nostring "the refused password reaches no output" "wrong-$GIT_PASS" "$OUTPUT" d2/.idpmake
+t_ok "an exported token wins over the Secret" env -u ARGOCD_SERVER IDPMAKE_GIT_TOKEN="$GIT_PASS" IDPMAKE_GIT_USERNAME="$GIT_USER" "$IDPMAKE" -C d2 up
+sed -i 's|gitea/push-credential|gitea/nope|' d2/distro.yaml
+printf '  c: "1"\n' >>d2/packages/hello/cm.yaml
+t_fail "up with a Secret that is not there" env -u ARGOCD_SERVER -u IDPMAKE_GIT_TOKEN "$IDPMAKE" -C d2 up
+t_grep "a warning names it and what follows" 'warning: git.credentials: kubectl --namespace gitea get secret nope .*not ?found.*: the GitOps remote gets no credentials from it' "$OUTPUT"
 
 # an exported token wins: no login
 printf '  extra: "1"\n' >>d/packages/hello/cm.yaml
