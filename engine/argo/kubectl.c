@@ -49,9 +49,12 @@ static const char *flag_context;
 static const char *manager = "idpmake/";	/* the distro's field manager (kubeowner.h) */
 static int adopt;
 
+static size_t nseen;	/* kubectl_target's answers so far (below) */
+
 void kubectl_set_context(const char *name)
 {
 	flag_context = name && *name ? name : NULL;
+	nseen = 0;	/* an answer before it may have named another context */
 }
 
 void kubectl_set_owner(const char *distro, int adopt_others)
@@ -128,7 +131,6 @@ static int in_cluster_server(const char *s)
 
 static const struct cluster **seen_cl;
 static struct kube_target **seen_t;
-static size_t nseen;
 
 const struct kube_target *kubectl_target(const struct cluster *cl, const char **err)
 {
@@ -473,27 +475,49 @@ void kubectl_json_wipe(json_t *v)
 			kubectl_json_wipe(x);
 }
 
+int kubectl_secret_values(const struct cluster *cl, const char *ns, const char *name, const char *const *keys,
+			  char **values, const char **err)
+{
+	const char *args[] = { "--namespace", ns, "get", "secret", name, NULL };
+	json_t *doc = kubectl_get_json(cl, args, err);
+	size_t i, n;
+	int r = 0;
+
+	for (i = 0; keys[i]; i++)
+		values[i] = NULL;
+	if (!doc)
+		return -1;
+	for (i = 0; keys[i] && !r; i++) {
+		const char *v = json_string_value(json_object_get(json_object_get(doc, "data"), keys[i]));
+		if (v && (values[i] = (char *)unbase64(v, &n)) && (memchr(values[i], 0, n) || !n)) {
+			memset(values[i], 0, n);
+			free(values[i]);
+			values[i] = NULL;
+		}
+		if (!values[i]) {
+			*err = aprintf("the Secret %s/%s on cluster '%s' has no key '%s' with a value", ns, name, cl->name, keys[i]);
+			r = -1;
+		}
+	}
+	for (i = 0; r && keys[i]; i++) {
+		if (values[i]) {
+			memset(values[i], 0, strlen(values[i]));
+			free(values[i]);
+			values[i] = NULL;
+		}
+	}
+	kubectl_json_wipe(doc);
+	json_decref(doc);
+	return r;
+}
+
 char *kubectl_secret_value(const struct cluster *cl, const char *ns, const char *name, const char *key,
 			   const char **err)
 {
-	const char *args[] = { "--namespace", ns, "get", "secret", name, NULL }, *v;
-	json_t *doc = kubectl_get_json(cl, args, err);
-	char *value = NULL;
-	size_t n;
+	const char *keys[] = { key, NULL };
+	char *value[1];
 
-	if (!doc)
-		return NULL;
-	v = json_string_value(json_object_get(json_object_get(doc, "data"), key));
-	if (v && (value = (char *)unbase64(v, &n)) && (memchr(value, 0, n) || !n)) {
-		memset(value, 0, n);
-		free(value);
-		value = NULL;
-	}
-	if (!value)
-		*err = aprintf("the Secret %s/%s on cluster '%s' has no key '%s' with a value", ns, name, cl->name, key);
-	kubectl_json_wipe(doc);
-	json_decref(doc);
-	return value;
+	return kubectl_secret_values(cl, ns, name, keys, value, err) < 0 ? NULL : value[0];
 }
 
 enum phase { PH_FIRST, PH_DEFAULT_NS, PH_OWN_NS, PH_N };

@@ -58,6 +58,9 @@ void kubectl_json_wipe(json_t *v);
  */
 char *kubectl_secret_value(const struct cluster *cl, const char *ns, const char *name, const char *key,
 			   const char **err);
+/* the same for several keys of one read (keys NULL-ended, values as many): 0, or -1 with *err and none */
+int kubectl_secret_values(const struct cluster *cl, const char *ns, const char *name, const char *const *keys,
+			  char **values, const char **err);
 
 /* the key of a kubectl package's sync step, from its render's output */
 struct hash kubectl_key(const struct step *s, struct hash output);

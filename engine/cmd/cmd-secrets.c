@@ -45,9 +45,11 @@ static int wanted(const char *package)
 	return 0;
 }
 
+/* o.a.b (o.a with b NULL) as text, or "" */
 static const char *field(json_t *o, const char *a, const char *b)
 {
-	const char *s = json_string_value(json_object_get(json_object_get(o, a), b));
+	json_t *x = json_object_get(o, a);
+	const char *s = json_string_value(b ? json_object_get(x, b) : x);
 	return s ? s : "";
 }
 
@@ -60,8 +62,9 @@ static json_t *entry(const char *package, json_t *secret)
 	json_object_foreach(data, k, v) {
 		size_t n;
 		char *text = json_is_string(v) ? (char *)unbase64(json_string_value(v), &n) : NULL;
-		json_t *s = text ? json_stringn(text, n) : NULL;	/* NULL: not UTF-8 */
-		json_object_set_new(out, k, s ? s : json_string("(not text)"));
+		/* text as it is; bytes that are not (a NUL, not UTF-8) as {"base64": ...}, so nothing is cut */
+		json_t *s = text && !memchr(text, 0, n) ? json_stringn(text, n) : NULL;
+		json_object_set_new(out, k, s ? s : json_pack("{s:s}", "base64", json_is_string(v) ? json_string_value(v) : ""));
 		if (text)
 			memset(text, 0, n);
 		free(text);
@@ -100,7 +103,7 @@ int cmd_secrets(struct ctx *c)
 		if (!wanted(core[i].package))
 			continue;
 		if (!(v = kubectl_get_json(cl, one, &err))) {
-			if (!strstr(err, "NotFound") && !strstr(err, "not found")) {
+			if (!strstr(err, "(NotFound)")) {	/* kubectl's "Error from server (NotFound)", nothing else */
 				error("%s", err);
 				return 1;
 			}
@@ -118,9 +121,13 @@ int cmd_secrets(struct ctx *c)
 	json_array_foreach(json_object_get(list, "items"), i, item) {
 		const char *pkg = json_string_value(
 			json_object_get(json_object_get(json_object_get(item, "metadata"), "labels"), "cnoe.io/package-name"));
+		int again = 0;
 		if (!pkg)
 			pkg = "(no package)";
-		if (wanted(pkg)) {
+		for (size_t k = 0; k < n && !again; k++)	/* a core one labelled too: listed once */
+			again = !strcmp(field(rows[k], "namespace", NULL), field(item, "metadata", "namespace")) &&
+				!strcmp(field(rows[k], "name", NULL), field(item, "metadata", "name"));
+		if (!again && wanted(pkg)) {
 			rows = agrow(rows, n, sizeof(*rows));
 			rows[n++] = entry(pkg, item);
 		}
@@ -140,8 +147,12 @@ int cmd_secrets(struct ctx *c)
 			printf("%s%s (Secret %s/%s)\n", i ? "\n" : "", term_safe(json_string_value(json_object_get(rows[i], "package"))),
 			       term_safe(json_string_value(json_object_get(rows[i], "namespace"))),
 			       term_safe(json_string_value(json_object_get(rows[i], "name"))));
-			json_object_foreach(json_object_get(rows[i], "data"), k, v)
-				printf("  %-12s %s\n", term_safe(k), term_safe(json_string_value(v)));
+			json_object_foreach(json_object_get(rows[i], "data"), k, v) {
+				if (json_is_string(v))
+					printf("  %-12s %s\n", term_safe(k), term_safe(json_string_value(v)));
+				else
+					printf("  %-12s (not text: --json gives its base64)\n", term_safe(k));
+			}
 		}
 		if (!n)
 			fprintf(stderr, "idpmake: no platform Secret on cluster '%s'%s\n", cl->name,

@@ -315,8 +315,10 @@ void context_apply(struct distro *d)
 		d->argocd.token_file = active->token_file;
 		d->argocd.ca_file = active->ca_file;
 		d->argocd.insecure = active->insecure;
-		/* nor its login (the admin password of its cluster) or the path its API is under */
+		/* nor its login (the admin password of its cluster) or the path its API is under, nor its git
+		 * credentials (repository:register would send them to this server) */
 		memset(&d->argocd.login, 0, sizeof(d->argocd.login));
+		memset(&d->git.credentials, 0, sizeof(d->git.credentials));
 		d->argocd.grpc_web_root_path = NULL;
 		gave_server = 1;
 	}

@@ -492,6 +492,18 @@ static int secret_ref(const struct ynode *x, const char *what, const char *examp
 	return 0;
 }
 
+/* a key of a Secret's data ([-._a-zA-Z0-9]+, as Kubernetes takes them) at a, or NULL (printed) */
+static const char *secret_key(const struct ynode *a, const char *what)
+{
+	if (!str(a, what))
+		return NULL;
+	if (!*a->s || strspn(a->s, "-._abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != strlen(a->s)) {
+		loc_error(a->loc, "%s must be a key of a Secret's data (letters, digits, '-', '_', '.'), not '%s'", what, a->s);
+		return NULL;
+	}
+	return a->s;
+}
+
 /* argocd.login: {secret: NS/NAME, key: password, user: admin, cluster: in-cluster} */
 static void login(struct distro *d, const struct ynode *x)
 {
@@ -502,7 +514,7 @@ static void login(struct distro *d, const struct ynode *x)
 	d->argocd.login.user = "admin";
 	if (secret_ref(x, "argocd.login", "argocd/argocd-initial-admin-secret", &d->argocd.login.ref) < 0)
 		return;
-	if ((a = yget(x, "key")) && str(a, "key"))
+	if ((a = yget(x, "key")) && secret_key(a, "argocd.login.key"))
 		d->argocd.login.key = a->s;
 	if ((a = yget(x, "user")) && str(a, "user"))
 		d->argocd.login.user = a->s;
@@ -518,9 +530,9 @@ static void git_credentials(struct distro *d, const struct ynode *x)
 	d->git.credentials.password_key = "password";
 	if (secret_ref(x, "git.credentials", "gitea/gitea-credential", &d->git.credentials.ref) < 0)
 		return;
-	if ((a = yget(x, "username-key")) && str(a, "username-key"))
+	if ((a = yget(x, "username-key")) && secret_key(a, "git.credentials.username-key"))
 		d->git.credentials.user_key = a->s;
-	if ((a = yget(x, "password-key")) && str(a, "password-key"))
+	if ((a = yget(x, "password-key")) && secret_key(a, "git.credentials.password-key"))
 		d->git.credentials.password_key = a->s;
 }
 

@@ -57,8 +57,8 @@ int ctx_load(struct ctx *c, int readonly)
 		if ((r = targets_check(c)))
 			return r;
 	}
+	kubectl_set_context(c->kube_context);	/* before any kubectl: the Secrets are read through it too */
 	gitcreds_load(c);	/* after the context, which may drop them */
-	kubectl_set_context(c->kube_context);
 	kubectl_set_owner(c->d->name, c->adopt);
 	if (!(c->g = graph_build(c->d)))
 		return 2;

@@ -23,7 +23,8 @@ void gitcreds_load(const struct ctx *c)
 	const struct secretref *r = &c->d->git.credentials.ref;
 	const struct cluster *cl;
 	const char *tok = getenv("IDPMAKE_GIT_TOKEN"), *err = NULL;
-	char *user = NULL, *pw = NULL;
+	const char *keys[3] = { NULL, NULL, NULL };
+	char *user = NULL, *pw = NULL, *v[2];
 	size_t i;
 
 	if (!r->name || (tok && *tok) || !c->command)
@@ -32,8 +33,12 @@ void gitcreds_load(const struct ctx *c)
 		;
 	if (i == sizeof(talks) / sizeof(*talks) || !(cl = find_cluster(c->d, r->cluster)))
 		return;
-	if ((pw = kubectl_secret_value(cl, r->ns, r->name, c->d->git.credentials.password_key, &err)) &&
-	    (user = kubectl_secret_value(cl, r->ns, r->name, c->d->git.credentials.user_key, &err))) {
+	if (!c->d->git.remote || (strncmp(c->d->git.remote, "https://", 8) && strncmp(c->d->git.remote, "http://", 7)))
+		return;	/* a local or ssh remote takes no user and password */
+	keys[0] = c->d->git.credentials.user_key;
+	keys[1] = c->d->git.credentials.password_key;
+	if (kubectl_secret_values(cl, r->ns, r->name, keys, v, &err) == 0) {	/* one read: no rotation between them */
+		user = v[0], pw = v[1];
 		setenv("IDPMAKE_GIT_USERNAME", user, 1);	/* never passed to a child (exec.c) */
 		setenv("IDPMAKE_GIT_TOKEN", pw, 1);
 		url_git_token_from(aprintf("the password in Secret %s/%s (git.credentials)", r->ns, r->name));

@@ -74,9 +74,10 @@ secret() {	# NS NAME LABELS-JSON KEY=VALUE...: a Secret, applied server-side
 }
 GPW=gitea-$(random_string) KPW=kc-$(random_string)
 for ns in gitea keycloak other; do k apply --server-side -f - <<<"{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"$ns\"}}" >/dev/null; done
-secret gitea gitea-credential '{}' username=giteaAdmin password="$GPW"
+secret gitea gitea-credential '{"cnoe.io/cli-secret": "true", "cnoe.io/package-name": "gitea"}' username=giteaAdmin password="$GPW"
 secret keycloak keycloak-config '{"cnoe.io/cli-secret": "true", "cnoe.io/package-name": "keycloak"}' \
-	KEYCLOAK_ADMIN_PASSWORD="$KPW" USER1_PASSWORD=$'user\033]0;pwned\a'
+	KEYCLOAK_ADMIN_PASSWORD="$KPW" USER1_PASSWORD=$'user\033]0;pwned\a' BINARY=$'ab\001'
+# (a NUL cannot be passed in a shell word: a value that is not text is made by python below)
 secret other not-for-the-cli '{}' token=never-shown
 t_ok "idpmake secrets" idpmake -C d secrets
 t_grep "Argo CD's admin Secret" '^argocd \(Secret argocd/argocd-initial-admin-secret\)$' "$STDOUT"
@@ -86,7 +87,9 @@ t_grep "a cnoe.io/cli-secret Secret under its package" '^keycloak \(Secret keycl
 t_grep "its value" "^  KEYCLOAK_ADMIN_PASSWORD +$KPW\$" "$STDOUT"
 t_grep "a control character is escaped" 'USER1_PASSWORD +user\\x1b\]0;pwned\\x07$' "$STDOUT"
 t_nogrep "an unlabelled Secret is not shown" 'never-shown|not-for-the-cli' "$STDOUT"
+t_eq "a core Secret that is labelled too is listed once" 1 "$(grep -c '^gitea (Secret gitea/gitea-credential)$' "$STDOUT")"
 t_nostring "nothing of it is kept in the state or logs" "$KPW" d/.idpmake
+t_nostring "nor Gitea's" "$GPW" d/.idpmake
 t_ok "idpmake secrets keycloak" idpmake -C d secrets keycloak
 t_nogrep "one package's only" '^(argocd|gitea) ' "$STDOUT"
 t_grep "that one" '^keycloak ' "$STDOUT"
@@ -99,6 +102,15 @@ assert sorted(d) == ["argocd", "gitea", "keycloak"], sorted(d)
 assert d["argocd"]["data"]["password"] == sys.argv[1], d["argocd"]
 assert d["gitea"]["namespace"] == "gitea" and d["gitea"]["name"] == "gitea-credential", d["gitea"]
 assert d["keycloak"]["data"]["USER1_PASSWORD"] == "user\x1b]0;pwned\x07", d["keycloak"]' "$PW"
+python3 -c 'import base64, json; print(json.dumps({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "bin", "namespace": "keycloak",
+    "labels": {"cnoe.io/cli-secret": "true", "cnoe.io/package-name": "keycloak"}}, "data": {"raw": base64.b64encode(b"ab\0cd\xff").decode()}}))' >"$T/bin.json"
+t_ok "a Secret whose value is not text" k apply --server-side -f "$T/bin.json"
+t_ok "idpmake secrets keycloak, with it" idpmake -C d secrets keycloak
+t_grep "the value is not cut at its NUL: it is said to be no text" '^  raw +\(not text: --json gives its base64\)$' "$STDOUT"
+t_ok "--json gives its bytes in base64" sh -c '"$IDPMAKE" -C d secrets keycloak --json | python3 -c "
+import base64, json, sys
+d = [e for e in json.load(sys.stdin) if e[\"name\"] == \"bin\"][0]
+assert base64.b64decode(d[\"data\"][\"raw\"][\"base64\"]) == b\"ab\\0cd\\xff\", d"'
 
 # ---- where the password may go, and what the answers may echo -----------------------
 printf '  a: "1"\n' >>d/packages/hello/cm.yaml
@@ -174,6 +186,37 @@ sed -i 's|gitea/push-credential|gitea/nope|' d2/distro.yaml
 printf '  c: "1"\n' >>d2/packages/hello/cm.yaml
 t_fail "up with a Secret that is not there" env -u ARGOCD_SERVER -u IDPMAKE_GIT_TOKEN "$IDPMAKE" -C d2 up
 t_grep "a warning names it and what follows" 'warning: git.credentials: kubectl --namespace gitea get secret nope .*not ?found.*: the GitOps remote gets no credentials from it' "$OUTPUT"
+
+# --kube-context reaches the Secret's read as every kubectl step's (the current context is another cluster)
+cat >"$T/kc2" <<EOF
+apiVersion: v1
+kind: Config
+current-context: elsewhere
+clusters:
+- {name: emu, cluster: {server: "$KUBE_SERVER", certificate-authority: "$KUBE_CA"}}
+- {name: elsewhere, cluster: {server: "https://127.0.0.1:1", certificate-authority: "$KUBE_CA"}}
+contexts:
+- {name: emu, context: {cluster: emu, user: u}}
+- {name: elsewhere, context: {cluster: elsewhere, user: u}}
+users:
+- {name: u, user: {token: "$KUBE_TOKEN"}}
+EOF
+sed -i 's|gitea/nope|gitea/push-credential|; s|in-cluster: {kube-context: emu}|in-cluster: {}|' d2/distro.yaml
+secret gitea push-credential '{}' username="$GIT_USER" password="$GIT_PASS"
+printf '  d: "1"\n' >>d2/packages/hello/cm.yaml
+t_ok "up --kube-context emu, the current context elsewhere" env -u ARGOCD_SERVER -u IDPMAKE_GIT_TOKEN KUBECONFIG="$T/kc2" \
+	"$IDPMAKE" -C d2 up --kube-context emu
+t_nogrep "the Secret was read through --kube-context, not the current context" 'warning: git.credentials' "$OUTPUT"
+# a context that gives the Argo CD server: the distro's git credentials are not sent to it (repository:register)
+t_ok "a context with its own Argo CD server" idpmake context add argo-only --argocd-server 127.0.0.1:9
+t_fail "diff --context argo-only: no credentials from the Secret" env -u ARGOCD_SERVER -u IDPMAKE_GIT_TOKEN \
+	"$IDPMAKE" -C d2 --context argo-only diff
+t_grep "the private remote then asks for them" 'authentication failed; set IDPMAKE_GIT_TOKEN' "$OUTPUT"
+t_ok "context rm argo-only" idpmake context rm argo-only
+# keys are checked where they are written
+sed -i 's|credentials: {secret: gitea/push-credential}|credentials: {secret: gitea/push-credential, username-key: "a b"}|' d2/distro.yaml
+t_exit 2 "a Secret key with a space" idpmake -C d2 plan
+t_grep "a located error" "distro.yaml:[0-9]+:[0-9]+: error: git.credentials.username-key must be a key of a Secret's data" "$STDERR"
 
 # an exported token wins: no login
 printf '  extra: "1"\n' >>d/packages/hello/cm.yaml
