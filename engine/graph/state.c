@@ -34,7 +34,10 @@
  *   3. `pushed` changes only after the remote accepted the push (one
  *      transaction; the push step's record is a second).  If idpmake dies between the
  *      remote's acceptance and that transaction, the next run's push finds
- *      the remote already holds the content and makes no commit (gitops.c).
+ *      the remote already holds the content and makes no commit (gitops.c);
+ *      and since a folder's record may then be behind the remote (its files
+ *      changed back to what was recorded), that run pushes every folder it
+ *      renders (gitops_pending: the push left pending in the clone).
  *   4. Migrations run forward only, each in a transaction that also sets
  *      user_version; a database newer than this idpmake is refused, naming
  *      both versions.  A read-only open (status, plan) never migrates.
