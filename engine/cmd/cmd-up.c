@@ -455,8 +455,6 @@ int cmd_up(struct ctx *c)
 	o.run = run;
 	/* an empty or lost state: reconstructed from the GitOps repository and Argo CD (remotekeys.h) */
 	struct gitops_opts go = ctx_gitops(c);
-	/* a run that died in its push (under this lock): the state's record of the folders may be behind the remote */
-	c->pl.distrust_pushed = gitops_pending(&go) > 0;
 	if (!c->overwrite && !c->plan_file) {
 		c->pl.reconstruct = &go;
 		c->pl.argo = a;

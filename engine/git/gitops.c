@@ -280,25 +280,6 @@ static int recover(struct git *g, const git_oid *tip, int landed)
 	return rc < 0 ? -1 : clone_set_ref(g, g->pending, NULL);
 }
 
-int gitops_pending(const struct gitops_opts *o)
-{
-	struct git g;
-	git_commit *k = NULL;
-	struct stat st;
-	int r = 0;
-
-	if (stat(path_join(o->statedir, "repo"), &st) < 0)
-		return 0;	/* no clone: no push ever started */
-	git_libgit2_init();	/* clone_open may fail before it initialises libgit2 (a remote that is no URL) */
-	if (clone_open(&g, o, 0) == 0 && clone_ref_commit(&g, g.pending, &k) == 0)
-		r = k != NULL;
-	git_commit_free(k);
-	git_error_clear();
-	clone_close(&g);
-	git_libgit2_shutdown();
-	return r;
-}
-
 /* the known tree, the remote commit it matches (*at), and each change's folder in it */
 static int load_known(struct git *g, git_tree **known, git_oid *at, int *have_at, struct change *ch, size_t n)
 {

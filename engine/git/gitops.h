@@ -57,16 +57,6 @@ int gitops_push(const struct gitops_opts *o, const struct gitops_change *c, size
 		const char *message, struct gitops_result *r);
 
 /*
- * Did a run die in a push (refs/idpmake/pending/BRANCH left in the clone)?
- * Then the remote may hold what that push wrote while the state still
- * records the folders' outputs before it (state.c invariant 3): the next
- * push writes every folder it renders, not only those whose recorded
- * output changed, and the ones the remote already holds make no change.
- * 1 yes, 0 no (or no clone yet).
- */
-int gitops_pending(const struct gitops_opts *o);
-
-/*
  * Read what the remote branch holds in folder `path` (after a fetch when
  * `fetch`): fn is called for each file in it and in its subfolders, with
  * its path in the folder ("manifests/cm.yaml"), in byte order of the paths.

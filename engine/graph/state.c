@@ -31,13 +31,12 @@
  *      never records a success it did not have.
  *   2. A failure (state_step_failed) keeps the last success's key: the next
  *      run compares against it and redoes the step.
- *   3. `pushed` changes only after the remote accepted the push (one
- *      transaction; the push step's record is a second).  If idpmake dies between the
- *      remote's acceptance and that transaction, the next run's push finds
- *      the remote already holds the content and makes no commit (gitops.c);
- *      and since a folder's record may then be behind the remote (its files
- *      changed back to what was recorded), that run pushes every folder it
- *      renders (gitops_pending: the push left pending in the clone).
+ *   3. `pushed` never says a folder holds what it may not: before a push,
+ *      the folders it writes lose their record (build.c forget_pushing, one
+ *      transaction); after the remote accepted it they get the new one (one
+ *      transaction; the push step's record is a second).  If idpmake dies
+ *      in between, the next run pushes those folders again, and finds the
+ *      remote already holds the content and makes no commit (gitops.c).
  *   4. Migrations run forward only, each in a transaction that also sets
  *      user_version; a database newer than this idpmake is refused, naming
  *      both versions.  A read-only open (status, plan) never migrates.

@@ -25,7 +25,6 @@ struct planner {
 	const char *argocd_server;	/* resolved server, NULL: no Argo CD */
 	int jobs;			/* -j: threads for scanning */
 	int promote;			/* promote: cloned clusters' selected renders move to the current one */
-	int distrust_pushed;			/* a run died in a push: every rendered folder is pushed (gitops_pending) */
 	const struct gitops_opts *reconstruct;	/* up: what this state never recorded may be proven
 						   done from the GitOps repository (remotekeys.h), or NULL */
 	struct argocd *argo;		/* and from this Argo CD, or NULL */

@@ -276,6 +276,28 @@ static void names_preflight(struct planner *pl, struct summary *sum, struct step
 }
 
 /*
+ * state.c invariant 3: the folders this push writes lose their record
+ * before it, in one transaction, and get it back with the push
+ * (state_push_done).  A run that dies once the remote took the push, or
+ * whose record then fails, leaves them unknown, so the next run pushes
+ * them (the remote holding them already makes no commit), never taken as
+ * holding an older render: its package changed back to that render would
+ * never be pushed again (t5300's kill loop found it; t5302).  A folder the
+ * push removes keeps its record, so that the removal is tried again.
+ */
+static void forget_pushing(struct planner *pl, const struct pushed *np, size_t n)
+{
+	int bad = state_begin(pl->st) < 0;
+
+	for (size_t i = 0; i < n && !bad; i++)
+		if (!hash_zero(np[i].output))
+			bad = state_pushed_forget(pl->st, np[i].path) < 0;
+	if (state_end(pl->st, !bad) < 0 || bad)
+		warn("the state cannot forget what the pushed folders held before: a run that dies after this push "
+		     "may not push them again");
+}
+
+/*
  * A finished job's success into the state (invariant 1), and its count in
  * the summary: 0, or -1 when the state could not record it (invariant 4).
  */
@@ -453,6 +475,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			j->commit = s->folder_commit;
 			if (s->kind == STEP_PUSH) {
 				plan_push_changes(pl, &j->changes, &j->nchanges, &j->np);
+				forget_pushing(pl, j->np, j->nchanges);
 				/* the trailer: the run's number in this state, and when it started */
 				time_t t = (time_t)(pl->run_start / 1000000000LL);
 				struct tm tm;

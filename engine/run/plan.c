@@ -604,8 +604,7 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 			continue;
 		if (hash_zero(s->output))
 			continue;	/* not rendered (dry run) */
-		if (!pl->distrust_pushed && state_pushed(pl->st, pushed_key(pl, s->gitpath), &p) &&
-		    hash_eq(p.output, s->output)) {
+		if (state_pushed(pl->st, pushed_key(pl, s->gitpath), &p) && hash_eq(p.output, s->output)) {
 			/* the index's word for the output, taken by an empty state: the folder must hold it */
 			if (s->unproven == 1) {
 				s->unproven = lazycache_holds(pl->statedir, p.commit, s->gitpath, p.output) ? 0 : 2;

@@ -1,19 +1,33 @@
 #!/bin/bash
-# A run that died after the remote took its push, before the state recorded
-# it (state.c invariant 3), then a change back to what the state records:
-# the next up must still write the folder, or the remote keeps the dead
-# run's content for good while every later run calls it up to date (t5300's
-# kill loop found this under ASan).  The death is made exactly: the state
-# from before the push is put back, and the clone's pending ref (the push a
-# run had in flight, gitops.c) is left as a run dying there leaves it.
+# A run killed after the remote took its push and before the state recorded
+# it (state.c invariant 3), then a change back to what the state last
+# recorded: the next up must still write the folder, or the remote keeps
+# the dead run's content for good while every later run calls it up to
+# date (t5300's kill loop found this under ASan).  The kill is exact: the
+# real git server's reference-transaction hook (run once the branch moved,
+# before the server answers) kills idpmake while it waits for the answer.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-init_gitops
+start_git_server
+remote=$(new_remote gitops) || t_bail "new_remote failed"
+export IDPMAKE_GIT_USERNAME=$GIT_USER IDPMAKE_GIT_TOKEN=$GIT_PASS
+repo=$T/git-srv/repos/gitops.git
+# armed by the file "arm": kill -9 the run whose pid is in "pid" once the branch moved
+# (reference-transaction "committed": after the update, before the server answers)
+cat >"$repo/hooks/reference-transaction" <<EOF
+#!/bin/sh
+[ "\$1" = committed ] && [ -f "$T/arm" ] || exit 0
+rm -f "$T/arm"
+for _ in \$(seq 50); do [ -s "$T/pid" ] && break; sleep 0.1; done
+python3 -c 'import os, sys; os.killpg(int(open(sys.argv[1]).read()), 9)' "$T/pid"
+EOF
+chmod +x "$repo/hooks/reference-transaction"
+
 mkdistro d <<EOF
 idpmake: 1
 name: died
-git: {remote: "$bare"}
+git: {remote: "$remote"}
 packages:
   p: {type: manifests, path: packages/p}
   q: {type: manifests, path: packages/q}
@@ -21,23 +35,23 @@ EOF
 mkmanifest d/packages/p/cm.yaml ConfigMap p
 mkmanifest d/packages/q/cm.yaml ConfigMap q
 t_ok "first up" idpmake -C d up
-cp d/.idpmake/state.db "$T/state-before.db"
+
 mkmanifest d/packages/p/extra.yaml ConfigMap extra
-t_ok "up with an extra object" idpmake -C d up
-t_ok "the remote holds it" git --git-dir="$bare" cat-file -e main:in-cluster/p/configmap.extra.yaml
-# the run dies after the remote took the push: the state from before it, the pending ref left
-known=$(git -C d/.idpmake/repo rev-parse refs/idpmake/known/main) || t_bail "no known ref"
-cp "$T/state-before.db" d/.idpmake/state.db
-rm -f d/.idpmake/state.db-wal d/.idpmake/state.db-shm
-t_ok "the pending ref a run dying in its push leaves" git -C d/.idpmake/repo update-ref refs/idpmake/pending/main "$known"
-# and the extra object goes again: the render is what the state records as pushed
-rm d/packages/p/extra.yaml
+: >"$T/pid"
+touch "$T/arm"
+setsid "$IDPMAKE" -C d up >"$T/killed.out" 2>&1 &
+pid=$!
+echo "$pid" >"$T/pid"
+wait "$pid"
+t_eq "the run was killed (kill -9)" 137 "$?"
+t_ok "after the remote took its push" git --git-dir="$repo" cat-file -e main:in-cluster/p/configmap.extra.yaml
+
+rm d/packages/p/extra.yaml	# back to what the state recorded as pushed before the dead run
 t_ok "up after the death" idpmake -C d up
-t_fail "the remote no longer holds the dead run's object" git --git-dir="$bare" cat-file -e main:in-cluster/p/configmap.extra.yaml
-t_ok "the pending ref is gone" sh -c "! git -C d/.idpmake/repo rev-parse -q --verify refs/idpmake/pending/main"
+t_fail "the remote no longer holds the dead run's object" git --git-dir="$repo" cat-file -e main:in-cluster/p/configmap.extra.yaml
 t_ok "a further up" idpmake -C d up
 t_nogrep "pushes nothing" 'commit pushed' "$STDOUT"
 t_ok "render -o" idpmake -C d render -o "$T/rendered"
-mkdir -p "$T/remote" && git --git-dir="$bare" archive main | tar -x -C "$T/remote"
+mkdir -p "$T/remote" && git --git-dir="$repo" archive main | tar -x -C "$T/remote"
 t_ok "the remote holds exactly the render" diff -r -x .idpmake -x .idpmake-keys "$T/rendered" "$T/remote"
 t_done
