@@ -32,8 +32,9 @@
  *   2. A failure (state_step_failed) keeps the last success's key: the next
  *      run compares against it and redoes the step.
  *   3. `pushed` never says a folder holds what it may not: before a push,
- *      the folders it writes lose their record (build.c forget_pushing, one
- *      transaction); after the remote accepted it they get the new one (one
+ *      the folders it writes are marked unknown (a zero output, the row and
+ *      its commit kept: state_pushed_unknown, one transaction; build.c);
+ *      after the remote accepted it they get the new one (one
  *      transaction; the push step's record is a second).  If idpmake dies
  *      in between, the next run pushes those folders again, and finds the
  *      remote already holds the content and makes no commit (gitops.c).
@@ -723,6 +724,34 @@ int state_end(struct state *s, int commit)
 	return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : db_error(s, "committing");
 }
 
+int state_pushed_unknown(struct state *s, const struct pushed *v, size_t n)
+{
+	static const struct hash unknown;	/* zero: holds nothing known (plan.c pushes it) */
+	sqlite3_stmt *up;
+
+	if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return db_error(s, "starting a transaction");
+	if (prepare(s, &up, "UPDATE pushed SET output = ?2 WHERE path = ?1") < 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (hash_zero(v[i].output))
+			continue;	/* a removal keeps its record: the next run removes the folder again */
+		sqlite3_bind_text(up, 1, v[i].path, -1, SQLITE_STATIC);
+		sqlite3_bind_blob(up, 2, &unknown, sizeof(unknown), SQLITE_STATIC);
+		if (run_stmt(s, up, "marking pushed folders unknown") < 0) {
+			sqlite3_finalize(up);
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			return -1;
+		}
+	}
+	sqlite3_finalize(up);
+	if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		return db_error(s, "committing pushed folders");
+	return load_pushed(s);
+}
+
 int state_push_done(struct state *s, const struct pushed *v, size_t n, const char *commit)
 {
 	sqlite3_stmt *up, *del;
@@ -739,7 +768,7 @@ int state_push_done(struct state *s, const struct pushed *v, size_t n, const cha
 		sqlite3_bind_text(st, 1, v[i].path, -1, SQLITE_STATIC);
 		if (st == up) {
 			sqlite3_bind_blob(st, 2, &v[i].output, sizeof(v[i].output), SQLITE_STATIC);
-			sqlite3_bind_text(st, 3, commit, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 3, v[i].commit ? v[i].commit : commit, -1, SQLITE_STATIC);
 		}
 		if (run_stmt(s, st, "recording pushed folders") < 0) {
 			sqlite3_finalize(up);

@@ -72,7 +72,9 @@ int state_pushed_forget(struct state *s, const char *path);
 int state_begin(struct state *s);
 /* commit (or, with commit 0, roll back) what state_begin started */
 int state_end(struct state *s, int commit);
-/* after a push: every folder's new output (zero hash: removed), one transaction */
+/* before a push: the folders it writes (not those it removes) hold nothing known (a zero output), one transaction */
+int state_pushed_unknown(struct state *s, const struct pushed *v, size_t n);
+/* after a push: every folder's new output (zero hash: removed) at v[i].commit, or at commit; one transaction */
 int state_push_done(struct state *s, const struct pushed *v, size_t n, const char *commit);
 
 /* runs, for `log` */

@@ -276,24 +276,26 @@ static void names_preflight(struct planner *pl, struct summary *sum, struct step
 }
 
 /*
- * state.c invariant 3: the folders this push writes lose their record
- * before it, in one transaction, and get it back with the push
+ * state.c invariant 3: the folders this push writes are marked unknown
+ * before it, in one transaction, and get their record back with the push
  * (state_push_done).  A run that dies once the remote took the push, or
  * whose record then fails, leaves them unknown, so the next run pushes
  * them (the remote holding them already makes no commit), never taken as
  * holding an older render: its package changed back to that render would
- * never be pushed again (t5300's kill loop found it; t5302).  A folder the
- * push removes keeps its record, so that the removal is tried again.
+ * never be pushed again (t5300's kill loop found it; t5302).  Removals
+ * keep their record, so that the removal is tried again; a row keeps its
+ * commit, which a folder that was already unknown keeps through the push
+ * when the push left it as it was there (np[i].commit; record()).
  */
-static void forget_pushing(struct planner *pl, const struct pushed *np, size_t n)
+static void forget_pushing(struct planner *pl, struct pushed *np, size_t n)
 {
-	int bad = state_begin(pl->st) < 0;
+	struct pushed p;
 
-	for (size_t i = 0; i < n && !bad; i++)
-		if (!hash_zero(np[i].output))
-			bad = state_pushed_forget(pl->st, np[i].path) < 0;
-	if (state_end(pl->st, !bad) < 0 || bad)
-		warn("the state cannot forget what the pushed folders held before: a run that dies after this push "
+	for (size_t i = 0; i < n; i++)
+		if (!hash_zero(np[i].output) && state_pushed(pl->st, np[i].path, &p) && hash_zero(p.output) && p.commit)
+			np[i].commit = astrdup(p.commit);	/* unknown since an earlier push: its commit, to keep */
+	if (state_pushed_unknown(pl->st, np, n) < 0)
+		warn("the state cannot mark the folders this push writes as unknown: a run that dies after this push "
 		     "may not push them again");
 }
 
@@ -320,6 +322,10 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 	}
 	case STEP_PUSH:
 		q.commit = astrdup(j->gr.commit);
+		/* a folder unknown since an earlier push keeps that push's commit when this one left it as it was */
+		for (size_t i = 0; i < j->nchanges; i++)
+			if (j->np[i].commit && gitops_descends(&q.git, j->gr.commit, j->np[i].commit, j->changes[i].path) != 1)
+				j->np[i].commit = NULL;
 		/* two transactions: pushed folders, then the step (state.c, invariant 3) */
 		if (state_push_done(pl->st, j->np, j->nchanges, j->gr.commit) < 0 ||
 		    state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, j->gr.commit, s->ms) < 0)

@@ -54,4 +54,15 @@ t_nogrep "pushes nothing" 'commit pushed' "$STDOUT"
 t_ok "render -o" idpmake -C d render -o "$T/rendered"
 mkdir -p "$T/remote" && git --git-dir="$repo" archive main | tar -x -C "$T/remote"
 t_ok "the remote holds exactly the render" diff -r -x .idpmake -x .idpmake-keys "$T/rendered" "$T/remote"
+
+# a push the server refuses, then the package removed: its folder is still idpmake's, and goes
+printf '#!/bin/sh\necho refused by the test >&2\nexit 1\n' >"$repo/hooks/pre-receive"
+chmod +x "$repo/hooks/pre-receive"
+printf '  b: "1"\n' >>d/packages/p/cm.yaml
+t_fail "up refused by the server" idpmake -C d up
+rm "$repo/hooks/pre-receive"
+python3 -c 'import re, sys; t = open(sys.argv[1]).read(); open(sys.argv[1], "w").write(re.sub(r"  p: .*\n", "", t))' d/distro.yaml
+t_ok "up without package p" idpmake -C d up
+t_fail "its folder is removed from the remote" git --git-dir="$repo" cat-file -e main:in-cluster/p/configmap.p.yaml
+t_ok "q's is still there" git --git-dir="$repo" cat-file -e main:in-cluster/q/configmap.q.yaml
 t_done
