@@ -47,6 +47,10 @@ esac
 
 passed=0 failed=0 skipped=0
 builddir=build
+# what failed, gathered by suite() from both passes, printed again above the
+# closing line (CI shows a run's last lines)
+recap=$(mktemp "${TMPDIR:-/tmp}/idpmake-recap.XXXXXX") || exit 2
+trap 'rm -f "$recap"' EXIT
 
 units=()
 for c in tests/unit/t-*.c; do
@@ -98,6 +102,17 @@ suite() {	# suite [-s] NAME COMMAND...: -s streams its output as it comes (the e
 		fi
 	fi
 	tally "$log" "$rc"
+	if [ $rc != 0 ]; then
+		# for the recap at the end: the e2e runner's own recap, or the first failed checks
+		{
+			echo "${pass_label:-}$name: exit $rc"
+			if grep -q '^# the scripts that failed' "$log"; then
+				sed -n '/^# the scripts that failed/,$p' "$log" | sed 1d | grep -v -E '^[0-9]+ passed, '
+			else
+				grep -m 3 -A 4 -E '^(not ok|FAIL)' "$log" || tail -n 4 "$log"
+			fi
+		} | head -n 30 | cut -c1-300 >>"$recap"
+	fi
 	rm -f "$log"
 }
 
@@ -173,6 +188,7 @@ plain_pass() {
 }
 
 asan_pass() {
+	pass_label="asan: "
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=86:fast_unwind_on_malloc=0}
 	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=86}
 	export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp:print_suppressions=0}
@@ -222,5 +238,9 @@ all)
 	;;
 esac
 echo
+if [ -s "$recap" ]; then
+	echo "what failed (the whole output is above):"
+	head -n 60 "$recap" | sed 's/^/  /'
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

@@ -134,6 +134,16 @@ report() {
 	else
 		echo "FAIL $name: $p passed, $f failed, $s skipped, ${secs}s$why"
 		sed 's/^/    /' "$log"
+		# for the recap at the end: the line, its first failed check with
+		# what follows it (or the log's last lines when none failed)
+		{
+			echo "FAIL $name: $p passed, $f failed, $s skipped, ${secs}s$why"
+			if grep -q -E '^not ok [0-9]+ ' "$log"; then
+				grep -m 1 -A 8 -E '^not ok [0-9]+ ' "$log"
+			else
+				tail -n 6 "$log"
+			fi
+		} | cut -c1-300 | sed 's/^/    /;1s/^    //' >>"$logdir/recap"
 	fi
 }
 
@@ -193,6 +203,12 @@ flush
 if [ $ran = 0 ]; then
 	echo "# no test script matched: $*"
 	failed=$((failed + 1))
+fi
+# The failures again, short, next to the closing line: CI shows a run's
+# last lines, and a failed script's output can be hundreds of lines above.
+if [ -s "$logdir/recap" ]; then
+	echo "# the scripts that failed (their output is above):"
+	head -n 40 "$logdir/recap"
 fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
