@@ -79,6 +79,30 @@
 #	kemu_state                 every object the emulator holds, one line each:
 #	                           "KIND NAMESPACE/NAME" (NAMESPACE empty for a
 #	                           cluster-scoped one)
+#	fake_kind DIR              an executable DIR/kind (/bin/sh) standing in for
+#	                           kind, backed by the kube emulator (start it
+#	                           first; its URL, CA and token, $T and the real
+#	                           kubectl are written into the script, as children
+#	                           get an allowlisted environment). Each call's argv
+#	                           is a line of $T/kind.log. `create cluster
+#	                           [--name N] [--config F] [--wait D] [--image I]
+#	                           [--kubeconfig K] [--retain]` records N (default
+#	                           kind) in $T/kind-clusters/, copies F to
+#	                           $T/kind-config-N.yaml, merges a cluster, user and
+#	                           context kind-N reaching the emulator into K (else
+#	                           the first file of $KUBECONFIG, else
+#	                           $HOME/.kube/config) and makes it current, and
+#	                           applies (server-side) what a fresh kind cluster
+#	                           holds: kube-system, ConfigMap and Deployment
+#	                           kube-system/coredns (kind's Corefile); an
+#	                           existing N is an error (exit 1), as is a file
+#	                           $T/kind.fail-create (its text on stderr, nothing
+#	                           made: "docker is not running"). `get clusters`,
+#	                           `get kubeconfig --name N`, `delete cluster
+#	                           --name N` (exit 0 when absent; the kubeconfig
+#	                           entries go) and `version` as kind. Every fake
+#	                           cluster is the one emulator: deleting one leaves
+#	                           the emulator's objects alone
 #
 # Call the start_* functions directly, not in $(...): the server must be a child
 # of the script's own shell to be stopped on exit.
@@ -701,6 +725,215 @@ kemu_state() {
 import json, sys
 for o in json.load(sys.stdin):
     print("%s %s/%s" % (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]))'
+}
+
+# ---- a fake kind, backed by the kube emulator ----------------------------
+# t_shquote STRING: STRING as one single-quoted sh word
+t_shquote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+
+fake_kind() {
+	local dir=$1 kubectl_bin
+	[ -n "${KUBE_SERVER:-}" ] || { echo "fake_kind: start_kube_emulator first" >&2; return 1; }
+	kubectl_bin=$(command -v kubectl) || { echo "fake_kind: no kubectl on PATH" >&2; return 1; }
+	mkdir -p "$dir" || return 1
+	{
+		echo '#!/bin/sh'
+		echo '# a fake kind (tests/e2e/lib.sh fake_kind): clusters are names; each is the kube emulator'
+		echo "T=$(t_shquote "$T")"
+		echo "KUBE_SERVER=$(t_shquote "$KUBE_SERVER")"
+		echo "KUBE_CA=$(t_shquote "$KUBE_CA")"
+		echo "KUBE_TOKEN=$(t_shquote "$KUBE_TOKEN")"
+		echo "KUBECTL=$(t_shquote "$kubectl_bin")"
+		cat <<'EOF'
+state=$T/kind-clusters
+log_line=
+for a in "$@"; do log_line="$log_line${log_line:+ }$a"; done
+printf '%s\n' "$log_line" >>"$T/kind.log"
+
+die() { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
+
+# the kubeconfig kind writes to: --kubeconfig, else $KUBECONFIG's first file, else ~/.kube/config
+target_kubeconfig() {
+	if [ -n "$kubeconfig" ]; then printf '%s\n' "$kubeconfig"; return; fi
+	case ${KUBECONFIG:-} in
+	'') printf '%s\n' "$HOME/.kube/config" ;;
+	*) printf '%s\n' "${KUBECONFIG%%:*}" ;;
+	esac
+}
+
+# a self-contained kubeconfig for cluster $name (kind get kubeconfig)
+print_kubeconfig() {
+	cat <<EOK
+apiVersion: v1
+kind: Config
+preferences: {}
+current-context: kind-$name
+clusters:
+- name: kind-$name
+  cluster:
+    server: $KUBE_SERVER
+    certificate-authority-data: $(base64 -w0 <"$KUBE_CA")
+contexts:
+- name: kind-$name
+  context:
+    cluster: kind-$name
+    user: kind-$name
+users:
+- name: kind-$name
+  user:
+    token: $KUBE_TOKEN
+EOK
+}
+
+# what a fresh kind cluster holds and the cnoe distro's hooks use
+seed() {
+	print_kubeconfig >"$state/$name.kubeconfig" || return 1
+	"$KUBECTL" --kubeconfig "$state/$name.kubeconfig" apply --server-side --field-manager=kubeadm -f - >/dev/null <<'EOS'
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: kube-system
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: coredns
+  namespace: kube-system
+data:
+  Corefile: |
+    .:53 {
+        errors
+        health {
+           lameduck 5s
+        }
+        ready
+        kubernetes cluster.local in-addr.arpa ip6.arpa {
+           pods insecure
+           fallthrough in-addr.arpa ip6.arpa
+           ttl 30
+        }
+        prometheus :9153
+        forward . /etc/resolv.conf {
+           max_concurrent 1000
+        }
+        cache 30
+        loop
+        reload
+        loadbalance
+    }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: coredns
+  namespace: kube-system
+  labels: {k8s-app: kube-dns}
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {k8s-app: kube-dns}
+  template:
+    metadata:
+      labels: {k8s-app: kube-dns}
+    spec:
+      containers:
+        - name: coredns
+          image: registry.k8s.io/coredns/coredns:v1.11.3
+          args: [-conf, /etc/coredns/Corefile]
+EOS
+}
+
+name='' config='' kubeconfig='' cmd=''
+while [ $# -gt 0 ]; do
+	case $1 in
+	--name) [ $# -ge 2 ] || die "flag needs an argument: --name"; name=$2; shift ;;
+	--name=*) name=${1#--name=} ;;
+	--config) [ $# -ge 2 ] || die "flag needs an argument: --config"; config=$2; shift ;;
+	--config=*) config=${1#--config=} ;;
+	--kubeconfig) [ $# -ge 2 ] || die "flag needs an argument: --kubeconfig"; kubeconfig=$2; shift ;;
+	--kubeconfig=*) kubeconfig=${1#--kubeconfig=} ;;
+	--wait|--image) [ $# -ge 2 ] || die "flag needs an argument: $1"; shift ;;
+	--wait=*|--image=*|--retain|--retain=*|-q|--quiet|-v|--verbosity=*) ;;
+	--verbosity) shift ;;
+	-*) die "unknown flag: $1" ;;
+	*) cmd="$cmd${cmd:+ }$1" ;;
+	esac
+	shift
+done
+if [ -z "$name" ] && [ -n "$config" ] && [ -f "$config" ]; then
+	name=$(sed -n 's/^name:[[:space:]]*"\{0,1\}\([^"[:space:]]*\)"\{0,1\}[[:space:]]*$/\1/p' "$config" | head -n 1)
+fi
+name=${name:-kind}
+mkdir -p "$state" || exit 1
+
+case $cmd in
+version)
+	echo "kind v0.27.0 go1.23.4 linux/amd64 (fake, tests/e2e/lib.sh)"
+	;;
+"get clusters")
+	found=
+	for f in "$state"/*.cluster; do
+		[ -e "$f" ] || continue
+		found=1
+		n=${f##*/}
+		printf '%s\n' "${n%.cluster}"
+	done
+	[ -n "$found" ] || echo "No kind clusters found." >&2
+	;;
+"create cluster")
+	if [ -e "$T/kind.fail-create" ]; then
+		cat "$T/kind.fail-create" >&2
+		exit 1
+	fi
+	[ -e "$state/$name.cluster" ] &&
+		die "failed to create cluster: node(s) already exist for a cluster with the name \"$name\""
+	if [ -n "$config" ]; then
+		[ -f "$config" ] || die "failed to create cluster: error reading file: open $config: no such file or directory"
+		cp "$config" "$T/kind-config-$name.yaml" || exit 1
+	fi
+	echo "Creating cluster \"$name\" ..." >&2
+	: >"$state/$name.cluster" || exit 1
+	seed || { rm -f "$state/$name.cluster"; die "failed to create cluster: could not seed the kube emulator"; }
+	kc=$(target_kubeconfig)
+	mkdir -p "$(dirname "$kc")" || exit 1
+	{
+		"$KUBECTL" config --kubeconfig "$kc" set-cluster "kind-$name" --server "$KUBE_SERVER" \
+			--certificate-authority "$KUBE_CA" --embed-certs=true &&
+		"$KUBECTL" config --kubeconfig "$kc" set-credentials "kind-$name" --token "$KUBE_TOKEN" &&
+		"$KUBECTL" config --kubeconfig "$kc" set-context "kind-$name" --cluster "kind-$name" --user "kind-$name" &&
+		"$KUBECTL" config --kubeconfig "$kc" use-context "kind-$name"
+	} >/dev/null || { rm -f "$state/$name.cluster"; die "failed to create cluster: could not write $kc"; }
+	echo "Set kubectl context to \"kind-$name\"" >&2
+	echo "You can now use your cluster with:" >&2
+	echo "" >&2
+	echo "kubectl cluster-info --context kind-$name" >&2
+	;;
+"delete cluster")
+	echo "Deleting cluster \"$name\" ..." >&2
+	if [ -e "$state/$name.cluster" ]; then
+		kc=$(target_kubeconfig)
+		if [ -f "$kc" ]; then
+			cur=$("$KUBECTL" config --kubeconfig "$kc" current-context 2>/dev/null || true)
+			"$KUBECTL" config --kubeconfig "$kc" delete-context "kind-$name" >/dev/null 2>&1
+			"$KUBECTL" config --kubeconfig "$kc" delete-cluster "kind-$name" >/dev/null 2>&1
+			"$KUBECTL" config --kubeconfig "$kc" delete-user "kind-$name" >/dev/null 2>&1
+			[ "$cur" != "kind-$name" ] || "$KUBECTL" config --kubeconfig "$kc" unset current-context >/dev/null 2>&1
+		fi
+		rm -f "$state/$name.cluster" "$state/$name.kubeconfig"
+		echo "Deleted nodes: [\"$name-control-plane\"]" >&2
+	fi
+	;;
+"get kubeconfig")
+	[ -e "$state/$name.cluster" ] || die "could not locate any control plane nodes for cluster named '$name'. Use the --name option to select a different cluster"
+	print_kubeconfig
+	;;
+*)
+	die "unknown command \"$cmd\" for \"kind\" (the fake knows create cluster, delete cluster, get clusters, get kubeconfig, version)"
+	;;
+esac
+exit 0
+EOF
+	} >"$dir/kind" && chmod +x "$dir/kind"
 }
 
 # ---- fixtures ----------------------------------------------------------

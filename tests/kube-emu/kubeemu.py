@@ -13,6 +13,8 @@ What it answers, as kube-apiserver 1.32 does:
     for aggregated discovery first and takes these as the answer of a server without it), /api/v1,
     /apis/GROUP/VERSION (APIResourceList); /openapi/v3 as far as kubectl reads it to learn that the
     server validates (openapi.py); /openapi/v2 is 404.
+  - Bodies as JSON (and YAML that is JSON), or, for the kinds kubectl's typed clients create that way
+    (Secret, ConfigMap, Namespace), as application/vnd.kubernetes.protobuf (proto.py); answers are JSON.
   - Objects (store.py): GET, LIST (labelSelector k=v, k!=v, k, !k; fieldSelector metadata.name and
     metadata.namespace), WATCH (?watch=true: chunked JSON events), POST, PUT, PATCH (merge, JSON,
     strategic-merge and server-side apply, patch.py), DELETE, for the built-in kinds in store.BUILTIN and
@@ -57,6 +59,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import openapi  # noqa: E402
+import proto  # noqa: E402
 from patch import PatchError, json_patch, merge_patch, server_side_apply, strategic_merge  # noqa: E402
 from store import LABEL_NAME_RE, NAME_RE, ApiError, Store  # noqa: E402
 
@@ -167,6 +170,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def json_body(self):
         raw = self.read_body()
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+        if ctype == "application/vnd.kubernetes.protobuf":
+            # kubectl's typed clients (create secret, create configmap, ...) send protobuf: proto.py
+            try:
+                return proto.decode(raw)
+            except proto.ProtoError as e:
+                raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format "
+                               "- accepted media types include: application/json (%s)" % e)
         try:
             return json.loads(raw.decode("utf-8") or "null")
         except (ValueError, UnicodeDecodeError) as e:
@@ -461,6 +472,8 @@ class Handler(BaseHTTPRequestHandler):
                 v = obj.get(f)
                 if v is not None and (not isinstance(v, dict) or not all(isinstance(x, str) for x in v.values())):
                     causes.append((f, "Invalid value: values must be strings"))
+            if res.kind == "Secret" and not obj.get("type"):
+                obj["type"] = "Opaque"    # the API server's default
             if res.kind == "Secret" and isinstance(obj.get("stringData"), dict):
                 data = obj.setdefault("data", {}) or {}
                 for k, v in obj.pop("stringData").items():

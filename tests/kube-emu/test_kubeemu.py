@@ -3,6 +3,7 @@
 
 Skipped (each test counted as skipped) when kubectl or openssl is not on PATH.
 """
+import base64
 import json
 import os
 import shutil
@@ -266,6 +267,67 @@ spec:
                               ctype="application/merge-patch+json")
         self.assertEqual(code, 200)
         self.assertEqual(body["data"], {"a": "b"})
+
+    def test_kubectl_create_sends_protobuf(self):
+        """kubectl create secret/configmap/namespace POST protobuf (proto.py); answered with JSON"""
+        r = self.kubectl("create", "namespace", "pb")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.stored("Namespace", "pb")[0]["status"], {"phase": "Active"})
+        posts = [q for q in self.control("requests") if q["method"] == "POST"]
+        self.assertEqual(posts[-1]["content_type"], "application/vnd.kubernetes.protobuf")
+        r = self.kubectl("-n", "pb", "create", "secret", "generic", "s", "--from-literal=password=p w",
+                         "--from-literal=user=u")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        [sec] = self.stored("Secret", "s")
+        self.assertEqual((sec["type"], sec["data"]), ("Opaque", {"password": "cCB3", "user": "dQ=="}))
+        r = self.kubectl("-n", "pb", "get", "secret", "s", "-o", "jsonpath={.data.password}")
+        self.assertEqual((r.returncode, r.stdout), (0, "cCB3"), r.stderr)
+        r = self.kubectl("-n", "pb", "create", "secret", "generic", "s", "--from-literal=password=other")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('secrets "s" already exists', r.stderr)
+        self.assertEqual(self.stored("Secret", "s")[0]["data"]["password"], "cCB3")
+        r = self.kubectl("-n", "nope", "create", "secret", "generic", "s", "--from-literal=a=b")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('namespaces "nope" not found', r.stderr)
+        crt, key = self.tmp + "/t.crt", self.tmp + "/t.key"
+        subprocess.run([OPENSSL, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                        "-nodes", "-days", "1", "-subj", "/CN=x", "-keyout", key, "-out", crt],
+                       check=True, capture_output=True)
+        r = self.kubectl("-n", "pb", "create", "secret", "tls", "t", "--cert", crt, "--key", key)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        [tls] = self.stored("Secret", "t")
+        with open(crt, "rb") as f:
+            self.assertEqual((tls["type"], base64.b64decode(tls["data"]["tls.crt"])), ("kubernetes.io/tls", f.read()))
+        r = self.kubectl("-n", "pb", "create", "configmap", "c", "--from-literal=Corefile=.:53 {\n}\n",
+                         "--from-file=bin=" + key)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        [cm] = self.stored("ConfigMap", "c")
+        with open(key) as f:
+            self.assertEqual(cm["data"], {"Corefile": ".:53 {\n}\n", "bin": f.read()})
+        code, body = self.api("POST", "/api/v1/namespaces/pb/secrets", None)
+        self.assertEqual(code, 400, "an empty JSON body")
+        r = urllib.request.Request(self.server + "/api/v1/namespaces/pb/secrets", method="POST",
+                                   data=b"k8s\x00\x0a\x08\x0a\x02v1\x12\x02Xx")
+        r.add_header("Authorization", "Bearer " + TOKEN)
+        r.add_header("Content-Type", "application/vnd.kubernetes.protobuf")
+        with self.assertRaises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(r, context=self.ssl, timeout=30)
+        self.assertEqual((e.exception.code, json.load(e.exception)["reason"]), (415, "UnsupportedMediaType"))
+
+    def test_rollout_restart(self):
+        """kubectl rollout restart: a strategic-merge PATCH of the pod template's annotations"""
+        f = self.write("rr.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: rr, namespace: default}\n"
+                                  "spec:\n  selector: {matchLabels: {app: rr}}\n  template:\n    metadata: {labels: "
+                                  "{app: rr}}\n    spec: {containers: [{name: rr, image: x}]}\n")
+        self.assertEqual(self.kubectl("apply", "--server-side", "-f", f).returncode, 0)
+        r = self.kubectl("-n", "default", "rollout", "restart", "deployment", "rr")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        [dep] = self.stored("Deployment", "rr")
+        self.assertIn("kubectl.kubernetes.io/restartedAt", dep["spec"]["template"]["metadata"]["annotations"])
+        self.assertEqual(dep["spec"]["template"]["metadata"]["labels"], {"app": "rr"})
+        self.assertEqual(dep["metadata"]["generation"], 2)
+        patches = [q for q in self.control("requests") if q["method"] == "PATCH"]
+        self.assertEqual(patches[-1]["content_type"], "application/strategic-merge-patch+json")
 
     def test_faults(self):
         f = self.write("f.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: f, namespace: default}\n")
