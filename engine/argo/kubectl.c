@@ -24,6 +24,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@
 #include "base/pem.h"
 #include "base/hash.h"
 #include "argo/kubectl.h"
+#include "distro/create.h"
 #include "argo/kubeowner.h"
 #include "base/url.h"
 #include "base/util.h"
@@ -129,10 +131,18 @@ static int in_cluster_server(const char *s)
 	return !s || !strcmp(server_norm(s), "https://kubernetes.default.svc");
 }
 
+const char *kubectl_created_conflict(const struct cluster *cl)
+{
+	if (!cl->create.kind || !flag_context || !strcmp(flag_context, create_context(cl)))
+		return NULL;
+	return aprintf("cluster '%s' is the kind cluster '%s' idpmake creates (context %s), and --kube-context says "
+		       "'%s': refusing to apply elsewhere", cl->name, cl->create.kind, create_context(cl), flag_context);
+}
+
 static const struct cluster **seen_cl;
 static struct kube_target **seen_t;
 
-const struct kube_target *kubectl_target(const struct cluster *cl, const char **err)
+static const struct kube_target *resolve(const struct cluster *cl, const char **err)
 {
 	struct kube_target *t;
 	const char **files;
@@ -173,7 +183,15 @@ const struct kube_target *kubectl_target(const struct cluster *cl, const char **
 		docs[ndocs++] = nd ? d[0] : NULL;
 	}
 	t->kubeconfig_arg = cl->reg.kubeconfig;
-	if (flag_context) {
+	if (cl->create.kind) {
+		/* a cluster idpmake creates has the context kind gives it, whatever else is current */
+		if ((*err = kubectl_created_conflict(cl))) {
+			ypool_free(pool);
+			return NULL;
+		}
+		t->context = create_context(cl);
+		t->from = "create.kind";
+	} else if (flag_context) {
 		t->context = flag_context;
 		t->from = "--kube-context";
 	} else if (cl->kube_context) {
@@ -236,6 +254,53 @@ done:
 	seen_cl[nseen] = cl;
 	seen_t[nseen++] = t;
 	return t;
+}
+
+/* the workers apply and run hooks at once; a created cluster's target is first resolved there */
+const struct kube_target *kubectl_target(const struct cluster *cl, const char **err)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	const struct kube_target *t;
+
+	pthread_mutex_lock(&lock);
+	t = resolve(cl, err);
+	pthread_mutex_unlock(&lock);
+	return t;
+}
+
+/* KUBECONFIG for a hook of cluster cl: see kubectl.h */
+const char *kubectl_hook_kubeconfig(const struct cluster *cl, const char *dir, const char **err)
+{
+	const struct kube_target *t;
+	const char *path, *text;
+	struct buf q = BUF_INIT;
+
+	*err = NULL;
+	if (!cl->create.kind && !cl->kube_context && !cl->reg.context && !flag_context)
+		return NULL;	/* kubectl's current context, as the cluster's packages use */
+	if (!(t = kubectl_target(cl, err)) || !t->context || !t->kubeconfig)
+		return NULL;
+	/* the context as a single-quoted YAML scalar: any text but a line break */
+	if (strpbrk(t->context, "\n\r")) {
+		*err = aprintf("cluster '%s': the kube context name has a line break", cl->name);
+		return NULL;
+	}
+	for (const char *p = t->context; *p; p++) {
+		if (*p == '\'')
+			buf_adds(&q, "''");
+		else
+			buf_add(&q, p, 1);
+	}
+	path = aprintf("%s/kube/%s.kubeconfig", dir, cl->name);
+	text = aprintf("# written by idpmake: a hook of cluster '%s' runs kubectl in this context (the first file of "
+		       "KUBECONFIG names it; the others hold it)\napiVersion: v1\nkind: Config\ncurrent-context: '%s'\n",
+		       cl->name, q.s ? q.s : "");
+	buf_release(&q);
+	if (mkdirs(path_dir(path)) < 0 || write_file_copy(path, text, strlen(text)) < 0) {
+		*err = aprintf("cannot write %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	return aprintf("%s:%s", path, t->kubeconfig);
 }
 
 /* an argv list in the arena (NULL-terminated), so nothing is left to free */
@@ -356,19 +421,6 @@ static int owners(const struct step *s, const struct argl *files, const char *ns
 	return rc;
 }
 
-/* the last non-empty line of text, made safe for a terminal (arena) */
-static const char *last_line(const char *text)
-{
-	const char *end = text + strlen(text), *start;
-
-	while (end > text && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
-		end--;
-	start = end;
-	while (start > text && start[-1] != '\n')
-		start--;
-	return term_safe(astrndup(start, (size_t)(end - start)));
-}
-
 const char *kubectl_check(const struct cluster *cl, int timeout)
 {
 	const struct kube_target *t;
@@ -405,7 +457,7 @@ const char *kubectl_check(const struct cluster *cl, int timeout)
 		free(text);
 		return NULL;
 	}
-	why = text && *last_line(text) ? last_line(text) : proc_failure(&p);
+	why = text && *text_last_line(text) ? text_last_line(text) : proc_failure(&p);
 	free(text);
 	where = t->context ? aprintf("the kube context '%s' (%s; server %s; in %s)", t->context, t->from,
 				     t->server ? t->server : "none", t->kubeconfig)
@@ -449,7 +501,7 @@ json_t *kubectl_get_json(const struct cluster *cl, const char *const *args, cons
 	doc = rc < 0 ? NULL : json_loadb(out.s ? out.s : "", out.len, 0, NULL);
 	if (rc < 0)
 		*err = aprintf("kubectl %s on cluster '%s' (context %s): %s", proc_command(args), cl->name,
-			       t->context ? t->context : "in-cluster", text && *last_line(text) ? last_line(text) : proc_failure(&p));
+			       t->context ? t->context : "in-cluster", text && *text_last_line(text) ? text_last_line(text) : proc_failure(&p));
 	else if (!doc)
 		*err = aprintf("kubectl %s on cluster '%s': its answer is not JSON", proc_command(args), cl->name);
 	free(text);

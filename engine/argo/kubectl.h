@@ -28,6 +28,18 @@ struct kube_target {
 void kubectl_set_context(const char *name);
 /* the run's distro (its field manager, idpmake/NAME) and up --adopt (kubeowner.h) */
 void kubectl_set_owner(const char *distro, int adopt);
+/*
+ * KUBECONFIG for a hook of cluster cl, so that its kubectl (with no
+ * --context) goes where the cluster's packages go: "DIR/kube/CLUSTER.kubeconfig:FILES",
+ * the first file naming the context as current (no credential in it), the
+ * others those kubectl_target read.  NULL with *err NULL when the cluster
+ * names no context (create.kind, kube-context, register.context,
+ * --kube-context): the hook gets KUBECONFIG as idpmake has it.  NULL with
+ * *err: the context cannot be used, and the hook must not run.
+ */
+const char *kubectl_hook_kubeconfig(const struct cluster *cl, const char *dir, const char **err);
+/* a cluster idpmake creates (create.kind) with --kube-context naming another context: why that is refused, or NULL */
+const char *kubectl_created_conflict(const struct cluster *cl);
 /* resolve (once a run) and check where cluster cl's kubectl packages go: the target, or NULL with *err */
 const struct kube_target *kubectl_target(const struct cluster *cl, const char **err);
 

@@ -579,3 +579,15 @@ size_t edit_distance(const char *a, const char *b, int fold)
 		free(row);
 	return r;
 }
+
+const char *text_last_line(const char *text)
+{
+	const char *end = text + strlen(text), *start;
+
+	while (end > text && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+		end--;
+	start = end;
+	while (start > text && start[-1] != '\n')
+		start--;
+	return term_safe(astrndup(start, (size_t)(end - start)));
+}

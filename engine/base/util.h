@@ -74,6 +74,8 @@ void afree_all(void);
  * title-setting escapes, and a newline forging a line of output, stop here.
  */
 const char *term_safe(const char *s);
+/* the last non-empty line of text (a child's log), made safe for a terminal (arena) */
+const char *text_last_line(const char *text);
 /* the same for text of many lines shown as such (a diff's patch): newlines and tabs stay */
 const char *term_safe_text(const char *s);
 /* the arena's top, and freeing what was allocated since (one thread; the fuzz targets) */

@@ -186,15 +186,16 @@ int cmd_graph(struct ctx *c)
 		return 0;
 	}
 	if (!strcmp(fmt, "dot")) {
-		static const char *const shapes[] = { "box", "cylinder", "cds", "ellipse", "cds", "hexagon", "component" };
+		static const char *const shapes[] = { "box", "cylinder", "cds", "ellipse", "cds", "hexagon", "component", "house" };
 		printf("digraph %s {\n\trankdir=LR;\n\tnode [fontname=\"Helvetica\", fontsize=10];\n", dot_quote(c->d->name));
 		for (size_t ci = 0; ci < c->d->nclusters; ci++) {
 			const struct cluster *cl = &c->d->clusters[ci];
 			printf("\tsubgraph %s {\n\t\tlabel=%s;\n", dot_quote(aprintf("cluster_%s", cl->name)), dot_quote(cl->name));
 			for (size_t i = 0; i < g->nsteps; i++) {
 				struct step *s = g->steps[i];
-				if (s->selected && s->cluster == cl && !s->pkg)	/* CLUSTER:register */
-					printf("\t\t%s [shape=%s, label=\"register\"];\n", dot_quote(s->id), shapes[s->kind]);
+				if (s->selected && s->cluster == cl && !s->pkg)	/* CLUSTER:register, CLUSTER:kind */
+					printf("\t\t%s [shape=%s, label=\"%s\"];\n", dot_quote(s->id), shapes[s->kind],
+					       s->kind == STEP_CREATE ? "kind" : "register");
 				else if (s->selected && s->cluster == cl)
 					printf("\t\t%s [shape=%s, label=%s];\n", dot_quote(s->id), shapes[s->kind],
 					       dot_quote(aprintf("%s\\n%s", s->pkg->name, s->hook ?

@@ -6,11 +6,14 @@
 
 #include "argo/argocd.h"
 #include "base/buf.h"
+#include "run/bootstrap.h"
 #include "run/build.h"
 #include "cmd/cmd.h"
 #include "base/intr.h"
 #include "git/gitops.h"
 #include "distro/manifest.h"
+#include "run/gitcreds.h"
+#include "run/kindcluster.h"
 #include "run/orphans.h"
 #include "run/owner.h"
 #include "run/plan.h"
@@ -403,6 +406,29 @@ static void register_hints(struct ctx *c, int after)
 	}
 }
 
+/* Argo CD for the run, logged in when argocd.login asks; NULL when not usable, pf->argocd_err saying why */
+static struct argocd *connect_argocd(struct ctx *c, struct preflight *pf)
+{
+	struct argocd *a;
+	struct gitops_opts go;
+	const char *err;
+
+	if (!c->pl.argocd_server || !ctx_needs_argocd(c))
+		return NULL;	/* --prune without argocd: a usage error found by ctx_load */
+	/* not usable: a problem for the pre-flight when a step that needs it runs (preflight.c) */
+	if (!(a = argocd_connect(c->d, c->statedir, c->verbose, &err))) {
+		pf->argocd_err = aprintf("argocd: %s", err);
+		return NULL;
+	}
+	go = ctx_gitops(c);
+	argocd_set_git(a, &go);
+	build_sync = (struct sync_ops){
+		.sync = argocd_sync_step, .verify = argocd_verify_step, .watch = argocd_bake_watch, .reg = argocd_register_step,
+		.lookup = argocd_cluster_lookup, .poll_ms = argocd_poll_ms(a), .ctx = a
+	};
+	return a;
+}
+
 int cmd_up(struct ctx *c)
 {
 	struct build_opts o = { c->jobs, c->keep_going, "up", 0 };
@@ -418,6 +444,10 @@ int cmd_up(struct ctx *c)
 		return r;
 	struct argocd *a = NULL;
 	struct preflight pf = { NULL, 0 };
+	struct summary boot = { 0 };
+	const char *err;
+	char *local;
+	int creds_missing, booting = 0;
 
 	if (c->overwrite && !c->ntargets) {
 		fprintf(stderr, "idpmake: --overwrite needs targets: the packages whose folders to write over\n");
@@ -427,20 +457,14 @@ int cmd_up(struct ctx *c)
 	if (targets_print(c, c->json ? stderr : stdout) < 0)
 		return 1;
 
-	if (c->pl.argocd_server && ctx_needs_argocd(c)) {
-		const char *err;
-		/* not usable: a problem for the pre-flight when a step that needs it runs (preflight.c) */
-		if (!(a = argocd_connect(c->d, c->statedir, c->verbose, &err)))
-			pf.argocd_err = aprintf("argocd: %s", err);
+	if ((err = kindcluster_missing_tool(&c->pl))) {
+		error("%s", err);
+		return 2;
 	}
-	if (a) {
-		struct gitops_opts go = ctx_gitops(c);
-		argocd_set_git(a, &go);
-		build_sync = (struct sync_ops){
-			.sync = argocd_sync_step, .verify = argocd_verify_step, .watch = argocd_bake_watch, .reg = argocd_register_step,
-			.lookup = argocd_cluster_lookup, .poll_ms = argocd_poll_ms(a), .ctx = a
-		};
-	}	/* --prune without argocd: a usage error found by ctx_load, before the state is opened */
+	kindcluster_set_adopt(c->adopt);
+	/* a bootstrap reads them again once it made what holds them (bootstrap.h) */
+	creds_missing = gitcreds_load(c, 1) < 0;
+	a = connect_argocd(c, &pf);
 	warn_insecure(c->d);
 	if (state_lock(c->st, c->wait) < 0)
 		return 1;
@@ -473,10 +497,37 @@ int cmd_up(struct ctx *c)
 			argocd_close(a);
 		return r;
 	}
+	/* from nothing: the cluster and the deploy: kubectl packages first, then the rest (bootstrap.h) */
+	local = bootstrap_local(c);
+	if ((booting = bootstrap_pending(c, local))) {
+		status_info("bootstrap: first the steps that need neither Argo CD nor the GitOps remote");
+		if ((r = preflight_run(&pf, c, a, local, 1))) {
+			remotekeys_end();
+			state_run_end(c->st, run, r, "pre-flight failed: nothing pushed", NULL);
+			if (a)
+				argocd_close(a);
+			return r;
+		}
+		r = bootstrap_run(c, &o, &boot, local);
+		if (r || build_interrupted) {
+			remotekeys_end();
+			status_summary(&boot);
+			state_run_end(c->st, run, r ? r : 1, "bootstrap failed: nothing pushed", NULL);
+			if (a)
+				argocd_close(a);
+			return interrupted() ? intr_exit_status() : r ? r : 1;
+		}
+		/* what the bootstrap made may hold the credentials and serve Argo CD */
+		if (creds_missing)
+			gitcreds_load(c, 0);
+		if (!a && (a = connect_argocd(c, &pf)))
+			pf.argocd_err = NULL;
+		c->pl.argo = c->pl.reconstruct ? a : NULL;
+	}
 	/* --refresh asks Argo CD only when it answers; then, before anything runs, what the run needs */
 	if (c->refresh && a && preflight_argocd(&pf, a) == 0)
 		find_drift(c, a);
-	if ((r = preflight_run(&pf, c, a))) {
+	if ((r = preflight_run(&pf, c, a, booting ? local : NULL, 0))) {
 		remotekeys_end();
 		state_run_end(c->st, run, r, "pre-flight failed: nothing pushed", NULL);
 		if (a)
@@ -492,6 +543,7 @@ int cmd_up(struct ctx *c)
 		return 1;
 	}
 	r = build_run(&c->pl, &o, &sum);
+	summary_add(&sum, &boot);
 	remotekeys_end();
 	if (a)
 		register_hints(c, 1);

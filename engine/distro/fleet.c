@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "distro/conv.h"
+#include "distro/create.h"
 #include "distro/fleet.h"
 #include "base/hash.h"
 #include "distro/manifest.h"
@@ -34,7 +35,7 @@ void conv_cluster(struct cluster *c, const struct ynode *key, const struct ynode
 	if (!want(n, Y_MAP, "a cluster"))
 		return;
 	CHECK_KEYS(n, "a cluster", "server", "name", "profiles", "vars", "labels", "mode", "register",
-		   "kube-context");
+		   "kube-context", "create");
 	c->server = str(yget(n, "server"), "server");
 	c->kube_context = str(yget(n, "kube-context"), "kube-context");
 	c->argo_name = str(yget(n, "name"), "cluster name");
@@ -42,6 +43,7 @@ void conv_cluster(struct cluster *c, const struct ynode *key, const struct ynode
 		loc_error(n->loc, "cluster '%s' has both 'server' and 'name'; give one", c->name);
 	c->profiles = strs(yget(n, "profiles"), "profiles");
 	strs_uniq(&c->profiles);
+	conv_create(c, yget(n, "create"));
 	c->vars = kvs(yget(n, "vars"), "vars");
 	c->labels = kvs(yget(n, "labels"), "label");
 	if ((x = yget(n, "mode")) && str(x, "mode")) {
@@ -78,6 +80,9 @@ void conv_cluster(struct cluster *c, const struct ynode *key, const struct ynode
 		if (c->argo_name && !c->server)
 			loc_error(x->loc, "cluster '%s' is named only by 'name' (already known to Argo CD), "
 				  "so it cannot be registered; give 'server'", c->name);
+		if (c->create.kind)
+			loc_error(x->loc, "cluster '%s' is created (create.kind) and Argo CD runs inside it: it takes no "
+				  "register", c->name);
 	}
 }
 

@@ -111,6 +111,13 @@ struct cluster {
 	} reg;
 	struct wave *wave;		/* the wave it rolls out in (fleet.c) */
 	const char *kube_context;	/* deploy: kubectl goes to this kube context (kubectl.h), or NULL */
+	/* create: a cluster idpmake makes itself (create.c); for now a local kind cluster */
+	struct {
+		const char *kind;	/* create.kind.name: the kind cluster (context kind-NAME), or NULL */
+		const char *image;	/* create.kind.image: the node image, or NULL (kind's default) */
+		int host_port;		/* create.kind.host-port: the host port to the node's 443 (8443) */
+		struct loc loc;
+	} create;
 	struct loc loc;
 };
 

@@ -154,6 +154,8 @@ struct graph *graph_build(struct distro *d)
 	for (size_t ci = 0; ci < d->nclusters; ci++) {
 		struct cluster *c = &d->clusters[ci];
 		struct step *reg = c->reg.set ? new_step(g, STEP_REGISTER, c, NULL, NULL, aprintf("%s:register", c->name)) : NULL;
+		/* a cluster idpmake makes: before every step that reaches it (the syncs, hooks, apply) */
+		struct step *make = c->create.kind ? new_step(g, STEP_CREATE, c, NULL, NULL, aprintf("%s:kind", c->name)) : NULL;
 		for (size_t pi = 0; pi < d->npackages; pi++) {
 			struct package *p = &d->packages[pi];
 			struct unit u = { c, p, NULL, NULL, NULL };
@@ -213,6 +215,8 @@ struct graph *graph_build(struct distro *d)
 			}
 			for (size_t i = first; i < g->nsteps; i++)
 				if (g->steps[i]->pkg == p && g->steps[i]->cluster == c) {
+					if (make && g->steps[i]->kind != STEP_RENDER)
+						edge(make, g->steps[i]);
 					g->steps[i]->render = u.render;
 					g->steps[i]->namespace = u.render->namespace;
 					g->steps[i]->gitpath = u.render->gitpath;

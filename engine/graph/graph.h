@@ -17,7 +17,8 @@
 struct tree;
 struct share;
 
-enum step_kind { STEP_RENDER, STEP_PUSH, STEP_PRE, STEP_SYNC, STEP_POST, STEP_WAVE, STEP_REGISTER };
+enum step_kind { STEP_RENDER, STEP_PUSH, STEP_PRE, STEP_SYNC, STEP_POST, STEP_WAVE, STEP_REGISTER,
+		 STEP_CREATE };	/* CLUSTER:kind, a cluster idpmake makes (create.h), before its steps */
 
 /* why a step runs, or that it does not */
 enum reason {

@@ -383,6 +383,8 @@ static const char *key_hint(const struct step *s)
 		return "the wave, the script its check runs, or its clusters' steps changed";
 	case STEP_REGISTER:
 		return "the cluster's or the repository's registration changed";
+	case STEP_CREATE:
+		return "the kind cluster's name, image or port changed, or it is gone";
 	default:
 		return "its inputs changed";
 	}

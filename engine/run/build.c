@@ -40,6 +40,7 @@
 #include "run/rollout.h"
 #include "render/share.h"
 #include "run/build.h"
+#include "run/kindcluster.h"
 #include "base/intr.h"
 #include "argo/kubectl.h"
 #include "run/plan.h"
@@ -131,7 +132,7 @@ static void run_job(struct job *j)
 	case STEP_POST: {
 		struct step *r = render_of(s);
 		const char *dir = unpack(pl->statedir, s, r ? r->output : (struct hash){ 0, 0 });
-		j->rc = hook_run(pl->g->d, s, j->commit ? j->commit : q.commit, dir, &j->err);
+		j->rc = hook_run(pl->g->d, s, pl->statedir, j->commit ? j->commit : q.commit, dir, &j->err);
 		break;
 	}
 	case STEP_WAVE:
@@ -144,6 +145,9 @@ static void run_job(struct job *j)
 		} else {
 			j->rc = build_sync.reg(build_sync.ctx, s, &j->err);
 		}
+		break;
+	case STEP_CREATE:
+		j->rc = kindcluster_run(pl, s, &j->output, &j->err);
 		break;
 	case STEP_SYNC:
 		if (s->pkg->deploy_kubectl) {
@@ -353,6 +357,14 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 		return 0;
 	case STEP_REGISTER:
 		return state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, NULL, s->ms) < 0 ? -1 : 0;
+	case STEP_CREATE:
+		/* the output is the cluster's incarnation; the kind cluster's name where a push keeps its commit,
+		 * for up --prune --delete-clusters once the distro no longer has it (orphans.c) */
+		s->output = j->output;
+		if (state_step_ok(pl->st, s->id, s->key, s->output, NULL, s->cluster->create.kind, s->ms) < 0)
+			return -1;
+		*note = s->why && !strncmp(s->why, "taken on", 8) ? s->why : NULL;
+		return 0;
 	default:
 		if (state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms) < 0)
 			return -1;

@@ -58,7 +58,9 @@ int ctx_load(struct ctx *c, int readonly)
 			return r;
 	}
 	kubectl_set_context(c->kube_context);	/* before any kubectl: the Secrets are read through it too */
-	gitcreds_load(c);	/* after the context, which may drop them */
+	/* after the context, which may drop them; up reads them itself, around its bootstrap (cmd-up.c) */
+	if (!c->command || strcmp(c->command, "up"))
+		gitcreds_load(c, 0);
 	kubectl_set_owner(c->d->name, c->adopt);
 	if (!(c->g = graph_build(c->d)))
 		return 2;

@@ -15,6 +15,7 @@
 
 #include "base/buf.h"
 #include "base/exec.h"
+#include "argo/kubectl.h"
 #include "run/hook.h"
 #include "distro/manifest.h"
 #include "graph/status.h"
@@ -28,13 +29,28 @@ static const char *env_name(const char *var)
 	return n;
 }
 
-int hook_run(const struct distro *d, struct step *s, const char *commit, const char *rendered, const char **err)
+int hook_run(const struct distro *d, struct step *s, const char *statedir, const char *commit,
+	     const char *rendered, const char **err)
 {
 	struct strvec env = STRVEC_INIT;
 	struct vars v;
+	const char *kc;
 	int r;
 
+	/* kubectl in the hook goes where the cluster's packages go (kubectl.h), never elsewhere */
+	if (!(kc = kubectl_hook_kubeconfig(s->cluster, statedir, err)) && *err)
+		return -1;
 	proc_env_base(&env);
+	if (kc) {
+		for (size_t i = 0; i < env.n; i++)
+			if (!strncmp(env.v[i], "KUBECONFIG=", 11)) {
+				free((char *)env.v[i]);
+				env.v[i] = xstrdup(aprintf("KUBECONFIG=%s", kc));
+				kc = NULL;
+			}
+		if (kc)
+			strvec_pushf(&env, "KUBECONFIG=%s", kc);
+	}
 	strvec_pushf(&env, "IDPMAKE_CLUSTER=%s", s->cluster->name);
 	strvec_pushf(&env, "IDPMAKE_PACKAGE=%s", s->pkg->name);
 	strvec_pushf(&env, "IDPMAKE_NAMESPACE=%s", s->namespace);

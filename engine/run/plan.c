@@ -36,6 +36,7 @@
 #include "distro/manifest.h"
 #include "run/orphans.h"
 #include "git/lazycache.h"
+#include "run/kindcluster.h"
 #include "run/plan.h"
 #include "run/register.h"
 #include "git/remotekeys.h"
@@ -456,11 +457,21 @@ static struct hash hook_key(struct planner *pl, struct step *s, struct hash sync
 	return hasher_end(h);
 }
 
+/* the step CLUSTER:kind that makes s's cluster (an in-step of each of its steps), or NULL */
+static struct step *made_by(const struct step *s)
+{
+	for (size_t i = 0; s->kind != STEP_RENDER && i < s->nin; i++)
+		if (s->in[i]->kind == STEP_CREATE)
+			return s->in[i];
+	return NULL;
+}
+
 void plan_decide(struct planner *pl, struct step *s)
 {
 	struct record rec = state_step(pl->st, s->id);
 	struct step *r = render_of(s);
 	int upstream = 0, err = 0;
+	struct step *made;
 
 	s->old_key = rec.key;
 	for (size_t i = 0; i < s->nin; i++)
@@ -498,6 +509,17 @@ void plan_decide(struct planner *pl, struct step *s)
 	}
 	if (s->kind == STEP_REGISTER) {
 		register_decide(pl, s, &rec);
+		return;
+	}
+	if (s->kind == STEP_CREATE) {
+		kindcluster_decide(pl, s, &rec);
+		return;
+	}
+	if ((made = made_by(s)) && made->dirty && made->state != S_DONE) {
+		/* plan: the cluster is to be made, so everything on it runs */
+		s->dirty = 1;
+		s->reason = R_UPSTREAM;
+		s->why = aprintf("once %s has made the cluster", made->id);
 		return;
 	}
 	if (r && r->dirty && pl->dry_run) {
@@ -552,6 +574,13 @@ void plan_decide(struct planner *pl, struct step *s)
 			s->reason = R_ALWAYS;
 			return;
 		}
+	}
+	if (made) {
+		/* a cluster made again is another cluster: its incarnation is in the key (kindcluster.c) */
+		struct hasher *h = hasher_new();
+		hasher_addh(h, s->key);
+		hasher_addh(h, made->output);
+		s->key = hasher_end(h);
 	}
 	plan_compare(s, &rec, s->kind == STEP_SYNC ?
 			 (r && !hash_eq(r->output, rec.output) ? "rendered output changed" :

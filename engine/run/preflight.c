@@ -122,7 +122,7 @@ static int kube_ran(const struct graph *g, const char *runs, size_t i)
  * Argo CD is checked whatever the rest do), and not without Argo CD; hooks
  * need nothing.  The steps are left as found.
  */
-static char *predict(struct ctx *c, int push)
+static char *predict(struct ctx *c, int push, const char *mask, int want)
 {
 	struct graph *g = c->g;
 	char *runs = amalloc(g->nsteps + 1);
@@ -133,7 +133,7 @@ static char *predict(struct ctx *c, int push)
 	for (size_t i = 0; i < g->nsteps; i++) {
 		struct step *s = g->steps[i];
 		saved[i] = *s;
-		if (!s->selected)
+		if (!s->selected || (mask && mask[i] != want))
 			continue;
 		if (s->kind == STEP_PRE || s->kind == STEP_POST)
 			continue;
@@ -227,7 +227,16 @@ static const char *git_wants_credential(const struct ctx *c)
 		       "wants a user name other than 'git')", shown);
 }
 
-int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a)
+/* does step i's cluster get made (CLUSTER:kind) before it, this run?  Its context is not there yet */
+static int made_before(const struct graph *g, const char *runs, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (runs[k] && g->steps[k]->kind == STEP_CREATE && g->steps[k]->cluster == g->steps[i]->cluster)
+			return 1;
+	return 0;
+}
+
+int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a, const char *mask, int want)
 {
 	struct graph *g = c->g;
 	struct problems p = { NULL, 0 };
@@ -236,11 +245,11 @@ int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a)
 	int push = 0, any = 0;
 	char *runs;
 
-	if (!(runs = predict(c, git_check_applies(c))))
+	if (!(runs = predict(c, git_check_applies(c), mask, want)))
 		return 0;
 	for (size_t i = 0; i < g->nsteps; i++) {
 		struct step *s = g->steps[i];
-		if (!s->selected || !runs[i])
+		if (!s->selected || !runs[i] || (mask && mask[i] != want))
 			continue;
 		any = 1;
 		if (c->pl.argocd_server && argo_step(s) && (s->kind != STEP_REGISTER || s->cluster || git_token())) {
@@ -251,7 +260,8 @@ int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a)
 			add(&p, aprintf("%s: %s", s->id, err));
 		push |= s->kind == STEP_PUSH;
 	}
-	if (c->pl.argocd_server && (nargo || c->refresh || prune_work(c)) && preflight_argocd(pf, a) < 0) {
+	if (c->pl.argocd_server && (nargo || ((!mask || !want) && (c->refresh || prune_work(c)))) &&
+	    preflight_argocd(pf, a) < 0) {
 		if (nargo)
 			add(&p, aprintf("%s (needed by %s%s)", pf->argocd_err, first, nargo > 1 ? " and other steps" : ""));
 		else
@@ -263,7 +273,7 @@ int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a)
 	for (size_t i = 0; i < g->nsteps; i++) {
 		struct step *s = g->steps[i];
 		if (s->selected && runs[i] && s->kind == STEP_SYNC && s->pkg->deploy_kubectl && !kube_ran(g, runs, i) &&
-		    (err = kubectl_check(s->cluster, PREFLIGHT_TIMEOUT)))
+		    !made_before(g, runs, i) && (err = kubectl_check(s->cluster, PREFLIGHT_TIMEOUT)))
 			add(&p, aprintf("%s (needed by %s)", err, s->id));
 	}
 	if (!p.n)

@@ -31,8 +31,11 @@ int preflight_argocd(struct preflight *pf, struct argocd *a);
  * The checks for the steps that will run (after --refresh decided what
  * drifted).  0; or 1 after printing every problem, one line each (the step
  * or the setting, the cause, the way out), and a last line saying nothing
- * was pushed.
+ * was pushed.  mask (NULL: every selected step): only the steps whose
+ * mask[i] is want, for up's bootstrap (bootstrap.h): its local steps
+ * first (want 1), the others once they ran (want 0).  The kube context of
+ * a cluster made this run (CLUSTER:kind) is not checked: it is not there.
  */
-int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a);
+int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a, const char *mask, int want);
 
 #endif

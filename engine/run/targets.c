@@ -9,6 +9,7 @@
 #include "run/ctx.h"
 #include "distro/context.h"
 #include "argo/kubectl.h"
+#include "distro/create.h"
 #include "run/targets.h"
 #include "base/url.h"
 #include "base/util.h"
@@ -56,6 +57,17 @@ int targets_check(struct ctx *c)
 	return 0;
 }
 
+/* cluster cl's create step selected */
+static int create_selected(const struct ctx *c, const struct cluster *cl)
+{
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		const struct step *s = c->g->steps[i];
+		if (s->selected && s->kind == STEP_CREATE && s->cluster == cl)
+			return 1;
+	}
+	return 0;
+}
+
 /* the kubectl syncs selected */
 static int kubectl_selected(const struct ctx *c, const struct cluster *cl)
 {
@@ -96,9 +108,15 @@ int targets_print(struct ctx *c, FILE *f)
 		const struct cluster *cl = &d->clusters[i];
 		const struct kube_target *t;
 		const char *err;
-		if (!kubectl_selected(c, cl))
+		if (!kubectl_selected(c, cl) && !(cl->create.kind && create_selected(c, cl)))
 			continue;
-		if (!(t = kubectl_target(cl, &err))) {
+		if (cl->create.kind && !(err = kubectl_created_conflict(cl))) {
+			/* its context may not be there yet: CLUSTER:kind makes it (kindcluster.c) */
+			buf_addf(&b, ", kubectl %s: kind cluster %s, context %s (create.kind; made when absent)",
+				 cl->name, cl->create.kind, create_context(cl));
+			continue;
+		}
+		if (cl->create.kind || !(t = kubectl_target(cl, &err))) {
 			if (!bad++)
 				fflush(f);
 			fprintf(stderr, "idpmake: %s: %s\n", cl->name, err);

@@ -87,7 +87,8 @@
 #	                           is a line of $T/kind.log. `create cluster
 #	                           [--name N] [--config F] [--wait D] [--image I]
 #	                           [--kubeconfig K] [--retain]` records N (default
-#	                           kind) in $T/kind-clusters/, copies F to
+#	                           kind) in $T/kind-clusters/ (and a line in
+#	                           $T/kind.made), copies F to
 #	                           $T/kind-config-N.yaml, merges a cluster, user and
 #	                           context kind-N reaching the emulator into K (else
 #	                           the first file of $KUBECONFIG, else
@@ -97,7 +98,9 @@
 #	                           kube-system/coredns (kind's Corefile); an
 #	                           existing N is an error (exit 1), as is a file
 #	                           $T/kind.fail-create (its text on stderr, nothing
-#	                           made: "docker is not running"). `get clusters`,
+#	                           made: "docker is not running"); with a file
+#	                           $T/kind.hang-create it makes the cluster, touches
+#	                           $T/kind.hanging and sleeps (a killed run). `get clusters`,
 #	                           `get kubeconfig --name N`, `delete cluster
 #	                           --name N` (exit 0 when absent; the kubeconfig
 #	                           entries go) and `version` as kind. Every fake
@@ -893,6 +896,7 @@ version)
 	fi
 	echo "Creating cluster \"$name\" ..." >&2
 	: >"$state/$name.cluster" || exit 1
+	echo "$name" >>"$T/kind.made"
 	seed || { rm -f "$state/$name.cluster"; die "failed to create cluster: could not seed the kube emulator"; }
 	kc=$(target_kubeconfig)
 	mkdir -p "$(dirname "$kc")" || exit 1
@@ -903,6 +907,11 @@ version)
 		"$KUBECTL" config --kubeconfig "$kc" set-context "kind-$name" --cluster "kind-$name" --user "kind-$name" &&
 		"$KUBECTL" config --kubeconfig "$kc" use-context "kind-$name"
 	} >/dev/null || { rm -f "$state/$name.cluster"; die "failed to create cluster: could not write $kc"; }
+	if [ -e "$T/kind.hang-create" ]; then
+		# a run killed while kind works: the cluster is there, kind has not returned
+		: >"$T/kind.hanging"
+		sleep 600
+	fi
 	echo "Set kubectl context to \"kind-$name\"" >&2
 	echo "You can now use your cluster with:" >&2
 	echo "" >&2

@@ -1,0 +1,109 @@
+/*
+ * bootstrap.c - up from nothing (bootstrap.h, issue 24): the cluster
+ * idpmake makes and the deploy: kubectl packages first, then the rest.
+ *
+ * One graph, run in two passes when the first has work: a run that makes
+ * the kind cluster, applies Argo CD and Gitea with kubectl and then pushes
+ * to that Gitea and syncs through that Argo CD cannot log in to either,
+ * read their Secrets or check them before they exist.  The first pass is
+ * the local steps (no Argo CD, no GitOps remote); then cmd-up.c logs in,
+ * reads git.credentials, runs the pre-flight for the rest and the second
+ * pass.  Each step is still decided when its in-steps are done and
+ * recorded as it finishes (build.c), so an interrupted bootstrap resumes
+ * where it stopped.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "run/bootstrap.h"
+#include "run/ctx.h"
+#include "run/plan.h"
+
+static int local_kind(const struct step *s)
+{
+	return s->kind == STEP_CREATE || (s->pkg && s->pkg->deploy_kubectl);
+}
+
+char *bootstrap_local(const struct ctx *c)
+{
+	const struct graph *g = c->g;
+	char *local = amalloc(g->nsteps + 1);
+	int any = 0;
+
+	/* g->steps is in topological order: a step's in-steps are decided before it */
+	for (size_t i = 0; i < g->nsteps; i++) {
+		const struct step *s = g->steps[i];
+		int ok = local_kind(s);
+		for (size_t k = 0; ok && k < s->nin; k++)
+			ok = local[s->in[k]->index];
+		local[i] = (char)ok;
+		any |= ok;
+	}
+	return any ? local : NULL;
+}
+
+int bootstrap_pending(struct ctx *c, const char *local)
+{
+	struct graph *g = c->g;
+	struct step *saved = xcalloc(g->nsteps + 1, sizeof(*saved));
+	int dry = c->pl.dry_run, pending = 0;
+	size_t n = 0;
+
+	if (!local) {
+		free(saved);
+		return 0;
+	}
+	c->pl.dry_run = 1;
+	for (size_t i = 0; i < g->nsteps && !pending; i++) {
+		struct step *s = g->steps[i];
+		saved[n++] = *s;
+		if (!s->selected || !local[i])
+			continue;
+		if (s->kind != STEP_RENDER)
+			plan_decide(&c->pl, s);
+		pending = s->dirty;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (g->steps[i]->kind != STEP_RENDER)
+			*g->steps[i] = saved[i];
+	c->pl.dry_run = dry;
+	free(saved);
+	return pending;
+}
+
+int bootstrap_run(struct ctx *c, const struct build_opts *o, struct summary *sum, const char *local)
+{
+	struct graph *g = c->g;
+	char *sel = amalloc(g->nsteps + 1);
+	int r;
+
+	for (size_t i = 0; i < g->nsteps; i++) {
+		sel[i] = (char)g->steps[i]->selected;
+		g->steps[i]->selected = sel[i] && local[i];
+	}
+	r = build_run(&c->pl, o, sum);
+	/* the rest; the renders done stay selected, as done, for the push to take (plan_push_changes) */
+	for (size_t i = 0; i < g->nsteps; i++) {
+		struct step *s = g->steps[i];
+		s->selected = sel[i] && (!local[i] || s->kind == STEP_RENDER);
+		if (s->selected && local[i])
+			s->dirty = 0;
+	}
+	return r;
+}
+
+void summary_add(struct summary *a, const struct summary *b)
+{
+	a->rendered += b->rendered;
+	a->synced += b->synced;
+	a->hooks += b->hooks;
+	a->failed += b->failed;
+	a->not_run += b->not_run;
+	a->up_to_date += b->up_to_date;
+	a->skipped += b->skipped;
+	if (b->commit) {
+		a->commit = b->commit;
+		a->commits += b->commits;
+	}
+}

@@ -1,0 +1,36 @@
+/* bootstrap.h - up in two phases when the platform it pushes to and syncs through is still to be made */
+#ifndef IDPMAKE_BOOTSTRAP_H
+#define IDPMAKE_BOOTSTRAP_H
+
+#include "run/build.h"
+
+struct ctx;
+
+/*
+ * The local steps of the graph (local[i] for g->steps[i]): CLUSTER:kind
+ * and the steps of deploy: kubectl packages (render, hooks, apply) whose
+ * in-steps are all local.  They need neither Argo CD nor the GitOps
+ * remote, which may be what they make: in the cnoe distro the cluster,
+ * Argo CD and Gitea.  NULL when there are none.
+ */
+char *bootstrap_local(const struct ctx *c);
+
+/*
+ * Does a selected local step run this time (plan's prediction, the steps
+ * left as found)?  Then up runs them first (bootstrap_run), and only then
+ * logs in to Argo CD, reads git.credentials and checks the rest.
+ */
+int bootstrap_pending(struct ctx *c, const char *local);
+
+/*
+ * Run the selected local steps alone (build_run over them), into *sum;
+ * afterwards the selection is what is left: the other selected steps, and
+ * the local renders, done (the push takes their folders).
+ * build_run's result.
+ */
+int bootstrap_run(struct ctx *c, const struct build_opts *o, struct summary *sum, const char *local);
+
+/* add b's counts to a */
+void summary_add(struct summary *a, const struct summary *b);
+
+#endif

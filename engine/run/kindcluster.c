@@ -1,0 +1,261 @@
+/*
+ * kindcluster.c - CLUSTER:kind (kindcluster.h): the local kind cluster of
+ * clusters.NAME.create.kind, made when absent, as idpbuilder makes its own.
+ *
+ * The node is idpbuilder's: labelled ingress-ready=true, its port 443
+ * reached at host-port (8443) on the host, so that https://HOST:8443/ is
+ * the ingress controller.  kind writes the context kind-NAME into the
+ * kubeconfig (KUBECONFIG's first file, or ~/.kube/config); every kubectl
+ * of the cluster then goes there (kubectl.c kubectl_target), never to the
+ * current context.
+ *
+ * Whose cluster it is: this state's when the state recorded it made it,
+ * or when the state holds its config (STATE/kind/NAME.yaml, written just
+ * before `kind create cluster`, so that a run killed during the creation
+ * takes it on next time instead of making a second); a kind cluster of
+ * that name that this state never made is refused unless up --adopt
+ * (which writes the config: it is this state's from then on).  kind runs with exec.c's environment
+ * (no credential) and its arguments only from the distro's checked fields
+ * (create.c), never through a shell.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/exec.h"
+#include "base/hash.h"
+#include "base/util.h"
+#include "graph/state.h"
+#include "run/kindcluster.h"
+
+#define KIND_INSTALL "install kind (https://kind.sigs.k8s.io/docs/user/quick-start/#installation: " \
+		     "`go install sigs.k8s.io/kind@v0.29.0`, or its release binary on PATH) and docker"
+#define KIND_TIMEOUT 900	/* seconds for `kind create cluster` (it pulls the node image) */
+
+static int adopt_flag;
+static int listed = -1;		/* `kind get clusters` read this run: 1; it failed: 0; not yet: -1 */
+static const char **names;	/* what it listed */
+static size_t nnames;
+static const char *list_err;
+
+void kindcluster_set_adopt(int adopt)
+{
+	adopt_flag = adopt;
+}
+
+/* run kind with argv, its stdout in *out (NULL: not wanted): 0, or -1 with *err (kind's last line) */
+static int kind(const char *const *argv, struct buf *out, int timeout, const char **err)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *log = aprintf("%s/idpmake-kind-XXXXXX", tmp && *tmp ? tmp : "/tmp"), *text;
+	struct proc p = { 0 };
+	size_t len;
+	int fd, rc;
+
+	if ((fd = mkstemp(log)) >= 0)
+		close(fd);
+	p.argv = argv;
+	p.log = fd >= 0 ? log : NULL;
+	p.out = out;
+	p.out_cap = 1 << 20;
+	p.timeout = timeout;
+	rc = proc_run(&p);
+	text = fd >= 0 ? read_file(log, &len) : NULL;
+	if (fd >= 0)
+		unlink(log);
+	if (rc < 0)
+		*err = aprintf("%s: %s (kind's error)", proc_command(argv),
+			       text && *text_last_line(text) ? text_last_line(text) : proc_failure(&p));
+	free(text);
+	return rc;
+}
+
+static int list(const char **err)
+{
+	static const char *const argv[] = { "kind", "get", "clusters", NULL };
+	struct buf out;
+	char *save = NULL;
+
+	if (listed >= 0) {
+		*err = list_err;
+		return listed ? 0 : -1;
+	}
+	buf_init(&out);
+	if (kind(argv, &out, 60, &list_err) < 0) {
+		buf_release(&out);
+		listed = 0;
+		*err = list_err;
+		return -1;
+	}
+	for (char *l = strtok_r(out.s ? out.s : (char[]){ 0 }, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		names = agrow(names, nnames, sizeof(*names));
+		names[nnames++] = astrdup(l);
+	}
+	buf_release(&out);
+	listed = 1;
+	return 0;
+}
+
+int kindcluster_exists(const char *name, const char **err)
+{
+	if (list(err) < 0)
+		return -1;
+	for (size_t i = 0; i < nnames; i++)
+		if (!strcmp(names[i], name))
+			return 1;
+	return 0;
+}
+
+static struct hash key_of(const struct cluster *c)
+{
+	struct hasher *h = hasher_new();
+
+	hasher_adds(h, "kind cluster v1");
+	hasher_adds(h, c->create.kind);
+	hasher_adds(h, c->create.image ? c->create.image : "");
+	hasher_add(h, &c->create.host_port, sizeof(c->create.host_port));
+	return hasher_end(h);
+}
+
+const char *kindcluster_missing_tool(struct planner *pl)
+{
+	struct graph *g = pl->g;
+
+	if (which("kind"))
+		return NULL;
+	for (size_t i = 0; i < g->nsteps; i++) {
+		struct step *s = g->steps[i];
+		struct record rec;
+		if (!s->selected || s->kind != STEP_CREATE)
+			continue;
+		rec = state_step(pl->st, s->id);
+		if (!rec.ok || !hash_eq(rec.key, key_of(s->cluster)))
+			return aprintf("%s: kind is not on PATH, and the cluster '%s' is made with it (create.kind): %s",
+				       s->id, s->cluster->create.kind, KIND_INSTALL);
+	}
+	return NULL;
+}
+
+void kindcluster_decide(struct planner *pl, struct step *s, const struct record *rec)
+{
+	const char *err;
+	int there;
+
+	s->key = key_of(s->cluster);
+	if (rec->ok && hash_eq(rec->key, s->key)) {
+		s->output = rec->output;
+		if (!which("kind")) {
+			s->dirty = 0;
+			s->reason = R_UP_TO_DATE;
+			s->why = "recorded as made (kind is not on PATH to look)";
+			return;
+		}
+		there = kindcluster_exists(s->cluster->create.kind, &err);
+		if (there == 1) {
+			s->dirty = 0;
+			s->reason = R_UP_TO_DATE;
+			return;
+		}
+		s->dirty = 1;
+		s->reason = R_FORCED;
+		s->why = there < 0 ? aprintf("kind cannot list its clusters: %s", err)
+				   : aprintf("the kind cluster '%s' is gone: it is made again", s->cluster->create.kind);
+		return;
+	}
+	plan_compare(s, rec, "the kind cluster's name, image or host port changed");
+}
+
+/* a new incarnation: every step of the cluster runs again after it */
+static struct hash incarnation(const char *name)
+{
+	struct hasher *h = hasher_new();
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	hasher_adds(h, name);
+	hasher_add(h, &ts, sizeof(ts));
+	hasher_add(h, &(pid_t){ getpid() }, sizeof(pid_t));
+	return hasher_end(h);
+}
+
+static const char *config_path(struct planner *pl, const struct cluster *c)
+{
+	return aprintf("%s/kind/%s.yaml", pl->statedir, c->create.kind);
+}
+
+static const char *config_file(struct planner *pl, const struct cluster *c, const char **err)
+{
+	const char *path = config_path(pl, c), *dir = path_dir(path);
+	const char *text = aprintf("# written by idpmake for cluster '%s' (create.kind): idpbuilder's node\n"
+				   "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nname: %s\nnodes:\n"
+				   "  - role: control-plane\n%s%s%s"
+				   "    labels: {ingress-ready: \"true\"}\n"
+				   "    extraPortMappings:\n"
+				   "      - {containerPort: 443, hostPort: %d, protocol: TCP}\n",
+				   c->name, c->create.kind, c->create.image ? "    image: \"" : "",
+				   c->create.image ? c->create.image : "", c->create.image ? "\"\n" : "",
+				   c->create.host_port);
+
+	if (mkdirs(dir) < 0 || write_file_copy(path, text, strlen(text)) < 0) {
+		*err = aprintf("cannot write %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	return path;
+}
+
+int kindcluster_run(struct planner *pl, struct step *s, struct hash *output, const char **err)
+{
+	const struct cluster *c = s->cluster;
+	struct record rec = state_step(pl->st, s->id);
+	const char *name = c->create.kind, *cfg;
+	int there, ours;
+
+	listed = -1;	/* look again: plan's list may be minutes old */
+	if ((there = kindcluster_exists(name, err)) < 0)
+		return -1;
+	if (there) {
+		if (rec.ok && !hash_zero(rec.key) && !hash_eq(rec.key, s->key)) {
+			*err = aprintf("the kind cluster '%s' was made with another image or host port, and kind cannot "
+				       "change them: delete it (kind delete cluster --name %s) and run again, or put "
+				       "them back", name, name);
+			return -1;
+		}
+		if (rec.ok) {
+			*output = rec.output;
+			return 0;
+		}
+		ours = access(config_path(pl, c), F_OK) == 0;
+		if (!ours && !adopt_flag) {
+			*err = aprintf("a kind cluster '%s' exists, and this state never made it: `idpmake up --adopt` "
+				       "takes it on, or give create.kind.name another name", name);
+			return -1;
+		}
+		if (!ours && !config_file(pl, c, err))
+			return -1;
+		*output = incarnation(name);
+		s->why = ours ? "taken on: an earlier run was making it" : "taken on (up --adopt)";
+		return 0;
+	}
+	/* the config first: a run killed while kind works takes the cluster on, never makes a second */
+	if (!(cfg = config_file(pl, c, err)))
+		return -1;
+	{
+		const char *argv[] = { "kind", "create", "cluster", "--name", name, "--config", cfg, NULL };
+		if (kind(argv, NULL, KIND_TIMEOUT, err) < 0)
+			return -1;
+	}
+	listed = -1;
+	*output = incarnation(name);
+	return 0;
+}
+
+int kindcluster_delete(const char *name, const char **err)
+{
+	const char *argv[] = { "kind", "delete", "cluster", "--name", name, NULL };
+
+	listed = -1;
+	return kind(argv, NULL, 600, err);
+}
