@@ -186,7 +186,7 @@ int cmd_graph(struct ctx *c)
 		return 0;
 	}
 	if (!strcmp(fmt, "dot")) {
-		static const char *const shapes[] = { "box", "cylinder", "cds", "ellipse", "cds", "hexagon", "component", "house" };
+		static const char *const shapes[] = { "box", "cylinder", "cds", "ellipse", "cds", "hexagon", "component", "house", "note" };
 		printf("digraph %s {\n\trankdir=LR;\n\tnode [fontname=\"Helvetica\", fontsize=10];\n", dot_quote(c->d->name));
 		for (size_t ci = 0; ci < c->d->nclusters; ci++) {
 			const struct cluster *cl = &c->d->clusters[ci];
@@ -206,6 +206,8 @@ int cmd_graph(struct ctx *c)
 		}
 		if (g->push->selected)
 			printf("\t\"push\" [shape=%s, label=\"push\\n(one commit)\"];\n", shapes[STEP_PUSH]);
+		if (g->tls && g->tls->selected)
+			printf("\t\"tls\" [shape=%s, label=\"tls\\n(certificate)\"];\n", shapes[STEP_TLS]);
 		for (size_t i = 0; i < g->nsteps; i++)
 			if (g->steps[i]->selected && g->steps[i]->kind == STEP_REGISTER && !g->steps[i]->cluster)
 				printf("\t%s [shape=%s, label=\"register\\nrepository\"];\n", dot_quote(g->steps[i]->id),

@@ -25,6 +25,7 @@
 #include "render/share.h"
 #include "graph/state.h"
 #include "run/targets.h"
+#include "run/tlscert.h"
 #include "base/util.h"
 
 /* the target that names a render step's package */
@@ -517,9 +518,13 @@ int cmd_up(struct ctx *c)
 				argocd_close(a);
 			return interrupted() ? intr_exit_status() : r ? r : 1;
 		}
-		/* what the bootstrap made may hold the credentials and serve Argo CD */
+		/* what the bootstrap made may hold the credentials, serve Argo CD and be its CA */
 		if (creds_missing)
 			gitcreds_load(c, 0);
+		if (tlscert_trust(c->d, c->statedir) && a) {
+			argocd_close(a);
+			a = NULL;
+		}
 		if (!a && (a = connect_argocd(c, &pf)))
 			pf.argocd_err = NULL;
 		c->pl.argo = c->pl.reconstruct ? a : NULL;

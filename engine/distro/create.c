@@ -1,6 +1,7 @@
 /*
- * create.c - clusters.NAME.create (create.h): what a created cluster is,
- * as written.  The step that makes it is run/kindcluster.c.
+ * create.c - what idpmake makes for the platform, as written (create.h):
+ * clusters.NAME.create (the step that makes it: run/kindcluster.c) and
+ * the distro's tls certificate (run/tlscert.c).
  */
 #include <string.h>
 
@@ -79,4 +80,37 @@ void conv_create(struct cluster *c, const struct ynode *n)
 const char *create_context(const struct cluster *c)
 {
 	return c->create.kind ? aprintf("kind-%s", c->create.kind) : NULL;
+}
+
+int tls_host_ok(const char *s)
+{
+	size_t n;
+
+	if (!strncmp(s, "*.", 2))
+		s += 2;
+	n = strlen(s);
+	if (!n || n > 253 || *s == '.' || *s == '-' || s[n - 1] == '.' || strstr(s, ".."))
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '-' ||
+		      *s == '.'))
+			return 0;
+	return 1;
+}
+
+void conv_tls(struct distro *d, const struct ynode *n)
+{
+	const struct ynode *h;
+
+	if (!n || yisnull(n) || !want(n, Y_MAP, "tls"))
+		return;
+	CHECK_KEYS(n, "tls", "hosts");
+	d->tls.loc = n->loc;
+	d->tls.hosts = strs(h = yget(n, "hosts"), "hosts");
+	if (!d->tls.hosts.n)
+		loc_error(h ? h->loc : n->loc, "tls needs 'hosts': the names its certificate is for");
+	for (size_t i = 0; i < d->tls.hosts.n; i++)
+		if (!strchr(d->tls.hosts.v[i], '$') && !tls_host_ok(d->tls.hosts.v[i]))
+			loc_error(d->tls.hosts.loc[i], "tls host '%s' is not a DNS name (a leading '*.' is allowed)",
+				  d->tls.hosts.v[i]);
 }

@@ -22,6 +22,21 @@
  */
 void conv_create(struct cluster *c, const struct ynode *n);
 
+/*
+ * Read `tls` (n may be NULL) into d->tls:
+ *
+ *   tls:
+ *     hosts: ["${host}", "*.${host}"]
+ *
+ * A CA and a certificate for those names that idpmake makes (the step
+ * `tls`, run/tlscert.c), keeps 0600 in STATE/tls, gives the hooks
+ * (IDPMAKE_TLS_CERT, IDPMAKE_TLS_KEY, IDPMAKE_TLS_CA) and trusts in its
+ * own git and Argo CD clients where the distro gives no ca-file.
+ */
+void conv_tls(struct distro *d, const struct ynode *n);
+/* is s a DNS name a certificate may name (a leading "*." allowed), once expanded? */
+int tls_host_ok(const char *s);
+
 /* the kube context kind gives cluster c (kind-NAME), or NULL when idpmake does not create it */
 const char *create_context(const struct cluster *c);
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "distro/conv.h"
+#include "distro/create.h"
 #include "distro/extends.h"
 #include "distro/fleet.h"
 #include "distro/refs.h"
@@ -543,7 +544,7 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 	size_t nbuiltin;
 
 	CHECK_KEYS(root, "the distro", "idpmake", "name", "description", "extends", "vars", "git", "argocd",
-		   "clusters", "profiles", "rules", "packages", "rollout");
+		   "clusters", "profiles", "rules", "packages", "rollout", "tls");
 	if (!(x = yget(root, "name")) || !str(x, "name"))
 		loc_error(root->loc, "the distro needs a 'name'");
 	else
@@ -707,6 +708,7 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 		d->nclusters = 1;
 	}
 	conv_rollout(d, yget(root, "rollout"));
+	conv_tls(d, yget(root, "tls"));
 	if ((x = yget(root, "profiles")) && !yisnull(x) && want(x, Y_MAP, "profiles")) {
 		d->profiles = amalloc(x->n * sizeof(*d->profiles) + 1);
 		for (size_t i = 0; i < x->n; i++) {

@@ -184,6 +184,10 @@ struct distro {
 			const char *key, *user;	/* default password, admin */
 		} login;		/* argocd.login: the token from POST /api/v1/session (argo/argologin.c) */
 	} argocd;
+	struct {
+		struct strlist hosts;	/* tls.hosts, ${vars} unexpanded; none: no tls step (create.c) */
+		struct loc loc;
+	} tls;
 	struct cluster *clusters;
 	size_t nclusters;
 	struct profile *profiles;

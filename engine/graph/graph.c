@@ -148,6 +148,9 @@ struct graph *graph_build(struct distro *d)
 	g->d = d;
 	uof = xcalloc(d->nclusters * d->npackages + 1, sizeof(*uof));
 	g->push = new_step(g, STEP_PUSH, NULL, NULL, NULL, "push");
+	/* the distro's certificate (tlscert.c): before every hook, which may put it in a cluster */
+	if (d->tls.hosts.n)
+		g->tls = new_step(g, STEP_TLS, NULL, NULL, NULL, "tls");
 	/* the repository's credentials for Argo CD: before every sync (register.c) */
 	if (d->git.remote && !d->argocd.repo_registered && !is_local_remote(d->git.remote))
 		repo = new_step(g, STEP_REGISTER, NULL, NULL, NULL, "repository:register");
@@ -217,6 +220,8 @@ struct graph *graph_build(struct distro *d)
 				if (g->steps[i]->pkg == p && g->steps[i]->cluster == c) {
 					if (make && g->steps[i]->kind != STEP_RENDER)
 						edge(make, g->steps[i]);
+					if (g->tls && g->steps[i]->hook)
+						edge(g->tls, g->steps[i]);
 					g->steps[i]->render = u.render;
 					g->steps[i]->namespace = u.render->namespace;
 					g->steps[i]->gitpath = u.render->gitpath;

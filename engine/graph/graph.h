@@ -18,7 +18,8 @@ struct tree;
 struct share;
 
 enum step_kind { STEP_RENDER, STEP_PUSH, STEP_PRE, STEP_SYNC, STEP_POST, STEP_WAVE, STEP_REGISTER,
-		 STEP_CREATE };	/* CLUSTER:kind, a cluster idpmake makes (create.h), before its steps */
+		 STEP_CREATE,	/* CLUSTER:kind, a cluster idpmake makes (create.h), before its steps */
+		 STEP_TLS };	/* tls, the distro's certificate (create.h), before every hook */
 
 /* why a step runs, or that it does not */
 enum reason {
@@ -87,6 +88,7 @@ struct graph {
 	struct step **steps;		/* topologically sorted: in-steps first */
 	size_t nsteps;
 	struct step *push;		/* the one push step */
+	struct step *tls;		/* the tls step, or NULL */
 };
 
 /* graph.c */

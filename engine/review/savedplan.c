@@ -385,6 +385,8 @@ static const char *key_hint(const struct step *s)
 		return "the cluster's or the repository's registration changed";
 	case STEP_CREATE:
 		return "the kind cluster's name, image or port changed, or it is gone";
+	case STEP_TLS:
+		return "the certificate's names changed, or its files are gone";
 	default:
 		return "its inputs changed";
 	}

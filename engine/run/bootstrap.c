@@ -22,7 +22,7 @@
 
 static int local_kind(const struct step *s)
 {
-	return s->kind == STEP_CREATE || (s->pkg && s->pkg->deploy_kubectl);
+	return s->kind == STEP_CREATE || s->kind == STEP_TLS || (s->pkg && s->pkg->deploy_kubectl);
 }
 
 char *bootstrap_local(const struct ctx *c)

@@ -41,6 +41,7 @@
 #include "render/share.h"
 #include "run/build.h"
 #include "run/kindcluster.h"
+#include "run/tlscert.h"
 #include "base/intr.h"
 #include "argo/kubectl.h"
 #include "run/plan.h"
@@ -148,6 +149,9 @@ static void run_job(struct job *j)
 		break;
 	case STEP_CREATE:
 		j->rc = kindcluster_run(pl, s, &j->output, &j->err);
+		break;
+	case STEP_TLS:
+		j->rc = tlscert_run(pl, s, &j->output, &j->err);
 		break;
 	case STEP_SYNC:
 		if (s->pkg->deploy_kubectl) {
@@ -364,6 +368,12 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 		if (state_step_ok(pl->st, s->id, s->key, s->output, NULL, s->cluster->create.kind, s->ms) < 0)
 			return -1;
 		*note = s->why && !strncmp(s->why, "taken on", 8) ? s->why : NULL;
+		return 0;
+	case STEP_TLS:
+		s->output = j->output;
+		if (state_step_ok(pl->st, s->id, s->key, s->output, NULL, NULL, s->ms) < 0)
+			return -1;
+		*note = s->why && !strncmp(s->why, "a certificate", 13) ? s->why : "kept";
 		return 0;
 	default:
 		if (state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms) < 0)

@@ -6,6 +6,7 @@
 #include "argo/argocd.h"
 #include "run/ctx.h"
 #include "run/gitcreds.h"
+#include "run/tlscert.h"
 #include "distro/context.h"
 #include "argo/kubectl.h"
 #include "distro/manifest.h"
@@ -58,6 +59,7 @@ int ctx_load(struct ctx *c, int readonly)
 			return r;
 	}
 	kubectl_set_context(c->kube_context);	/* before any kubectl: the Secrets are read through it too */
+	tlscert_trust(c->d, c->statedir);	/* the distro's CA, once made (up makes it: tlscert.h) */
 	/* after the context, which may drop them; up reads them itself, around its bootstrap (cmd-up.c) */
 	if (!c->command || strcmp(c->command, "up"))
 		gitcreds_load(c, 0);

@@ -9,14 +9,17 @@
  * locale, ...): no credential reaches a hook unless its `env` names it.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "base/exec.h"
 #include "argo/kubectl.h"
 #include "run/hook.h"
+#include "run/tlscert.h"
 #include "distro/manifest.h"
 #include "graph/status.h"
 #include "base/util.h"
@@ -37,6 +40,15 @@ int hook_run(const struct distro *d, struct step *s, const char *statedir, const
 	const char *kc;
 	int r;
 
+	/* a hook runs in its distro's folder: the state's paths it gets are absolute */
+	if (statedir[0] != '/') {
+		char cwd[4096];
+		if (!getcwd(cwd, sizeof(cwd))) {
+			*err = aprintf("cannot tell the current folder: %s", strerror(errno));
+			return -1;
+		}
+		statedir = path_join(cwd, statedir);
+	}
 	/* kubectl in the hook goes where the cluster's packages go (kubectl.h), never elsewhere */
 	if (!(kc = kubectl_hook_kubeconfig(s->cluster, statedir, err)) && *err)
 		return -1;
@@ -57,6 +69,12 @@ int hook_run(const struct distro *d, struct step *s, const char *statedir, const
 	strvec_pushf(&env, "IDPMAKE_COMMIT=%s", commit ? commit : "");
 	strvec_pushf(&env, "IDPMAKE_RENDERED=%s", rendered ? rendered : "");
 	strvec_pushf(&env, "IDPMAKE_HOOK=%s", s->hook->name);
+	if (d->tls.hosts.n) {
+		/* the distro's certificate (tlscert.h): paths, never the key's text */
+		strvec_pushf(&env, "IDPMAKE_TLS_CERT=%s", tlscert_file(statedir, "tls.crt"));
+		strvec_pushf(&env, "IDPMAKE_TLS_KEY=%s", tlscert_file(statedir, "tls.key"));
+		strvec_pushf(&env, "IDPMAKE_TLS_CA=%s", tlscert_file(statedir, "ca.crt"));
+	}
 	vars_init(&v, d, s->cluster, s->pkg, s->namespace);
 	/* each variable once, with the value that wins (cluster over distro) */
 	for (size_t l = 1; l < v.n; l++)

@@ -41,6 +41,7 @@
 #include "run/register.h"
 #include "git/remotekeys.h"
 #include "run/rollout.h"
+#include "run/tlscert.h"
 #include "render/scan.h"
 #include "render/share.h"
 #include "git/source.h"
@@ -457,11 +458,20 @@ static struct hash hook_key(struct planner *pl, struct step *s, struct hash sync
 	return hasher_end(h);
 }
 
-/* the step CLUSTER:kind that makes s's cluster (an in-step of each of its steps), or NULL */
-static struct step *made_by(const struct step *s)
+/*
+ * What idpmake made that step s uses, an in-step of it: the step CLUSTER:kind
+ * that makes its cluster (before each of its steps) or the step tls (before
+ * each hook); the first of them after `from`, or NULL.
+ */
+static struct step *made_by(const struct step *s, const struct step *from)
 {
-	for (size_t i = 0; s->kind != STEP_RENDER && i < s->nin; i++)
-		if (s->in[i]->kind == STEP_CREATE)
+	size_t i = 0;
+
+	if (from)
+		while (i < s->nin && s->in[i++] != from)
+			;
+	for (; s->kind != STEP_RENDER && i < s->nin; i++)
+		if (s->in[i]->kind == STEP_CREATE || s->in[i]->kind == STEP_TLS)
 			return s->in[i];
 	return NULL;
 }
@@ -515,13 +525,19 @@ void plan_decide(struct planner *pl, struct step *s)
 		kindcluster_decide(pl, s, &rec);
 		return;
 	}
-	if ((made = made_by(s)) && made->dirty && made->state != S_DONE) {
-		/* plan: the cluster is to be made, so everything on it runs */
-		s->dirty = 1;
-		s->reason = R_UPSTREAM;
-		s->why = aprintf("once %s has made the cluster", made->id);
+	if (s->kind == STEP_TLS) {
+		tlscert_decide(pl, s, &rec);
 		return;
 	}
+	for (made = made_by(s, NULL); made; made = made_by(s, made))
+		if (made->dirty && made->state != S_DONE) {
+			/* plan: the cluster (or the certificate) is to be made, so what uses it runs */
+			s->dirty = 1;
+			s->reason = R_UPSTREAM;
+			s->why = aprintf("once %s has made the %s", made->id,
+					 made->kind == STEP_TLS ? "certificate" : "cluster");
+			return;
+		}
 	if (r && r->dirty && pl->dry_run) {
 		s->dirty = 1;
 		s->reason = R_UPSTREAM;
@@ -575,11 +591,12 @@ void plan_decide(struct planner *pl, struct step *s)
 			return;
 		}
 	}
-	if (made) {
-		/* a cluster made again is another cluster: its incarnation is in the key (kindcluster.c) */
+	if (made_by(s, NULL)) {
+		/* a cluster made again is another cluster, a new certificate another one: in the key */
 		struct hasher *h = hasher_new();
 		hasher_addh(h, s->key);
-		hasher_addh(h, made->output);
+		for (made = made_by(s, NULL); made; made = made_by(s, made))
+			hasher_addh(h, made->output);
 		s->key = hasher_end(h);
 	}
 	plan_compare(s, &rec, s->kind == STEP_SYNC ?

@@ -87,6 +87,8 @@ vars:
   host: idp.test
 git: {remote: "$T/gitops.git"}
 argocd: {server: null}
+# the cluster is there (this recording kubectl's): not one idpmake makes
+clusters: {in-cluster: {create: null}}
 EOF2
 
 t_ok "validate the distro that extends cnoe" idpmake -C d validate
@@ -135,6 +137,7 @@ name: bootstrap
 extends: cnoe
 vars: {argo-helm: "$REPO", ingress-nginx-charts: "$REPO", gitea-charts: "$REPO"}
 git: {remote: "$T/gitops2.git"}
+clusters: {in-cluster: {create: null}}
 EOF2
 : >kubectl.log
 t_ok "up argocd with an Argo CD server and no token" env -u ARGOCD_AUTH_TOKEN "$IDPMAKE" -C d2 up argocd

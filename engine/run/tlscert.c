@@ -1,0 +1,207 @@
+/*
+ * tlscert.c - the step tls (tlscert.h): what idpbuilder does with its own
+ * certificate, done by a step of the graph, so that the platform's
+ * ingress serves a certificate idpmake's git and Argo CD clients verify
+ * (no `insecure`), and the user makes none by hand.
+ *
+ * The CA's key never leaves STATE/tls (0600 in a 0700 folder); the hooks
+ * get the paths of the certificate, its key and the CA (hook.c), as the
+ * cnoe distro's tls hook puts them in the ingress Secret.  openssl runs
+ * through exec.c (no shell), its arguments the checked names alone.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/exec.h"
+#include "base/hash.h"
+#include "base/util.h"
+#include "distro/create.h"
+#include "distro/manifest.h"
+#include "graph/state.h"
+#include "run/tlscert.h"
+
+static const char *const files[] = { "ca.crt", "ca.key", "tls.crt", "tls.key" };
+
+const char *tlscert_file(const char *statedir, const char *name)
+{
+	return aprintf("%s/tls/%s", statedir, name);
+}
+
+/* the names, expanded and checked; NULL with *err */
+static const char **hosts(const struct distro *d, size_t *n, const char **err)
+{
+	const char **v = amalloc((d->tls.hosts.n + 1) * sizeof(*v));
+	struct vars vars;
+
+	vars_init(&vars, d, NULL, NULL, NULL);
+	for (*n = 0; *n < d->tls.hosts.n; (*n)++) {
+		const char *h = expand(d->tls.hosts.v[*n], d->tls.hosts.loc[*n], &vars);
+		if (!h || !tls_host_ok(h)) {
+			*err = aprintf("tls host '%s' is not a DNS name once expanded", h ? h : d->tls.hosts.v[*n]);
+			return NULL;
+		}
+		v[*n] = h;
+	}
+	return v;
+}
+
+static struct hash key_of(const char **v, size_t n)
+{
+	struct hasher *h = hasher_new();
+
+	hasher_adds(h, "tls v1: CA, then a certificate for");
+	for (size_t i = 0; i < n; i++)
+		hasher_adds(h, v[i]);
+	return hasher_end(h);
+}
+
+static int have_all(const char *statedir)
+{
+	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++)
+		if (access(tlscert_file(statedir, files[i]), R_OK))
+			return 0;
+	return 1;
+}
+
+void tlscert_decide(struct planner *pl, struct step *s, const struct record *rec)
+{
+	const char *err = NULL, **v;
+	size_t n;
+
+	if (!(v = hosts(pl->g->d, &n, &err))) {
+		s->dirty = 1;
+		s->reason = R_KEY_CHANGED;
+		s->why = err;
+		return;
+	}
+	s->key = key_of(v, n);
+	if (rec->ok && hash_eq(rec->key, s->key) && !have_all(pl->statedir)) {
+		s->dirty = 1;
+		s->reason = R_FORCED;
+		s->why = aprintf("a file of %s/tls is gone", pl->statedir);
+		return;
+	}
+	s->output = rec->output;
+	plan_compare(s, rec, "the certificate's names changed");
+}
+
+static int openssl(const char *dir, const char *const *argv, const char **err)
+{
+	const char *log = aprintf("%s/openssl.log", dir);
+	struct proc p = { 0 };
+	char *text;
+	size_t len;
+
+	p.argv = argv;
+	p.cwd = dir;
+	p.log = log;
+	p.timeout = 120;
+	if (proc_run(&p) == 0)
+		return 0;
+	text = read_file(log, &len);
+	*err = aprintf("%s: %s", proc_command(argv), text && *text_last_line(text) ? text_last_line(text) : proc_failure(&p));
+	free(text);
+	return -1;
+}
+
+static struct hash hash_certs(const char *statedir)
+{
+	struct hasher *h = hasher_new();
+
+	for (size_t i = 0; i < 3; i += 2) {
+		size_t len;
+		char *text = read_file(tlscert_file(statedir, files[i]), &len);
+		hasher_add(h, text ? text : "", text ? len : 0);
+		free(text);
+	}
+	return hasher_end(h);
+}
+
+int tlscert_run(struct planner *pl, struct step *s, struct hash *output, const char **err)
+{
+	const struct distro *d = pl->g->d;
+	const char *dir = aprintf("%s/tls", pl->statedir), **v, *names = aprintf("%s/names", dir);
+	struct buf san = BUF_INIT, want = BUF_INIT;
+	size_t n, len;
+	char *had;
+	int r = -1;
+
+	*err = NULL;
+	if (!(v = hosts(d, &n, err)))
+		return -1;
+	if (mkdirs(dir) < 0 || chmod(dir, 0700) < 0) {
+		*err = aprintf("cannot make %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		buf_addf(&san, "%sDNS:%s", i ? "," : "subjectAltName=", v[i]);
+		buf_addf(&want, "%s\n", v[i]);
+	}
+	/* the CA once: an interrupted bootstrap keeps it (and what trusts it) */
+	if (access(tlscert_file(pl->statedir, "ca.crt"), R_OK) || access(tlscert_file(pl->statedir, "ca.key"), R_OK)) {
+		const char *argv[] = { "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "3650",
+				       "-subj", aprintf("/CN=idpmake CA for %s", d->name),
+				       "-addext", "basicConstraints=critical,CA:TRUE",
+				       "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+				       "-keyout", "ca.key.new", "-out", "ca.crt.new", NULL };
+		if (openssl(dir, argv, err) < 0 || chmod(aprintf("%s/ca.key.new", dir), 0600) < 0 ||
+		    rename(aprintf("%s/ca.key.new", dir), tlscert_file(pl->statedir, "ca.key")) < 0 ||
+		    rename(aprintf("%s/ca.crt.new", dir), tlscert_file(pl->statedir, "ca.crt")) < 0) {
+			if (!*err)
+				*err = aprintf("cannot keep the CA in %s: %s", dir, strerror(errno));
+			goto out;
+		}
+		unlink(names);	/* a new CA: a new certificate */
+	}
+	had = read_file(names, &len);
+	if (!had || strcmp(had, want.s) || access(tlscert_file(pl->statedir, "tls.crt"), R_OK) ||
+	    access(tlscert_file(pl->statedir, "tls.key"), R_OK)) {
+		const char *req[] = { "openssl", "req", "-new", "-newkey", "rsa:2048", "-nodes", "-subj",
+				      aprintf("/CN=%s", v[0]), "-addext", san.s, "-keyout", "tls.key.new", "-out", "tls.csr",
+				      NULL };
+		const char *sign[] = { "openssl", "x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+				       "-CAcreateserial", "-days", "825", "-copy_extensions", "copyall", "-out",
+				       "tls.crt.new", NULL };
+		if (openssl(dir, req, err) < 0 || chmod(aprintf("%s/tls.key.new", dir), 0600) < 0 ||
+		    openssl(dir, sign, err) < 0 ||
+		    rename(aprintf("%s/tls.key.new", dir), tlscert_file(pl->statedir, "tls.key")) < 0 ||
+		    rename(aprintf("%s/tls.crt.new", dir), tlscert_file(pl->statedir, "tls.crt")) < 0 ||
+		    write_file_copy(names, want.s, want.len) < 0) {
+			if (!*err)
+				*err = aprintf("cannot keep the certificate in %s: %s", dir, strerror(errno));
+			free(had);
+			goto out;
+		}
+		s->why = aprintf("a certificate for %s, signed by the CA in %s", v[0], dir);
+	}
+	free(had);
+	*output = hash_certs(pl->statedir);
+	r = 0;
+out:
+	buf_release(&san);
+	buf_release(&want);
+	return r;
+}
+
+int tlscert_trust(struct distro *d, const char *statedir)
+{
+	const char *ca = tlscert_file(statedir, "ca.crt");
+	int set = 0;
+
+	if (!d->tls.hosts.n || access(ca, R_OK))
+		return 0;
+	if (!d->git.ca_file) {
+		d->git.ca_file = ca;
+		set = 1;
+	}
+	if (!d->argocd.ca_file && !d->argocd.insecure) {
+		d->argocd.ca_file = ca;
+		set = 1;
+	}
+	return set;
+}
