@@ -556,6 +556,9 @@ int cmd_up(struct ctx *c)
 		r = 1;
 	if (a && !build_interrupted && prune_clusters(c, a) && !r)
 		r = 1;
+	/* the kind clusters it made that the distro no longer makes: said, or with --delete-clusters deleted */
+	if (!build_interrupted && !c->ntargets && !c->labels.n && kindcluster_prune(&c->pl, c->prune, c->delete_clusters) && !r)
+		r = 1;
 	status_summary(&sum);
 	{
 		char *text = aprintf("%d rendered, %s, %d synced, %d hooks, %d failed, %d up to date", sum.rendered,
@@ -697,6 +700,13 @@ int cmd_plan(struct ctx *c)
 	/* the folders of packages gone from the distro, and their Applications, as up decides (orphans.c) */
 	orphans = c->json ? json_object() : NULL;
 	gone = orphans_show(c, orphan_apps_apply(c), c->json ? NULL : stdout, orphans);
+	{
+		struct kind_orphan *ko;
+		size_t nko = kindcluster_orphans(&c->pl, &ko);
+		for (size_t i = 0; i < nko && !c->json; i++)
+			printf("%-6s kind cluster %s (%s: gone from the distro; up --prune --delete-clusters deletes it)\n",
+			       "delete", ko[i].kind, ko[i].id);
+	}
 	/* changes made outside idpmake, as the clone last fetched them (with --refresh: fetched now) */
 	drift = c->json ? json_array() : NULL;
 	if (show_drift(c, c->refresh, stdout, drift) < 0)

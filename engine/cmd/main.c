@@ -150,8 +150,11 @@ static const struct option_help options_help[] = {
 	{ "--prune", "delete Applications of packages removed from the distro", "up plan" },
 	{ "--overwrite", "up: replace changes made outside idpmake in the targets' folders", "up" },
 	{ "--adopt", "up: take over Applications, ApplicationSets, clusters and repositories another\n"
-		     "distro (or not idpmake) made in Argo CD, and objects another distro applied\n"
-		     "with deploy: kubectl, instead of refusing", "up" },
+		     "distro (or not idpmake) made in Argo CD, objects another distro applied\n"
+		     "with deploy: kubectl, and a kind cluster of create.kind's name that this\n"
+		     "state did not make, instead of refusing", "up" },
+	{ "--delete-clusters", "up --prune: delete the kind clusters idpmake made that the distro no longer\n"
+			       "creates (without it, --prune refuses to)", "up" },
 	{ "--format FMT", "graph: dot (default), json or mermaid; diff --rev: text or markdown", "graph diff" },
 	{ "-o DIR", "render: write files under DIR; diff: save the diff in FILE; plan: save the plan;\n"
 		    "pack: the archive (default idpmake-pack.tar)", "render diff plan pack" },
@@ -307,7 +310,8 @@ static int parse_int(const char *s, const char *what, int *out)
 }
 
 enum { O_JSON = 256, O_COLOR, O_STATE, O_WAIT, O_REFRESH, O_PRUNE, O_FORMAT, O_EXITCODE, O_VERSION, O_OVERWRITE, O_CONTEXT,
-       O_KUBE_CONTEXT, O_LIVE, O_FROM, O_ALL, O_REV, O_PLAN, O_BUNDLE, O_NO_RULES, O_ADOPT, O_PACKAGES };
+       O_KUBE_CONTEXT, O_LIVE, O_FROM, O_ALL, O_REV, O_PLAN, O_BUNDLE, O_NO_RULES, O_ADOPT, O_PACKAGES,
+       O_DELETE_CLUSTERS };
 static const struct option longopts[] = {
 	{ "json", no_argument, NULL, O_JSON },
 	{ "color", required_argument, NULL, O_COLOR },
@@ -318,6 +322,7 @@ static const struct option longopts[] = {
 	{ "prune", no_argument, NULL, O_PRUNE },
 	{ "overwrite", no_argument, NULL, O_OVERWRITE },
 	{ "adopt", no_argument, NULL, O_ADOPT },
+	{ "delete-clusters", no_argument, NULL, O_DELETE_CLUSTERS },
 	{ "format", required_argument, NULL, O_FORMAT },
 	{ "exit-code", no_argument, NULL, O_EXITCODE },
 	{ "context", required_argument, NULL, O_CONTEXT },
@@ -424,6 +429,9 @@ static int take_option(struct ctx *c, int opt, int *help)
 		break;
 	case O_OVERWRITE:
 		c->overwrite = 1;
+		break;
+	case O_DELETE_CLUSTERS:
+		c->delete_clusters = 1;
 		break;
 	case O_ADOPT:
 		c->adopt = 1;

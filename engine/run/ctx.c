@@ -69,7 +69,11 @@ int ctx_load(struct ctx *c, int readonly)
 	if (graph_select(c->g, c->targets, c->ntargets, &c->labels) < 0)
 		return 2;
 	/* a usage error before the state is opened: exit 2 leaves no state behind */
-	if (c->prune && c->command && !strcmp(c->command, "up") && !argocd_server(c->d)) {
+	if (c->delete_clusters && !c->prune) {
+		fprintf(stderr, "idpmake: --delete-clusters goes with --prune (up --prune --delete-clusters)\n");
+		return 2;
+	}
+	if (c->prune && !c->delete_clusters && c->command && !strcmp(c->command, "up") && !argocd_server(c->d)) {
 		fprintf(stderr, "idpmake: --prune deletes Argo CD Applications, and no argocd is configured\n");
 		return 2;
 	}

@@ -18,6 +18,7 @@ struct ctx {
 	int jobs, keep_going, dry_run, json, verbose, wait, refresh, prune, exit_code;
 	int promote;			/* promote: move cloned clusters to the current render */
 	int overwrite;			/* up --overwrite: replace the targets' folders' changes made outside idpmake */
+	int delete_clusters;		/* up --prune --delete-clusters: kind clusters gone from the distro are deleted */
 	int adopt;			/* up --adopt: take over what another distro (or no idpmake) made in Argo CD (owner.h) */
 	int all;			/* forget --all: remove the whole state database */
 	int packages;			/* graph --packages: one node per package */

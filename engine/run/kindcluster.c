@@ -29,6 +29,7 @@
 #include "base/hash.h"
 #include "base/util.h"
 #include "graph/state.h"
+#include "graph/status.h"
 #include "run/kindcluster.h"
 
 #define KIND_INSTALL "install kind (https://kind.sigs.k8s.io/docs/user/quick-start/#installation: " \
@@ -258,4 +259,59 @@ int kindcluster_delete(const char *name, const char **err)
 
 	listed = -1;
 	return kind(argv, NULL, 600, err);
+}
+
+size_t kindcluster_orphans(struct planner *pl, struct kind_orphan **v)
+{
+	size_t nids, n = 0;
+	const char **ids = state_step_ids(pl->st, &nids);
+
+	*v = NULL;
+	for (size_t i = 0; i < nids; i++) {
+		size_t len = strlen(ids[i]);
+		struct record rec;
+		struct step *s;
+		if (len < 6 || strcmp(ids[i] + len - 5, ":kind") || strchr(ids[i], '/'))
+			continue;
+		rec = state_step(pl->st, ids[i]);
+		if (!rec.ok || !rec.commit)
+			continue;	/* never made (refused, failed): nothing of it is this state's */
+		s = graph_find(pl->g, ids[i]);
+		if (s && s->kind == STEP_CREATE && !strcmp(s->cluster->create.kind, rec.commit))
+			continue;	/* still the distro's */
+		*v = agrow(*v, n, sizeof(**v));
+		(*v)[n++] = (struct kind_orphan){ ids[i], rec.commit };
+	}
+	return n;
+}
+
+int kindcluster_prune(struct planner *pl, int prune, int delete_clusters)
+{
+	struct kind_orphan *v;
+	size_t n = kindcluster_orphans(pl, &v);
+	int bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *err;
+		if (!prune) {
+			status_info("idpmake: the kind cluster '%s' (%s) that idpmake made is gone from the distro; it stays "
+				    "(up --prune --delete-clusters deletes it)", v[i].kind, v[i].id);
+			continue;
+		}
+		if (!delete_clusters) {
+			error("--prune: the kind cluster '%s' (%s) is gone from the distro; deleting a cluster takes "
+			      "--delete-clusters too", v[i].kind, v[i].id);
+			bad++;
+			continue;
+		}
+		if (kindcluster_delete(v[i].kind, &err) < 0) {
+			error("--prune: cannot delete the kind cluster '%s': %s", v[i].kind, err);
+			bad++;
+			continue;
+		}
+		status_info("idpmake: deleted the kind cluster '%s' (gone from the distro)", v[i].kind);
+		unlink(aprintf("%s/kind/%s.yaml", pl->statedir, v[i].kind));
+		state_forget(pl->st, v[i].id);
+	}
+	return bad;
 }

@@ -37,6 +37,20 @@ int kindcluster_run(struct planner *pl, struct step *s, struct hash *output, con
 /* `kind delete cluster --name NAME` (up --prune --delete-clusters): 0, or -1 with *err */
 int kindcluster_delete(const char *name, const char **err);
 
+/* a kind cluster this state made that the distro no longer makes (its CLUSTER:kind row, no such step now) */
+struct kind_orphan {
+	const char *id;			/* the state's step id, CLUSTER:kind */
+	const char *kind;		/* the kind cluster's name */
+};
+size_t kindcluster_orphans(struct planner *pl, struct kind_orphan **v);	/* *v in the arena */
+
+/*
+ * up, the whole distro selected: each orphan is said; with --prune and
+ * --delete-clusters it is deleted (kind delete cluster) and forgotten; with
+ * --prune alone that is refused, naming it.  The number refused or failed.
+ */
+int kindcluster_prune(struct planner *pl, int prune, int delete_clusters);
+
 /* is kind cluster `name` there?  1, 0, or -1 (kind cannot say: *err) */
 int kindcluster_exists(const char *name, const char **err);
 

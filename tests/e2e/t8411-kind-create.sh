@@ -139,6 +139,24 @@ t_grep "taking on the cluster the killed run made" 'taken on: an earlier run was
 t_eq "with no second create" 4 "$(creates)"
 t_ok "and fills it" kubectl --context kind-four -n hello4 get configmap hello
 
+# ---- a created cluster gone from the distro: said, --prune refuses, --delete-clusters deletes --
+sed -i 's/  in-cluster: {create: {kind: {name: three}}}/  in-cluster: {kube-context: kind-three}/' d3/distro.yaml
+t_ok "the distro no longer makes kind cluster three" idpmake -C d3 plan
+t_grep "plan lists it" '^delete +kind cluster three \(in-cluster:kind: gone from the distro; up --prune --delete-clusters deletes it\)' "$STDOUT"
+t_ok "up leaves it" idpmake -C d3 up
+t_grep "and says so" "the kind cluster 'three' .* is gone from the distro; it stays" "$OUTPUT"
+# (with an Argo CD, --prune alone refuses to delete it, naming --delete-clusters; without one it is a usage error)
+t_exit 2 "up --prune without argocd and --delete-clusters: a usage error" idpmake -C d3 up --prune
+t_ok "the cluster is still there" grep -qx three <(kind get clusters 2>/dev/null)
+t_exit 2 "--delete-clusters alone is a usage error" idpmake -C d3 up --delete-clusters
+t_ok "up --prune --delete-clusters" idpmake -C d3 up --prune --delete-clusters
+t_grep "deletes it" "deleted the kind cluster 'three'" "$OUTPUT"
+t_grep "with kind delete cluster" '^delete cluster --name three$' "$T/kind.log"
+t_fail "it is gone" grep -qx three <(kind get clusters 2>/dev/null)
+t_exit 1 "a later plan refuses the context that went with it" idpmake -C d3 plan
+t_grep "(kind delete took kind-three from the kubeconfig)" "has no context 'kind-three'" "$OUTPUT"
+t_nogrep "and has nothing more to say of the cluster" "kind cluster three" "$OUTPUT"
+
 # ---- bad input --------------------------------------------------------------------
 mkdistro bad <<'EOF'
 idpmake: 1
