@@ -1,0 +1,94 @@
+#!/bin/bash
+# The distro's certificate (issue 24 #3, `tls`): a step `tls` makes a CA and
+# a certificate for tls.hosts with the real openssl, keeps them 0600 in
+# STATE/tls (the CA once), gives hooks their paths (IDPMAKE_TLS_CERT, _KEY,
+# _CA), and idpmake's own Argo CD client trusts the CA when the distro
+# gives no ca-file: an Argo CD emulator serving a certificate that CA
+# signed is reached with no ca-file and no insecure.  A no-op makes
+# nothing; new names make a new certificate from the same CA; a file gone
+# is made again.
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+command -v openssl >/dev/null || t_bail "openssl missing: run ./configure --install-deps"
+git init -q --bare -b main gitops.git
+distro() {	# DOMAIN [ARGOCD-LINE]
+	mkdistro d <<EOF
+idpmake: 1
+name: tlsd
+git: {remote: "$T/gitops.git"}
+vars: {domain: "$1", out: "$T"}
+tls:
+  hosts: [localhost, "*.\${domain}"]
+${2:-}
+packages:
+  hello:
+    type: manifests
+    path: packages/hello
+    hooks:
+      post:
+        - {name: env, run: 'echo "\$IDPMAKE_TLS_CERT \$IDPMAKE_TLS_KEY \$IDPMAKE_TLS_CA" >"\$IDPMAKE_VAR_OUT/hook.env"; cat "\$IDPMAKE_TLS_CERT" >"\$IDPMAKE_VAR_OUT/hook.crt"'}
+EOF
+}
+distro one.test
+mkmanifest d/packages/hello/cm.yaml ConfigMap hello
+S=$T/d/.idpmake/tls
+
+t_ok "up" idpmake -C d up
+t_grep "the tls step ran" 'tls tls: a certificate for localhost, signed by the CA' "$STDOUT"
+t_eq "the folder is 0700" 700 "$(stat -c %a "$S")"
+t_eq "the CA's key is 0600" 600 "$(stat -c %a "$S/ca.key")"
+t_eq "the certificate's key is 0600" 600 "$(stat -c %a "$S/tls.key")"
+t_ok "the certificate is the CA's" openssl verify -CAfile "$S/ca.crt" "$S/tls.crt"
+t_ok "its names" sh -c "openssl x509 -in '$S/tls.crt' -noout -ext subjectAltName >'$T/san'"
+t_grep "are the hosts, expanded" 'DNS:localhost, DNS:\*\.one\.test' "$T/san"
+t_ok "the CA is a CA" sh -c "openssl x509 -in '$S/ca.crt' -noout -ext basicConstraints | grep -q 'CA:TRUE'"
+t_eq "the hook got the paths, absolute" "$S/tls.crt $S/tls.key $S/ca.crt" "$(cat "$T/hook.env")"
+t_ok "and read the certificate there" cmp "$S/tls.crt" "$T/hook.crt"
+t_nostring "no key reaches the output" "$(sed -n 2p "$S/ca.key")" "$OUTPUT" gitops.git d/.idpmake/logs
+cp "$S/ca.crt" ca.1
+cp "$S/tls.crt" tls.1
+
+rm -f "$T/hook.env"
+t_ok "a no-op up" idpmake -C d up
+t_grep "runs nothing" '0 hooks' "$STDOUT"
+t_fail "the hook did not run" test -e "$T/hook.env"
+t_ok "the CA is the same" cmp ca.1 "$S/ca.crt"
+t_ok "the certificate is the same" cmp tls.1 "$S/tls.crt"
+
+distro two.test
+t_ok "new names" idpmake -C d up
+t_ok "the same CA" cmp ca.1 "$S/ca.crt"
+t_fail "a new certificate" cmp -s tls.1 "$S/tls.crt"
+t_ok "its names" sh -c "openssl x509 -in '$S/tls.crt' -noout -ext subjectAltName >'$T/san'"
+t_grep "are the new ones" 'DNS:\*\.two\.test' "$T/san"
+t_ok "the hook that uses it ran again" cmp "$S/tls.crt" "$T/hook.crt"
+
+rm "$S/tls.key"
+t_ok "plan with a file gone" idpmake -C d plan
+t_grep "says so" "a file of .*/tls is gone" "$OUTPUT"
+t_ok "up" idpmake -C d up
+t_ok "makes it again" test -s "$S/tls.key"
+t_ok "with the same CA" cmp ca.1 "$S/ca.crt"
+
+# ---- idpmake's Argo CD client trusts the CA --------------------------------------
+srv=$T/srv
+mkdir -p "$srv"
+printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$srv/ext"
+openssl req -new -newkey rsa:2048 -nodes -subj /CN=localhost -keyout "$srv/server.key" -out "$srv/server.csr" 2>/dev/null
+openssl x509 -req -in "$srv/server.csr" -CA "$S/ca.crt" -CAkey "$S/ca.key" -set_serial 7 -days 2 \
+	-extfile "$srv/ext" -out "$srv/server.pem" 2>/dev/null
+t_ok "a server certificate the state's CA signed" openssl verify -CAfile "$S/ca.crt" "$srv/server.pem"
+ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
+start_argocd_emulator --repo-map "$T/gitops.git=$T/gitops.git" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
+	--tls-cert "$srv/server.pem" --tls-key "$srv/server.key"
+export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
+port=${ARGOCD_SERVER##*:}
+unset ARGOCD_SERVER ARGOCD_OPTS
+distro two.test "argocd: {server: \"localhost:$port\"}"
+t_ok "up syncs through Argo CD over TLS, no ca-file, no insecure" idpmake -C d up
+t_grep "it synced" '1 synced' "$STDOUT"
+sed -i '/^tls:/,/^  hosts/d' d/distro.yaml
+t_exit 1 "without tls the same server is not trusted" idpmake -C d up --refresh
+t_grep "a certificate error" 'certificate|SSL' "$OUTPUT"
+t_done
