@@ -566,6 +566,8 @@ int cmd_up(struct ctx *c)
 				     sum.hooks, sum.failed, sum.up_to_date);
 		state_run_end(c->st, run, r, text, sum.commit);
 	}
+	if (booting && !r && !interrupted())
+		bootstrap_said(c, c->json ? stderr : stdout);
 	if (a)
 		argocd_close(a);
 	if (interrupted()) {

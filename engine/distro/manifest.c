@@ -544,13 +544,14 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 	size_t nbuiltin;
 
 	CHECK_KEYS(root, "the distro", "idpmake", "name", "description", "extends", "vars", "git", "argocd",
-		   "clusters", "profiles", "rules", "packages", "rollout", "tls");
+		   "clusters", "profiles", "rules", "packages", "rollout", "tls", "urls");
 	if (!(x = yget(root, "name")) || !str(x, "name"))
 		loc_error(root->loc, "the distro needs a 'name'");
 	else
 		d->name = label(x, "distro name");
 	d->description = str(yget(root, "description"), "description");
 	d->vars = kvs(yget(root, "vars"), "vars");
+	d->urls = kvs(yget(root, "urls"), "urls");
 	for (size_t i = 0; i < d->vars.n; i++)
 		if (!strcmp(d->vars.v[i].key, "cluster") || !strcmp(d->vars.v[i].key, "package") ||
 		    !strcmp(d->vars.v[i].key, "namespace"))

@@ -155,6 +155,7 @@ struct distro {
 	const char *name;
 	const char *description;
 	struct kvlist vars;
+	struct kvlist urls;		/* urls: what the platform serves, NAME: URL (${vars}), said after a bootstrap */
 	struct {
 		const char *remote;	/* NULL: STATE/gitops.git */
 		const char *branch;	/* default main */

@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "argo/argocd.h"
+#include "base/url.h"
 #include "base/util.h"
+#include "distro/manifest.h"
 #include "run/bootstrap.h"
 #include "run/ctx.h"
 #include "run/plan.h"
@@ -106,4 +109,36 @@ void summary_add(struct summary *a, const struct summary *b)
 		a->commit = b->commit;
 		a->commits += b->commits;
 	}
+}
+
+void bootstrap_said(const struct ctx *c, FILE *f)
+{
+	const struct distro *d = c->d;
+	struct vars v;
+	int made = 0;
+
+	/* a first up: it made the cluster or the certificate */
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		const struct step *s = c->g->steps[i];
+		made |= (s->kind == STEP_CREATE || s->kind == STEP_TLS) && s->dirty && s->state == S_DONE;
+	}
+	if (!made)
+		return;
+	vars_init(&v, d, NULL, NULL, NULL);
+	if (d->urls.n) {
+		fprintf(f, "the platform:\n");
+		for (size_t i = 0; i < d->urls.n; i++) {
+			const char *u = expand(d->urls.v[i].value, d->urls.v[i].loc, &v);
+			fprintf(f, "  %-16s %s\n", d->urls.v[i].key, u ? term_safe(u) : "?");
+		}
+	} else {
+		const char *server = argocd_server(d);
+		fprintf(f, "the platform:\n");
+		if (server)
+			fprintf(f, "  %-16s %s%s%s\n", "argocd", strstr(server, "://") ? "" : "https://", term_safe(server),
+				d->argocd.grpc_web_root_path ? d->argocd.grpc_web_root_path : "");
+		if (d->git.remote)
+			fprintf(f, "  %-16s %s\n", "gitops", url_masked(d->git.remote, "***"));
+	}
+	fprintf(f, "its users and passwords: idpmake secrets (read from the cluster when you ask)\n");
 }

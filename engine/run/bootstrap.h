@@ -2,6 +2,8 @@
 #ifndef IDPMAKE_BOOTSTRAP_H
 #define IDPMAKE_BOOTSTRAP_H
 
+#include <stdio.h>
+
 #include "run/build.h"
 
 struct ctx;
@@ -29,6 +31,14 @@ int bootstrap_pending(struct ctx *c, const char *local);
  * build_run's result.
  */
 int bootstrap_run(struct ctx *c, const struct build_opts *o, struct summary *sum, const char *local);
+
+/*
+ * After a bootstrap that ended well and made the cluster or the
+ * certificate (a first up): where the platform is (the distro's
+ * urls, ${vars} expanded; else Argo CD's and the GitOps remote's) and how
+ * to read its users and passwords (idpmake secrets), on f.
+ */
+void bootstrap_said(const struct ctx *c, FILE *f);
 
 /* add b's counts to a */
 void summary_add(struct summary *a, const struct summary *b);

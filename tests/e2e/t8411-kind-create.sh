@@ -54,10 +54,13 @@ t_grep "the config maps the host port to the node's 443" 'containerPort: 443, ho
 t_grep "and labels the node for the ingress" 'ingress-ready: "true"' "$T/kind-config-dev.yaml"
 t_ok "the package is applied in the new cluster" kubectl --context kind-dev -n hello get configmap hello
 t_eq "the hook's kubectl went to kind-dev" "kind-dev configmap/hello" "$(tr '\n' ' ' <"$T/hook.out" | sed 's/ $//')"
+t_grep "the end of a first up names where the platform is" "^  gitops +$T/gitops.git\$" "$STDOUT"
+t_grep "and idpmake secrets" '^its users and passwords: idpmake secrets' "$STDOUT"
 
 t_ok "the current context is made another one" kubectl config use-context other
 t_ok "a no-op up" idpmake -C d up
 t_eq "makes no second cluster" 1 "$(creates)"
+t_nogrep "and says nothing of the platform" 'idpmake secrets' "$STDOUT"
 t_grep "nothing runs" ' 0 rendered, nothing pushed, 0 synced, 0 hooks, [0-9]+ up to date' "$STDOUT"
 
 sed -i 's/^  name: hello$/  name: hello\n  v: "2"/' d/packages/hello/cm.yaml
