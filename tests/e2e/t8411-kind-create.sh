@@ -48,14 +48,14 @@ t_eq "plan makes nothing" 0 "$(creates)"
 
 t_ok "up from nothing" idpmake -C d up
 t_grep "says where before acting" 'kubectl in-cluster: kind cluster dev, context kind-dev' "$STDOUT"
+t_grep "the end of a first up names where the platform is" "^  gitops +$T/gitops.git\$" "$STDOUT"
+t_grep "and idpmake secrets" '^its users and passwords: idpmake secrets' "$STDOUT"
 t_eq "kind create cluster ran once" 1 "$(creates)"
 t_grep "with the name and idpmake's config" '^create cluster --name dev --config .*/kind/dev\.yaml$' "$T/kind.log"
 t_grep "the config maps the host port to the node's 443" 'containerPort: 443, hostPort: 9443' "$T/kind-config-dev.yaml"
 t_grep "and labels the node for the ingress" 'ingress-ready: "true"' "$T/kind-config-dev.yaml"
 t_ok "the package is applied in the new cluster" kubectl --context kind-dev -n hello get configmap hello
 t_eq "the hook's kubectl went to kind-dev" "kind-dev configmap/hello" "$(tr '\n' ' ' <"$T/hook.out" | sed 's/ $//')"
-t_grep "the end of a first up names where the platform is" "^  gitops +$T/gitops.git\$" "$STDOUT"
-t_grep "and idpmake secrets" '^its users and passwords: idpmake secrets' "$STDOUT"
 
 t_ok "the current context is made another one" kubectl config use-context other
 t_ok "a no-op up" idpmake -C d up
