@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "argo/kubectl.h"
+#include "base/buf.h"
 #include "base/pem.h"
 #include "base/util.h"
 #include "cmd/cmd.h"
@@ -78,6 +79,29 @@ static int bypackage(const void *x, const void *y)
 	json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
 	int r = strcmp(json_string_value(json_object_get(a, "package")), json_string_value(json_object_get(b, "package")));
 	return r ? r : strcmp(json_string_value(json_object_get(a, "name")), json_string_value(json_object_get(b, "name")));
+}
+
+/*
+ * A value as text: as it is, unless it holds a control character; then
+ * escaped (term_safe) with each backslash doubled first, so that an escape
+ * cannot be told for the same text written out.
+ */
+static const char *value_shown(const char *v)
+{
+	struct buf b = BUF_INIT;
+	const char *r;
+	int ctl = 0;
+
+	for (const char *p = v; *p; p++)
+		ctl |= (unsigned char)*p < 0x20 || *p == 0x7f;
+	if (!ctl)
+		return term_safe(v);
+	for (const char *p = v; *p; p++)
+		buf_add(&b, *p == '\\' ? "\\\\" : p, *p == '\\' ? 2 : 1);
+	r = term_safe(b.s);
+	memset(b.s, 0, b.len);
+	buf_release(&b);
+	return r;
 }
 
 int cmd_secrets(struct ctx *c)
@@ -149,7 +173,7 @@ int cmd_secrets(struct ctx *c)
 			       term_safe(json_string_value(json_object_get(rows[i], "name"))));
 			json_object_foreach(json_object_get(rows[i], "data"), k, v) {
 				if (json_is_string(v))
-					printf("  %-12s %s\n", term_safe(k), term_safe(json_string_value(v)));
+					printf("  %-12s %s\n", term_safe(k), value_shown(json_string_value(v)));
 				else
 					printf("  %-12s (not text: --json gives its base64)\n", term_safe(k));
 			}

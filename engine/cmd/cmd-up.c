@@ -448,7 +448,8 @@ int cmd_up(struct ctx *c)
 	struct summary boot = { 0 };
 	const char *err;
 	char *local;
-	int creds_missing, booting = 0;
+	const char *creds_err;
+	int booting = 0;
 
 	if (c->overwrite && !c->ntargets) {
 		fprintf(stderr, "idpmake: --overwrite needs targets: the packages whose folders to write over\n");
@@ -464,7 +465,7 @@ int cmd_up(struct ctx *c)
 	}
 	kindcluster_set_adopt(c->adopt);
 	/* a bootstrap reads them again once it made what holds them (bootstrap.h) */
-	creds_missing = gitcreds_load(c, 1) < 0;
+	creds_err = gitcreds_load(c);
 	a = connect_argocd(c, &pf);
 	warn_insecure(c->d);
 	if (state_lock(c->st, c->wait) < 0)
@@ -519,8 +520,8 @@ int cmd_up(struct ctx *c)
 			return interrupted() ? intr_exit_status() : r ? r : 1;
 		}
 		/* what the bootstrap made may hold the credentials, serve Argo CD and be its CA */
-		if (creds_missing)
-			gitcreds_load(c, 0);
+		if (creds_err && (creds_err = gitcreds_load(c)))
+			warn("%s", creds_err);
 		if (tlscert_trust(c->d, c->statedir) && a) {
 			argocd_close(a);
 			a = NULL;
@@ -528,6 +529,8 @@ int cmd_up(struct ctx *c)
 		if (!a && (a = connect_argocd(c, &pf)))
 			pf.argocd_err = NULL;
 		c->pl.argo = c->pl.reconstruct ? a : NULL;
+	} else if (creds_err) {
+		warn("%s", creds_err);
 	}
 	/* --refresh asks Argo CD only when it answers; then, before anything runs, what the run needs */
 	if (c->refresh && a && preflight_argocd(&pf, a) == 0)

@@ -17,7 +17,7 @@
 #include "run/ctx.h"
 #include "run/gitcreds.h"
 
-int gitcreds_load(const struct ctx *c, int quiet)
+const char *gitcreds_load(const struct ctx *c)
 {
 	static const char *const talks[] = { "up", "promote", "plan", "diff" };
 	const struct secretref *r = &c->d->git.credentials.ref;
@@ -26,16 +26,16 @@ int gitcreds_load(const struct ctx *c, int quiet)
 	const char *keys[3] = { NULL, NULL, NULL };
 	char *user = NULL, *pw = NULL, *v[2];
 	size_t i;
-	int ret = 0;
+	const char *ret = NULL;
 
 	if (!r->name || (tok && *tok) || !c->command)
-		return 0;	/* none, or the user's IDPMAKE_GIT_TOKEN wins, as ARGOCD_AUTH_TOKEN over argocd.login */
+		return NULL;	/* none, or the user's IDPMAKE_GIT_TOKEN wins, as ARGOCD_AUTH_TOKEN over argocd.login */
 	for (i = 0; i < sizeof(talks) / sizeof(*talks) && strcmp(c->command, talks[i]); i++)
 		;
 	if (i == sizeof(talks) / sizeof(*talks) || !(cl = find_cluster(c->d, r->cluster)))
-		return 0;
+		return NULL;
 	if (!c->d->git.remote || (strncmp(c->d->git.remote, "https://", 8) && strncmp(c->d->git.remote, "http://", 7)))
-		return 0;	/* a local or ssh remote takes no user and password */
+		return NULL;	/* a local or ssh remote takes no user and password */
 	keys[0] = c->d->git.credentials.user_key;
 	keys[1] = c->d->git.credentials.password_key;
 	if (kubectl_secret_values(cl, r->ns, r->name, keys, v, &err) == 0) {	/* one read: no rotation between them */
@@ -44,9 +44,7 @@ int gitcreds_load(const struct ctx *c, int quiet)
 		setenv("IDPMAKE_GIT_TOKEN", pw, 1);
 		url_git_token_from(aprintf("the password in Secret %s/%s (git.credentials)", r->ns, r->name));
 	} else {
-		if (!quiet)
-			warn("git.credentials: %s: the GitOps remote gets no credentials from it", err);
-		ret = -1;
+		ret = aprintf("git.credentials: %s: the GitOps remote gets no credentials from it", err);
 	}
 	if (user) {
 		memset(user, 0, strlen(user));

@@ -9,10 +9,10 @@ struct ctx;
  * diff), with git.credentials set and no IDPMAKE_GIT_TOKEN given: read the
  * user and password from the Secret with kubectl into IDPMAKE_GIT_USERNAME
  * and IDPMAKE_GIT_TOKEN of this process (no child gets them: exec.c).  A
- * Secret that cannot be read is a warning (none when quiet: up tries
- * again once its bootstrap made the cluster, bootstrap.h), and -1: the
- * remote then gets no credentials, and says so if it wants some.
+ * Secret that cannot be read: the warning to give (the caller gives it;
+ * up tries again once its bootstrap made the cluster, bootstrap.h), and
+ * the remote gets no credentials (it says so if it wants some); else NULL.
  */
-int gitcreds_load(const struct ctx *c, int quiet);
+const char *gitcreds_load(const struct ctx *c);
 
 #endif

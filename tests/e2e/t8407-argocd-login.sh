@@ -76,7 +76,7 @@ GPW=gitea-$(random_string) KPW=kc-$(random_string)
 for ns in gitea keycloak other; do k apply --server-side -f - <<<"{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"$ns\"}}" >/dev/null; done
 secret gitea gitea-credential '{"cnoe.io/cli-secret": "true", "cnoe.io/package-name": "gitea"}' username=giteaAdmin password="$GPW"
 secret keycloak keycloak-config '{"cnoe.io/cli-secret": "true", "cnoe.io/package-name": "keycloak"}' \
-	KEYCLOAK_ADMIN_PASSWORD="$KPW" USER1_PASSWORD=$'user\033]0;pwned\a' BINARY=$'ab\001'
+	KEYCLOAK_ADMIN_PASSWORD="$KPW" USER1_PASSWORD=$'user\033]0;pwned\a' BINARY=$'ab\001' ESC_AND_BS=$'x\\x07\033' 
 # (a NUL cannot be passed in a shell word: a value that is not text is made by python below)
 secret other not-for-the-cli '{}' token=never-shown
 t_ok "idpmake secrets" idpmake -C d secrets
@@ -86,6 +86,7 @@ t_grep "Gitea's credential" "^  username +giteaAdmin\$" "$STDOUT"
 t_grep "a cnoe.io/cli-secret Secret under its package" '^keycloak \(Secret keycloak/keycloak-config\)$' "$STDOUT"
 t_grep "its value" "^  KEYCLOAK_ADMIN_PASSWORD +$KPW\$" "$STDOUT"
 t_grep "a control character is escaped" 'USER1_PASSWORD +user\\x1b\]0;pwned\\x07$' "$STDOUT"
+t_grep "a backslash beside one is doubled, so an escape is not the same text" 'ESC_AND_BS +x\\\\x07\\x1b$' "$STDOUT"
 t_nogrep "an unlabelled Secret is not shown" 'never-shown|not-for-the-cli' "$STDOUT"
 t_eq "a core Secret that is labelled too is listed once" 1 "$(grep -c '^gitea (Secret gitea/gitea-credential)$' "$STDOUT")"
 t_nostring "nothing of it is kept in the state or logs" "$KPW" d/.idpmake
