@@ -19,6 +19,7 @@
  * (create.c), never through a shell.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,14 +101,30 @@ static int list(const char **err)
 	return 0;
 }
 
+/* the list is the run's, read by plan (main thread) and by the steps (workers): one at a time */
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int exists(const char *name, int fresh, const char **err)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&list_lock);
+	if (fresh) {
+		listed = -1;	/* look again: plan's list may be minutes old */
+		nnames = 0;
+	}
+	if (list(err) < 0)
+		r = -1;
+	for (size_t i = 0; r == 0 && i < nnames; i++)
+		if (!strcmp(names[i], name))
+			r = 1;
+	pthread_mutex_unlock(&list_lock);
+	return r;
+}
+
 int kindcluster_exists(const char *name, const char **err)
 {
-	if (list(err) < 0)
-		return -1;
-	for (size_t i = 0; i < nnames; i++)
-		if (!strcmp(names[i], name))
-			return 1;
-	return 0;
+	return exists(name, 0, err);
 }
 
 static struct hash key_of(const struct cluster *c)
@@ -214,8 +231,7 @@ int kindcluster_run(struct planner *pl, struct step *s, struct hash *output, con
 	const char *name = c->create.kind, *cfg;
 	int there, ours;
 
-	listed = -1;	/* look again: plan's list may be minutes old */
-	if ((there = kindcluster_exists(name, err)) < 0)
+	if ((there = exists(name, 1, err)) < 0)
 		return -1;
 	if (there) {
 		if (rec.ok && !hash_zero(rec.key) && !hash_eq(rec.key, s->key)) {
@@ -248,7 +264,6 @@ int kindcluster_run(struct planner *pl, struct step *s, struct hash *output, con
 		if (kind(argv, NULL, KIND_TIMEOUT, err) < 0)
 			return -1;
 	}
-	listed = -1;
 	*output = incarnation(name);
 	return 0;
 }
@@ -257,7 +272,6 @@ int kindcluster_delete(const char *name, const char **err)
 {
 	const char *argv[] = { "kind", "delete", "cluster", "--name", name, NULL };
 
-	listed = -1;
 	return kind(argv, NULL, 600, err);
 }
 
