@@ -131,6 +131,11 @@ static int in_cluster_server(const char *s)
 	return !s || !strcmp(server_norm(s), "https://kubernetes.default.svc");
 }
 
+const char *kubectl_context_flag(void)
+{
+	return flag_context;
+}
+
 const char *kubectl_created_conflict(const struct cluster *cl)
 {
 	if (!cl->create.kind || !flag_context || !strcmp(flag_context, create_context(cl)))

@@ -38,6 +38,8 @@ void kubectl_set_owner(const char *distro, int adopt);
  * *err: the context cannot be used, and the hook must not run.
  */
 const char *kubectl_hook_kubeconfig(const struct cluster *cl, const char *dir, const char **err);
+/* --kube-context, or NULL */
+const char *kubectl_context_flag(void);
 /* a cluster idpmake creates (create.kind) with --kube-context naming another context: why that is refused, or NULL */
 const char *kubectl_created_conflict(const struct cluster *cl);
 /* resolve (once a run) and check where cluster cl's kubectl packages go: the target, or NULL with *err */

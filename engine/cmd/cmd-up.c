@@ -537,10 +537,13 @@ int cmd_up(struct ctx *c)
 		find_drift(c, a);
 	if ((r = preflight_run(&pf, c, a, booting ? local : NULL, 0))) {
 		remotekeys_end();
-		state_run_end(c->st, run, r, "pre-flight failed: nothing pushed", NULL);
+		if (booting)
+			status_summary(&boot);	/* what the bootstrap did */
+		state_run_end(c->st, run, r, booting ? "pre-flight failed after the bootstrap: nothing pushed"
+						     : "pre-flight failed: nothing pushed", NULL);
 		if (a)
 			argocd_close(a);
-		return r;
+		return interrupted() ? intr_exit_status() : r;
 	}
 	/* what another distro owns in Argo CD: refused before anything runs (owner.c) */
 	if (a && (r = owner_check(c, a))) {
@@ -551,7 +554,8 @@ int cmd_up(struct ctx *c)
 		return 1;
 	}
 	r = build_run(&c->pl, &o, &sum);
-	summary_add(&sum, &boot);
+	if (booting)
+		bootstrap_summary(&sum, &boot);
 	remotekeys_end();
 	if (a)
 		register_hints(c, 1);
@@ -709,8 +713,12 @@ int cmd_plan(struct ctx *c)
 		struct kind_orphan *ko;
 		size_t nko = kindcluster_orphans(&c->pl, &ko);
 		for (size_t i = 0; i < nko && !c->json; i++)
-			printf("%-6s kind cluster %s (%s: gone from the distro; up --prune --delete-clusters deletes it)\n",
-			       "delete", ko[i].kind, ko[i].id);
+			if (ko[i].in_use)
+				printf("%-6s kind cluster %s (%s: no longer made by it, still used: %s)\n", "keep",
+				       ko[i].kind, ko[i].id, ko[i].in_use);
+			else
+				printf("%-6s kind cluster %s (%s: gone from the distro; up --prune --delete-clusters "
+				       "deletes it)\n", "delete", ko[i].kind, ko[i].id);
 	}
 	/* changes made outside idpmake, as the clone last fetched them (with --refresh: fetched now) */
 	drift = c->json ? json_array() : NULL;

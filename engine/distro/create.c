@@ -114,3 +114,11 @@ void conv_tls(struct distro *d, const struct ynode *n)
 			loc_error(d->tls.hosts.loc[i], "tls host '%s' is not a DNS name (a leading '*.' is allowed)",
 				  d->tls.hosts.v[i]);
 }
+
+int tls_hook_uses(const struct hook *hk)
+{
+	for (size_t i = 0; hk && i < hk->env.n; i++)
+		if (!strncmp(hk->env.v[i], "IDPMAKE_TLS_", 12))
+			return 1;
+	return 0;
+}

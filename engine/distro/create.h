@@ -34,6 +34,9 @@ void conv_create(struct cluster *c, const struct ynode *n);
  * own git and Argo CD clients where the distro gives no ca-file.
  */
 void conv_tls(struct distro *d, const struct ynode *n);
+/* does hook hk ask for the certificate (IDPMAKE_TLS_CERT, _KEY or _CA in its env)?  Then it gets it,
+ * runs after the step tls, and again when the certificate changes */
+int tls_hook_uses(const struct hook *hk);
 /* is s a DNS name a certificate may name (a leading "*." allowed), once expanded? */
 int tls_host_ok(const char *s);
 

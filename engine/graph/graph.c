@@ -16,6 +16,7 @@
 
 #include "base/buf.h"
 #include "distro/fleet.h"
+#include "distro/create.h"
 #include "graph/graph.h"
 #include "distro/manifest.h"
 #include "base/util.h"
@@ -220,7 +221,7 @@ struct graph *graph_build(struct distro *d)
 				if (g->steps[i]->pkg == p && g->steps[i]->cluster == c) {
 					if (make && g->steps[i]->kind != STEP_RENDER)
 						edge(make, g->steps[i]);
-					if (g->tls && g->steps[i]->hook)
+					if (g->tls && tls_hook_uses(g->steps[i]->hook))
 						edge(g->tls, g->steps[i]);
 					g->steps[i]->render = u.render;
 					g->steps[i]->namespace = u.render->namespace;

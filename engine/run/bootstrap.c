@@ -23,6 +23,8 @@
 #include "run/ctx.h"
 #include "run/plan.h"
 
+static int kept;	/* pass 1's renders left selected for the push: pass 2 counts them up to date */
+
 static int local_kind(const struct step *s)
 {
 	return s->kind == STEP_CREATE || s->kind == STEP_TLS || (s->pkg && s->pkg->deploy_kubectl);
@@ -61,10 +63,9 @@ int bootstrap_pending(struct ctx *c, const char *local)
 	for (size_t i = 0; i < g->nsteps && !pending; i++) {
 		struct step *s = g->steps[i];
 		saved[n++] = *s;
-		if (!s->selected || !local[i])
+		if (!s->selected || !local[i] || (s->kind != STEP_CREATE && s->kind != STEP_TLS))
 			continue;
-		if (s->kind != STEP_RENDER)
-			plan_decide(&c->pl, s);
+		plan_decide(&c->pl, s);
 		pending = s->dirty;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -87,17 +88,22 @@ int bootstrap_run(struct ctx *c, const struct build_opts *o, struct summary *sum
 	}
 	r = build_run(&c->pl, o, sum);
 	/* the rest; the renders done stay selected, as done, for the push to take (plan_push_changes) */
+	kept = 0;
 	for (size_t i = 0; i < g->nsteps; i++) {
 		struct step *s = g->steps[i];
 		s->selected = sel[i] && (!local[i] || s->kind == STEP_RENDER);
-		if (s->selected && local[i])
+		if (s->selected && local[i]) {
 			s->dirty = 0;
+			kept++;
+		}
 	}
 	return r;
 }
 
-void summary_add(struct summary *a, const struct summary *b)
+void bootstrap_summary(struct summary *a, const struct summary *b)
 {
+	a->up_to_date -= kept;	/* pass 1's renders, counted once, by pass 1 */
+	kept = 0;
 	a->rendered += b->rendered;
 	a->synced += b->synced;
 	a->hooks += b->hooks;

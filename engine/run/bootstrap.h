@@ -18,9 +18,11 @@ struct ctx;
 char *bootstrap_local(const struct ctx *c);
 
 /*
- * Does a selected local step run this time (plan's prediction, the steps
- * left as found)?  Then up runs them first (bootstrap_run), and only then
- * logs in to Argo CD, reads git.credentials and checks the rest.
+ * Is the cluster or the certificate to be made (a selected CLUSTER:kind or
+ * tls step that plan says runs; the steps left as found)?  Then up runs
+ * the local steps first (bootstrap_run), and only then logs in to Argo CD,
+ * reads git.credentials and checks the rest; otherwise it runs one pass,
+ * everything checked before anything runs.
  */
 int bootstrap_pending(struct ctx *c, const char *local);
 
@@ -40,7 +42,7 @@ int bootstrap_run(struct ctx *c, const struct build_opts *o, struct summary *sum
  */
 void bootstrap_said(const struct ctx *c, FILE *f);
 
-/* add b's counts to a */
-void summary_add(struct summary *a, const struct summary *b);
+/* the run's counts: pass 2's (a) and pass 1's (b), each step counted once, into a */
+void bootstrap_summary(struct summary *a, const struct summary *b);
 
 #endif

@@ -18,6 +18,7 @@
 #include "base/buf.h"
 #include "base/exec.h"
 #include "argo/kubectl.h"
+#include "distro/create.h"
 #include "run/hook.h"
 #include "run/tlscert.h"
 #include "distro/manifest.h"
@@ -69,7 +70,7 @@ int hook_run(const struct distro *d, struct step *s, const char *statedir, const
 	strvec_pushf(&env, "IDPMAKE_COMMIT=%s", commit ? commit : "");
 	strvec_pushf(&env, "IDPMAKE_RENDERED=%s", rendered ? rendered : "");
 	strvec_pushf(&env, "IDPMAKE_HOOK=%s", s->hook->name);
-	if (d->tls.hosts.n) {
+	if (d->tls.hosts.n && tls_hook_uses(s->hook)) {
 		/* the distro's certificate (tlscert.h): paths, never the key's text */
 		strvec_pushf(&env, "IDPMAKE_TLS_CERT=%s", tlscert_file(statedir, "tls.crt"));
 		strvec_pushf(&env, "IDPMAKE_TLS_KEY=%s", tlscert_file(statedir, "tls.key"));

@@ -28,7 +28,9 @@
 
 #include "base/exec.h"
 #include "base/hash.h"
+#include "base/intr.h"
 #include "base/util.h"
+#include "argo/kubectl.h"
 #include "graph/state.h"
 #include "graph/status.h"
 #include "run/kindcluster.h"
@@ -261,8 +263,12 @@ int kindcluster_run(struct planner *pl, struct step *s, struct hash *output, con
 		return -1;
 	{
 		const char *argv[] = { "kind", "create", "cluster", "--name", name, "--config", cfg, NULL };
-		if (kind(argv, NULL, KIND_TIMEOUT, err) < 0)
+		if (kind(argv, NULL, KIND_TIMEOUT, err) < 0) {
+			/* kind removes what it made when it fails: a cluster of that name later is not this state's */
+			if (!interrupted())
+				unlink(cfg);
 			return -1;
+		}
 	}
 	*output = incarnation(name);
 	return 0;
@@ -272,7 +278,28 @@ int kindcluster_delete(const char *name, const char **err)
 {
 	const char *argv[] = { "kind", "delete", "cluster", "--name", name, NULL };
 
+	pthread_mutex_lock(&list_lock);
+	listed = -1;
+	nnames = 0;
+	pthread_mutex_unlock(&list_lock);
 	return kind(argv, NULL, 600, err);
+}
+
+/* does the distro still use kind cluster `name` (another cluster creates it, or names its context)?  How, or NULL */
+static const char *in_use(const struct distro *d, const char *name)
+{
+	const char *ctx = aprintf("kind-%s", name), *flag = kubectl_context_flag();
+
+	for (size_t i = 0; i < d->nclusters; i++) {
+		const struct cluster *c = &d->clusters[i];
+		if (c->create.kind && !strcmp(c->create.kind, name))
+			return aprintf("cluster '%s' creates it", c->name);
+		if ((c->kube_context && !strcmp(c->kube_context, ctx)) || (c->reg.context && !strcmp(c->reg.context, ctx)))
+			return aprintf("cluster '%s' uses its context %s", c->name, ctx);
+	}
+	if (flag && !strcmp(flag, ctx))
+		return aprintf("--kube-context %s", ctx);
+	return NULL;
 }
 
 size_t kindcluster_orphans(struct planner *pl, struct kind_orphan **v)
@@ -294,7 +321,7 @@ size_t kindcluster_orphans(struct planner *pl, struct kind_orphan **v)
 		if (s && s->kind == STEP_CREATE && !strcmp(s->cluster->create.kind, rec.commit))
 			continue;	/* still the distro's */
 		*v = agrow(*v, n, sizeof(**v));
-		(*v)[n++] = (struct kind_orphan){ ids[i], rec.commit };
+		(*v)[n++] = (struct kind_orphan){ ids[i], rec.commit, in_use(pl->g->d, rec.commit) };
 	}
 	return n;
 }
@@ -307,6 +334,17 @@ int kindcluster_prune(struct planner *pl, int prune, int delete_clusters)
 
 	for (size_t i = 0; i < n; i++) {
 		const char *err;
+		if (v[i].in_use) {
+			/* not made by its old step any more, but used: idpmake keeps it (and the config, if it creates it) */
+			status_info("idpmake: the kind cluster '%s' that %s made is still used (%s): kept, never deleted; "
+				    "%s", v[i].kind, v[i].id, v[i].in_use,
+				    strstr(v[i].in_use, "creates it") ? "it is made by that cluster's step now"
+								      : "idpmake no longer manages it");
+			if (!strstr(v[i].in_use, "creates it"))
+				unlink(aprintf("%s/kind/%s.yaml", pl->statedir, v[i].kind));
+			state_forget(pl->st, v[i].id);
+			continue;
+		}
 		if (!prune) {
 			status_info("idpmake: the kind cluster '%s' (%s) that idpmake made is gone from the distro; it stays "
 				    "(up --prune --delete-clusters deletes it)", v[i].kind, v[i].id);

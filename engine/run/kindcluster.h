@@ -41,6 +41,7 @@ int kindcluster_delete(const char *name, const char **err);
 struct kind_orphan {
 	const char *id;			/* the state's step id, CLUSTER:kind */
 	const char *kind;		/* the kind cluster's name */
+	const char *in_use;		/* the distro still uses it: how (never deleted), or NULL */
 };
 size_t kindcluster_orphans(struct planner *pl, struct kind_orphan **v);	/* *v in the arena */
 

@@ -13,13 +13,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/buf.h"
 #include "base/exec.h"
 #include "base/hash.h"
+#include "base/url.h"
 #include "base/util.h"
+#include "argo/argocd.h"
 #include "distro/create.h"
 #include "distro/manifest.h"
 #include "graph/state.h"
@@ -126,7 +129,8 @@ int tlscert_run(struct planner *pl, struct step *s, struct hash *output, const c
 {
 	const struct distro *d = pl->g->d;
 	const char *dir = aprintf("%s/tls", pl->statedir), **v, *names = aprintf("%s/names", dir);
-	struct buf san = BUF_INIT, want = BUF_INIT;
+	const char *canames = aprintf("%s/ca.names", dir);
+	struct buf san = BUF_INIT, want = BUF_INIT, nc = BUF_INIT;
 	size_t n, len;
 	char *had;
 	int r = -1;
@@ -141,23 +145,32 @@ int tlscert_run(struct planner *pl, struct step *s, struct hash *output, const c
 	for (size_t i = 0; i < n; i++) {
 		buf_addf(&san, "%sDNS:%s", i ? "," : "subjectAltName=", v[i]);
 		buf_addf(&want, "%s\n", v[i]);
+		/* the CA may sign for these names alone (a "*.x" name: x and below) */
+		buf_addf(&nc, "%sDNS:%s", i ? ",permitted;" : "nameConstraints=critical,permitted;",
+			 strncmp(v[i], "*.", 2) ? v[i] : v[i] + 2);
 	}
-	/* the CA once: an interrupted bootstrap keeps it (and what trusts it) */
-	if (access(tlscert_file(pl->statedir, "ca.crt"), R_OK) || access(tlscert_file(pl->statedir, "ca.key"), R_OK)) {
+	/* the CA once for these names: an interrupted bootstrap keeps it (and what trusts it) */
+	had = read_file(canames, &len);
+	if (!had || strcmp(had, want.s) || access(tlscert_file(pl->statedir, "ca.crt"), R_OK) ||
+	    access(tlscert_file(pl->statedir, "ca.key"), R_OK)) {
 		const char *argv[] = { "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "3650",
 				       "-subj", aprintf("/CN=idpmake CA for %s", d->name),
-				       "-addext", "basicConstraints=critical,CA:TRUE",
+				       "-addext", "basicConstraints=critical,CA:TRUE,pathlen:0",
 				       "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+				       "-addext", nc.s,
 				       "-keyout", "ca.key.new", "-out", "ca.crt.new", NULL };
+		unlink(names);	/* a new CA: a new certificate */
 		if (openssl(dir, argv, err) < 0 || chmod(aprintf("%s/ca.key.new", dir), 0600) < 0 ||
 		    rename(aprintf("%s/ca.key.new", dir), tlscert_file(pl->statedir, "ca.key")) < 0 ||
-		    rename(aprintf("%s/ca.crt.new", dir), tlscert_file(pl->statedir, "ca.crt")) < 0) {
+		    rename(aprintf("%s/ca.crt.new", dir), tlscert_file(pl->statedir, "ca.crt")) < 0 ||
+		    write_file_copy(canames, want.s, want.len) < 0) {
 			if (!*err)
 				*err = aprintf("cannot keep the CA in %s: %s", dir, strerror(errno));
+			free(had);
 			goto out;
 		}
-		unlink(names);	/* a new CA: a new certificate */
 	}
+	free(had);
 	had = read_file(names, &len);
 	if (!had || strcmp(had, want.s) || access(tlscert_file(pl->statedir, "tls.crt"), R_OK) ||
 	    access(tlscert_file(pl->statedir, "tls.key"), R_OK)) {
@@ -185,21 +198,49 @@ int tlscert_run(struct planner *pl, struct step *s, struct hash *output, const c
 out:
 	buf_release(&san);
 	buf_release(&want);
+	buf_release(&nc);
 	return r;
+}
+
+/* is `host` one of the names (a "*.x" name: one label more than x)? */
+static int named(const char *const *v, size_t n, const char *host)
+{
+	for (size_t i = 0; host && i < n; i++) {
+		const char *dot = strchr(host, '.');
+		if (!strcasecmp(v[i], host) || (!strncmp(v[i], "*.", 2) && dot && !strcasecmp(v[i] + 2, dot + 1)))
+			return 1;
+	}
+	return 0;
+}
+
+/* the host of a URL or of "host:port" (Argo CD's server), or NULL */
+static const char *host_of(const char *s)
+{
+	struct url u;
+	size_t n;
+
+	if (!s)
+		return NULL;
+	if (strstr(s, "://"))
+		return url_parse(s, &u) == 0 ? u.host : NULL;
+	n = strcspn(s, ":/");
+	return n ? astrndup(s, n) : NULL;
 }
 
 int tlscert_trust(struct distro *d, const char *statedir)
 {
-	const char *ca = tlscert_file(statedir, "ca.crt");
+	const char *ca = tlscert_file(statedir, "ca.crt"), **v, *err;
+	size_t n;
 	int set = 0;
 
-	if (!d->tls.hosts.n || access(ca, R_OK))
+	if (!d->tls.hosts.n || access(ca, R_OK) || !(v = hosts(d, &n, &err)))
 		return 0;
-	if (!d->git.ca_file) {
+	/* only for a server of those names: its own CA replaces the system's (CURLOPT_CAINFO) */
+	if (!d->git.ca_file && named(v, n, host_of(d->git.remote))) {
 		d->git.ca_file = ca;
 		set = 1;
 	}
-	if (!d->argocd.ca_file && !d->argocd.insecure) {
+	if (!d->argocd.ca_file && !d->argocd.insecure && named(v, n, host_of(argocd_server(d)))) {
 		d->argocd.ca_file = ca;
 		set = 1;
 	}

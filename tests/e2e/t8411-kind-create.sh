@@ -142,23 +142,53 @@ t_grep "taking on the cluster the killed run made" 'taken on: an earlier run was
 t_eq "with no second create" 4 "$(creates)"
 t_ok "and fills it" kubectl --context kind-four -n hello4 get configmap hello
 
-# ---- a created cluster gone from the distro: said, --prune refuses, --delete-clusters deletes --
+# ---- a created cluster the distro still uses: kept, never deleted ------------------
 sed -i 's/  in-cluster: {create: {kind: {name: three}}}/  in-cluster: {kube-context: kind-three}/' d3/distro.yaml
-t_ok "the distro no longer makes kind cluster three" idpmake -C d3 plan
-t_grep "plan lists it" '^delete +kind cluster three \(in-cluster:kind: gone from the distro; up --prune --delete-clusters deletes it\)' "$STDOUT"
-t_ok "up leaves it" idpmake -C d3 up
-t_grep "and says so" "the kind cluster 'three' .* is gone from the distro; it stays" "$OUTPUT"
-# (with an Argo CD, --prune alone refuses to delete it, naming --delete-clusters; without one it is a usage error)
-t_exit 2 "up --prune without argocd and --delete-clusters: a usage error" idpmake -C d3 up --prune
-t_ok "the cluster is still there" grep -qx three <(kind get clusters 2>/dev/null)
-t_exit 2 "--delete-clusters alone is a usage error" idpmake -C d3 up --delete-clusters
+t_ok "the distro no longer makes kind cluster three, but uses its context" idpmake -C d3 plan
+t_grep "plan keeps it" "^keep +kind cluster three \(in-cluster:kind: no longer made by it, still used: cluster 'in-cluster' uses its context kind-three\)" "$STDOUT"
 t_ok "up --prune --delete-clusters" idpmake -C d3 up --prune --delete-clusters
-t_grep "deletes it" "deleted the kind cluster 'three'" "$OUTPUT"
-t_grep "with kind delete cluster" '^delete cluster --name three$' "$T/kind.log"
-t_fail "it is gone" grep -qx three <(kind get clusters 2>/dev/null)
-t_exit 1 "a later plan refuses the context that went with it" idpmake -C d3 plan
-t_grep "(kind delete took kind-three from the kubeconfig)" "has no context 'kind-three'" "$OUTPUT"
-t_nogrep "and has nothing more to say of the cluster" "kind cluster three" "$OUTPUT"
+t_grep "keeps it, saying why" "the kind cluster 'three' .* is still used .*: kept, never deleted" "$OUTPUT"
+t_nogrep "kind delete is not run" '^delete cluster --name three$' "$T/kind.log"
+t_ok "it is there" grep -qx three <(kind get clusters 2>/dev/null)
+t_ok "and still filled through its context" kubectl --context kind-three -n hello3 get configmap hello
+
+# ---- a created cluster gone from the distro: said, --delete-clusters deletes it -----------
+mkdistro d5 <<EOF
+idpmake: 1
+name: fifth
+git: {remote: "$T/gitops5.git"}
+clusters:
+  in-cluster: {create: {kind: {name: five}}}
+packages: {}
+EOF
+git init -q --bare gitops5.git
+t_ok "a distro makes kind cluster five" idpmake -C d5 up
+t_ok "it is there" grep -qx five <(kind get clusters 2>/dev/null)
+sed -i 's/  in-cluster: {create: {kind: {name: five}}}/  in-cluster: {}/' d5/distro.yaml
+t_ok "then no longer" idpmake -C d5 plan
+t_grep "plan lists it" '^delete +kind cluster five \(in-cluster:kind: gone from the distro; up --prune --delete-clusters deletes it\)' "$STDOUT"
+t_ok "up leaves it" idpmake -C d5 up
+t_grep "and says so" "the kind cluster 'five' .* is gone from the distro; it stays" "$OUTPUT"
+t_exit 2 "--delete-clusters alone is a usage error" idpmake -C d5 up --delete-clusters
+# (with an Argo CD, --prune alone refuses to delete it, naming --delete-clusters; without one it is a usage error)
+t_exit 2 "up --prune without argocd and --delete-clusters: a usage error" idpmake -C d5 up --prune
+t_ok "up --prune --delete-clusters" idpmake -C d5 up --prune --delete-clusters
+t_grep "deletes it" "deleted the kind cluster 'five'" "$OUTPUT"
+t_grep "with kind delete cluster" '^delete cluster --name five$' "$T/kind.log"
+t_fail "it is gone" grep -qx five <(kind get clusters 2>/dev/null)
+t_ok "a later plan" idpmake -C d5 plan
+t_nogrep "has nothing more to say of it" "kind cluster five" "$OUTPUT"
+
+# ---- kind fails: the name is not this state's afterwards ------------------------------
+echo 'ERROR: failed to create cluster: node(s) already exist for a cluster with the name "six"' >kind.fail-create
+mkdir d6
+sed 's/name: fifth/name: sixth/; s/gitops5/gitops6/; s/  in-cluster: {}/  in-cluster: {create: {kind: {name: six}}}/' d5/distro.yaml >d6/distro.yaml
+git init -q --bare gitops6.git
+t_exit 1 "kind fails" idpmake -C d6 up
+rm kind.fail-create
+t_ok "someone else makes a kind cluster six" kind create cluster --name six
+t_exit 1 "the next up refuses it: the failed run made it no one's" idpmake -C d6 up
+t_grep "saying so" "a kind cluster 'six' exists, and this state never made it" "$OUTPUT"
 
 # ---- bad input --------------------------------------------------------------------
 mkdistro bad <<'EOF'

@@ -4,9 +4,10 @@
 # STATE/tls (the CA once), gives hooks their paths (IDPMAKE_TLS_CERT, _KEY,
 # _CA), and idpmake's own Argo CD client trusts the CA when the distro
 # gives no ca-file: an Argo CD emulator serving a certificate that CA
-# signed is reached with no ca-file and no insecure.  A no-op makes
-# nothing; new names make a new certificate from the same CA; a file gone
-# is made again.
+# signed is reached with no ca-file and no insecure (a server of those
+# names only).  The CA may sign for those names alone.  A no-op makes
+# nothing; new names make a new CA and certificate, and rerun the hooks
+# that ask for them, not the others; a file gone is made again.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -17,9 +18,10 @@ distro() {	# DOMAIN [ARGOCD-LINE]
 idpmake: 1
 name: tlsd
 git: {remote: "$T/gitops.git"}
-vars: {domain: "$1", out: "$T"}
+# (the names change with the argument alone: the hooks' variables stay)
+vars: {out: "$T", tld: test}
 tls:
-  hosts: [localhost, "*.\${domain}"]
+  hosts: [localhost, "*.$1.\${tld}"]
 ${2:-}
 packages:
   hello:
@@ -27,10 +29,11 @@ packages:
     path: packages/hello
     hooks:
       post:
-        - {name: env, run: 'echo "\$IDPMAKE_TLS_CERT \$IDPMAKE_TLS_KEY \$IDPMAKE_TLS_CA" >"\$IDPMAKE_VAR_OUT/hook.env"; cat "\$IDPMAKE_TLS_CERT" >"\$IDPMAKE_VAR_OUT/hook.crt"'}
+        - {name: env, run: 'echo "\$IDPMAKE_TLS_CERT \$IDPMAKE_TLS_KEY \$IDPMAKE_TLS_CA" >"\$IDPMAKE_VAR_OUT/hook.env"; cat "\$IDPMAKE_TLS_CERT" >"\$IDPMAKE_VAR_OUT/hook.crt"', env: [IDPMAKE_TLS_CERT, IDPMAKE_TLS_KEY, IDPMAKE_TLS_CA]}
+        - {name: other, run: 'echo "x\${IDPMAKE_TLS_CERT:-}" >>"\$IDPMAKE_VAR_OUT/other.runs"'}
 EOF
 }
-distro one.test
+distro one
 mkmanifest d/packages/hello/cm.yaml ConfigMap hello
 S=$T/d/.idpmake/tls
 
@@ -56,13 +59,24 @@ t_fail "the hook did not run" test -e "$T/hook.env"
 t_ok "the CA is the same" cmp ca.1 "$S/ca.crt"
 t_ok "the certificate is the same" cmp tls.1 "$S/tls.crt"
 
-distro two.test
+t_ok "the CA's names are constrained to the hosts" sh -c "openssl x509 -in '$S/ca.crt' -noout -ext nameConstraints >'$T/nc'"
+t_grep "localhost" '^ +DNS:localhost$' "$T/nc"
+t_grep "and one.test for *.one.test" '^ +DNS:one\.test$' "$T/nc"
+printf 'subjectAltName=DNS:evil.example\n' >evil.ext
+openssl req -new -newkey rsa:2048 -nodes -subj /CN=evil.example -keyout evil.key -out evil.csr 2>/dev/null
+openssl x509 -req -in evil.csr -CA "$S/ca.crt" -CAkey "$S/ca.key" -set_serial 9 -days 2 -extfile evil.ext -out evil.pem 2>/dev/null
+t_fail "a certificate it signs for another name does not verify" openssl verify -CAfile "$S/ca.crt" evil.pem
+
+distro two
 t_ok "new names" idpmake -C d up
-t_ok "the same CA" cmp ca.1 "$S/ca.crt"
+t_fail "a new CA, constrained to them" cmp -s ca.1 "$S/ca.crt"
+t_ok "the certificate is the new CA's" openssl verify -CAfile "$S/ca.crt" "$S/tls.crt"
+cp "$S/ca.crt" ca.1
 t_fail "a new certificate" cmp -s tls.1 "$S/tls.crt"
 t_ok "its names" sh -c "openssl x509 -in '$S/tls.crt' -noout -ext subjectAltName >'$T/san'"
 t_grep "are the new ones" 'DNS:\*\.two\.test' "$T/san"
 t_ok "the hook that uses it ran again" cmp "$S/tls.crt" "$T/hook.crt"
+t_eq "a hook that does not ask for it ran once, without it, and not again" "x" "$(cat "$T/other.runs")"
 
 rm "$S/tls.key"
 t_ok "plan with a file gone" idpmake -C d plan
@@ -85,7 +99,7 @@ start_argocd_emulator --repo-map "$T/gitops.git=$T/gitops.git" --op-ms 50 --heal
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 port=${ARGOCD_SERVER##*:}
 unset ARGOCD_SERVER ARGOCD_OPTS
-distro two.test "argocd: {server: \"localhost:$port\"}"
+distro two "argocd: {server: \"localhost:$port\"}"
 t_ok "up syncs through Argo CD over TLS, no ca-file, no insecure" idpmake -C d up
 t_grep "it synced" '1 synced' "$STDOUT"
 sed -i '/^tls:/,/^  hosts/d' d/distro.yaml
