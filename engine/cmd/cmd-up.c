@@ -479,9 +479,14 @@ int cmd_up(struct ctx *c)
 	if (a)
 		register_hints(c, 0);
 	o.run = run;
-	/* an empty or lost state: reconstructed from the GitOps repository and Argo CD (remotekeys.h) */
+	/*
+	 * an empty or lost state: reconstructed from the GitOps repository and Argo CD (remotekeys.h);
+	 * not while git.credentials cannot be read yet: the cluster that holds them (in a bootstrap,
+	 * the remote too) is still to be made, and the fetch could only fail, asking for a token in a
+	 * run that needs none (t8412).  What is not reconstructed runs, as ever
+	 */
 	struct gitops_opts go = ctx_gitops(c);
-	if (!c->overwrite && !c->plan_file) {
+	if (!c->overwrite && !c->plan_file && !creds_err) {
 		c->pl.reconstruct = &go;
 		c->pl.argo = a;
 	}

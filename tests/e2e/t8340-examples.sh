@@ -106,7 +106,10 @@ name: flavour-offline
 extends: ../flavour
 vars: {argo-helm: "$REPO", ingress-nginx-charts: "$REPO", gitea-charts: "$REPO"}
 git: {remote: "$bare"}
-argocd: {insecure: null}
+# the cluster is there (the recording kubectl's): not one idpmake makes
+clusters: {in-cluster: {create: null}}
+# the emulator at ARGOCD_SERVER, with ARGOCD_AUTH_TOKEN: no root path, no login
+argocd: {grpc-web-root-path: null, login: null}
 packages:
   backstage-templates: {hooks: {post: []}}
 EOF2
