@@ -30,7 +30,7 @@
 #  - git.remote is the test git server's giteaAdmin/idpmake-gitops, plain
 #    http on loopback (so IDPMAKE_GIT_ALLOW_HTTP=1, which lib.sh's
 #    start_git_server exports: a permission for http, not a credential);
-#  - argocd.server is the Argo CD emulator (http on loopback), grpc-web-root-path
+#  - argocd.server is the Argo CD emulator (https on loopback, argocd.ca-file the test CA), grpc-web-root-path
 #    and login as cnoe sets them;
 #  - the stand-in argo-cd chart holds the Secret argocd-initial-admin-secret
 #    (real Argo CD makes it when it starts), so the base64 of Argo CD's
