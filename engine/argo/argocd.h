@@ -43,6 +43,12 @@ struct argocd;
 struct argocd *argocd_open(const struct distro *d, const char *statedir, int verbose, const char **err);
 /* argocd_open, then, for argocd.login, the login (argologin.c): what every command opens Argo CD with */
 struct argocd *argocd_connect(const struct distro *d, const char *statedir, int verbose, const char **err);
+/*
+ * up opens Argo CD with argocd_open and logs in (argocd.login) only when a
+ * request is to be made (the pre-flight's, or an empty state's proof of a
+ * sync): a run with nothing to sync sends no password.  0, or -1 with *err.
+ */
+int argocd_login_now(struct argocd *a, const char **err);
 void argocd_close(struct argocd *a);
 
 /*

@@ -106,6 +106,16 @@ static int login(struct argocd *a, const char **err)
 	return ret;
 }
 
+int argocd_login_now(struct argocd *a, const char **err)
+{
+	if (!a || !a->need_login)
+		return 0;
+	if (login(a, err) < 0)
+		return -1;
+	a->need_login = 0;
+	return 0;
+}
+
 struct argocd *argocd_connect(const struct distro *d, const char *statedir, int verbose, const char **err)
 {
 	struct argocd *a = argocd_open(d, statedir, verbose, err);

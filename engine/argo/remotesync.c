@@ -244,8 +244,8 @@ int remotekeys_sync(struct planner *pl, struct step *s, const struct record *rec
 	if (rec->have || !pl->argo || !remotekeys_proving(r) || s->drift || s->pkg->deploy_kubectl ||
 	    !(name = argocd_app_name(d, s)) || !(f = norm_path(s->gitpath)))
 		return 0;
-	if (call_open(&c, pl->argo, name, NULL, 120) < 0)
-		return 0;
+	if (argocd_login_now(pl->argo, &err) < 0 || call_open(&c, pl->argo, name, NULL, 120) < 0)
+		return 0;	/* not proven: it runs */
 	/* what argocd_sync_step sends */
 	ours = argocd_app_spec(d, s, pl->argo->repo_url);
 	if ((helm && argocd_helm_source(pl->argo, s, ours, &err) < 0) ||

@@ -416,8 +416,9 @@ static struct argocd *connect_argocd(struct ctx *c, struct preflight *pf)
 
 	if (!c->pl.argocd_server || !ctx_needs_argocd(c))
 		return NULL;	/* --prune without argocd: a usage error found by ctx_load */
-	/* not usable: a problem for the pre-flight when a step that needs it runs (preflight.c) */
-	if (!(a = argocd_connect(c->d, c->statedir, c->verbose, &err))) {
+	/* not usable: a problem for the pre-flight when a step that needs it runs (preflight.c); the
+	 * login (argocd.login) is the pre-flight's too, so that a run with nothing to sync sends none */
+	if (!(a = argocd_open(c->d, c->statedir, c->verbose, &err))) {
 		pf->argocd_err = aprintf("argocd: %s", err);
 		return NULL;
 	}

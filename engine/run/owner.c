@@ -268,6 +268,11 @@ int owner_check(struct ctx *c, struct argocd *a)
 		argo_list_forget();
 		return 0;	/* nothing to create or update: no request */
 	}
+	if (argocd_login_now(a, &err) < 0) {	/* argocd.login, when a request is to be made */
+		error("%s: argocd: %s (asking Argo CD who owns what this run would change); nothing was pushed",
+		      v[0].s->id, err);
+		return -1;
+	}
 	for (size_t i = 0; i < n && !ret; i++) {
 		enum want_kind k = v[i].kind;
 		if (!items[k] && !(items[k] = json_incref(argo_list_once(a, (enum argo_kind)k, &err)))) {

@@ -76,6 +76,11 @@ int preflight_argocd(struct preflight *pf, struct argocd *a)
 	if (pf->asked || !a)
 		return pf->argocd_err ? -1 : 0;
 	pf->asked = 1;
+	/* argocd.login: now that a request is to be made, not before (argocd_login_now) */
+	if (argocd_login_now(a, &err) < 0) {
+		pf->argocd_err = aprintf("argocd: %s", err);
+		return -1;
+	}
 	if (call_open(&c, a, "version", NULL, PREFLIGHT_TIMEOUT) < 0) {
 		pf->argocd_err = "cannot start a libcurl handle";
 		return -1;

@@ -19,8 +19,8 @@
 # The user runs ONE idpmake command for the bootstrap (`idpmake up`); the
 # test prints its wall time as a `# ` line: about 10 s on an idle machine
 # (9.8 to 11 s here, most of it kubectl and helm against the emulators).  A
-# no-op up still logs in to Argo CD once (argocd.login runs before the plan
-# knows nothing is to sync); the test prints that count, it checks no sync.
+# no-op up logs in to Argo CD only when a request is to be made (argocd.login
+# waits for one; the ownership check still asks when a render reruns).
 #
 # Stand-ins for the internet and for what real Argo CD and Gitea do (the
 # distro's test plumbing; clusters/create, tls, argocd.login,
@@ -259,7 +259,7 @@ t_eq "no second kind cluster" 1 "$(creates)"
 t_ok "no new CA (the same bytes)" cmp "$T/ca.crt.1" "$state/tls/ca.crt"
 t_eq "no push" "$pushes_before" "$(pushes)"
 t_eq "no sync" "" "$(syncs)"
-echo "# the no-op logged in to Argo CD $(logins) time(s) (argocd.login runs before the plan says nothing is to sync)"
+echo "# the no-op logged in to Argo CD $(logins) time(s) (argocd.login waits for a request; the ownership check still makes one when a render reruns)"
 t_nostring "the passwords in no output" "$PW" "$OUTPUT"
 [ -z "$GPW" ] || t_nostring "(Gitea's)" "$GPW" "$OUTPUT"
 
