@@ -34,6 +34,7 @@ struct argocd {
 	const char *base;		/* scheme://host:port[/root-path], no trailing '/' */
 	char *auth;			/* "Authorization: Bearer TOKEN" (malloc'd; never shown) */
 	int need_login;			/* argocd.login gives the token (argologin.c) */
+	const char *login_err;		/* its login failed: why (tried once a run) */
 	const char *password;		/* during the login: masked by clean() as the token is */
 	const char *token;		/* points into auth, for masking */
 	const char **headers;		/* -H "K: V" from ARGOCD_OPTS */

@@ -110,8 +110,14 @@ int argocd_login_now(struct argocd *a, const char **err)
 {
 	if (!a || !a->need_login)
 		return 0;
-	if (login(a, err) < 0)
+	if (a->login_err) {
+		*err = a->login_err;	/* once: a second try sends the password again (Argo CD locks an account) */
 		return -1;
+	}
+	if (login(a, err) < 0) {
+		a->login_err = *err;
+		return -1;
+	}
 	a->need_login = 0;
 	return 0;
 }

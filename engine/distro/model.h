@@ -163,6 +163,7 @@ struct distro {
 		struct loc path_loc;	/* where path was written */
 		const char *author_name, *author_email;
 		const char *ca_file;	/* private CA for https remotes */
+		const char *pin_cert;	/* set by tlscert_trust: idpmake's own certificate, for this remote */
 		struct {
 			struct secretref ref;	/* ref.name NULL: none (IDPMAKE_GIT_TOKEN, or nothing) */
 			const char *user_key, *password_key;	/* default username, password */

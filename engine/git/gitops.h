@@ -22,6 +22,8 @@ struct gitops_opts {
 	const char *author_name, *author_email;
 	const char *ca_file;		/* private CA for https, or NULL */
 	int verbose;			/* -v: print what is fetched and pushed */
+	const char *pin_cert;		/* tls (tlscert.h): the certificate (PEM) the remote may show though no
+					 * CA the system trusts signed it, idpmake's own; for this remote only */			/* -v: print what is fetched and pushed */
 };
 
 struct gitops_change {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -26,6 +27,7 @@
 #include "git/gitops.h"
 #include "git/gitremote.h"
 #include "base/url.h"
+#include "base/pem.h"
 #include "base/util.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -106,11 +108,45 @@ static int push_status(const char *ref, const char *status, void *payload)
 	return 0;
 }
 
+/*
+ * The remote's certificate when no trusted CA signed it: accepted when it
+ * is, byte for byte, idpmake's own (o->pin_cert, the certificate the step
+ * tls made and the platform's ingress serves) and the connection is to
+ * the remote's host; else libgit2's verdict stands.  A pin, not a CA: no
+ * other connection, of this or any other host, trusts anything new.
+ */
+static int certificate(git_cert *cert, int valid, const char *host, void *payload)
+{
+	struct git *g = payload;
+	const git_cert_x509 *x = (const git_cert_x509 *)cert;
+	unsigned char *der;
+	char *text, *b, *e;
+	size_t len, n;
+	int ok;
+
+	if (valid || !g->o->pin_cert || cert->cert_type != GIT_CERT_X509 || !host || !g->parsed.host ||
+	    strcasecmp(host, g->parsed.host) || !(text = read_file(g->o->pin_cert, &len)))
+		return GIT_PASSTHROUGH;
+	b = strstr(text, "-----BEGIN CERTIFICATE-----");
+	e = b ? strstr(b, "-----END CERTIFICATE-----") : NULL;
+	if (!b || !e) {
+		free(text);
+		return GIT_PASSTHROUGH;
+	}
+	*e = 0;
+	der = unbase64(b + strlen("-----BEGIN CERTIFICATE-----"), &n);
+	ok = der && n == x->len && !memcmp(der, x->data, n);
+	free(der);
+	free(text);
+	return ok ? 0 : GIT_PASSTHROUGH;
+}
+
 /* callbacks for one connection; resets its credential attempts */
 static void callbacks(struct git *g, git_remote_callbacks *cb)
 {
 	git_remote_init_callbacks(cb, GIT_REMOTE_CALLBACKS_VERSION);
 	cb->credentials = credentials;
+	cb->certificate_check = certificate;
 	cb->sideband_progress = sideband;
 	cb->push_update_reference = push_status;
 	cb->payload = g;

@@ -48,32 +48,60 @@ char *bootstrap_local(const struct ctx *c)
 	return any ? local : NULL;
 }
 
-int bootstrap_pending(struct ctx *c, const char *local)
+/* is a step in `pend` CLUSTER:kind of cluster cl? */
+static int made_now(const struct graph *g, const char *pend, const struct cluster *cl)
+{
+	for (size_t i = 0; cl && i < g->nsteps; i++)
+		if (pend[i] && g->steps[i]->kind == STEP_CREATE && g->steps[i]->cluster == cl)
+			return 1;
+	return 0;
+}
+
+int bootstrap_pending(struct ctx *c, char *local)
 {
 	struct graph *g = c->g;
-	struct step *saved = xcalloc(g->nsteps + 1, sizeof(*saved));
+	struct step *saved;
+	char *pend, *reach;
 	int dry = c->pl.dry_run, pending = 0;
-	size_t n = 0;
 
-	if (!local) {
-		free(saved);
+	if (!local)
 		return 0;
-	}
+	saved = xcalloc(g->nsteps + 1, sizeof(*saved));
+	pend = amalloc(g->nsteps + 1);
 	c->pl.dry_run = 1;
-	for (size_t i = 0; i < g->nsteps && !pending; i++) {
+	for (size_t i = 0; i < g->nsteps; i++) {
 		struct step *s = g->steps[i];
-		saved[n++] = *s;
+		saved[i] = *s;
 		if (!s->selected || !local[i] || (s->kind != STEP_CREATE && s->kind != STEP_TLS))
 			continue;
 		plan_decide(&c->pl, s);
-		pending = s->dirty;
+		pending |= pend[i] = (char)s->dirty;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < g->nsteps; i++)
 		if (g->steps[i]->kind != STEP_RENDER)
 			*g->steps[i] = saved[i];
 	c->pl.dry_run = dry;
 	free(saved);
-	return pending;
+	if (!pending)
+		return 0;
+	/*
+	 * pass 1 is what needs the pending steps: they, the steps after them, and every
+	 * step of a cluster being made, with the local steps before those; the other
+	 * local steps wait for the whole pre-flight, as in a run with no bootstrap
+	 */
+	reach = amalloc(g->nsteps + 1);
+	for (size_t i = 0; i < g->nsteps; i++) {
+		const struct step *s = g->steps[i];
+		reach[i] = pend[i];
+		for (size_t k = 0; k < s->nin && !reach[i]; k++)
+			reach[i] = reach[s->in[k]->index];
+		reach[i] = local[i] && (reach[i] || made_now(g, pend, s->cluster));
+	}
+	for (size_t i = g->nsteps; i-- > 0;)
+		for (size_t k = 0; reach[i] && k < g->steps[i]->nin; k++)
+			reach[g->steps[i]->in[k]->index] |= local[g->steps[i]->in[k]->index];
+	memcpy(local, reach, g->nsteps);
+	return 1;
 }
 
 int bootstrap_run(struct ctx *c, const struct build_opts *o, struct summary *sum, const char *local)

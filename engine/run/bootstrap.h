@@ -19,12 +19,14 @@ char *bootstrap_local(const struct ctx *c);
 
 /*
  * Is the cluster or the certificate to be made (a selected CLUSTER:kind or
- * tls step that plan says runs; the steps left as found)?  Then up runs
- * the local steps first (bootstrap_run), and only then logs in to Argo CD,
- * reads git.credentials and checks the rest; otherwise it runs one pass,
+ * tls step that plan says runs; the steps left as found)?  Then local is
+ * narrowed to pass 1 (those steps, what comes after them, every step of a
+ * cluster being made, and the local steps before these), which up runs
+ * first (bootstrap_run), and only then logs in to Argo CD, reads
+ * git.credentials and checks the rest; otherwise it runs one pass,
  * everything checked before anything runs.
  */
-int bootstrap_pending(struct ctx *c, const char *local);
+int bootstrap_pending(struct ctx *c, char *local);
 
 /*
  * Run the selected local steps alone (build_run over them), into *sum;

@@ -399,7 +399,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 	q.commit = NULL;
 	q.git = (struct gitops_opts){ pl->statedir, d->git.remote ? d->git.remote : aprintf("%s/gitops.git", pl->statedir),
 				      !d->git.remote, d->git.branch, d->git.author_name, d->git.author_email,
-				      d->git.ca_file, status_verbose() };
+				      d->git.ca_file, status_verbose(), d->git.pin_cert };
 	{
 		/* the current commit, for hooks when nothing is pushed */
 		struct pushed p;

@@ -106,7 +106,7 @@ struct gitops_opts ctx_gitops(const struct ctx *c)
 
 	return (struct gitops_opts){ c->statedir, d->git.remote ? d->git.remote : aprintf("%s/gitops.git", c->statedir),
 				     !d->git.remote, d->git.branch, d->git.author_name, d->git.author_email,
-				     d->git.ca_file, c->verbose };
+				     d->git.ca_file, c->verbose, d->git.pin_cert };
 }
 
 /*

@@ -70,11 +70,14 @@ int hook_run(const struct distro *d, struct step *s, const char *statedir, const
 	strvec_pushf(&env, "IDPMAKE_COMMIT=%s", commit ? commit : "");
 	strvec_pushf(&env, "IDPMAKE_RENDERED=%s", rendered ? rendered : "");
 	strvec_pushf(&env, "IDPMAKE_HOOK=%s", s->hook->name);
-	if (d->tls.hosts.n && tls_hook_uses(s->hook)) {
-		/* the distro's certificate (tlscert.h): paths, never the key's text */
-		strvec_pushf(&env, "IDPMAKE_TLS_CERT=%s", tlscert_file(statedir, "tls.crt"));
-		strvec_pushf(&env, "IDPMAKE_TLS_KEY=%s", tlscert_file(statedir, "tls.key"));
-		strvec_pushf(&env, "IDPMAKE_TLS_CA=%s", tlscert_file(statedir, "ca.crt"));
+	if (d->tls.hosts.n) {
+		/* the distro's certificate (tlscert.h): the paths the hook names in env, never the key's text */
+		static const char *const tv[][2] = { { "IDPMAKE_TLS_CERT", "tls.crt" }, { "IDPMAKE_TLS_KEY", "tls.key" },
+						     { "IDPMAKE_TLS_CA", "ca.crt" } };
+		for (size_t i = 0; i < s->hook->env.n; i++)
+			for (size_t k = 0; k < 3; k++)
+				if (!strcmp(s->hook->env.v[i], tv[k][0]))
+					strvec_pushf(&env, "%s=%s", tv[k][0], tlscert_file(statedir, tv[k][1]));
 	}
 	vars_init(&v, d, s->cluster, s->pkg, s->namespace);
 	/* each variable once, with the value that wins (cluster over distro) */

@@ -264,8 +264,12 @@ int kindcluster_run(struct planner *pl, struct step *s, struct hash *output, con
 	{
 		const char *argv[] = { "kind", "create", "cluster", "--name", name, "--config", cfg, NULL };
 		if (kind(argv, NULL, KIND_TIMEOUT, err) < 0) {
-			/* kind removes what it made when it fails: a cluster of that name later is not this state's */
-			if (!interrupted())
+			/*
+			 * kind removes what it made when it fails, and then a cluster of that name later is
+			 * not this state's; one it left (killed, timed out) is, and is taken on next time
+			 */
+			const char *lerr;
+			if (!interrupted() && exists(name, 1, &lerr) == 0)
 				unlink(cfg);
 			return -1;
 		}
@@ -292,10 +296,17 @@ static const char *in_use(const struct distro *d, const char *name)
 
 	for (size_t i = 0; i < d->nclusters; i++) {
 		const struct cluster *c = &d->clusters[i];
+		const struct kube_target *t;
+		const char *err;
 		if (c->create.kind && !strcmp(c->create.kind, name))
 			return aprintf("cluster '%s' creates it", c->name);
-		if ((c->kube_context && !strcmp(c->kube_context, ctx)) || (c->reg.context && !strcmp(c->reg.context, ctx)))
-			return aprintf("cluster '%s' uses its context %s", c->name, ctx);
+		if (c->create.kind)
+			continue;
+		/* where its kubectl goes, as its steps resolve it: a current-context too; unsure is in use */
+		if (!(t = kubectl_target(c, &err)))
+			return aprintf("cannot tell where cluster '%s' goes (%s)", c->name, err);
+		if (t->context && !strcmp(t->context, ctx))
+			return aprintf("cluster '%s' uses its context %s (%s)", c->name, ctx, t->from);
 	}
 	if (flag && !strcmp(flag, ctx))
 		return aprintf("--kube-context %s", ctx);

@@ -286,7 +286,7 @@ int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a, const c
 	for (size_t i = 0; i < p.n; i++)
 		error("%s", p.v[i]);
 	if (mask && !want)
-		error("pre-flight: %zu problem%s; the bootstrap's steps ran, nothing was pushed, synced or registered",
+		error("pre-flight: %zu problem%s; the bootstrap's steps ran; nothing was pushed, synced through Argo CD or registered",
 		      p.n, p.n == 1 ? "" : "s");
 	else
 		error("pre-flight: %zu problem%s; nothing was rendered, pushed, synced or registered", p.n,

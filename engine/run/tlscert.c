@@ -57,7 +57,7 @@ static struct hash key_of(const char **v, size_t n)
 {
 	struct hasher *h = hasher_new();
 
-	hasher_adds(h, "tls v1: CA, then a certificate for");
+	hasher_adds(h, "tls v2: a CA constrained to the names, then a certificate for");
 	for (size_t i = 0; i < n; i++)
 		hasher_adds(h, v[i]);
 	return hasher_end(h);
@@ -146,9 +146,14 @@ int tlscert_run(struct planner *pl, struct step *s, struct hash *output, const c
 		buf_addf(&san, "%sDNS:%s", i ? "," : "subjectAltName=", v[i]);
 		buf_addf(&want, "%s\n", v[i]);
 		/* the CA may sign for these names alone (a "*.x" name: x and below) */
-		buf_addf(&nc, "%sDNS:%s", i ? ",permitted;" : "nameConstraints=critical,permitted;",
-			 strncmp(v[i], "*.", 2) ? v[i] : v[i] + 2);
+		const char *dn = strncmp(v[i], "*.", 2) ? v[i] : v[i] + 2;
+		int dup = 0;
+		for (size_t k = 0; k < i; k++)
+			dup |= !strcmp(dn, strncmp(v[k], "*.", 2) ? v[k] : v[k] + 2);
+		if (!dup)
+			buf_addf(&nc, "%sDNS:%s", nc.len ? ",permitted;" : "nameConstraints=critical,permitted;", dn);
 	}
+	buf_adds(&nc, ",excluded;IP:0.0.0.0/0.0.0.0,excluded;IP:::/::");	/* and no address at all */
 	/* the CA once for these names: an interrupted bootstrap keeps it (and what trusts it) */
 	had = read_file(canames, &len);
 	if (!had || strcmp(had, want.s) || access(tlscert_file(pl->statedir, "ca.crt"), R_OK) ||
@@ -235,9 +240,12 @@ int tlscert_trust(struct distro *d, const char *statedir)
 
 	if (!d->tls.hosts.n || access(ca, R_OK) || !(v = hosts(d, &n, &err)))
 		return 0;
-	/* only for a server of those names: its own CA replaces the system's (CURLOPT_CAINFO) */
-	if (!d->git.ca_file && named(v, n, host_of(d->git.remote))) {
-		d->git.ca_file = ca;
+	/*
+	 * only for a server of those names: a CA file replaces the system's (CURLOPT_CAINFO), and
+	 * libgit2's is the whole process's, so git gets a pin (gitremote.c) instead of the CA
+	 */
+	if (!d->git.ca_file && !d->git.pin_cert && named(v, n, host_of(d->git.remote))) {
+		d->git.pin_cert = tlscert_file(statedir, "tls.crt");
 		set = 1;
 	}
 	if (!d->argocd.ca_file && !d->argocd.insecure && named(v, n, host_of(argocd_server(d)))) {

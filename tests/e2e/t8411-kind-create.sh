@@ -145,7 +145,7 @@ t_ok "and fills it" kubectl --context kind-four -n hello4 get configmap hello
 # ---- a created cluster the distro still uses: kept, never deleted ------------------
 sed -i 's/  in-cluster: {create: {kind: {name: three}}}/  in-cluster: {kube-context: kind-three}/' d3/distro.yaml
 t_ok "the distro no longer makes kind cluster three, but uses its context" idpmake -C d3 plan
-t_grep "plan keeps it" "^keep +kind cluster three \(in-cluster:kind: no longer made by it, still used: cluster 'in-cluster' uses its context kind-three\)" "$STDOUT"
+t_grep "plan keeps it" "^keep +kind cluster three \(in-cluster:kind: no longer made by it, still used: cluster 'in-cluster' uses its context kind-three \(kube-context\)\)" "$STDOUT"
 t_ok "up --prune --delete-clusters" idpmake -C d3 up --prune --delete-clusters
 t_grep "keeps it, saying why" "the kind cluster 'three' .* is still used .*: kept, never deleted" "$OUTPUT"
 t_nogrep "kind delete is not run" '^delete cluster --name three$' "$T/kind.log"
@@ -165,6 +165,9 @@ git init -q --bare gitops5.git
 t_ok "a distro makes kind cluster five" idpmake -C d5 up
 t_ok "it is there" grep -qx five <(kind get clusters 2>/dev/null)
 sed -i 's/  in-cluster: {create: {kind: {name: five}}}/  in-cluster: {}/' d5/distro.yaml
+t_ok "then no longer, while kind made its context the current one" idpmake -C d5 plan
+t_grep "the current context still reaches it: kept" "^keep +kind cluster five \(in-cluster:kind: .*uses its context kind-five \(current-context\)\)" "$STDOUT"
+t_ok "the current context is made another one" kubectl config use-context other
 t_ok "then no longer" idpmake -C d5 plan
 t_grep "plan lists it" '^delete +kind cluster five \(in-cluster:kind: gone from the distro; up --prune --delete-clusters deletes it\)' "$STDOUT"
 t_ok "up leaves it" idpmake -C d5 up

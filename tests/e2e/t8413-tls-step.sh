@@ -88,7 +88,7 @@ t_ok "with the same CA" cmp ca.1 "$S/ca.crt"
 # ---- idpmake's Argo CD client trusts the CA --------------------------------------
 srv=$T/srv
 mkdir -p "$srv"
-printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$srv/ext"
+printf "subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n" >"$srv/ext"
 openssl req -new -newkey rsa:2048 -nodes -subj /CN=localhost -keyout "$srv/server.key" -out "$srv/server.csr" 2>/dev/null
 openssl x509 -req -in "$srv/server.csr" -CA "$S/ca.crt" -CAkey "$S/ca.key" -set_serial 7 -days 2 \
 	-extfile "$srv/ext" -out "$srv/server.pem" 2>/dev/null
@@ -105,4 +105,81 @@ t_grep "it synced" '1 synced' "$STDOUT"
 sed -i '/^tls:/,/^  hosts/d' d/distro.yaml
 t_exit 1 "without tls the same server is not trusted" idpmake -C d up --refresh
 t_grep "a certificate error" 'certificate|SSL' "$OUTPUT"
+# ---- idpmake's git client takes its own certificate from the remote (a pin) -------------
+lighttpd=$(command -v lighttpd || ls /usr/sbin/lighttpd 2>/dev/null)
+moddir=/usr/lib/lighttpd
+[ -n "$lighttpd" ] && [ -f "$moddir/mod_openssl.so" ] ||
+	t_bail "lighttpd with mod_openssl missing: run ./configure --install-deps"
+unset ARGOCD_AUTH_TOKEN
+git init -q --bare -b main local.git
+gdistro() {	# REMOTE [TLS-HOSTS]
+	mkdistro g <<EOF
+idpmake: 1
+name: gitpin
+git: {remote: "$1"}
+${2:+tls: {hosts: [$2]\}}
+packages:
+  hello: {type: manifests, path: packages/hello}
+EOF
+}
+gdistro "$T/local.git" localhost
+mkmanifest g/packages/hello/cm.yaml ConfigMap hello
+t_ok "a distro with tls for localhost makes its certificate" idpmake -C g up
+G=$T/g/.idpmake/tls
+# start_https_git CERT KEY: lighttpd + git http-backend over TLS with that certificate; sets gport
+start_https_git() {
+	local srvdir=$T/https-$RANDOM p pid backend code
+	backend=$(git --exec-path)/git-http-backend
+	mkdir -p "$srvdir/repos"
+	git init -q --bare -b main "$srvdir/repos/gitops.git"
+	git -C "$srvdir/repos/gitops.git" config http.receivepack true
+	printf 'idp:%s\n' "$GPASS" >"$srvdir/users"
+	gport=
+	for _ in 1 2 3 4 5; do
+		p=$(free_port)
+		cat >"$srvdir/lighttpd.conf" <<EOF
+server.modules = ("mod_openssl", "mod_auth", "mod_authn_file", "mod_alias", "mod_setenv", "mod_cgi")
+server.modules-directory = "$moddir"
+server.document-root = "$srvdir/repos"
+server.bind = "127.0.0.1"
+server.port = $p
+server.errorlog = "$srvdir/error.log"
+ssl.engine = "enable"
+ssl.pemfile = "$1"
+ssl.privkey = "$2"
+auth.backend = "plain"
+auth.backend.plain.userfile = "$srvdir/users"
+auth.require = ( "/git/" => ( "method" => "basic", "realm" => "git", "require" => "valid-user" ) )
+alias.url = ( "/git/" => "$backend/" )
+setenv.set-environment = ( "GIT_PROJECT_ROOT" => "$srvdir/repos", "GIT_HTTP_EXPORT_ALL" => "1" )
+cgi.assign = ( "" => "" )
+EOF
+		"$lighttpd" -D -f "$srvdir/lighttpd.conf" >"$srvdir/stdout.log" 2>&1 &
+		pid=$!
+		t_pids="$t_pids $pid"
+		for _ in $(seq 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			code=$(curl -sk -o /dev/null -w '%{http_code}' "https://localhost:$p/git/" 2>/dev/null)
+			[ "$code" = 401 ] && { gport=$p; return 0; }
+			sleep 0.1
+		done
+		kill "$pid" 2>/dev/null
+	done
+	t_bail "lighttpd (TLS) did not start"
+}
+GPASS=$(random_string)
+export IDPMAKE_GIT_USERNAME=idp IDPMAKE_GIT_TOKEN=$GPASS
+start_https_git "$G/tls.crt" "$G/tls.key"
+gdistro "https://localhost:$gport/git/gitops.git" localhost
+t_ok "the push over https takes the remote's certificate: idpmake's own" idpmake -C g up
+t_grep "it pushed" 'commit pushed' "$STDOUT"
+# the same CA, another certificate: not the pin, refused (the CA is not trusted by git)
+printf 'subjectAltName=DNS:localhost\n' >other.ext
+openssl req -new -newkey rsa:2048 -nodes -subj /CN=localhost -keyout other.key -out other.csr 2>/dev/null
+openssl x509 -req -in other.csr -CA "$G/ca.crt" -CAkey "$G/ca.key" -set_serial 11 -days 2 -extfile other.ext \
+	-out other.pem 2>/dev/null
+start_https_git "$T/other.pem" "$T/other.key"
+gdistro "https://localhost:$gport/git/gitops.git" localhost
+t_exit 1 "a remote with another certificate of the same CA is refused" idpmake -C g up
+t_grep "on its certificate" 'certificate' "$OUTPUT"
 t_done
