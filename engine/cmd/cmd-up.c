@@ -569,8 +569,10 @@ int cmd_up(struct ctx *c)
 		r = 1;
 	if (a && !build_interrupted && prune_clusters(c, a) && !r)
 		r = 1;
-	/* the kind clusters it made that the distro no longer makes: said, or with --delete-clusters deleted */
-	if (!build_interrupted && !c->ntargets && !c->labels.n && kindcluster_prune(&c->pl, c->prune, c->delete_clusters) && !r)
+	/* the kind clusters it made that the distro no longer makes: said, or with --delete-clusters deleted
+	 * (only after a run that went well: a cluster goes last, if at all) */
+	if (!r && !build_interrupted && !c->ntargets && !c->labels.n &&
+	    kindcluster_prune(&c->pl, c->prune, c->delete_clusters))
 		r = 1;
 	status_summary(&sum);
 	{
