@@ -429,13 +429,11 @@ static int owners(const struct step *s, const struct argl *files, const char *ns
 const char *kubectl_check(const struct cluster *cl, int timeout)
 {
 	const struct kube_target *t;
-	const char *err, *tmp = getenv("TMPDIR"), *why, *where;
-	char *log = aprintf("%s/idpmake-kubectl-XXXXXX", tmp && *tmp ? tmp : "/tmp"), *text;
+	const char *err, *why = NULL, *where;
 	struct argl av = { 0 };
 	struct proc p = { 0 };
 	struct buf out;
-	size_t len;
-	int fd, rc;
+	int rc;
 
 	if (!(t = kubectl_target(cl, &err)))
 		return NULL;
@@ -444,26 +442,15 @@ const char *kubectl_check(const struct cluster *cl, int timeout)
 	push(&av, "--raw");
 	push(&av, "/api");
 	push(&av, aprintf("--request-timeout=%ds", timeout > 10 ? timeout / 2 : 5));
-	/* kubectl's stderr, for its message: a temporary file, as render_one's log */
-	if ((fd = mkstemp(log)) >= 0)
-		close(fd);
 	buf_init(&out);
 	p.argv = av.v;
-	p.log = fd >= 0 ? log : NULL;
-	p.out = &out;	/* the answer: not wanted, kept off the message */
+	p.out = &out;	/* the answer: not wanted, kept off the message (kubectl's stderr is) */
 	p.out_cap = 1 << 20;
 	p.timeout = timeout;
-	rc = proc_run(&p);
+	rc = proc_run_why(&p, &why);
 	buf_release(&out);
-	text = fd >= 0 ? read_file(log, &len) : NULL;
-	if (fd >= 0)
-		unlink(log);
-	if (rc == 0) {
-		free(text);
+	if (rc == 0)
 		return NULL;
-	}
-	why = text && *text_last_line(text) ? text_last_line(text) : proc_failure(&p);
-	free(text);
 	where = t->context ? aprintf("the kube context '%s' (%s; server %s; in %s)", t->context, t->from,
 				     t->server ? t->server : "none", t->kubeconfig)
 			   : "kubectl's in-cluster configuration";
@@ -475,14 +462,12 @@ const char *kubectl_check(const struct cluster *cl, int timeout)
 json_t *kubectl_get_json(const struct cluster *cl, const char *const *args, const char **err)
 {
 	const struct kube_target *t;
-	const char *tmp = getenv("TMPDIR");
-	char *log = aprintf("%s/idpmake-kubectl-XXXXXX", tmp && *tmp ? tmp : "/tmp"), *text;
+	const char *why = NULL;
 	struct argl av = { 0 };
 	struct proc p = { 0 };
 	struct buf out;
 	json_t *doc;
-	size_t len;
-	int fd, rc;
+	int rc;
 
 	if (!(t = kubectl_target(cl, err)))
 		return NULL;
@@ -491,25 +476,18 @@ json_t *kubectl_get_json(const struct cluster *cl, const char *const *args, cons
 		push(&av, args[i]);
 	push(&av, "--output=json");
 	push(&av, "--request-timeout=20s");
-	if ((fd = mkstemp(log)) >= 0)
-		close(fd);
 	buf_init(&out);
 	p.argv = av.v;
-	p.log = fd >= 0 ? log : NULL;	/* kubectl's stderr, for its message; what it read is on stdout alone */
-	p.out = &out;
+	p.out = &out;	/* what it read, on stdout alone; kubectl's stderr is its message */
 	p.out_cap = 64 << 20;
 	p.timeout = 30;
-	rc = proc_run(&p);
-	text = fd >= 0 ? read_file(log, &len) : NULL;
-	if (fd >= 0)
-		unlink(log);
+	rc = proc_run_why(&p, &why);
 	doc = rc < 0 ? NULL : json_loadb(out.s ? out.s : "", out.len, 0, NULL);
 	if (rc < 0)
 		*err = aprintf("kubectl %s on cluster '%s' (context %s): %s", proc_command(args), cl->name,
-			       t->context ? t->context : "in-cluster", text && *text_last_line(text) ? text_last_line(text) : proc_failure(&p));
+			       t->context ? t->context : "in-cluster", why);
 	else if (!doc)
 		*err = aprintf("kubectl %s on cluster '%s': its answer is not JSON", proc_command(args), cl->name);
-	free(text);
 	if (out.s)
 		memset(out.s, 0, out.len);	/* it may be a Secret */
 	buf_release(&out);

@@ -391,3 +391,26 @@ const char *proc_failure(const struct proc *p)
 		return aprintf("'%s' was killed by signal %d", p->argv[0], p->status - 128);
 	return aprintf("'%s' exited with status %d", p->argv[0], p->status);
 }
+
+int proc_run_why(struct proc *p, const char **why)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *log = aprintf("%s/idpmake-child-XXXXXX", tmp && *tmp ? tmp : "/tmp"), *text = NULL;
+	size_t len;
+	int fd, rc;
+
+	if ((fd = mkstemp(log)) >= 0) {
+		close(fd);
+		p->log = log;
+	}
+	rc = proc_run(p);
+	if (fd >= 0) {
+		text = read_file(log, &len);
+		unlink(log);
+		p->log = NULL;
+	}
+	if (rc < 0)
+		*why = text && *text_last_line(text) ? text_last_line(text) : proc_failure(p);
+	free(text);
+	return rc;
+}

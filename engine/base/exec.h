@@ -37,6 +37,13 @@ struct proc {
  * signal.
  */
 int proc_run(struct proc *p);
+/*
+ * proc_run with the child's stderr (and its stdout, unless captured) in a
+ * temporary file, removed after: on failure, -1 and *why the child's last
+ * line of it (terminal-safe), else proc_failure's words; arena.  p->log
+ * must be NULL.
+ */
+int proc_run_why(struct proc *p, const char **why);
 /* a one-line description of a failed proc_run, arena */
 const char *proc_failure(const struct proc *p);
 /* argv as a shell would read it back (words with odd characters in '...'), arena */

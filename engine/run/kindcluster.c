@@ -53,28 +53,17 @@ void kindcluster_set_adopt(int adopt)
 /* run kind with argv, its stdout in *out (NULL: not wanted): 0, or -1 with *err (kind's last line) */
 static int kind(const char *const *argv, struct buf *out, int timeout, const char **err)
 {
-	const char *tmp = getenv("TMPDIR");
-	char *log = aprintf("%s/idpmake-kind-XXXXXX", tmp && *tmp ? tmp : "/tmp"), *text;
 	struct proc p = { 0 };
-	size_t len;
-	int fd, rc;
+	const char *why;
 
-	if ((fd = mkstemp(log)) >= 0)
-		close(fd);
 	p.argv = argv;
-	p.log = fd >= 0 ? log : NULL;
 	p.out = out;
 	p.out_cap = 1 << 20;
 	p.timeout = timeout;
-	rc = proc_run(&p);
-	text = fd >= 0 ? read_file(log, &len) : NULL;
-	if (fd >= 0)
-		unlink(log);
-	if (rc < 0)
-		*err = aprintf("%s: %s (kind's error)", proc_command(argv),
-			       text && *text_last_line(text) ? text_last_line(text) : proc_failure(&p));
-	free(text);
-	return rc;
+	if (proc_run_why(&p, &why) == 0)
+		return 0;
+	*err = aprintf("%s: %s (kind's error)", proc_command(argv), why);
+	return -1;
 }
 
 static int list(const char **err)

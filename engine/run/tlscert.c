@@ -95,20 +95,15 @@ void tlscert_decide(struct planner *pl, struct step *s, const struct record *rec
 
 static int openssl(const char *dir, const char *const *argv, const char **err)
 {
-	const char *log = aprintf("%s/openssl.log", dir);
 	struct proc p = { 0 };
-	char *text;
-	size_t len;
+	const char *why;
 
 	p.argv = argv;
 	p.cwd = dir;
-	p.log = log;
 	p.timeout = 120;
-	if (proc_run(&p) == 0)
+	if (proc_run_why(&p, &why) == 0)
 		return 0;
-	text = read_file(log, &len);
-	*err = aprintf("%s: %s", proc_command(argv), text && *text_last_line(text) ? text_last_line(text) : proc_failure(&p));
-	free(text);
+	*err = aprintf("%s: %s", proc_command(argv), why);
 	return -1;
 }
 
