@@ -103,6 +103,26 @@ const char *argocd_appset_path(const struct argocd *a, const char *name);
 /* argoappset.c: is every field of `want` in `have`, equal?  An absent field equals an empty one */
 int argocd_json_subset(const json_t *want, const json_t *have);
 int request(struct call *c, const char *method, const char *path, json_t *body, struct resp *r, const char **err);
+
+/* argoreg.c: a kubeconfig's credential for one context (NULL: its current one) */
+struct kubecred {
+	const char *server;
+	int insecure;
+	char *ca, *cert, *key;		/* base64 (malloc'd), or NULL */
+	char *token;			/* malloc'd, or NULL */
+};
+/* parse text (`path` names it in messages; dir NULL: it may name no file, as a Secret's); 0, or -1 with *err */
+int kubecred_parse(const char *path, const char *dir, const char *text, size_t len, const char *context,
+		   struct kubecred *k, const char **err);
+void kubecred_free(struct kubecred *k);	/* zeroes what it frees */
+/*
+ * argoreg.c: upsert a cluster idpmake created (argocapireg.c) at `server` with
+ * config `cfg` (its secrets also in sv[n], masked in messages): 0; 1 when
+ * Argo CD could not reach it yet (*err says so); -1 with *err
+ */
+int argocd_register_created(struct call *c, const struct cluster *cl, const char *server, json_t *cfg,
+			    const char *const *sv, size_t n, const char **err);
+
 /* is t a token a header may carry (no byte <= ' ', no DEL)? */
 int argocd_token_ok(const char *t);
 /* the token every request sends (copied; the old one zeroed) */

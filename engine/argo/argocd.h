@@ -141,6 +141,12 @@ extern const char ARGOCD_GENERATE_PATHS[];
  */
 int argocd_register_step(void *ctx, struct step *s, const char **err);
 /*
+ * What up registers with (argocapireg.c): argocd_register_step, but for a
+ * cluster made through Cluster API, whose credential comes from its
+ * NAME-kubeconfig Secret on the management cluster (create.credential).
+ */
+int argocd_register_any(void *ctx, struct step *s, const char **err);
+/*
  * Does Argo CD know the cluster named only by `name` (build.h's struct
  * sync_ops .lookup)?  0 yes; 1 no, with *err naming it; -1 could not tell,
  * with *err.  The request goes to LOG (may be NULL); the answer is kept for
@@ -164,6 +170,35 @@ void argocd_register_labels_only(const struct cluster *cl);
  * No request.  0, or -1 with *err (no credential in it).
  */
 int argocd_register_check(struct argocd *a, const struct step *s, const char **err);
+
+/*
+ * A cluster Cluster API makes (capi.h; argocapi.c): its Cluster's status as
+ * Argo CD's resource API shows it (hostile input; arena strings).
+ */
+struct capi_status {
+	const char *uid;		/* metadata.uid (its incarnation), or NULL when absent or not a uid */
+	const char *phase;		/* status.phase, or "" */
+	long long generation, observed;	/* metadata.generation, status.observedGeneration (-1: none) */
+	int initialized;		/* the control plane is initialized (either API version) */
+	int converged;			/* generation observed, topology reconciled, machines up to date */
+	int reconcile_failed;		/* TopologyReconciled False: ReconcileFailed or ClusterClassNotReconciled */
+	int deleting;			/* metadata.deletionTimestamp is set */
+	const char *fatal;		/* a failureReason or a condition of severity Error (v1beta1), or NULL */
+	const char *why;		/* the conditions that are not True, one line */
+};
+int capi_status_parse(const char *text, size_t len, struct capi_status *st);
+/*
+ * CLUSTER:provision: wait until the Cluster has an initialized control plane
+ * (initial) or has converged; 0 with *uid (its metadata.uid), or -1 with *err.
+ */
+int argocd_provision_step(void *ctx, struct step *s, int initial, const char **uid, const char **err);
+/*
+ * up --prune --delete-clusters: delete the Cluster `name` that Application
+ * `app` holds (its namespace and version from the resource tree), alone,
+ * and wait up to `timeout` seconds until it is gone.  0 (also when there is
+ * none), or -1 with *err (naming its conditions when it times out).
+ */
+int argocd_capi_destroy(struct argocd *a, const char *app, const char *name, int timeout, const char **err);
 /*
  * --refresh (register.c): the string `field` of each item of GET
  * /api/v1/WHAT (clusters: "server"; repositories: "repo"), in the arena.

@@ -51,6 +51,7 @@
 #include "base/util.h"
 #include "base/yaml.h"
 #include "argo/argohome.h"
+#include "distro/capi.h"
 
 /* ---- secrets: kept in malloc'd memory, wiped after use ------------------- */
 
@@ -216,14 +217,7 @@ static char *file_base64(const char *path, const char *what, enum pem_want want,
 
 /* ---- kubeconfig ----------------------------------------------------------- */
 
-struct kubecred {
-	const char *server;
-	int insecure;
-	char *ca, *cert, *key;		/* base64 (malloc'd), or NULL */
-	char *token;			/* malloc'd, or NULL */
-};
-
-static void kubecred_free(struct kubecred *k)
+void kubecred_free(struct kubecred *k)
 {
 	char *v[] = { k->ca, k->cert, k->key, k->token };
 	for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++)
@@ -251,10 +245,12 @@ static const char *kstr(const struct ynode *m, const char *key)
 	return n && n->type == Y_SCALAR && !yisnull(n) ? n->s : NULL;
 }
 
-/* base64 of `data` as written, or of the file `file` (relative to the kubeconfig): PEM of what is wanted */
+/* base64 of `data` as written, or of the file `file` (relative to the kubeconfig; dir NULL: none may be named): PEM of what is wanted */
 static int kube_blob(const char *dir, const char *data, const char *file, const char *what, enum pem_want want,
 		     char **out, const char **err)
 {
+	if (file && !data && !dir)
+		return *err = aprintf("%s names a file: a kubeconfig read from a Secret may not", what), -1;
 	if (data) {
 		if (data_check(data, aprintf("%s-data", what), want, err) < 0)
 			return -1;
@@ -266,26 +262,53 @@ static int kube_blob(const char *dir, const char *data, const char *file, const 
 	return 0;
 }
 
+/* zero every scalar of a tree before its pool goes: a kubeconfig's keys and tokens */
+static void ywipe(const struct ynode *n)
+{
+	if (!n)
+		return;
+	if (n->type == Y_SCALAR && n->s)
+		memset((char *)n->s, 0, n->slen);
+	for (size_t i = 0; i < n->n; i++) {
+		if (n->k)
+			ywipe(n->k[i]);
+		ywipe(n->v[i]);
+	}
+}
+
 static int kubeconfig(const struct cluster *cl, struct kubecred *k, const char **err)
 {
-	const char *path = cl->reg.kubeconfig, *dir = path_dir(path), *ctxname, *cname, *uname, *f;
-	const struct ynode *doc, *ctx, *cluster, *user;
-	struct ypool *p;
-	struct ynode **docs;
-	size_t ndocs, len;
-	char *text = read_file(path, &len);
-	int ret = -1;
+	size_t len;
+	char *text = read_file(cl->reg.kubeconfig, &len);
+	int ret;
 
 	memset(k, 0, sizeof(*k));
 	if (!text)
-		return *err = aprintf("cannot read kubeconfig '%s': %s", path, strerror(errno)), -1;
+		return *err = aprintf("cannot read kubeconfig '%s': %s", cl->reg.kubeconfig, strerror(errno)), -1;
+	ret = kubecred_parse(cl->reg.kubeconfig, path_dir(cl->reg.kubeconfig), text, len, cl->reg.context, k, err);
+	memset(text, 0, len);
+	free(text);
+	return ret;
+}
+
+int kubecred_parse(const char *path, const char *dir, const char *text, size_t len, const char *context,
+		   struct kubecred *k, const char **err)
+{
+	const char *ctxname, *cname, *uname, *f;
+	const struct ynode *doc = NULL, *ctx, *cluster, *user;
+	struct ypool *p;
+	struct ynode **docs;
+	size_t ndocs;
+	int ret = -1;
+
+	memset(k, 0, sizeof(*k));
 	p = ypool_new();
 	if (yaml_parse(p, path, text, len, &docs, &ndocs) < 0 || ndocs != 1 || docs[0]->type != Y_MAP) {
 		*err = aprintf("kubeconfig '%s' is not one YAML mapping", path);
 		goto out;
 	}
 	doc = docs[0];
-	ctxname = cl->reg.context ? cl->reg.context : kstr(doc, "current-context");
+	ctxname = context ? context : kstr(doc, "current-context");
 	if (!ctxname) {
 		*err = aprintf("kubeconfig '%s' has no current-context: give register.context", path);
 		goto out;
@@ -317,7 +340,10 @@ static int kubeconfig(const struct cluster *cl, struct kubecred *k, const char *
 		goto out;
 	if (kstr(user, "token")) {
 		k->token = xstrdup(kstr(user, "token"));
-	} else if ((f = kstr(user, "tokenFile"))) {
+	} else if ((f = kstr(user, "tokenFile")) && !dir) {
+		*err = aprintf("%s: user '%s' names a tokenFile: a kubeconfig read from a Secret may not", path, uname);
+		goto out;
+	} else if (f) {
 		size_t tl;
 		if (!(k->token = read_file(f[0] == '/' ? f : path_join(dir, f), &tl))) {
 			*err = aprintf("cannot read the kubeconfig's tokenFile '%s': %s", f, strerror(errno));
@@ -333,10 +359,7 @@ static int kubeconfig(const struct cluster *cl, struct kubecred *k, const char *
 	}
 	ret = 0;
 out:
-	if (text) {
-		memset(text, 0, len);
-		free(text);
-	}
+	ywipe(doc);
 	ypool_free(p);
 	if (ret < 0)
 		kubecred_free(k);
@@ -641,6 +664,40 @@ out:
 	return ret;
 }
 
+int argocd_register_created(struct call *c, const struct cluster *cl, const char *server, json_t *cfg,
+			    const char *const *sv, size_t n, const char **err)
+{
+	struct secrets sc = { { 0 }, 0 };
+	struct resp r = { .code = -1 };
+	json_t *body = cluster_body(c->a, cl);
+	int ret = -1;
+
+	for (size_t i = 0; i < n; i++)
+		keep(&sc, sv[i]);
+	json_object_set_new(body, "server", json_string(server));
+	json_object_set(body, "config", cfg);
+	note_body(c, "upsert cluster", body);
+	c->settled = unreachable;
+	if (request(c, "POST", "/api/v1/clusters?upsert=true", body, &r, err) < 0)
+		goto out;
+	if (r.status == 200) {
+		note(c, 0, "cluster '%s' (%s) is registered in Argo CD", cl->name, server);
+		ret = 0;
+	} else if (unreachable(&r)) {
+		*err = aprintf("Argo CD cannot reach cluster '%s' at %s yet (HTTP 500: %s)", cl->name, server, r.message);
+		ret = 1;
+	} else {
+		*err = api_error(c, aprintf("registering cluster '%s' (%s)", cl->name, server), &r);
+	}
+out:
+	if (ret != 0 && *err)
+		*err = mask(&sc, *err);
+	resp_reset(&r);
+	json_decref(body);
+	wipe(&sc);
+	return ret;
+}
+
 /* ---- repository:register ------------------------------------------------ */
 
 static int register_repo(struct call *c, const char **err)
@@ -719,6 +776,8 @@ int argocd_register_check(struct argocd *a, const struct step *s, const char **e
 					      "IDPMAKE_GIT_ALLOW_HTTP=1", url_git_token_name(), a->base), -1;
 		return 0;
 	}
+	if (s->cluster->create.capi)
+		return 0;	/* its credential is read from Cluster API when it is made (argocapireg.c) */
 	if (!s->cluster->server)
 		return *err = aprintf("cluster '%s' has no 'server' to register", s->cluster->name), -1;
 	/* the credential as the step reads it (variable, kubeconfig and context, ca-file), then dropped */

@@ -14,6 +14,7 @@
 #include "distro/manifest.h"
 #include "run/gitcreds.h"
 #include "run/kindcluster.h"
+#include "run/capiprune.h"
 #include "run/orphans.h"
 #include "run/owner.h"
 #include "run/plan.h"
@@ -280,6 +281,8 @@ static int prune_apps(struct ctx *c, struct argocd *a)
 	}
 	for (size_t i = 0; i < n; i++) {
 		int gone = 0, bad = 0;
+		if (capi_gone_holds(c, v[i].cluster, v[i].package))
+			continue;	/* a created cluster's: deleted in order, or not at all (capiprune.c) */
 		if (!c->prune && v[i].in_use) {
 			state_forget(c->st, v[i].prefix);	/* its Application is the current step's */
 			continue;
@@ -339,6 +342,8 @@ static int prune_clusters(struct ctx *c, struct argocd *a)
 	for (size_t i = 0; i < n; i++) {
 		const char *name = v[i].name, *err = NULL;
 		int r;
+		if (capi_gone_holds(c, name, ""))
+			continue;	/* unregistered in its order (capiprune.c) */
 		if (v[i].still_named) {
 			status_info("idpmake: cluster %s no longer has register:; it stays in Argo CD, and idpmake no longer "
 				    "manages its registration", name);
@@ -392,7 +397,7 @@ static void register_hints(struct ctx *c, int after)
 		struct step *s = c->g->steps[i];
 		struct hash conn;
 		struct record rec;
-		if (s->kind != STEP_REGISTER || !s->cluster || !s->selected)
+		if (s->kind != STEP_REGISTER || !s->cluster || !s->selected || s->cluster->create.capi)
 			continue;
 		conn = argocd_cluster_connection(c->d, s->cluster);
 		if (after) {
@@ -425,7 +430,8 @@ static struct argocd *connect_argocd(struct ctx *c, struct preflight *pf)
 	go = ctx_gitops(c);
 	argocd_set_git(a, &go);
 	build_sync = (struct sync_ops){
-		.sync = argocd_sync_step, .verify = argocd_verify_step, .watch = argocd_bake_watch, .reg = argocd_register_step,
+		.sync = argocd_sync_step, .verify = argocd_verify_step, .watch = argocd_bake_watch, .reg = argocd_register_any,
+		.provision = argocd_provision_step,
 		.lookup = argocd_cluster_lookup, .poll_ms = argocd_poll_ms(a), .ctx = a
 	};
 	return a;
@@ -565,6 +571,8 @@ int cmd_up(struct ctx *c)
 	remotekeys_end();
 	if (a)
 		register_hints(c, 1);
+	if (!build_interrupted && capi_prune(c, a) && !r)
+		r = 1;
 	if (a && !build_interrupted && prune_apps(c, a) && !r)
 		r = 1;
 	if (a && !build_interrupted && prune_clusters(c, a) && !r)

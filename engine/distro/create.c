@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "distro/capi.h"
 #include "distro/conv.h"
 #include "distro/create.h"
 #include "base/util.h"
@@ -42,10 +43,15 @@ void conv_create(struct cluster *c, const struct ynode *n)
 		return;
 	if (!want(n, Y_MAP, "create"))
 		return;
-	CHECK_KEYS(n, "create", "kind");
+	if (!yget(n, "kind") && (yget(n, "management") || yget(n, "class") || yget(n, "spec"))) {
+		conv_capi(c, n);	/* through Cluster API (capi.c) */
+		return;
+	}
+	CHECK_KEYS(n, "create", "kind", "management");
 	c->create.loc = n->loc;
 	if (!(k = yget(n, "kind")) || yisnull(k)) {
-		loc_error(n->loc, "create needs 'kind' (a local kind cluster: create: {kind: {name: NAME}})");
+		loc_error(n->loc, "create needs 'kind' (a local kind cluster: create: {kind: {name: NAME}}) or 'management' "
+			  "(a cluster Cluster API makes: create: {management: MGMT, class: {package: P, name: C}, version: V})");
 		return;
 	}
 	if (!want(k, Y_MAP, "create.kind"))

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "distro/capi.h"
 #include "distro/conv.h"
 #include "distro/create.h"
 #include "distro/extends.h"
@@ -728,6 +729,9 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 	if (loc_errors)
 		return;
 	expand_argocd_apps(d);
+	if (loc_errors)
+		return;
+	capi_finish(d);	/* created clusters' Cluster packages (capi.c) */
 	if (loc_errors)
 		return;
 	check_references(d);

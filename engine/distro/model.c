@@ -1,6 +1,7 @@
 /* model.c - lookups over a loaded distro's data model (model.h) */
 #include <string.h>
 
+#include "distro/capi.h"
 #include "distro/model.h"
 
 int package_is(const struct package *p, const char *name)
@@ -26,6 +27,8 @@ struct cluster *find_cluster(const struct distro *d, const char *name)
 
 int cluster_has(const struct distro *d, const struct cluster *c, const struct package *p)
 {
+	if (p->capi_of)	/* a created cluster's Cluster: on its management cluster alone */
+		return c == p->capi_of->create.capi->mgmt;
 	if (!c->profiles.n)
 		return 1;
 	for (size_t i = 0; i < c->profiles.n; i++)

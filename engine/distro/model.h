@@ -14,6 +14,7 @@
 #include "base/util.h"
 
 struct share;
+struct capi;
 
 /* a renderer: built-in (manifests, kustomize, helm, argocd-app) or a rule file */
 struct rule {
@@ -27,7 +28,8 @@ struct rule {
 	struct loc loc;
 };
 
-enum { RENDER_MANIFESTS = 1, RENDER_KUSTOMIZE, RENDER_HELM, RENDER_ARGOCD_APP };
+enum { RENDER_MANIFESTS = 1, RENDER_KUSTOMIZE, RENDER_HELM, RENDER_ARGOCD_APP,
+       RENDER_CAPI /* a created cluster's Cluster (capi.h): its text, never a rule users name */ };
 
 enum source_kind { SRC_NONE, SRC_PATH, SRC_GIT, SRC_CHART };
 
@@ -88,6 +90,7 @@ struct package {
 	const char *group;		/* argocd-app: the package this Application came from, or NULL */
 	const char *app_file;		/* argocd-app: the Application file this package is */
 	const char *spec;		/* canonical text of the package's fields, hashed */
+	struct cluster *capi_of;	/* cluster-NAME: the Cluster of created cluster NAME (capi.h), or NULL */
 	struct loc loc;
 };
 
@@ -116,6 +119,7 @@ struct cluster {
 		const char *kind;	/* create.kind.name: the kind cluster (context kind-NAME), or NULL */
 		const char *image;	/* create.kind.image: the node image, or NULL (kind's default) */
 		int host_port;		/* create.kind.host-port: the host port to the node's 443 (8443) */
+		struct capi *capi;	/* or made through Cluster API on a management cluster (capi.h), or NULL */
 		struct loc loc;
 	} create;
 	struct loc loc;

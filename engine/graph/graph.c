@@ -16,6 +16,7 @@
 
 #include "base/buf.h"
 #include "distro/fleet.h"
+#include "distro/capi.h"
 #include "distro/create.h"
 #include "graph/graph.h"
 #include "distro/manifest.h"
@@ -128,6 +129,34 @@ static void check_folders(const struct distro *d, struct unit *units, size_t nun
 	free(v);
 }
 
+/*
+ * A cluster Cluster API makes (capi.h): its class package, then its
+ * Cluster's sync on the management cluster, then its provision; and on it,
+ * its cni packages before every other package.
+ */
+static void capi_edges(struct graph *g, struct unit *units, size_t nunits)
+{
+	for (size_t i = 0; i < nunits; i++) {
+		struct cluster *made = capi_cluster_of(units[i].p), *c = units[i].c;
+		if (made) {
+			struct step *prov = graph_find(g, aprintf("%s:provision", made->name));
+			const char *cls = made->create.capi->class_pkg;
+			if (prov)
+				edge(units[i].last, prov);
+			for (size_t j = 0; cls && j < nunits; j++)
+				if (units[j].c == c && package_is(units[j].p, cls)) {
+					edge(units[j].last, units[i].first);
+					edge(units[j].render, units[i].render);	/* checked against it (capicheck.c) */
+				}
+		}
+		if (!c->create.capi || !c->create.capi->cni.n || capi_is_cni(c, units[i].p))
+			continue;
+		for (size_t j = 0; j < nunits; j++)
+			if (units[j].c == c && capi_is_cni(c, units[j].p))
+				edge(units[j].last, units[i].first);
+	}
+}
+
 /* CLUSTER/PKG of a step, or its id (push, wave:NAME), for the cycle message */
 static const char *unit_name(const struct step *s)
 {
@@ -157,9 +186,13 @@ struct graph *graph_build(struct distro *d)
 		repo = new_step(g, STEP_REGISTER, NULL, NULL, NULL, "repository:register");
 	for (size_t ci = 0; ci < d->nclusters; ci++) {
 		struct cluster *c = &d->clusters[ci];
-		struct step *reg = c->reg.set ? new_step(g, STEP_REGISTER, c, NULL, NULL, aprintf("%s:register", c->name)) : NULL;
-		/* a cluster idpmake makes: before every step that reaches it (the syncs, hooks, apply) */
-		struct step *make = c->create.kind ? new_step(g, STEP_CREATE, c, NULL, NULL, aprintf("%s:kind", c->name)) : NULL;
+		struct step *reg = c->reg.set || c->create.capi ? new_step(g, STEP_REGISTER, c, NULL, NULL, aprintf("%s:register", c->name)) : NULL;
+		/* a cluster idpmake makes: before every step that reaches it (the syncs, hooks, apply); through
+		 * Cluster API, its provision (the Cluster's status, after its sync on the management cluster) */
+		struct step *make = c->create.kind ? new_step(g, STEP_CREATE, c, NULL, NULL, aprintf("%s:kind", c->name)) :
+				    c->create.capi ? new_step(g, STEP_PROVISION, c, NULL, NULL, aprintf("%s:provision", c->name)) : NULL;
+		if (make && reg && c->create.capi)
+			edge(make, reg);
 		for (size_t pi = 0; pi < d->npackages; pi++) {
 			struct package *p = &d->packages[pi];
 			struct unit u = { c, p, NULL, NULL, NULL };
@@ -233,6 +266,7 @@ struct graph *graph_build(struct distro *d)
 		}
 	}
 	check_folders(d, units, nunits);
+	capi_edges(g, units, nunits);
 	appnames_check(g);	/* one Application name, one step (appnames.c) */
 	{
 		struct named *pk = xcalloc(2 * d->npackages + 1, sizeof(*pk)), *cl = xcalloc(d->nclusters + 1, sizeof(*cl));
@@ -283,10 +317,14 @@ struct graph *graph_build(struct distro *d)
 				edge(gate[w - 1], gate[w]);	/* an empty wave still keeps the order */
 		}
 		for (size_t i = 0; i < nunits; i++) {
-			size_t w = (size_t)(units[i].c->wave - d->waves);
+			/* a created cluster's Cluster (and so its upgrades) goes in that cluster's wave */
+			struct cluster *made = capi_cluster_of(units[i].p);
+			size_t w = (size_t)((made ? made : units[i].c)->wave - d->waves);
 			edge(units[i].last, gate[w]);
 			if (w)
 				edge(gate[w - 1], units[i].first);
+			if (made && graph_find(g, aprintf("%s:provision", made->name)))
+				edge(graph_find(g, aprintf("%s:provision", made->name)), gate[w]);
 		}
 		free(gate);
 	}
@@ -357,10 +395,16 @@ struct graph *graph_build(struct distro *d)
 	return g;
 }
 
+struct cluster *step_cluster(const struct step *s)
+{
+	struct cluster *made = s->pkg ? capi_cluster_of(s->pkg) : NULL;
+	return made ? made : s->cluster;
+}
+
 int step_talks_to_argocd(const struct step *s)
 {
 	return (s->kind == STEP_SYNC && !s->pkg->deploy_kubectl) || s->kind == STEP_WAVE ||
-	       s->kind == STEP_REGISTER;
+	       s->kind == STEP_REGISTER || s->kind == STEP_PROVISION;
 }
 
 struct step *graph_find(struct graph *g, const char *id)

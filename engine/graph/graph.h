@@ -19,7 +19,8 @@ struct share;
 
 enum step_kind { STEP_RENDER, STEP_PUSH, STEP_PRE, STEP_SYNC, STEP_POST, STEP_WAVE, STEP_REGISTER,
 		 STEP_CREATE,	/* CLUSTER:kind, a cluster idpmake makes (create.h), before its steps */
-		 STEP_TLS };	/* tls, the distro's certificate (create.h), before every hook */
+		 STEP_TLS,	/* tls, the distro's certificate (create.h), before every hook */
+		 STEP_PROVISION };	/* CLUSTER:provision, a cluster Cluster API makes (capi.h): its Cluster's status */
 
 /* why a step runs, or that it does not */
 enum reason {
@@ -98,6 +99,12 @@ struct step *graph_find(struct graph *g, const char *id);
 void appnames_check(const struct graph *g);
 /* select.c: the targets and -l labels; -1 after naming one that matches nothing (with "did you mean") */
 int graph_select(struct graph *g, char **targets, size_t ntargets, struct strlist *labels);
+/*
+ * The cluster a step works for: its own, but for a created cluster's
+ * Cluster package on the management cluster (capi.h), which is that created
+ * cluster's (its wave, max-parallel and max-failed)
+ */
+struct cluster *step_cluster(const struct step *s);
 /* does the step talk to Argo CD (skipped without one)?  A deploy: kubectl sync does not */
 int step_talks_to_argocd(const struct step *s);
 

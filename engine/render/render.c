@@ -27,6 +27,7 @@
 #include "distro/manifest.h"
 #include "base/re.h"
 #include "pack/pack.h"
+#include "render/capicheck.h"
 #include "render/render.h"
 #include "render/renderers.h"
 #include "base/util.h"
@@ -279,6 +280,12 @@ static int render_objects(const struct render_ctx *rc, struct step *s, struct ob
 		return s->pkg->render_local ? render_helm_local(rc, s, o, err) : render_helm_app(rc, s, o, err);
 	case RENDER_ARGOCD_APP:
 		return render_argocd_app(rc, s, o, err);
+	case RENDER_CAPI: {	/* the Cluster the loader rendered (distro/capi.c), checked against its class */
+		const struct step *cls = capi_class_render(s);
+		if (cls && !hash_zero(cls->output) && capi_check_class(rc->statedir, s, cls->output, err) < 0)
+			return -1;
+		return parse_objects(o, s->id, s->pkg->spec, strlen(s->pkg->spec), NULL, err);
+	}
 	default:
 		return render_command(rc, s, o, err);
 	}

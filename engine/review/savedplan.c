@@ -387,6 +387,8 @@ static const char *key_hint(const struct step *s)
 		return "the kind cluster's name, image or port changed, or it is gone";
 	case STEP_TLS:
 		return "the certificate's names changed, or its files are gone";
+	case STEP_PROVISION:
+		return "the cluster's Cluster changed";
 	default:
 		return "its inputs changed";
 	}

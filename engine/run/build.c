@@ -41,6 +41,7 @@
 #include "render/share.h"
 #include "run/build.h"
 #include "run/kindcluster.h"
+#include "run/provision.h"
 #include "run/tlscert.h"
 #include "base/intr.h"
 #include "argo/kubectl.h"
@@ -62,6 +63,7 @@ struct job {
 	int rc;
 	struct hash output;
 	const char *err;
+	const char *note;		/* provision: the Cluster's uid */
 	double started;
 };
 
@@ -150,6 +152,9 @@ static void run_job(struct job *j)
 	case STEP_CREATE:
 		j->rc = kindcluster_run(pl, s, &j->output, &j->err);
 		break;
+	case STEP_PROVISION:
+		j->rc = provision_run(pl, s, &build_sync, &j->output, &j->note, &j->err);
+		break;
 	case STEP_TLS:
 		j->rc = tlscert_run(pl, s, &j->output, &j->err);
 		break;
@@ -218,7 +223,7 @@ static void not_run(struct step *s, const char *cause, struct summary *sum, stru
 		struct step *o = s->out[i];
 		if (!o->selected || o->state == S_NOT_RUN || o->state == S_FAILED || o->state == S_DONE)
 			continue;
-		if (o->kind == STEP_WAVE && s->cluster && s->cluster->wave == o->wave) {
+		if (o->kind == STEP_WAVE && s->cluster && step_cluster(s)->wave == o->wave) {
 			if (--o->pending == 0 && o->state == S_WAITING) {
 				o->state = S_READY;
 				ready[(*nready)++] = o;
@@ -253,7 +258,7 @@ static void names_preflight(struct planner *pl, struct summary *sum, struct step
 		const char *err = NULL;
 
 		if (s->kind != STEP_SYNC || !s->selected || s->pkg->deploy_kubectl || !cl || !cl->argo_name ||
-		    cl->server || (s->state != S_WAITING && s->state != S_READY))
+		    cl->server || cl->create.capi || (s->state != S_WAITING && s->state != S_READY))
 			continue;
 		if (!r || r->state == S_DONE || !r->dirty) {
 			plan_decide(pl, s);	/* its render is known: is there a sync to do? */
@@ -368,6 +373,13 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 		if (state_step_ok(pl->st, s->id, s->key, s->output, NULL, s->cluster->create.kind, s->ms) < 0)
 			return -1;
 		*note = s->why && !strncmp(s->why, "taken on", 8) ? s->why : NULL;
+		return 0;
+	case STEP_PROVISION:
+		/* the output is the cluster's incarnation (its Cluster's uid, kept where a push keeps its commit) */
+		s->output = j->output;
+		if (state_step_ok(pl->st, s->id, s->key, s->output, NULL, j->note, s->ms) < 0)
+			return -1;
+		*note = j->note ? aprintf("Cluster uid and version %s", j->note) : NULL;
 		return 0;
 	case STEP_TLS:
 		s->output = j->output;

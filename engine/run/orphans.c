@@ -128,8 +128,14 @@ size_t orphan_folders(struct planner *pl, struct orphan_folder **v)
 			if (path_names(path, gone[2 * k], gone[2 * k + 1])) {
 				o.target = aprintf("%s/%s", gone[2 * k], gone[2 * k + 1]);
 				o.why = gone_why(g->d, gone[2 * k], gone[2 * k + 1]);
+				/* a created cluster's Cluster: its folder stays until the Cluster is gone (capiprune.c) */
+				if (!strncmp(gone[2 * k + 1], "cluster-", 8) &&
+				    state_step(pl->st, aprintf("%s:provision", gone[2 * k + 1] + 8)).have)
+					o.why = NULL;
 				break;
 			}
+		if (!o.why)
+			continue;
 		*v = agrow(*v, n, sizeof(**v));
 		(*v)[n++] = o;
 	}
@@ -197,6 +203,52 @@ size_t orphan_clusters(const struct distro *d, const struct graph *g, struct sta
 	return n;
 }
 
+static int graph_has(const struct graph *g, const char *id)
+{
+	for (size_t i = 0; i < g->nsteps; i++)
+		if (!strcmp(g->steps[i]->id, id))
+			return 1;
+	return 0;
+}
+
+size_t capi_gone(struct ctx *c, struct capi_gone **v)
+{
+	size_t nids, n = 0, napps = (size_t)-1;
+	const char **ids = state_step_ids(c->st, &nids);
+	struct orphan_app *apps = NULL;
+
+	*v = NULL;
+	for (size_t i = 0; i < nids; i++) {
+		const char *id = ids[i], *colon = strrchr(id, ':');
+		struct capi_gone x = { 0 };
+		if (!colon || strcmp(colon, ":provision") || strchr(id, '/') || graph_has(c->g, id))
+			continue;
+		x.name = astrndup(id, (size_t)(colon - id));
+		if (napps == (size_t)-1)
+			napps = orphan_apps(c->d, c->g, c->st, &apps);
+		for (size_t k = 0; k < napps; k++)
+			if (!strcmp(apps[k].package, aprintf("cluster-%s", x.name))) {
+				x.mgmt = apps[k].cluster;
+				x.app = apps[k].app;
+			}
+		*v = agrow(*v, n, sizeof(**v));
+		(*v)[n++] = x;
+	}
+	return n;
+}
+
+int capi_gone_holds(struct ctx *c, const char *cluster, const char *package)
+{
+	struct capi_gone *v;
+	size_t n = capi_gone(c, &v);
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(cluster, v[i].name) || (v[i].mgmt && !strcmp(cluster, v[i].mgmt) &&
+						    !strcmp(package, aprintf("cluster-%s", v[i].name))))
+			return 1;
+	return 0;
+}
+
 struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, json_t *json)
 {
 	struct orphan_counts cnt = { 0 };
@@ -226,6 +278,10 @@ struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, json_t *json
 							    fv[i].target, "reason", fv[i].why));
 	}
 	for (size_t i = 0; i < na; i++) {
+		if (capi_gone_holds(c, av[i].cluster, av[i].package)) {
+			av[i].in_use = "";	/* a created cluster's: below */
+			continue;
+		}
 		if (av[i].in_use) {
 			/* up --prune deletes what the labels say is the removed package's: never this name */
 			if (f)
@@ -249,8 +305,8 @@ struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, json_t *json
 							    c->prune ? "delete" : "leave", "reason", av[i].why));
 	}
 	for (size_t i = 0; i < nc; i++) {
-		if (cv[i].still_named)
-			continue;	/* stays registered: up only forgets it registered it */
+		if (cv[i].still_named || capi_gone_holds(c, cv[i].name, ""))
+			continue;	/* stays registered: up only forgets it registered it; or a created cluster's */
 		if (f && c->prune)
 			fprintf(f, "%-6s %s (cluster idpmake registered in Argo CD, gone from the distro)\n", "unregister",
 				cv[i].name);
@@ -266,6 +322,22 @@ struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, json_t *json
 		else
 			cnt.keep++;
 	}
+	if (apps) {
+		struct capi_gone *gv;
+		size_t ng = capi_gone(c, &gv);
+		const char *act = !c->prune ? "leave" : c->delete_clusters ? "delete" : "refuse";
+		for (size_t i = 0; i < ng; i++) {
+			if (f)
+				fprintf(f, "%-6s cluster %s (made through Cluster API on %s, gone from the distro; %s)\n", act,
+					gv[i].name, gv[i].mgmt ? gv[i].mgmt : "?",
+					!c->prune ? "up --prune --delete-clusters deletes it" :
+					c->delete_clusters ? "its Applications, its registration, then its Cluster" :
+					"--prune refuses: add --delete-clusters");
+			if (json)
+				json_array_append_new(jc, json_pack("{s:s, s:s, s:s}", "name", gv[i].name, "action", act,
+								    "reason", "cluster made through Cluster API, gone from the distro"));
+		}
+	}
 	if (json) {
 		json_object_set_new(json, "removals", jf);
 		json_object_set_new(json, "applications", ja);
@@ -273,7 +345,7 @@ struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, json_t *json
 	}
 	cnt.remove = (int)nf;
 	for (size_t i = 0; i < na; i++)
-		*(c->prune ? &cnt.del : &cnt.leave) += !av[i].in_use;
+		*(c->prune ? &cnt.del : &cnt.leave) += !av[i].in_use;	/* "" in_use: a created cluster's */
 	return cnt;
 }
 

@@ -11,6 +11,8 @@
 
 #include "render/planner.h"
 
+struct ctx;
+
 /* a folder the remote and branch hold that no package of the distro writes any more */
 struct orphan_folder {
 	const char *folder;		/* path in the repository */
@@ -43,6 +45,21 @@ size_t orphan_apps(const struct distro *d, const struct graph *g, struct state *
 /* the clusters up --prune unregisters (or, still named, forgets having registered); their number */
 size_t orphan_clusters(const struct distro *d, const struct graph *g, struct state *st, struct orphan_cluster **v);
 
+/* a created cluster gone from the distro: its CLUSTER:provision row is in the state, the graph has no such step */
+struct capi_gone {
+	const char *name;		/* the cluster */
+	const char *mgmt;		/* its management cluster, as the state recalls (the Cluster's sync), or NULL */
+	const char *app;		/* the Application MGMT-cluster-NAME that holds its Cluster, or NULL */
+};
+
+/* those clusters; their number */
+size_t capi_gone(struct ctx *c, struct capi_gone **v);
+/*
+ * Is CLUSTER/PACKAGE (a state's step) one of such a cluster (a package of
+ * it, or its Cluster on the management cluster)?  Then only capi_prune
+ * deletes it, in order, and plain --prune never does.
+ */
+int capi_gone_holds(struct ctx *c, const char *cluster, const char *package);
 /* what plan counts */
 struct orphan_counts {
 	int remove;			/* folders the push removes */

@@ -37,6 +37,8 @@
 #include "run/orphans.h"
 #include "git/lazycache.h"
 #include "run/kindcluster.h"
+#include "run/provision.h"
+#include "render/capicheck.h"
 #include "run/plan.h"
 #include "run/register.h"
 #include "git/remotekeys.h"
@@ -159,6 +161,10 @@ static int render_components(struct planner *pl, struct step *s, struct inputs *
 		inputs_add(in, "tool version", hs(tv));
 	}
 	inputs_add(in, "package spec", hs(p->spec));
+	if (r->builtin == RENDER_CAPI && capi_class_render(s))
+		/* checked against its class's render (capicheck.c): another class, another check */
+		inputs_add(in, "class", !hash_zero(capi_class_render(s)->output) ? capi_class_render(s)->output
+										 : capi_class_render(s)->old_output);
 	inputs_add(in, "namespace", hs(s->namespace));
 	if (r->builtin == RENDER_HELM || r->builtin == RENDER_ARGOCD_APP) {
 		/* these render an Application: its folder, name and destination are output */
@@ -471,7 +477,7 @@ static struct step *made_by(const struct step *s, const struct step *from)
 		while (i < s->nin && s->in[i++] != from)
 			;
 	for (; s->kind != STEP_RENDER && i < s->nin; i++)
-		if (s->in[i]->kind == STEP_CREATE || s->in[i]->kind == STEP_TLS)
+		if (s->in[i]->kind == STEP_CREATE || s->in[i]->kind == STEP_TLS || s->in[i]->kind == STEP_PROVISION)
 			return s->in[i];
 	return NULL;
 }
@@ -523,6 +529,10 @@ void plan_decide(struct planner *pl, struct step *s)
 	}
 	if (s->kind == STEP_CREATE) {
 		kindcluster_decide(pl, s, &rec);
+		return;
+	}
+	if (s->kind == STEP_PROVISION) {
+		provision_decide(pl, s, &rec);
 		return;
 	}
 	if (s->kind == STEP_TLS) {

@@ -44,6 +44,7 @@
 #include "run/orphans.h"
 #include "run/plan.h"
 #include "run/preflight.h"
+#include "run/provision.h"
 #include "base/url.h"
 #include "base/util.h"
 
@@ -105,7 +106,8 @@ int preflight_argocd(struct preflight *pf, struct argocd *a)
 /* a step that talks to Argo CD (build.c's ARGO_STEP) */
 static int argo_step(const struct step *s)
 {
-	return (s->kind == STEP_SYNC && !s->pkg->deploy_kubectl) || s->kind == STEP_WAVE || s->kind == STEP_REGISTER;
+	return (s->kind == STEP_SYNC && !s->pkg->deploy_kubectl) || s->kind == STEP_WAVE || s->kind == STEP_REGISTER ||
+	       s->kind == STEP_PROVISION;
 }
 
 /* does a deploy: kubectl sync of step i's cluster before it run (predict's runs)? */
@@ -274,6 +276,11 @@ int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a, const c
 	}
 	if (any && push && (err = git_wants_credential(c)))
 		add(&p, err);
+	/* a created cluster's version: one minor at a time (Cluster API's webhook refuses more) */
+	for (size_t i = 0; i < g->nsteps; i++)
+		if (g->steps[i]->selected && g->steps[i]->kind == STEP_PROVISION &&
+		    (err = provision_skew(&c->pl, g->steps[i])))
+			add(&p, err);
 	/* each cluster whose deploy: kubectl syncs run: does its kube context answer? */
 	for (size_t i = 0; i < g->nsteps; i++) {
 		struct step *s = g->steps[i];

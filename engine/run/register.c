@@ -27,6 +27,7 @@
 #include <strings.h>
 
 #include "argo/argocd.h"
+#include "distro/capi.h"
 #include "run/register.h"
 #include "graph/state.h"
 #include "graph/status.h"
@@ -90,6 +91,26 @@ void register_decide(struct planner *pl, struct step *s, const struct record *re
 		return;
 	}
 	s->key = s->cluster ? cluster_key(pl, s->cluster) : repo_key(pl);
+	if (s->cluster && s->cluster->create.capi) {
+		/* made through Cluster API: its incarnation (the provision's output) joins the key */
+		struct hasher *h = hasher_new();
+		const struct capi *k = s->cluster->create.capi;
+		hasher_addh(h, s->key);
+		hasher_adds(h, k->management);
+		hasher_adds(h, k->namespace);
+		hasher_add(h, &k->credential, sizeof(k->credential));
+		for (size_t i = 0; i < s->nin; i++)
+			if (s->in[i]->kind == STEP_PROVISION) {
+				if (s->in[i]->dirty && s->in[i]->state != S_DONE) {
+					s->dirty = 1;
+					s->reason = R_UPSTREAM;
+					s->why = aprintf("once %s has made the cluster", s->in[i]->id);
+					return;
+				}
+				hasher_addh(h, s->in[i]->output);
+			}
+		s->key = hasher_end(h);
+	}
 	if (s->drift) {
 		/* --refresh: Argo CD lost it (register_refresh) */
 		s->dirty = 1;

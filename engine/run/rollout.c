@@ -51,7 +51,7 @@ const char *wave_clusters(const struct distro *d, const struct wave *w, const ch
 /* does step s belong to wave w (one of its clusters' package steps)? */
 static int in_wave(const struct step *s, const struct wave *w)
 {
-	return s->cluster && s->cluster->wave == w;
+	return s->cluster && step_cluster(s)->wave == w;
 }
 
 void wave_decide(struct planner *pl, struct step *s, const struct record *rec, int upstream)
@@ -284,7 +284,7 @@ void rollout_begin(struct graph *g)
 	ro.nfailed = xcalloc(d->nwaves + 1, sizeof(*ro.nfailed));
 	for (size_t i = 0; i < g->nsteps; i++)
 		if (g->steps[i]->selected && counted(g->steps[i]))
-			ro.left[ci(g->steps[i]->cluster)]++;
+			ro.left[ci(step_cluster(g->steps[i]))]++;
 }
 
 void rollout_end(void)
@@ -301,19 +301,19 @@ int rollout_may_start(const struct step *s)
 {
 	const struct wave *w;
 
-	if (!ro.d || !counted(s) || ro.begun[ci(s->cluster)])
+	if (!ro.d || !counted(s) || ro.begun[ci(step_cluster(s))])
 		return 1;
-	w = s->cluster->wave;
+	w = step_cluster(s)->wave;
 	return !w->max_parallel || ro.active[wi(w)] < w->max_parallel;
 }
 
 void rollout_started(const struct step *s)
 {
-	if (!ro.d || !counted(s) || ro.begun[ci(s->cluster)])
+	if (!ro.d || !counted(s) || ro.begun[ci(step_cluster(s))])
 		return;
-	ro.begun[ci(s->cluster)] = 1;
-	if (ro.left[ci(s->cluster)] > 0)
-		ro.active[wi(s->cluster->wave)]++;
+	ro.begun[ci(step_cluster(s))] = 1;
+	if (ro.left[ci(step_cluster(s))] > 0)
+		ro.active[wi(step_cluster(s)->wave)]++;
 }
 
 int rollout_finished(const struct step *s, int failed)
@@ -322,13 +322,13 @@ int rollout_finished(const struct step *s, int failed)
 
 	if (!ro.d || !counted(s))
 		return 0;
-	c = ci(s->cluster);
+	c = ci(step_cluster(s));
 	if (failed && !ro.failed[c]) {
 		ro.failed[c] = 1;
-		ro.nfailed[wi(s->cluster->wave)]++;
+		ro.nfailed[wi(step_cluster(s)->wave)]++;
 	}
 	if (ro.left[c] > 0 && --ro.left[c] == 0 && ro.begun[c]) {
-		ro.active[wi(s->cluster->wave)]--;
+		ro.active[wi(step_cluster(s)->wave)]--;
 		return 1;
 	}
 	return 0;

@@ -10,6 +10,7 @@
 #include "distro/context.h"
 #include "argo/kubectl.h"
 #include "distro/create.h"
+#include "distro/capi.h"
 #include "run/targets.h"
 #include "base/url.h"
 #include "base/util.h"
@@ -79,6 +80,23 @@ static int kubectl_selected(const struct ctx *c, const struct cluster *cl)
 	return 0;
 }
 
+/* the created clusters (create.management) whose registration, selected, reads a Secret of management cluster m */
+static const char *managed_by(const struct ctx *c, const struct cluster *m)
+{
+	struct buf b = BUF_INIT;
+	const char *r;
+
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		const struct step *s = c->g->steps[i];
+		if (s->selected && s->kind == STEP_REGISTER && s->cluster && s->cluster->create.capi &&
+		    s->cluster->create.capi->mgmt == m)
+			buf_addf(&b, "%s%s", b.len ? ", " : "", s->cluster->name);
+	}
+	r = b.len ? astrdup(b.s) : NULL;
+	buf_release(&b);
+	return r;
+}
+
 int targets_print(struct ctx *c, FILE *f)
 {
 	const struct distro *d = c->d;
@@ -107,7 +125,12 @@ int targets_print(struct ctx *c, FILE *f)
 	for (size_t i = 0; i < d->nclusters; i++) {
 		const struct cluster *cl = &d->clusters[i];
 		const struct kube_target *t;
-		const char *err;
+		const char *err, *made = c->pl.argocd_server ? managed_by(c, cl) : NULL;
+		if (made && (t = kubectl_target(cl, &err)))
+			/* Cluster API's kubeconfig Secrets are read there (argocapireg.c) */
+			buf_addf(&b, ", cluster-api %s: context %s (%s)%s%s, for %s", cl->name,
+				 t->context ? t->context : "in-cluster", t->from, t->kubeconfig ? " in " : "",
+				 t->kubeconfig ? t->kubeconfig : "", made);
 		if (!kubectl_selected(c, cl) && !(cl->create.kind && create_selected(c, cl)))
 			continue;
 		if (cl->create.kind && !(err = kubectl_created_conflict(cl))) {

@@ -1,0 +1,312 @@
+/*
+ * argocapireg.c - CLUSTER:register of a cluster Cluster API made (capi.h;
+ * spec/capi.md "Steps"):
+ *
+ *   1. the Secret NAME-kubeconfig (key `value`) read from the management
+ *      cluster with kubectl, through its kube target (kubectl.h), into
+ *      memory only, zeroed after use; a kubeconfig there may name no file;
+ *   2. by create.credential:
+ *      service-account  in the new cluster, over libcurl with the Secret's
+ *                       credential held in memory (no file, no child): what
+ *                       `argocd cluster add` makes (ServiceAccount
+ *                       argocd-manager, ClusterRole argocd-manager-role and
+ *                       its binding, Secret argocd-manager-long-lived-token
+ *                       in kube-system), applied server-side; its token
+ *                       polled, then registered with the cluster's CA;
+ *      kubeconfig       the client certificate as found; a token user (EKS's
+ *                       15-minute token) is refused before any Argo CD call;
+ *   3. POST /api/v1/clusters?upsert=true (argoreg.c), "error getting server
+ *      version" retried until create.timeout.
+ *
+ * Invariant: no credential reaches a log, a message, the state or a key;
+ * the request bodies that carry them are logged masked (argoreg.c).
+ */
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "argo/argoapi.h"
+#include "argo/argocd.h"
+#include "argo/kubectl.h"
+#include "base/buf.h"
+#include "base/pem.h"
+#include "base/util.h"
+#include "distro/capi.h"
+
+#define SA_NS "kube-system"
+#define SA_NAME "argocd-manager"
+#define SA_SECRET "argocd-manager-long-lived-token"
+
+/* the new cluster's API, with the Secret's credential in memory */
+struct workload {
+	const char *server;
+	char *ca, *cert, *key;		/* PEM (malloc'd, zeroed when freed), or NULL */
+	size_t nca, ncert, nkey;
+	const char *token;		/* points into the kubecred */
+	int insecure;
+};
+
+static void zfree(char *p, size_t n)
+{
+	if (p) {
+		memset(p, 0, n);
+		free(p);
+	}
+}
+
+static size_t collect(char *p, size_t size, size_t n, void *ud)
+{
+	struct buf *b = ud;
+
+	if (b->len + size * n > (1u << 20))
+		return 0;	/* hostile: bounded */
+	buf_add(b, p, size * n);
+	return size * n;
+}
+
+/* one request to the new cluster: its status, the body parsed into *out (may be NULL); -1 with *err */
+static long kube(const struct workload *w, const char *method, const char *path, const char *ctype, const char *body,
+		 json_t **out, const char **err)
+{
+	CURL *k = curl_easy_init();
+	struct curl_slist *h = NULL;
+	struct buf b = BUF_INIT;
+	char ebuf[CURL_ERROR_SIZE] = "";
+	long status = -1;
+
+	if (out)
+		*out = NULL;
+	if (!k)
+		return *err = "cannot start a libcurl handle", -1;
+	curl_easy_setopt(k, CURLOPT_URL, aprintf("%s%s", w->server, path));
+	curl_easy_setopt(k, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(k, CURLOPT_PROTOCOLS_STR, "https");
+	curl_easy_setopt(k, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(k, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(k, CURLOPT_ERRORBUFFER, ebuf);
+	curl_easy_setopt(k, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(k, CURLOPT_WRITEDATA, &b);
+	h = curl_slist_append(h, "Accept: application/json");
+	if (w->token) {
+		char *line = NULL;
+		size_t n = strlen(w->token) + 32;
+		line = xcalloc(1, n);
+		snprintf(line, n, "Authorization: Bearer %s", w->token);
+		h = curl_slist_append(h, line);
+		zfree(line, n);
+	}
+	if (ctype)
+		h = curl_slist_append(h, aprintf("Content-Type: %s", ctype));
+	curl_easy_setopt(k, CURLOPT_HTTPHEADER, h);
+	if (body)
+		curl_easy_setopt(k, CURLOPT_POSTFIELDS, body);
+	if (w->ca) {
+		struct curl_blob blob = { w->ca, w->nca, CURL_BLOB_COPY };
+		curl_easy_setopt(k, CURLOPT_CAINFO_BLOB, &blob);
+	}
+	if (w->cert && w->key) {
+		struct curl_blob c = { w->cert, w->ncert, CURL_BLOB_COPY }, kb = { w->key, w->nkey, CURL_BLOB_COPY };
+		curl_easy_setopt(k, CURLOPT_SSLCERT_BLOB, &c);
+		curl_easy_setopt(k, CURLOPT_SSLCERTTYPE, "PEM");
+		curl_easy_setopt(k, CURLOPT_SSLKEY_BLOB, &kb);
+		curl_easy_setopt(k, CURLOPT_SSLKEYTYPE, "PEM");
+	}
+	if (w->insecure) {
+		curl_easy_setopt(k, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(k, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (curl_easy_perform(k) != CURLE_OK) {
+		*err = aprintf("%s %s: %s", method, path, *ebuf ? ebuf : "no answer");
+	} else {
+		curl_easy_getinfo(k, CURLINFO_RESPONSE_CODE, &status);
+		if (out && b.len)
+			*out = json_loadb(b.s, b.len, 0, NULL);
+		if (status >= 300) {
+			json_t *m = out && *out ? json_object_get(*out, "message") : NULL;
+			*err = aprintf("%s %s: HTTP %ld%s%s", method, path, status, json_is_string(m) ? ": " : "",
+				       json_is_string(m) ? clean(NULL, json_string_value(m), json_string_length(m)) : "");
+		}
+	}
+	if (b.s)
+		memset(b.s, 0, b.len);	/* a token Secret's answer */
+	buf_release(&b);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(k);
+	return status;
+}
+
+/* server-side apply of one object (JSON) at path */
+static int apply(const struct workload *w, const char *path, const char *obj, const char **err)
+{
+	long st = kube(w, "PATCH", aprintf("%s?fieldManager=idpmake&force=true", path), "application/apply-patch+yaml",
+		       obj, NULL, err);
+	return st >= 200 && st < 300 ? 0 : -1;
+}
+
+/*
+ * What `argocd cluster add` makes (util/clusterauth), then the token its
+ * Secret gets: malloc'd in *token (base64-decoded), *ca the cluster's CA
+ * (base64) from that Secret when it has one.
+ */
+static int service_account(struct call *c, const struct workload *w, char **token, char **ca, const char **err)
+{
+	static const char *const objs[][2] = {
+		{ "/api/v1/namespaces/" SA_NS "/serviceaccounts/" SA_NAME,
+		  "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\"" SA_NAME "\",\"namespace\":\"" SA_NS "\"}}" },
+		{ "/apis/rbac.authorization.k8s.io/v1/clusterroles/argocd-manager-role",
+		  "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":{\"name\":"
+		  "\"argocd-manager-role\"},\"rules\":[{\"apiGroups\":[\"*\"],\"resources\":[\"*\"],\"verbs\":[\"*\"]},"
+		  "{\"nonResourceURLs\":[\"*\"],\"verbs\":[\"*\"]}]}" },
+		{ "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/argocd-manager-role-binding",
+		  "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\",\"metadata\":{\"name\":"
+		  "\"argocd-manager-role-binding\"},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":"
+		  "\"ClusterRole\",\"name\":\"argocd-manager-role\"},\"subjects\":[{\"kind\":\"ServiceAccount\",\"name\":"
+		  "\"" SA_NAME "\",\"namespace\":\"" SA_NS "\"}]}" },
+		{ "/api/v1/namespaces/" SA_NS "/secrets/" SA_SECRET,
+		  "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"type\":\"kubernetes.io/service-account-token\",\"metadata\":"
+		  "{\"name\":\"" SA_SECRET "\",\"namespace\":\"" SA_NS "\",\"annotations\":{\"kubernetes.io/service-account.name\":"
+		  "\"" SA_NAME "\"}}}" },
+	};
+
+	*token = *ca = NULL;
+	for (size_t i = 0; i < sizeof(objs) / sizeof(*objs); i++)
+		if (apply(w, objs[i][0], objs[i][1], err) < 0)
+			return -1;
+	note(c, 0, "service account %s/%s made in cluster '%s'; waiting for its token", SA_NS, SA_NAME, c->app);
+	for (;;) {
+		json_t *sec = NULL, *t, *k;
+		long st = kube(w, "GET", "/api/v1/namespaces/" SA_NS "/secrets/" SA_SECRET, NULL, NULL, &sec, err);
+		t = st == 200 ? jget(sec, "data.token") : NULL;
+		k = st == 200 ? json_object_get(json_object_get(sec, "data"), "ca.crt") : NULL;
+		if (json_is_string(t) && json_string_length(t)) {
+			size_t n;
+			unsigned char *raw = unbase64(json_string_value(t), &n);
+			if (raw) {
+				*token = xcalloc(1, n + 1);
+				memcpy(*token, raw, n);
+				memset(raw, 0, n);
+				free(raw);
+			}
+			if (json_is_string(k) && json_string_length(k))
+				*ca = xstrdup(json_string_value(k));
+		}
+		if (sec)
+			kubectl_json_wipe(sec);
+		json_decref(sec);
+		if (*token)
+			return 0;
+		if (st != 200 && st != 404)
+			return -1;
+		if (call_past(c))
+			return *err = aprintf("the token of %s/%s never came", SA_NS, SA_SECRET), -1;
+		if (nap(argocd_poll_ms(c->a)) < 0)
+			return *err = "interrupted", -1;
+	}
+}
+
+static char *pem_of(const char *b64, size_t *n)
+{
+	unsigned char *p = b64 ? unbase64(b64, n) : NULL;
+	return (char *)p;
+}
+
+static int capi_register(struct call *c, const struct step *s, const char **err)
+{
+	const struct cluster *cl = s->cluster;
+	const struct capi *k = cl->create.capi;
+	const char *secret = aprintf("%s-kubeconfig", cl->name);
+	struct kubecred kc;
+	struct workload w = { 0 };
+	char *text, *token = NULL, *sa_ca = NULL;
+	json_t *cfg = NULL, *tls;
+	int ret = -1;
+
+	if (!k->mgmt)
+		return *err = "no management cluster", -1;
+	note(c, 0, "reading Secret %s/%s from the management cluster '%s' (kubectl)", k->namespace, secret, k->management);
+	if (!(text = kubectl_secret_value(k->mgmt, k->namespace, secret, "value", err))) {
+		*err = aprintf("management cluster '%s': cannot read Secret %s/%s: %s", k->management, k->namespace,
+			       secret, *err);
+		return -1;
+	}
+	ret = kubecred_parse(aprintf("Secret %s/%s", k->namespace, secret), NULL, text, strlen(text), NULL, &kc, err);
+	zfree(text, strlen(text));
+	if (ret < 0)
+		return -1;
+	ret = -1;
+	if (strncmp(kc.server, "https://", 8) || strpbrk(kc.server, " \t\r\n\"\\") || strlen(kc.server) > 512) {
+		*err = aprintf("Secret %s/%s: the server is not an https URL", k->namespace, secret);
+		goto out;
+	}
+	w.server = kc.server;
+	w.insecure = kc.insecure;
+	w.ca = pem_of(kc.ca, &w.nca);
+	cfg = json_object();
+	tls = json_object();
+	json_object_set_new(cfg, "tlsClientConfig", tls);
+	json_object_set_new(tls, "insecure", json_boolean(kc.insecure));
+	if (k->credential == CRED_KUBECONFIG) {
+		if (!(kc.cert && kc.key)) {
+			*err = aprintf("cluster '%s': its kubeconfig Secret holds a token, not a client certificate (an EKS "
+				       "token lasts 15 minutes): use credential: aws", cl->name);
+			goto out;
+		}
+		json_object_set_new(tls, "certData", json_string(kc.cert));
+		json_object_set_new(tls, "keyData", json_string(kc.key));
+	} else {
+		w.token = kc.token;
+		w.cert = pem_of(kc.cert, &w.ncert);
+		w.key = pem_of(kc.key, &w.nkey);
+		if (service_account(c, &w, &token, &sa_ca, err) < 0) {
+			*err = aprintf("cluster '%s' at %s: making its argocd-manager service account: %s", cl->name,
+				       kc.server, *err);
+			goto out;
+		}
+		json_object_set_new(cfg, "bearerToken", json_string(token));
+	}
+	if (sa_ca || kc.ca)
+		json_object_set_new(tls, "caData", json_string(sa_ca ? sa_ca : kc.ca));
+	for (;;) {
+		const char *sv[] = { token, kc.cert, kc.key };
+		int r = argocd_register_created(c, cl, kc.server, cfg, sv, 3, err);
+		if (r <= 0) {
+			ret = r;
+			break;
+		}
+		if (call_past(c))
+			break;
+		note(c, 0, "%s; again", *err);
+		if (nap(argocd_poll_ms(c->a)) < 0) {
+			*err = "interrupted";
+			break;
+		}
+	}
+out:
+	if (cfg) {
+		kubectl_json_wipe(cfg);
+		json_decref(cfg);
+	}
+	zfree(token, token ? strlen(token) : 0);
+	zfree(sa_ca, sa_ca ? strlen(sa_ca) : 0);
+	zfree(w.ca, w.nca);
+	zfree(w.cert, w.ncert);
+	zfree(w.key, w.nkey);
+	kubecred_free(&kc);
+	return ret;
+}
+
+int argocd_register_any(void *ctx, struct step *s, const char **err)
+{
+	struct argocd *a = ctx;
+	struct call c;
+	int ret;
+
+	if (!s->cluster || !s->cluster->create.capi)
+		return argocd_register_step(ctx, s, err);
+	if (call_open(&c, a, s->cluster->name, s->log, s->cluster->create.capi->timeout) < 0)
+		return *err = "cannot start a libcurl handle", -1;
+	if ((ret = capi_register(&c, s, err)) < 0)
+		note(&c, 0, "error: %s", *err);
+	call_close(&c);
+	return ret;
+}

@@ -1,0 +1,212 @@
+/*
+ * capicheck.c - a created cluster's Cluster against its ClusterClass
+ * (capi.h; spec/capi.md "Format"), when MGMT/cluster-NAME renders: the
+ * class package's render (an in-step) is read from its bundle, and each
+ * mismatch is a located error at the distro's field, before anything is
+ * pushed:
+ *
+ *   - a worker whose class is not one of the class's machineDeployments;
+ *   - a variable the class does not declare, or whose value is not of the
+ *     type (or not one of the enum) of its openAPIV3Schema;
+ *   - a variable the class requires, with no default, that is not given.
+ *
+ * Cluster API's webhook would say the same once the Cluster is synced;
+ * here it is said in the distro's terms, and nothing reaches the cluster.
+ */
+#define _GNU_SOURCE	/* memmem */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/yaml.h"
+#include "distro/capi.h"
+#include "render/bundle.h"
+#include "render/capicheck.h"
+#include "base/util.h"
+
+/* a located error of this check (a render runs on a worker: its own count, not the loader's) */
+static __thread int nbad;
+
+static void bad(struct loc l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bad(struct loc l, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_addf(&b, "%s:%d:%d: error: ", l.file, l.line, l.col);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s\n", b.s);
+	buf_release(&b);
+	nbad++;
+}
+
+static const struct ynode *find_class(struct ypool *p, const struct bundle *b, const char *name)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		struct ynode **docs;
+		size_t nd;
+		if (!memmem(b->v[i].data, b->v[i].len, "ClusterClass", 12) ||
+		    yaml_parse(p, b->v[i].name, b->v[i].data, b->v[i].len, &docs, &nd) < 0)
+			continue;
+		for (size_t k = 0; k < nd; k++)
+			if (ystr_eq(yget(docs[k], "kind"), "ClusterClass") && ystr_eq(ypath(docs[k], "metadata.name"), name))
+				return docs[k];
+	}
+	return NULL;
+}
+
+/* "a, b, c" of field `f` of each item of seq (at most 20) */
+static const char *names(const struct ynode *seq, const char *f)
+{
+	struct buf b = BUF_INIT;
+	const char *r;
+
+	for (size_t i = 0; seq && seq->type == Y_SEQ && i < seq->n && i < 20; i++) {
+		const struct ynode *x = yget(seq->v[i], f);
+		if (x && x->type == Y_SCALAR)
+			buf_addf(&b, "%s%s", b.len ? ", " : "", x->s);
+	}
+	r = astrdup(b.len ? b.s : "none");
+	buf_release(&b);
+	return r;
+}
+
+static const struct ynode *item(const struct ynode *seq, const char *f, const char *v)
+{
+	for (size_t i = 0; seq && seq->type == Y_SEQ && i < seq->n; i++)
+		if (ystr_eq(yget(seq->v[i], f), v))
+			return seq->v[i];
+	return NULL;
+}
+
+/* is value v of the openAPIV3Schema type t? */
+static int typed(const struct ynode *v, const char *t)
+{
+	int truth;
+	enum ykind k = v->type == Y_SCALAR ? yresolve(v, &truth) : YK_OTHER;
+
+	if (!t)
+		return 1;
+	if (!strcmp(t, "object"))
+		return v->type == Y_MAP;
+	if (!strcmp(t, "array"))
+		return v->type == Y_SEQ;
+	if (v->type != Y_SCALAR)
+		return 0;
+	if (!strcmp(t, "string"))
+		return k == YK_STR;
+	if (!strcmp(t, "integer"))
+		return k == YK_INT;
+	if (!strcmp(t, "number"))
+		return k == YK_INT || k == YK_FLOAT;
+	if (!strcmp(t, "boolean"))
+		return k == YK_BOOL;
+	return 1;
+}
+
+static const char *type_of(const struct ynode *v)
+{
+	int truth;
+
+	if (v->type == Y_MAP)
+		return "object";
+	if (v->type == Y_SEQ)
+		return "array";
+	switch (yresolve(v, &truth)) {
+	case YK_INT: return "integer";
+	case YK_FLOAT: return "number";
+	case YK_BOOL: return "boolean";
+	case YK_NULL: return "null";
+	default: return "string";
+	}
+}
+
+int capi_check_class(const char *statedir, const struct step *s, struct hash class_output, const char **err)
+{
+	const struct cluster *c = s->pkg->capi_of;
+	const struct capi *k = c->create.capi;
+	struct ypool *p = ypool_new();
+	struct bundle b = { 0 };
+	const struct ynode *cls, *mds, *decl, *cl, *given;
+	struct ynode **docs;
+	size_t nd;
+	int ret = -1;
+
+	nbad = 0;
+	if (bundle_read(bundle_path(statedir, class_output), &b) < 0) {
+		*err = aprintf("cannot read the render of class package '%s'", k->class_pkg);
+		goto out;
+	}
+	if (!(cls = find_class(p, &b, k->class_name))) {
+		bad(k->loc, "create.class: package '%s' renders no ClusterClass '%s'", k->class_pkg, k->class_name);
+		goto done;
+	}
+	mds = ypath(cls, "spec.workers.machineDeployments");
+	decl = ypath(cls, "spec.variables");
+	for (size_t i = 0; i < k->nworkers; i++)
+		if (k->workers[i].class && !item(mds, "class", k->workers[i].class))
+			bad(k->workers[i].loc, "worker '%s': class '%s' is not a machineDeployments class of "
+				  "ClusterClass '%s' (it has: %s)", k->workers[i].name, k->workers[i].class, k->class_name,
+				  names(mds, "class"));
+	/* the values as rendered (variables expanded) against the declarations */
+	if (yaml_parse(p, s->id, k->text, strlen(k->text), &docs, &nd) < 0 || nd != 1) {
+		*err = "cannot read the Cluster back";
+		goto out;
+	}
+	cl = docs[0];
+	given = ypath(cl, "spec.topology.variables");
+	for (size_t i = 0; given && given->type == Y_SEQ && i < given->n; i++) {
+		const struct ynode *nm = yget(given->v[i], "name"), *val = yget(given->v[i], "value"), *d, *sch, *t, *en;
+		struct loc at = k->vars && i < k->vars->n ? k->vars->k[i]->loc : k->loc;
+		if (!nm || !val)
+			continue;
+		if (!(d = item(decl, "name", nm->s))) {
+			bad(at, "variable '%s' is not declared by ClusterClass '%s' (it declares: %s)", nm->s,
+				  k->class_name, names(decl, "name"));
+			continue;
+		}
+		sch = ypath(d, "schema.openAPIV3Schema");
+		t = sch ? yget(sch, "type") : NULL;
+		if (t && t->type == Y_SCALAR && !typed(val, t->s))
+			bad(at, "variable '%s' is %s, and ClusterClass '%s' declares it %s", nm->s, type_of(val),
+				  k->class_name, t->s);
+		if (sch && (en = yget(sch, "enum")) && en->type == Y_SEQ && val->type == Y_SCALAR) {
+			size_t j = 0;
+			while (j < en->n && !(en->v[j]->type == Y_SCALAR && !strcmp(en->v[j]->s, val->s)))
+				j++;
+			if (j == en->n)
+				bad(at, "variable '%s' is '%s', not one of ClusterClass '%s''s values", nm->s, val->s,
+					  k->class_name);
+		}
+	}
+	for (size_t i = 0; decl && decl->type == Y_SEQ && i < decl->n; i++) {
+		const struct ynode *d = decl->v[i], *nm = yget(d, "name");
+		if (!nm || nm->type != Y_SCALAR || !ystr_eq(yget(d, "required"), "true") ||
+		    ypath(d, "schema.openAPIV3Schema.default") || item(given, "name", nm->s))
+			continue;
+		bad(k->loc, "ClusterClass '%s' requires variable '%s': give create.vars.%s", k->class_name, nm->s,
+			  nm->s);
+	}
+done:
+	if (nbad)
+		*err = aprintf("the Cluster of '%s' does not fit ClusterClass '%s' (see above)", c->name, k->class_name);
+	else
+		ret = 0;
+out:
+	bundle_free(&b);
+	ypool_free(p);
+	return ret;
+}
+
+const struct step *capi_class_render(const struct step *s)
+{
+	const struct capi *k = s->pkg && s->pkg->capi_of ? s->pkg->capi_of->create.capi : NULL;
+
+	for (size_t i = 0; k && k->class_pkg && i < s->nin; i++)
+		if (s->in[i]->kind == STEP_RENDER && package_is(s->in[i]->pkg, k->class_pkg))
+			return s->in[i];
+	return NULL;
+}

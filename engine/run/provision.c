@@ -1,0 +1,117 @@
+/*
+ * provision.c - when CLUSTER:provision runs, and what it records
+ * (provision.h; the waiting itself is argo/argocapi.c).
+ *
+ *   key     H("provision", the Cluster sync's key, timeout)
+ *   output  H("capi incarnation", the Cluster's uid): a Cluster made again
+ *           (deleted out of band, or re-created) has another uid, so its
+ *           registration and every package sync run again
+ *   commit  "UID VERSION CNI,..." (state): the version for the next run's
+ *           skew check, the cni packages for the order of a deletion
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "distro/capi.h"
+#include "graph/state.h"
+#include "run/provision.h"
+#include "base/util.h"
+
+static struct step *cluster_sync(const struct step *s)
+{
+	for (size_t i = 0; i < s->nin; i++)
+		if (s->in[i]->kind == STEP_SYNC && s->in[i]->pkg == s->cluster->create.capi->pkg)
+			return s->in[i];
+	return NULL;
+}
+
+static struct hash key_of(const struct step *s)
+{
+	struct hasher *h = hasher_new();
+	const struct step *sync = cluster_sync(s);
+	const struct capi *k = s->cluster->create.capi;
+
+	hasher_adds(h, "provision");
+	if (sync)
+		hasher_addh(h, sync->key);
+	hasher_add(h, &k->timeout, sizeof(k->timeout));
+	hasher_add(h, &k->ready_available, sizeof(k->ready_available));
+	return hasher_end(h);
+}
+
+void provision_decide(struct planner *pl, struct step *s, const struct record *rec)
+{
+	const struct step *sync = cluster_sync(s);
+
+	if (!pl->argocd_server) {
+		s->dirty = 0;
+		s->reason = R_UP_TO_DATE;
+		s->why = "skipped: no argocd configured";
+		return;
+	}
+	if (sync && sync->dirty && sync->state != S_DONE) {
+		s->dirty = 1;
+		s->reason = R_UPSTREAM;
+		s->why = aprintf("once %s has synced the Cluster", sync->id);
+		return;
+	}
+	s->key = key_of(s);
+	if (rec->ok && hash_eq(rec->key, s->key))
+		s->output = rec->output;
+	plan_compare(s, rec, "the cluster's Cluster changed");
+}
+
+int provision_run(struct planner *pl, struct step *s, const struct sync_ops *ops, struct hash *output,
+		  const char **uid, const char **err)
+{
+	struct record rec = state_step(pl->st, s->id);
+	struct hasher *h;
+
+	*uid = NULL;
+	if (!ops->provision)
+		return *err = "this idpmake cannot talk to Argo CD", -1;
+	/* a cluster never provisioned waits for its control plane; one that was, for the change to land */
+	if (ops->provision(ops->ctx, s, !rec.commit || !*rec.commit, uid, err) < 0)
+		return -1;
+	h = hasher_new();
+	hasher_adds(h, "capi incarnation");
+	hasher_adds(h, *uid);
+	*output = hasher_end(h);
+	{
+		/* what the state keeps: "UID VERSION [CNI,...]" (capiprune.c deletes the cni packages last) */
+		const struct capi *k = s->cluster->create.capi;
+		struct buf b = BUF_INIT;
+		buf_addf(&b, "%s %s ", *uid, k->version);
+		for (size_t i = 0; i < k->cni.n; i++)
+			buf_addf(&b, "%s%s", i ? "," : "", k->cni.v[i]);
+		*uid = astrdup(b.s);
+		buf_release(&b);
+	}
+	return 0;
+}
+
+/* vMAJOR.MINOR of a version: 0, or -1 */
+static int minor_of(const char *v, int *major, int *minor)
+{
+	return v && sscanf(v, "v%d.%d", major, minor) == 2 ? 0 : -1;
+}
+
+const char *provision_skew(struct planner *pl, const struct step *s)
+{
+	const struct capi *k = s->cluster->create.capi;
+	struct record rec = state_step(pl->st, s->id);
+	const char *old = rec.commit ? strchr(rec.commit, ' ') : NULL;
+	int om, on, nm, nn;
+
+	if (!old || minor_of(old + 1, &om, &on) < 0 || minor_of(k->version, &nm, &nn) < 0 || nm != om)
+		return NULL;
+	if (nn > on + 1)
+		return aprintf("%s:%d:%d: create.version %s is %d minors past the synced %s: Cluster API moves one minor "
+			       "at a time; go to v%d.%d first", k->version_loc.file, k->version_loc.line, k->version_loc.col,
+			       k->version, nn - on, old + 1, om, on + 1);
+	if (nn < on)
+		return aprintf("%s:%d:%d: create.version %s is below the synced %s: Cluster API never goes down a minor",
+			       k->version_loc.file, k->version_loc.line, k->version_loc.col, k->version, old + 1);
+	return NULL;
+}

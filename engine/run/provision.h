@@ -1,0 +1,28 @@
+/* provision.h - the step CLUSTER:provision of a cluster Cluster API makes (capi.h; provision.c) */
+#ifndef IDPMAKE_PROVISION_H
+#define IDPMAKE_PROVISION_H
+
+#include "render/planner.h"
+#include "run/build.h"
+
+/*
+ * Decide CLUSTER:provision (plan_decide's contract).  Its key is the key of
+ * the Cluster's sync on the management cluster (which covers the render)
+ * and the provision's own settings, so an unchanged spec costs no request;
+ * its output is the cluster's incarnation (its Cluster's uid), which every
+ * step of the cluster has in its key.
+ */
+void provision_decide(struct planner *pl, struct step *s, const struct record *rec);
+
+/*
+ * Run it through ops->provision: wait until a new Cluster (no success
+ * recorded) has an initialized control plane, or a changed one has
+ * converged.  0 with *output (the incarnation) and *uid, or -1 with *err.
+ */
+int provision_run(struct planner *pl, struct step *s, const struct sync_ops *ops, struct hash *output,
+		  const char **uid, const char **err);
+
+/* a version the cluster cannot move to from the one the state recorded (+2 minors, or down): why, or NULL */
+const char *provision_skew(struct planner *pl, const struct step *s);
+
+#endif
