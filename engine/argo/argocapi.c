@@ -182,7 +182,17 @@ int capi_status_parse(const char *text, size_t len, struct capi_status *out)
 	return 0;
 }
 
-/* the Cluster as Argo CD shows it: 0 with *st, 1 not there (404), -1 with *err */
+/*
+ * Argo CD's answer for an object the Application does not hold (yet, or
+ * any more): server/application getAppResource's InvalidArgument "KIND
+ * GROUP NAME not found as part of application APP" (HTTP 400), or a 404
+ */
+static int not_there(const struct resp *r)
+{
+	return r->status == 404 || (r->status == 400 && r->message && strstr(r->message, "not found as part of application"));
+}
+
+/* the Cluster as Argo CD shows it: 0 with *st, 1 not there, -1 with *err */
 static int get_cluster(struct call *c, const struct cluster *cl, struct capi_status *st, const char **err)
 {
 	const struct capi *k = cl->create.capi;
@@ -194,7 +204,7 @@ static int get_cluster(struct call *c, const struct cluster *cl, struct capi_sta
 
 	if (request(c, "GET", app_path(c, "/resource", q), NULL, &r, err) < 0)
 		goto out;
-	if (r.status == 404) {
+	if (not_there(&r)) {
 		ret = 1;
 		goto out;
 	}
@@ -214,7 +224,7 @@ out:
 	return ret;
 }
 
-int argocd_provision_step(void *ctx, struct step *s, int initial, const char **uid, const char **err)
+int argocd_provision_step(void *ctx, struct step *s, const char *known, const char **uid, const char **err)
 {
 	struct argocd *a = ctx;
 	const struct cluster *cl = s->cluster;
@@ -237,9 +247,9 @@ int argocd_provision_step(void *ctx, struct step *s, int initial, const char **u
 	if (call_open(&c, a, app, s->log, k->timeout) < 0)
 		return *err = "cannot start a libcurl handle", -1;
 	note(&c, 0, "%s: waiting for the Cluster %s/%s on '%s' (Application %s) to %s", s->id, k->namespace, cl->name,
-	     k->management, app, initial ? "initialize its control plane" : "converge");
+	     k->management, app, known ? "converge" : "initialize its control plane");
 	for (;;) {
-		int got = get_cluster(&c, cl, &st, err);
+		int got = get_cluster(&c, cl, &st, err), initial = !known || (got == 0 && st.uid && strcmp(st.uid, known));
 		if (got < 0)
 			break;
 		if (got == 0 && !st.uid) {
@@ -352,7 +362,7 @@ int argocd_capi_destroy(struct argocd *a, const char *app, const char *name, int
 			/* the Cluster alone: Cluster API tears the rest down in order (notes/capi.md §1.6) */
 			if (request(&c, "DELETE", app_path(&c, "/resource", q), NULL, &r, err) < 0)
 				break;
-			if (r.status != 200 && r.status != 404) {
+			if (r.status != 200 && !not_there(&r)) {
 				*err = api_error(&c, aprintf("deleting the Cluster %s/%s", ns, name), &r);
 				break;
 			}
@@ -362,7 +372,7 @@ int argocd_capi_destroy(struct argocd *a, const char *app, const char *name, int
 			struct capi_status st;
 			if (request(&c, "GET", app_path(&c, "/resource", q), NULL, &r, err) < 0)
 				break;
-			if (r.status == 404) {
+			if (not_there(&r)) {
 				ret = 0;
 				break;
 			}

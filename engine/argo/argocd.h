@@ -188,10 +188,12 @@ struct capi_status {
 };
 int capi_status_parse(const char *text, size_t len, struct capi_status *st);
 /*
- * CLUSTER:provision: wait until the Cluster has an initialized control plane
- * (initial) or has converged; 0 with *uid (its metadata.uid), or -1 with *err.
+ * CLUSTER:provision: wait until the Cluster has converged, or, when it is
+ * not the one of uid `known` (NULL: none was provisioned; or it was made
+ * again), until its control plane is initialized; 0 with *uid (its
+ * metadata.uid), or -1 with *err.
  */
-int argocd_provision_step(void *ctx, struct step *s, int initial, const char **uid, const char **err);
+int argocd_provision_step(void *ctx, struct step *s, const char *known, const char **uid, const char **err);
 /*
  * up --prune --delete-clusters: delete the Cluster `name` that Application
  * `app` holds (its namespace and version from the resource tree), alone,

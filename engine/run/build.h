@@ -28,8 +28,8 @@ struct sync_ops {
 	int (*watch)(void *ctx, struct step *const *s, size_t n, void **state, long max_ms, size_t *which);
 	/* CLUSTER:register and repository:register */
 	int (*reg)(void *ctx, struct step *s, const char **err);
-	/* CLUSTER:provision (argocapi.c): the Cluster initialized (initial) or converged; 0 with *uid */
-	int (*provision)(void *ctx, struct step *s, int initial, const char **uid, const char **err);
+	/* CLUSTER:provision (argocapi.c): the Cluster converged, or initialized when not of uid `known`; 0 with *uid */
+	int (*provision)(void *ctx, struct step *s, const char *known, const char **uid, const char **err);
 	/* a cluster named only by `name`: 0 Argo CD knows it, 1 it does not (*err), -1 could not tell */
 	int (*lookup)(void *ctx, const struct cluster *cl, const char *log, const char **err);
 	void *ctx;

@@ -128,6 +128,11 @@ static size_t wants(struct ctx *c, struct want **v)
 		struct step *s = g->steps[i];
 		if (!s->selected)
 			continue;
+		if (s->kind == STEP_PROVISION) {
+			/* a created cluster's incarnation, in the keys of its syncs below (steps[] is in order) */
+			plan_decide(&c->pl, s);
+			continue;
+		}
 		if (s->kind == STEP_REGISTER && s->cluster && s->cluster->server) {
 			plan_decide(&c->pl, s);
 			if (s->dirty)

@@ -162,9 +162,9 @@ static int render_components(struct planner *pl, struct step *s, struct inputs *
 	}
 	inputs_add(in, "package spec", hs(p->spec));
 	if (r->builtin == RENDER_CAPI && capi_class_render(s))
-		/* checked against its class's render (capicheck.c): another class, another check */
-		inputs_add(in, "class", !hash_zero(capi_class_render(s)->output) ? capi_class_render(s)->output
-										 : capi_class_render(s)->old_output);
+		/* checked against its class's render (capicheck.c): another class, another check; the class
+		 * render's key, known once it is decided (before this one: an in-step), where its output is not */
+		inputs_add(in, "class", capi_class_render(s)->key);
 	inputs_add(in, "namespace", hs(s->namespace));
 	if (r->builtin == RENDER_HELM || r->builtin == RENDER_ARGOCD_APP) {
 		/* these render an Application: its folder, name and destination are output */

@@ -57,6 +57,13 @@ void provision_decide(struct planner *pl, struct step *s, const struct record *r
 		return;
 	}
 	s->key = key_of(s);
+	if (sync && sync->dirty && sync->reason == R_FORCED) {
+		/* --refresh found the Cluster changed or gone, and synced it again: what is there now? */
+		s->dirty = 1;
+		s->reason = R_FORCED;
+		s->why = aprintf("%s synced the Cluster again (--refresh)", sync->id);
+		return;
+	}
 	if (rec->ok && hash_eq(rec->key, s->key))
 		s->output = rec->output;
 	plan_compare(s, rec, "the cluster's Cluster changed");
@@ -66,13 +73,14 @@ int provision_run(struct planner *pl, struct step *s, const struct sync_ops *ops
 		  const char **uid, const char **err)
 {
 	struct record rec = state_step(pl->st, s->id);
+	const char *known = rec.commit && *rec.commit ? astrndup(rec.commit, strcspn(rec.commit, " ")) : NULL;
 	struct hasher *h;
 
 	*uid = NULL;
 	if (!ops->provision)
 		return *err = "this idpmake cannot talk to Argo CD", -1;
-	/* a cluster never provisioned waits for its control plane; one that was, for the change to land */
-	if (ops->provision(ops->ctx, s, !rec.commit || !*rec.commit, uid, err) < 0)
+	/* a cluster never provisioned (or made again) waits for its control plane; one that was, for the change */
+	if (ops->provision(ops->ctx, s, known, uid, err) < 0)
 		return -1;
 	h = hasher_new();
 	hasher_adds(h, "capi incarnation");
