@@ -89,7 +89,7 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
     GET,POST /_emu/config  settings changed at run time: {"cluster_tokens": {SERVER: TOKEN}, "start_ms": 500, "resync_ms": 100, "same_second": true,
                          "require_repo_creds": true, "api_versions": [...], "op_ms", "health_ms", "reconcile_ms",
                          "delete_ms", "retry_ms", "appset_ms", "rbac_deny": ["applications, delete, *"],
-                         "live_clusters": true}
+                         "live_clusters": true, "live_resync_ms": 500 (live apps compared again)}
     POST /_emu/cluster   one cluster's info.apiVersions: {"server": S or "name": N, "api_versions": [...]}
                          (null: the emulator-wide list again; CRDs synced to it still add their kinds)
     POST /_emu/live      live drift: {"app": A, "kind": K, "name": N, ["namespace", "group"], "set": {"spec.replicas": 3}}
@@ -1159,7 +1159,8 @@ class Emu(LiveMixin, ResourcesMixin, FleetMixin, RepoServerMixin):
                 "resync_ms": int, "retry_ms": int, "same_second": bool, "require_repo_creds": bool, "api_versions": list,
                 "manifest_generate_paths": bool, "stream_drop_after": int, "stream_buffer": bool, "keepalive_ms": int,
                 "appset_ms": int, "rbac_deny": list, "cluster_tokens": dict, "namespaces_exist": bool,
-                "selfheal_ms": int, "live_clusters": bool}
+                "selfheal_ms": int, "live_clusters": bool,
+                "live_resync_ms": int}
 
     def config(self):
         return {k: getattr(self, k) for k in self.SETTINGS}

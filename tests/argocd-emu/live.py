@@ -29,6 +29,7 @@ import os
 import socket
 import ssl
 import tempfile
+import threading
 import time
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -85,6 +86,12 @@ def tracking_id(app, obj):
     return "%s:%s/%s:%s/%s" % (app, g, k, ns, n)
 
 
+def has_option(obj, opt):
+    """the object's own argocd.argoproj.io/sync-options annotation names opt"""
+    ann = ((obj.get("metadata") or {}).get("annotations") or {}).get("argocd.argoproj.io/sync-options") or ""
+    return opt in [o.strip() for o in ann.split(",")]
+
+
 def conditions(obj):
     return {c.get("type"): c for c in ((obj.get("status") or {}).get("conditions") or []) if isinstance(c, dict)}
 
@@ -95,19 +102,27 @@ def live_health(obj):
         return {"status": "Missing"}
     g, k = rkey(obj)[:2]
     st = obj.get("status") or {}
-    if g == "cluster.x-k8s.io" and k == "Cluster":
-        # resource_customizations/cluster.x-k8s.io/Cluster (v1beta2 objects; v1beta1 Ready False as <= 3.5.1)
+    if g == "cluster.x-k8s.io" and k in ("Cluster", "Machine", "MachineDeployment"):
+        # resource_customizations/cluster.x-k8s.io/*: paused is Suspended, the phase, then (Argo CD <= 3.5.1) any
+        # Ready=False condition is Degraded; v1beta2 objects carry no Ready, so their health is the phase alone
         if (obj.get("spec") or {}).get("paused"):
-            return {"status": "Suspended", "message": "Cluster is paused"}
+            return {"status": "Suspended", "message": "%s is paused" % k}
+        phase, good = st.get("phase"), "Provisioned" if k == "Cluster" else "Running"
+        if phase == good:
+            h = {"status": "Healthy", "message": "%s is running" % k}
+        elif phase == "Failed":
+            h = {"status": "Degraded", "message": st.get("failureMessage") or ""}
+        else:
+            h = {"status": "Progressing", "message": "Waiting for %s" % ("clusters" if k == "Cluster" else "machines")}
         ready = conditions(obj).get("Ready")
-        if obj.get("apiVersion", "").endswith("/v1beta1") and ready and ready.get("status") == "False":
-            return {"status": "Degraded", "message": ready.get("message") or ready.get("reason") or ""}
-        phase = st.get("phase")
-        if phase == "Provisioned":
-            return {"status": "Healthy", "message": "Cluster is running"}
-        if phase == "Failed":
-            return {"status": "Degraded", "message": st.get("failureMessage") or "Cluster provisioning failed"}
-        return {"status": "Progressing", "message": "Cluster is %s" % (phase or "provisioning").lower()}
+        if ready and ready.get("status") == "False":
+            h = {"status": "Degraded", "message": ready.get("message") or ""}
+        return h
+    if g == "addons.cluster.x-k8s.io" and k == "ClusterResourceSet":
+        c = conditions(obj).get("ResourcesApplied")
+        if not c or c.get("status") not in ("True", "False"):
+            return {"status": "Progressing", "message": "Waiting for ResourcesApplied"}
+        return {"status": "Healthy" if c["status"] == "True" else "Degraded", "message": c.get("message") or ""}
     if g == "apps" and k in ("Deployment", "StatefulSet", "DaemonSet"):
         want = (obj.get("spec") or {}).get("replicas", 1) if k != "DaemonSet" else st.get("desiredNumberScheduled", 0)
         if (obj.get("spec") or {}).get("paused"):
@@ -157,6 +172,30 @@ class Kube:
                 self.ctx.load_cert_chain(os.path.join(d, "certData"), os.path.join(d, "keyData"))
         self.token = cfg.get("bearerToken")
         self.types = None   # (group, kind) -> (version, plural, namespaced)
+        self.conn, self.lock = None, threading.Lock()
+
+    def roundtrip(self, method, full, data, hdrs, timeout):
+        """one request on the kept-alive connection (a new one when it was closed)"""
+        for attempt in (0, 1):
+            fresh = self.conn is None
+            if fresh:
+                self.conn = http.client.HTTPSConnection(self.host, self.port, timeout=timeout, context=self.ctx)
+                if self.sni != self.host:
+                    self.conn.host = self.sni
+            try:
+                self.conn.request(method, full, body=data, headers=hdrs)
+                r = self.conn.getresponse()
+                raw = r.read()
+                if r.getheader("Connection", "").lower() == "close":
+                    self.conn.close()
+                    self.conn = None
+                return r, raw
+            except (OSError, http.client.HTTPException):
+                self.conn.close()
+                self.conn = None
+                if fresh or attempt:
+                    raise
+        raise OSError("unreachable")
 
     def url(self, path):
         return self.server + path
@@ -171,13 +210,8 @@ class Kube:
             data = json.dumps(body).encode()
             hdrs["Content-Type"] = ctype
         try:
-            c = http.client.HTTPSConnection(self.host, self.port, timeout=timeout, context=self.ctx)
-            if self.sni != self.host:
-                c.host = self.sni
-            c.request(method, full, body=data, headers=hdrs)
-            r = c.getresponse()
-            raw = r.read()
-            c.close()
+            with self.lock:
+                r, raw = self.roundtrip(method, full, data, hdrs, timeout)
         except ssl.SSLCertVerificationError as e:
             raise KubeDown('Get "%s": tls: failed to verify certificate: x509: %s' % (
                 self.url(path), "certificate signed by unknown authority" if "self" in str(e) or "issuer" in str(e)
@@ -253,8 +287,10 @@ class Kube:
             q["dryRun"] = "All"
         return self.request("PATCH", p, obj, "application/apply-patch+yaml", q)
 
-    def delete(self, group, kind, ns, name, policy="Foreground"):
+    def delete(self, group, kind, ns, name, policy="Foreground", grace=None):
         body = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": policy}
+        if grace is not None:
+            body["gracePeriodSeconds"] = grace
         return self.request("DELETE", self.path(group, kind, ns, name)[0], body)
 
     def everything(self):
@@ -287,6 +323,21 @@ class LiveMixin:
             cfg["bearerToken"] = a.in_cluster_kube_token
         self.in_cluster_cfg = cfg
         self.kube_clients = {}
+        # the controller's cluster cache is a watch: a live app is compared again every live_resync_ms (config)
+        self.live_resync_ms = 500
+        threading.Thread(target=self.live_loop, daemon=True).start()
+
+    def live_loop(self):
+        while True:
+            time.sleep(0.05)
+            if not self.live_clusters or self.live_resync_ms <= 0:
+                continue
+            with self.lock:
+                now = time.time()
+                for rec in list(self.apps.values()):
+                    if now - rec.reconciled >= self.live_resync_ms / 1000.0 and not rec.obj.get("operation") and \
+                            not rec.obj["metadata"].get("deletionTimestamp") and self.live_app(rec):
+                        self.reconcile(rec)
 
     # -- which clusters are live
     def live_client(self, server, cfg=None):
@@ -392,8 +443,7 @@ class LiveMixin:
         """(failure message or None, syncResult.resources) of a sync of target to the live cluster"""
         k = self.live_app(rec)
         app = rec.obj["metadata"]["name"]
-        opts = so.get("syncOptions") or []
-        opts += (rec.obj["spec"].get("syncPolicy") or {}).get("syncOptions") or []
+        opts = list(so.get("syncOptions") or []) + list((rec.obj["spec"].get("syncPolicy") or {}).get("syncOptions") or [])
         prune, prune_last = bool(so.get("prune")) and prune_ok, "PruneLast=true" in opts
         err = self.live_refresh(rec)
         if err:
@@ -431,7 +481,8 @@ class LiveMixin:
         surplus.sort(key=sync_order)
         tasks = [("apply", o) for o in objs] + [("prune", o) for o in surplus]
         # prune tasks run in their own wave (the object's), PruneLast ones after everything
-        tasks.sort(key=lambda t: (1 if t[0] == "prune" and prune_last else 0, wave(t[1]), t[0] == "prune",
+        tasks.sort(key=lambda t: (1 if t[0] == "prune" and (prune_last or has_option(t[1], "PruneLast=true")) else 0,
+                                  wave(t[1]), t[0] == "prune",
                                   sync_order(t[1])))
         msgs = []
         for what, o in tasks:
@@ -540,12 +591,8 @@ class LiveMixin:
             self.reconcile(rec)
             return {}
         try:
-            k.delete(g, kind, ns, n, "Orphan" if orphan else "Foreground")
-            if force:
-                cur = k.get(g, kind, ns, n)
-                if cur["metadata"].get("finalizers"):
-                    k.request("PATCH", k.path(g, kind, ns, n)[0], {"metadata": {"finalizers": None}},
-                              "application/merge-patch+json")
+            # DeleteResource: orphan is propagation Orphan (else Foreground); force is a grace period of 0
+            k.delete(g, kind, ns, n, "Orphan" if orphan else "Foreground", 0 if force else None)
         except KubeError as e:
             if e.code != 404:
                 raise ApiError(2, "error deleting resource: %s" % e.message)

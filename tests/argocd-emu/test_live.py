@@ -19,7 +19,7 @@ import urllib.parse
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KUBE_EMU = os.path.join(HERE, "..", "kube-emu", "kubeemu.py")
+KUBE_EMU = os.environ.get("KUBE_EMU") or os.path.join(HERE, "..", "kube-emu", "kubeemu.py")
 OPENSSL = shutil.which("openssl")
 KTOKEN = "kube-live-token-0123456789"
 sys.path.insert(0, HERE)
@@ -68,8 +68,19 @@ DEPLOY = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w
                                 "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
 SECRET = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "web-secret"},
           "data": {"value": base64.b64encode(b"kubeconfig-bytes").decode()}}
+CRD = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+       "metadata": {"name": "clusters.cluster.x-k8s.io"},
+       "spec": {"group": "cluster.x-k8s.io", "scope": "Namespaced",
+                "names": {"plural": "clusters", "singular": "cluster", "kind": "Cluster", "listKind": "ClusterList"},
+                "versions": [{"name": "v1beta2", "served": True, "storage": True, "subresources": {"status": {}},
+                              "schema": {"openAPIV3Schema": {"type": "object",
+                                                             "x-kubernetes-preserve-unknown-fields": True}}}]}}
+CAPI_CLUSTER = {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+                "metadata": {"name": "eu-1", "annotations": {"argocd.argoproj.io/sync-wave": "1"}},
+                "spec": {"topology": {"classRef": {"name": "quick-start"}, "version": "v1.32.0"}}}
 FILES = {"web": [cm("web-cm"), DEPLOY, SECRET], "pa": [cm("pa-1"), cm("pa-2")], "pb": [cm("pa-1")],
-         "cas": [cm("cas-low"), cm("cas-high", wave=5)], "far": [cm("far-cm")]}
+         "cas": [cm("cas-low"), cm("cas-high", wave=5)], "far": [cm("far-cm")], "capi": [CRD, CAPI_CLUSTER],
+         "inc": [cm("inc-cm")]}
 
 
 def poll(fn, what, timeout=10):
@@ -105,7 +116,8 @@ class LiveTest(unittest.TestCase):
         cls.kproc, cls.kube = start_kube(cls.tmp, "kube")
         cls.procs = [cls.kproc]
         proc, port = start_emulator(cls.tmp, "argocd", "--live-clusters", "--op-ms", "30", "--health-ms", "30",
-                                    "--reconcile-ms", "20", "--delete-ms", "30", "--resync-ms", "0")
+                                    "--reconcile-ms", "20", "--delete-ms", "30", "--resync-ms", "0",
+                                    "--same-second")
         cls.procs.append(proc)
         cls.argo = Client("http://127.0.0.1:%d" % port)
         st, _, body = cls.register(cls.kube, KTOKEN)
@@ -294,6 +306,56 @@ class LiveTest(unittest.TestCase):
             self.kreq("DELETE", "/api/v1/namespaces/default/configmaps/cas-high")
         poll(lambda: self.kget_cm("cas-low")[0] == 404, "cas-low deleted")
         poll(lambda: self.app("cas") is None, "cas gone")
+
+    def test_cluster_health_and_out_of_band_delete_seen_without_refresh(self):
+        self.create_app("capi", "capi")
+        a = self.sync("capi")
+        self.assertEqual(a["status"]["operationState"]["phase"], "Succeeded", a["status"]["operationState"])
+        st, cl = self.kreq("GET", "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/eu-1")
+        self.assertEqual(st, 200, cl)
+
+        def tree_health():
+            st, _, tree = self.argo.req("GET", "/api/v1/applications/capi/resource-tree")
+            return [n.get("health", {}).get("status") for n in tree.get("nodes", []) if n["kind"] == "Cluster"]
+        self.assertEqual(tree_health(), ["Progressing"])
+        poll(lambda: self.app("capi")["status"]["health"]["status"] == "Progressing", "app Progressing")
+        for phase, want in (("Provisioned", "Healthy"), ("Failed", "Degraded")):
+            cl = self.kreq("GET", "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/eu-1")[1]
+            cl["status"] = {"phase": phase}
+            self.assertEqual(self.kreq("POST", "/_emu/object", cl)[0], 200)
+            self.assertEqual(tree_health(), [want])
+            poll(lambda: self.app("capi")["status"]["health"]["status"] == want, "app " + want)
+        cl["status"] = {"phase": "Provisioned", "conditions": [{"type": "Ready", "status": "False", "message": "m"}]}
+        self.kreq("POST", "/_emu/object", cl)
+        self.assertEqual(tree_health(), ["Degraded"])    # Argo CD <= 3.5.1: any Ready=False
+        cl["status"] = {"phase": "Provisioned"}
+        cl["spec"]["paused"] = True
+        self.kreq("POST", "/_emu/object", cl)
+        self.assertEqual(tree_health(), ["Suspended"])
+        st, _, body = self.argo.req("GET", "/api/v1/applications/capi/resource?namespace=default&resourceName=eu-1&"
+                                    "version=v1beta2&group=cluster.x-k8s.io&kind=Cluster")
+        self.assertEqual(st, 200, body)
+        self.assertEqual(json.loads(body["manifest"])["status"]["phase"], "Provisioned")
+        # the cluster cache follows the cluster: a deletion out of band is seen without a refresh
+        self.assertEqual(self.app("capi")["status"]["sync"]["status"], "Synced")
+        self.kreq("DELETE", "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/eu-1")
+        poll(lambda: self.app("capi")["status"]["sync"]["status"] == "OutOfSync", "capi OutOfSync", timeout=5)
+
+    def test_in_cluster_destination(self):
+        proc, port = start_emulator(self.tmp, "argocd-in", "--live-clusters", "--op-ms", "30", "--health-ms", "30",
+                                    "--same-second", "--in-cluster-kube", self.kube, "--in-cluster-kube-token", KTOKEN,
+                                    "--in-cluster-kube-ca", self.tmp + "/ca.pem")
+        self.procs.append(proc)
+        argo = Client("http://127.0.0.1:%d" % port)
+        st, _, body = argo.req("POST", "/api/v1/applications", {
+            "metadata": {"name": "inc"}, "spec": {"project": "default", "source": {
+                "repoURL": REPO_URL, "path": "inc", "targetRevision": "main"}, "destination": {
+                "server": "https://kubernetes.default.svc", "namespace": "default"}}})
+        self.assertEqual(st, 200, body)
+        self.assertEqual(argo.req("POST", "/api/v1/applications/inc/sync", {})[0], 200)
+        poll(lambda: self.kget_cm("inc-cm")[0] == 200, "inc-cm applied to the in-cluster kube")
+        self.assertEqual(self.kget_cm("inc-cm")[1]["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"],
+                         "inc:/ConfigMap:default/inc-cm")
 
     def test_unreachable_destination(self):
         proc, server = start_kube(self.tmp, "kube2")
