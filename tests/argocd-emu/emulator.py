@@ -811,7 +811,7 @@ class Emu(LiveMixin, ResourcesMixin, FleetMixin, RepoServerMixin):
             live = self.live_app(rec) if self.live_clusters else None
             missing = None if live else self.missing_namespaces(app["spec"], target, so.get("syncOptions"))
             if live and not so.get("dryRun"):
-                fail_msg, live_results = self.live_sync(rec, target, so, prune_ok=True)
+                fail_msg, live_results = self.live_sync(rec, target, so, sel)
                 state["syncResult"]["resources"] = live_results
             if missing:
                 # gitops-engine: the dry run of every task first; an object into a namespace the cluster lacks fails
@@ -1068,6 +1068,8 @@ class Emu(LiveMixin, ResourcesMixin, FleetMixin, RepoServerMixin):
                 fins.append(FINALIZERS[{"": 0, "foreground": 1, "background": 2}[pol.lower()]])
         else:
             fins = [f for f in fins if f not in FINALIZERS]
+        if self.live_clusters and not self.live_registered(rec):
+            fins = [f for f in fins if f not in FINALIZERS]   # live.py: "removed from undefined cluster", at once
         meta.pop("finalizers", None)
         if not fins:
             rec.seq += 1

@@ -439,12 +439,13 @@ class LiveMixin:
         return status, message
 
     # -- sync hook
-    def live_sync(self, rec, target, so, prune_ok=True):
-        """(failure message or None, syncResult.resources) of a sync of target to the live cluster"""
+    def live_sync(self, rec, target, so, sel=None):
+        """(failure message or None, syncResult.resources) of a sync of target to the live cluster; sel: the keys
+        of a selective sync (only those are pruned)"""
         k = self.live_app(rec)
         app = rec.obj["metadata"]["name"]
         opts = list(so.get("syncOptions") or []) + list((rec.obj["spec"].get("syncPolicy") or {}).get("syncOptions") or [])
-        prune, prune_last = bool(so.get("prune")) and prune_ok, "PruneLast=true" in opts
+        prune, prune_last = bool(so.get("prune")), "PruneLast=true" in opts
         err = self.live_refresh(rec)
         if err:
             return err, []
@@ -477,7 +478,8 @@ class LiveMixin:
                 failed.append(dict(self.res_entry(o, "SyncFailed", e.message), hookPhase="Failed"))
         if failed:
             return "one or more objects failed to apply (dry run)", failed
-        surplus = [o for key, o in sorted(rec.live.items()) if key not in target]
+        surplus = [o for key, o in sorted(rec.live.items()) if key not in target and
+                   (not sel or key in sel or (key[0], key[1], "", key[3]) in sel)]
         surplus.sort(key=sync_order)
         tasks = [("apply", o) for o in objs] + [("prune", o) for o in surplus]
         # prune tasks run in their own wave (the object's), PruneLast ones after everything

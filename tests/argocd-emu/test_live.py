@@ -263,6 +263,13 @@ class LiveTest(unittest.TestCase):
         res = {r["name"]: r for r in a["status"]["operationState"]["syncResult"]["resources"]}
         self.assertEqual(res["pa-2"]["status"], "PruneSkipped")
         self.assertEqual(self.kget_cm("pa-2")[0], 200)
+        # a selective sync prunes only what it selects
+        st, _, body = self.argo.req("POST", "/api/v1/applications/pa/sync", {"prune": True, "resources": [
+            {"group": "", "kind": "ConfigMap", "namespace": "default", "name": "pa-1"}]})
+        self.assertEqual(st, 200, body)
+        poll(lambda: (lambda x: not x.get("operation") and x["status"]["operationState"]["phase"] == "Succeeded")(
+            self.app("pa")), "selective sync")
+        self.assertEqual(self.kget_cm("pa-2")[0], 200)
         a = self.sync("pa", prune=True, options=["PruneLast=true"])
         res = a["status"]["operationState"]["syncResult"]["resources"]
         self.assertEqual([(r["name"], r["status"]) for r in res], [("pa-1", "Synced"), ("pa-2", "Pruned")])
@@ -356,6 +363,18 @@ class LiveTest(unittest.TestCase):
         poll(lambda: self.kget_cm("inc-cm")[0] == 200, "inc-cm applied to the in-cluster kube")
         self.assertEqual(self.kget_cm("inc-cm")[1]["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"],
                          "inc:/ConfigMap:default/inc-cm")
+
+    def test_unregistered_destination_dropped_at_once(self):
+        server = self.kube.replace("127.0.0.1", "localhost")    # not in the certificate: insecure
+        st, _, body = self.argo.req("POST", "/api/v1/clusters", {
+            "server": server, "name": "alias", "config": {"bearerToken": KTOKEN, "tlsClientConfig": {"insecure": True}}})
+        self.assertEqual(st, 200, body)
+        self.create_app("orphan", "far", server)
+        st, _, body = self.argo.req("DELETE", "/api/v1/clusters/" + urllib.parse.quote(server, safe=""))
+        self.assertEqual(st, 200, body)
+        st, _, body = self.argo.req("DELETE", "/api/v1/applications/orphan?cascade=true")
+        self.assertEqual(st, 200, body)
+        self.assertIsNone(self.app("orphan"))
 
     def test_unreachable_destination(self):
         proc, server = start_kube(self.tmp, "kube2")
