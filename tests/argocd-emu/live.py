@@ -169,7 +169,10 @@ class Kube:
                 for n in ("certData", "keyData"):
                     with open(os.path.join(d, n), "wb") as f:
                         f.write(base64.b64decode(tls[n]))
-                self.ctx.load_cert_chain(os.path.join(d, "certData"), os.path.join(d, "keyData"))
+                try:
+                    self.ctx.load_cert_chain(os.path.join(d, "certData"), os.path.join(d, "keyData"))
+                except ssl.SSLError:
+                    raise ValueError("tls: failed to find any PEM data in certificate input")
         self.token = cfg.get("bearerToken")
         self.types = None   # (group, kind) -> (version, plural, namespaced)
         self.conn, self.lock = None, threading.Lock()
@@ -324,20 +327,48 @@ class LiveMixin:
         self.in_cluster_cfg = cfg
         self.kube_clients = {}
         # the controller's cluster cache is a watch: a live app is compared again every live_resync_ms (config)
-        self.live_resync_ms = 500
+        self.live_resync_ms = 300
         threading.Thread(target=self.live_loop, daemon=True).start()
 
     def live_loop(self):
+        """the cluster cache's watch: every live_resync_ms a live app whose objects (or reachability) changed is
+        compared again (requestAppRefresh on a managed resource's event); an unchanged one is left alone"""
         while True:
-            time.sleep(0.05)
+            time.sleep(max(self.live_resync_ms, 50) / 1000.0)
             if not self.live_clusters or self.live_resync_ms <= 0:
                 continue
             with self.lock:
-                now = time.time()
                 for rec in list(self.apps.values()):
-                    if now - rec.reconciled >= self.live_resync_ms / 1000.0 and not rec.obj.get("operation") and \
-                            not rec.obj["metadata"].get("deletionTimestamp") and self.live_app(rec):
+                    if rec.obj.get("operation") or rec.obj["metadata"].get("deletionTimestamp"):
+                        continue
+                    k = self.live_app(rec)
+                    if k is not None and self.live_fingerprint(rec, k) != getattr(rec, "live_fp", None):
                         self.reconcile(rec)
+
+    @staticmethod
+    def fingerprint(objs_or_error):
+        if isinstance(objs_or_error, str):
+            return objs_or_error
+        return tuple(sorted((o["metadata"].get("uid"), o["metadata"].get("resourceVersion")) for o in objs_or_error))
+
+    def live_fingerprint(self, rec, k):
+        try:
+            objs = k.everything()
+        except (KubeDown, KubeError) as e:
+            return self.fingerprint("down: %s" % e)
+        return self.fingerprint(self.tracked_and_children(rec, objs))
+
+    def tracked_and_children(self, rec, objs):
+        app = rec.obj["metadata"]["name"]
+        out = [o for o in objs if ((o.get("metadata") or {}).get("annotations") or {}).get(TRACKING) == tracking_id(app, o)]
+        uids = {o["metadata"].get("uid") for o in out}
+        more = True
+        while more:
+            more = [o for o in objs if o["metadata"].get("uid") not in uids and
+                    any(r.get("uid") in uids for r in o["metadata"].get("ownerReferences") or [])]
+            out += more
+            uids |= {o["metadata"].get("uid") for o in more}
+        return out
 
     # -- which clusters are live
     def live_client(self, server, cfg=None):
@@ -359,7 +390,10 @@ class LiveMixin:
         key = (url, json.dumps(cfg, sort_keys=True))
         k = self.kube_clients.get(key)
         if k is None:
-            k = self.kube_clients[key] = Kube(url, cfg)
+            try:
+                k = self.kube_clients[key] = Kube(url, cfg)
+            except (ValueError, ssl.SSLError, OSError):
+                return None     # credentials that cannot be loaded: not live (registration refuses them)
         return k
 
     def live_app(self, rec):
@@ -389,7 +423,9 @@ class LiveMixin:
             return "failed to get server version: " + str(e).replace("/version\"", "/version?timeout=32s\"")
         except KubeError as e:
             return "failed to get server version: " + e.message
-        except (ssl.SSLError, ValueError) as e:
+        except ValueError as e:
+            return "failed to create discovery client: %s" % e
+        except ssl.SSLError as e:
             return "failed to create discovery client: unable to load root certificates: %s" % e
         return None
 
@@ -407,6 +443,7 @@ class LiveMixin:
         except (KubeDown, KubeError) as e:
             why = "connection refused" if "connection refused" in str(e) else str(e)
             rec.live_error = "failed to sync cluster %s: %s" % (self.dest_server(rec.obj["spec"]), why)
+            rec.live_fp = self.fingerprint("down: %s" % e)
             return rec.live_error
         live = {}
         for o in objs:
@@ -414,6 +451,7 @@ class LiveMixin:
             if tid and tid == tracking_id(app, o):
                 live[rkey(o)] = o
         rec.live, rec.live_all = live, objs
+        rec.live_fp = self.fingerprint(self.tracked_and_children(rec, objs))
         rec.live_health = {key: h for key, h in ((key, live_health(o)) for key, o in live.items()) if h}
         if getattr(rec, "health_settled", False) and not rec.obj.get("operation") and rec.deployed is not None:
             st = rec.obj["status"]

@@ -193,6 +193,16 @@ class LiveTest(unittest.TestCase):
             "server": self.kube, "name": "x", "config": {"bearerToken": KTOKEN, "tlsClientConfig": {"caData": other}}})
         self.assertEqual(st, 500, body)
         self.assertIn("x509: certificate signed by unknown authority", body["message"])
+        # a client certificate (certData/keyData) is loaded and presented; one that is not PEM is refused
+        with open(self.tmp + "/server.key", "rb") as f:
+            key = base64.b64encode(f.read()).decode()
+        for cert, want in ((other, 200), (base64.b64encode(b"junk").decode(), 500)):
+            st, _, body = self.argo.req("POST", "/api/v1/clusters?upsert=true", {
+                "server": self.kube, "name": "c", "config": {"bearerToken": KTOKEN, "tlsClientConfig": {
+                    "caData": self.ca, "certData": cert, "keyData": key}}})
+            self.assertEqual(st, want, body)
+        self.assertEqual(body["message"], "error getting server version: failed to create discovery client: tls: "
+                         "failed to find any PEM data in certificate input")
         st, _, body = self.register(self.kube, KTOKEN)
         self.assertEqual(st, 200, body)
 
@@ -343,8 +353,13 @@ class LiveTest(unittest.TestCase):
                                     "version=v1beta2&group=cluster.x-k8s.io&kind=Cluster")
         self.assertEqual(st, 200, body)
         self.assertEqual(json.loads(body["manifest"])["status"]["phase"], "Provisioned")
-        # the cluster cache follows the cluster: a deletion out of band is seen without a refresh
-        self.assertEqual(self.app("capi")["status"]["sync"]["status"], "Synced")
+        # the cluster cache follows the cluster: a deletion out of band is seen without a refresh; nothing
+        # changed, the app is left alone (no new resourceVersion)
+        a = poll(lambda: (lambda x: x if x["status"]["health"]["status"] == "Suspended" else None)(self.app("capi")),
+                 "app Suspended")
+        self.assertEqual(a["status"]["sync"]["status"], "Synced")
+        time.sleep(0.7)
+        self.assertEqual(self.app("capi")["metadata"]["resourceVersion"], a["metadata"]["resourceVersion"])
         self.kreq("DELETE", "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/eu-1")
         poll(lambda: self.app("capi")["status"]["sync"]["status"] == "OutOfSync", "capi OutOfSync", timeout=5)
 
