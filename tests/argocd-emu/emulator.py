@@ -89,7 +89,7 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
     GET,POST /_emu/config  settings changed at run time: {"cluster_tokens": {SERVER: TOKEN}, "start_ms": 500, "resync_ms": 100, "same_second": true,
                          "require_repo_creds": true, "api_versions": [...], "op_ms", "health_ms", "reconcile_ms",
                          "delete_ms", "retry_ms", "appset_ms", "rbac_deny": ["applications, delete, *"],
-                         "live_clusters": true, "live_resync_ms": 500 (live apps compared again)}
+                         "live_clusters": true, "live_resync_ms": 300 (how often live apps are checked for changes)}
     POST /_emu/cluster   one cluster's info.apiVersions: {"server": S or "name": N, "api_versions": [...]}
                          (null: the emulator-wide list again; CRDs synced to it still add their kinds)
     POST /_emu/live      live drift: {"app": A, "kind": K, "name": N, ["namespace", "group"], "set": {"spec.replicas": 3}}

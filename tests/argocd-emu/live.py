@@ -19,7 +19,18 @@ What it does, as Argo CD (behaviour read from argo-cd and gitops-engine; no code
   - GET/DELETE .../resource on the live object (Secrets masked as HideSecretData), resource-tree with the
     objects' owner-ref children (recursively), their uid, resourceVersion, health and parentRefs;
   - cascaded deletion (finalizeApplicationDeletion): reverse sync-wave order, a wave whose objects still exist
-    (deletionTimestamp, finalizers) blocks the next; an unreachable cluster blocks it all.
+    (deletionTimestamp, finalizers) blocks the next; an unreachable cluster blocks it all; an app whose destination
+    is not registered loses its resources finalizer at once;
+  - the cluster cache: every live_resync_ms (config, default 300) each live app's tracked objects, their owner-ref
+    children and the cluster's reachability are listed; a change is a new comparison (an unchanged app is left
+    alone, its resourceVersion too);
+  - health (resource-tree nodes; the app's health once its post-sync Progressing is over: the worst of its
+    resources'): Deployment/StatefulSet/DaemonSet rollout, cluster.x-k8s.io Cluster (Provisioned Healthy, Failed
+    Degraded, else Progressing), Machine/MachineDeployment (Running), then any Ready=False Degraded (Argo CD <= 3.5.1;
+    v1beta2 objects carry no Ready), spec.paused Suspended; ClusterResourceSet by ResourcesApplied.
+
+Not modelled for live apps: hooks, /_emu/live drift (it edits the in-memory model; edit the cluster instead),
+the cluster's connectionState in GET /api/v1/clusters, awsAuthConfig (an eks cluster), health messages word for word.
 """
 import base64
 import http.client
