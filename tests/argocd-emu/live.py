@@ -45,7 +45,7 @@ import time
 from urllib.parse import quote, urlencode, urlsplit
 
 from emucommon import IN_CLUSTER, ApiError, ts
-from resources import TRACKING, hide_secret_data, normalize_secret, rkey
+from resources import TRACKING, health_of, hide_secret_data, normalize_secret, rkey
 
 MANAGER = "argocd-controller"
 # gitops-engine sync/sync_tasks.go kindOrder (its ordering of objects of one wave)
@@ -147,9 +147,7 @@ def live_health(obj):
             return {"status": "Progressing", "message": "Waiting for rollout to finish: %d of %d updated replicas "
                     "are available..." % (have, want)}
         return {"status": "Healthy"}
-    if g == "" and k in ("Service", "Namespace", "PersistentVolumeClaim", "Pod") or k == "Ingress":
-        return {"status": "Healthy"}
-    return None
+    return health_of(obj)     # the in-memory model's rule for the other kinds
 
 
 def worst(healths):
