@@ -139,10 +139,10 @@ unit() {	# unit DIR [LABEL [SEED]]: every unit test of tests/unit/t-*.c, built i
 	done
 }
 
-emulator_selftest() {	# test_emulator.py (the API) and test_fidelity.py (Argo CD's behaviours, issue 21)
+emulator_selftest() {	# test_emulator.py (the API), test_fidelity.py (Argo CD's behaviours, issue 21), test_live.py (live clusters)
 	local out rc=0 r n total=0 t
 	out=$(mktemp "${TMPDIR:-/tmp}/idpmake-emu-test.XXXXXX")
-	for t in test_emulator test_fidelity; do
+	for t in test_emulator test_fidelity test_live; do
 		python3 "tests/argocd-emu/$t.py" >"$out" 2>&1
 		r=$?
 		cat "$out"

@@ -12,9 +12,22 @@ are resolved against real local repositories given with --repo-map URL=PATH.
         [--appset-ms 250] [--rbac-deny "RESOURCE, ACTION, OBJECT" ...]
         [--cluster NAME=URL ...] [--resync-ms 180000] [--retry-ms 200] [--same-second]
         [--require-repo-creds] [--repo-creds URL=USER:PASS ...] [--api-versions v1,v1/ConfigMap,...]
+        [--live-clusters [--in-cluster-kube URL --in-cluster-kube-token T --in-cluster-kube-ca FILE]]
 
 Modules: resources.py (live objects, managed-resources, resource-tree, drift), fleet.py (clusters,
-repositories, ApplicationSets), emucommon.py (shared helpers).  An Application with syncPolicy.automated is
+repositories, ApplicationSets), live.py (live clusters), emucommon.py (shared helpers).
+
+Live clusters (opt-in: --live-clusters, or POST /_emu/config {"live_clusters": true}; off, every behaviour below is
+the in-memory model's): a registered cluster whose server is a loopback https URL (and https://kubernetes.default.svc
+when --in-cluster-kube URL is given, with --in-cluster-kube-token and --in-cluster-kube-ca) is a real API server
+(tests/kube-emu/kubeemu.py), reached with the cluster config's bearerToken, caData, insecure, certData/keyData.
+Cluster create/upsert/update GET {server}/version; a sync dry-runs, then server-side applies (fieldManager
+argocd-controller, force) the revision's objects in sync-wave and kind order with the tracking-id annotation
+APP:GROUP/KIND:NS/NAME, and prunes (PruneLast=true last); comparison, managed-resources and resource-tree read the
+cluster (tracked objects and their owner-ref children); GET/DELETE /api/v1/applications/{name}/resource act on the
+live object (Secrets masked); a cascaded delete goes in reverse sync-wave order, waiting for objects with a
+deletionTimestamp; an unreachable destination is ComparisonError "failed to sync cluster S: connection refused",
+health Unknown, and blocks the cascade; an unregistered one is dropped at once.  See live.py's docstring.  An Application with syncPolicy.automated is
 synced by the emulated controller whenever a comparison finds it OutOfSync at a revision and source not yet
 attempted (Emu.auto_sync: retry limit 5 by default, backoff, the SyncError of a failed attempt, self-heal backoff).
 
@@ -75,7 +88,8 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
                          /_emu/config ignores the annotation, as an Argo CD without it
     GET,POST /_emu/config  settings changed at run time: {"cluster_tokens": {SERVER: TOKEN}, "start_ms": 500, "resync_ms": 100, "same_second": true,
                          "require_repo_creds": true, "api_versions": [...], "op_ms", "health_ms", "reconcile_ms",
-                         "delete_ms", "retry_ms", "appset_ms", "rbac_deny": ["applications, delete, *"]}
+                         "delete_ms", "retry_ms", "appset_ms", "rbac_deny": ["applications, delete, *"],
+                         "live_clusters": true, "live_resync_ms": 300 (how often live apps are checked for changes)}
     POST /_emu/cluster   one cluster's info.apiVersions: {"server": S or "name": N, "api_versions": [...]}
                          (null: the emulator-wide list again; CRDs synced to it still add their kinds)
     POST /_emu/live      live drift: {"app": A, "kind": K, "name": N, ["namespace", "group"], "set": {"spec.replicas": 3}}
@@ -161,6 +175,7 @@ from emucommon import (ApiError, GitError, ts, gojson, ordered, prune, sources_o
 from resources import ResourcesMixin  # noqa: E402
 from fleet import FleetMixin, AUTH_REQUIRED  # noqa: E402
 from reposerver import RepoServerMixin  # noqa: E402
+from live import LiveMixin  # noqa: E402
 from watch import serve_watch  # noqa: E402
 
 
@@ -352,7 +367,7 @@ class Rec:
         self.reconciled = 0.0     # time of the last comparison (for the reconcile interval)
 
 
-class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
+class Emu(LiveMixin, ResourcesMixin, FleetMixin, RepoServerMixin):
     def __init__(self, a):
         self.lock = threading.RLock()
         self.apps, self.rv, self.log, self.faults, self.app_faults, self.fault_id = {}, 1000, [], [], {}, 0
@@ -368,6 +383,7 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
         self.selfheal_ms = a.selfheal_ms
         self.rbac_deny = list(a.rbac_deny)
         self.fleet_init(a)
+        self.live_init(a)
         self.reposerver_init()
         self.watchers, self.watch_opens = 0, 0
         self.stream_drop_after, self.stream_buffer, self.keepalive_ms = 0, False, 15000
@@ -605,6 +621,7 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
         compared = ordered(dict(compared, destination=spec.get("destination") or {}), ["source", "destination", "sources"])
         sync = {"status": "Unknown", "comparedTo": copy.deepcopy(compared)}
         rec.reconciled = time.time()
+        live_err = self.live_refresh(rec) if self.live_clusters else None   # live.py: the destination's objects
         try:
             tg = self.targets(spec)
             try:
@@ -615,25 +632,29 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
         except GitError as e:
             self.set_condition(st, "ComparisonError", self.comparison_error(e))
         else:
-            self.set_condition(st, "ComparisonError", None)
-            resources, ok = self.compare_resources(rec, rec.target)
-            if resources:
-                # Argo CD 3 (resourceHealthSource appTree, controller.resource.health.persist false) keeps the
-                # resources' health in the resource tree only: status.resources carry none
-                st["resources"] = [{k: v for k, v in r.items() if k != "health"} for r in resources]
+            if live_err:
+                self.set_condition(st, "ComparisonError", live_err)
+                st["health"] = {"status": "Unknown", "lastTransitionTime": now}
             else:
-                st.pop("resources", None)
-            sync["status"] = "Synced" if rec.deployed == [k for _, k, _ in tg] and ok and not rec.drift else "OutOfSync"
-            if rec.deployed is not None and (st.get("health") or {}).get("status") == "Healthy" and \
-                    any((r.get("health") or {}).get("status") == "Missing" for r in resources):
-                st["health"] = {"status": "Missing", "lastTransitionTime": now}
-            if multi:
-                sync["revisions"] = [r for r, _, _ in tg]
-                st["sourceTypes"] = [t for _, _, t in tg]
-            elif tg:
-                sync["revision"] = tg[0][0]
-            if tg:
-                st["sourceType"] = tg[0][2]
+                self.set_condition(st, "ComparisonError", None)
+                resources, ok = self.compare_resources(rec, rec.target)
+                if resources:
+                    # Argo CD 3 (resourceHealthSource appTree, controller.resource.health.persist false) keeps the
+                    # resources' health in the resource tree only: status.resources carry none
+                    st["resources"] = [{k: v for k, v in r.items() if k != "health"} for r in resources]
+                else:
+                    st.pop("resources", None)
+                sync["status"] = "Synced" if rec.deployed == [k for _, k, _ in tg] and ok and not rec.drift else "OutOfSync"
+                if rec.deployed is not None and (st.get("health") or {}).get("status") == "Healthy" and \
+                        any((r.get("health") or {}).get("status") == "Missing" for r in resources):
+                    st["health"] = {"status": "Missing", "lastTransitionTime": now}
+                if multi:
+                    sync["revisions"] = [r for r, _, _ in tg]
+                    st["sourceTypes"] = [t for _, _, t in tg]
+                elif tg:
+                    sync["revision"] = tg[0][0]
+                if tg:
+                    st["sourceType"] = tg[0][2]
         if rec.deployed is None and not (st.get("health") or {}).get("status"):
             st["health"] = {"status": "Missing", "lastTransitionTime": now}
         st.update(sync=sync, reconciledAt=now, resourceHealthSource="appTree", controllerNamespace=CONTROL_NS)
@@ -713,6 +734,8 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
             self.reconcile(rec)
 
     def set_health(self, rec, status, message=None):
+        if self.live_clusters:
+            status, message = self.live_set_health(rec, status, message)
         rec.obj["status"]["health"] = dict([("status", status)] + ([("message", message)] if message else []) +
                                            [("lastTransitionTime", ts())])
 
@@ -785,7 +808,11 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
                    for r in so.get("resources") or []}
             target = {k: v for k, v in (rec.op_target or {}).items()
                       if not sel or k in sel or (k[0], k[1], "", k[3]) in sel}
-            missing = self.missing_namespaces(app["spec"], target, so.get("syncOptions"))
+            live = self.live_app(rec) if self.live_clusters else None
+            missing = None if live else self.missing_namespaces(app["spec"], target, so.get("syncOptions"))
+            if live and not so.get("dryRun"):
+                fail_msg, live_results = self.live_sync(rec, target, so, sel)
+                state["syncResult"]["resources"] = live_results
             if missing:
                 # gitops-engine: the dry run of every task first; an object into a namespace the cluster lacks fails
                 fail_msg = "one or more objects failed to apply (dry run)"
@@ -823,7 +850,10 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
             if sel:
                 target = {k: v for k, v in target.items() if k in sel or (k[0], k[1], "", k[3]) in sel}
                 kept = {k: v for k, v in rec.live.items() if k not in target}
-            results = self.apply_live(rec, target, bool(so.get("prune")))
+            if live:
+                results, sel = state["syncResult"].get("resources"), None
+            else:
+                results = self.apply_live(rec, target, bool(so.get("prune")))
             if sel:
                 rec.live.update(kept)
                 results = [r for r in results if r["status"] == "Synced"]
@@ -882,6 +912,9 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
 
     def finalize(self, key, rec):
         if self.apps.get(key) is not rec:
+            return
+        if self.live_clusters and not self.live_finalize(rec):
+            self.later(100, self.finalize, key, rec)     # live.py: a wave still being deleted, or unreachable
             return
         fins = [f for f in rec.obj["metadata"].get("finalizers", []) if f not in FINALIZERS]
         if fins:
@@ -1035,6 +1068,8 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
                 fins.append(FINALIZERS[{"": 0, "foreground": 1, "background": 2}[pol.lower()]])
         else:
             fins = [f for f in fins if f not in FINALIZERS]
+        if self.live_clusters and not self.live_registered(rec):
+            fins = [f for f in fins if f not in FINALIZERS]   # live.py: "removed from undefined cluster", at once
         meta.pop("finalizers", None)
         if not fins:
             rec.seq += 1
@@ -1126,7 +1161,8 @@ class Emu(ResourcesMixin, FleetMixin, RepoServerMixin):
                 "resync_ms": int, "retry_ms": int, "same_second": bool, "require_repo_creds": bool, "api_versions": list,
                 "manifest_generate_paths": bool, "stream_drop_after": int, "stream_buffer": bool, "keepalive_ms": int,
                 "appset_ms": int, "rbac_deny": list, "cluster_tokens": dict, "namespaces_exist": bool,
-                "selfheal_ms": int}
+                "selfheal_ms": int, "live_clusters": bool,
+                "live_resync_ms": int}
 
     def config(self):
         return {k: getattr(self, k) for k in self.SETTINGS}
@@ -1274,6 +1310,8 @@ HANDLERS = {
     ("DELETE", "v1/applications/{name}/operation"): ("h_terminate", None, True, {}),
     ("GET", "v1/applications/{applicationName}/managed-resources"): ("h_managed_resources", None, True, {}),
     ("GET", "v1/applications/{applicationName}/resource-tree"): ("h_resource_tree", None, True, {}),
+    ("GET", "v1/applications/{name}/resource"): ("h_resource_get", None, True, {}),
+    ("DELETE", "v1/applications/{name}/resource"): ("h_resource_delete", None, True, {}),
     ("GET", "v1/clusters"): ("h_cluster_list", None, True, {}),
     ("POST", "v1/clusters"): ("h_cluster_create", CLUSTER, True, {"upsert": False}),
     ("GET", "v1/clusters/{id.value}"): ("h_cluster_get", None, True, {}),
@@ -1568,6 +1606,12 @@ def main(argv=None):
     ap.add_argument("--repo-creds", action="append", default=[],
                     help="URL=USER:PASSWORD the repository accepts (default: any non-empty pair)")
     ap.add_argument("--api-versions", default="", help="comma-separated cluster info.apiVersions (default: core groups)")
+    ap.add_argument("--live-clusters", action="store_true",
+                    help="registered loopback https clusters are real API servers (live.py): dialled, applied to, read")
+    ap.add_argument("--in-cluster-kube", default="", help="with --live-clusters: the API server of "
+                    "https://kubernetes.default.svc (URL)")
+    ap.add_argument("--in-cluster-kube-token", default="", help="its bearer token")
+    ap.add_argument("--in-cluster-kube-ca", default="", help="its CA certificate (PEM file; none: insecure)")
     ap.add_argument("--api-content-types", default="application/json", help="';'-separated allow-list, empty = no check")
     a = ap.parse_args(argv)
     if bool(a.tls_cert) != bool(a.tls_key):

@@ -287,6 +287,9 @@ class FleetMixin:
     def server_version_error(self, cl):
         """Why kubectl.GetServerVersion fails for this cluster config, or None (gitops-engine kube/ctl.go:
         "failed to create discovery client: ..." or "failed to get server version: ...", client-go's text)."""
+        live = self.live_version_error(cl)     # live.py (--live-clusters): GET {server}/version for real
+        if live is not False:
+            return live
         if cl.get("_builtin"):
             return None
         cfg = cl.get("config") or {}

@@ -414,6 +414,8 @@ class ResourcesMixin:
 
     def h_resource_tree(self, c):
         rec = self.lookup(c.params["applicationName"], c.q("appNamespace"), c.q("project"))
+        if self.live_clusters and self.live_app(rec):
+            return self.live_tree(rec)     # live.py: the cluster's objects and their owner-ref children
         if not rec.live:
             for cond in rec.obj["status"].get("conditions", []):
                 if cond["type"] in ("ComparisonError", "InvalidSpecError"):
