@@ -78,7 +78,7 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
       (health, sync_fail) persist until reset/clear and apply to every later sync of that app name;
       busy_for_ms starts an automated operation now; out_of_sync marks live drift and reconciles now;
       health with "now" also sets the application's health now (a workload that degrades after its sync).
-    GET  /_emu/faults    active faults          GET /_emu/requests   request log
+    GET  /_emu/faults    active faults          GET /_emu/requests   request log (each: seq, time, t (epoch seconds, float), method, path, ...)
     POST /_emu/reset     clears log and faults ({"apps": true} also deletes all applications)
     GET  /_emu/apps      raw stored applications
     GET  /_emu/stats     the repo-server model's manifest generations (reposerver.py): {"manifest_generations": N,
@@ -1385,7 +1385,7 @@ class Handler(BaseHTTPRequestHandler):
             parsed = json.loads(body) if body.strip() else None
         except ValueError:
             parsed = None
-        entry = {"seq": len(emu.log) + 1, "time": ts(), "method": method, "path": path, "query": rawq,
+        entry = {"seq": len(emu.log) + 1, "time": ts(), "t": time.time(), "method": method, "path": path, "query": rawq,
                  "args": parse_qs(rawq, keep_blank_values=True), "headers": dict(self.headers.items()),
                  "body": parsed}
         if body.strip() and parsed is None:
