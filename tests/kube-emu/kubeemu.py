@@ -71,9 +71,10 @@ MAX_BODY = 16 << 20
 
 
 class Emu:
-    def __init__(self, token, namespaces, anonymous):
+    def __init__(self, token, namespaces, anonymous, store=Store):
         self.token, self.anonymous = token, anonymous
-        self.store = Store(namespaces) if namespaces else Store()
+        self.store = store(namespaces) if namespaces else store()
+        self.capi = None    # capi.Capi with --capi
         self.faults = {"refuse": [], "fail": 0, "fail_status": 500, "fail_message": "", "fail_path": "", "delay_ms": 0,
                        "down": False}
         self.requests = []
@@ -145,6 +146,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache, private")
         for k, v in (headers or {}).items():
             self.send_header(k, v)
+        for w in getattr(self, "warnings", []):
+            self.send_header("Warning", '299 - "%s"' % w.replace('"', "'"))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
@@ -196,6 +199,17 @@ class Handler(BaseHTTPRequestHandler):
         path, query = url.path, urllib.parse.parse_qs(url.query)
         if path == "/_emu" or path.startswith("/_emu/"):
             return self.control(path)
+        self.st, self.face, self.warnings = emu.store, None, []
+        if emu.capi is not None:
+            # a workload cluster's face: /k8s/NAME/...; it answers once its control plane is initialized
+            m = re.match(r"^/k8s/([^/]+)(/.*)?$", path)
+            with emu.store.lock:
+                self.face = emu.capi.faces.get(m.group(1)) if m else None
+                drop = (self.face is None) if m else emu.capi.unreachable
+            if drop:
+                return self.drop()
+            if m:
+                self.st, path = self.face.store, m.group(2) or "/"
         with emu.store.lock:
             emu.requests.append({"method": self.command, "path": path, "query": url.query,
                                  "content_type": self.headers.get("Content-Type", ""),
@@ -206,12 +220,7 @@ class Handler(BaseHTTPRequestHandler):
             if fail:
                 f["fail"] -= 1
         if down:
-            self.close_connection = True
-            try:
-                self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            return
+            return self.drop()
         if delay:
             time.sleep(delay / 1000.0)
         try:
@@ -226,9 +235,23 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
+    def drop(self):
+        """the connection closed without an answer"""
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
     def authenticate(self, path):
         emu = self.server.emu
         auth = self.headers.get("Authorization", "")
+        if auth and self.face is not None:
+            with emu.store.lock:
+                user = self.face.user(auth[len("Bearer "):]) if auth.startswith("Bearer ") else None
+            if user is None:
+                raise ApiError(401, "Unauthorized", "Unauthorized")
+            return user
         if auth:
             if auth != "Bearer " + emu.token:
                 raise ApiError(401, "Unauthorized", "Unauthorized")
@@ -242,7 +265,7 @@ class Handler(BaseHTTPRequestHandler):
 
     # ---- the API ----------------------------------------------------------------
     def api(self, path, query, user):
-        st = self.server.emu.store
+        st = self.st
         if path in ("/version", "/version/"):
             return self.send_json(200, VERSION)
         if path in ("/healthz", "/livez", "/readyz"):
@@ -323,7 +346,7 @@ class Handler(BaseHTTPRequestHandler):
                                if name else {"group": res.group, "kind": res.plural})
 
     def object(self, res, ns, name, sub, verb, query):
-        st = self.server.emu.store
+        st = self.st
         if verb == "get":
             return self.send_json(200, st.get(res, ns, name))
         if verb == "list":
@@ -346,7 +369,7 @@ class Handler(BaseHTTPRequestHandler):
             name = obj["metadata"].get("name") or ""
             if not name and obj["metadata"].get("generateName"):
                 name = obj["metadata"]["name"] = obj["metadata"]["generateName"] + os.urandom(3).hex()[:5]
-            self.valid(res, obj)
+            self.valid(res, obj, ns)
             st.check_namespace(res, ns)
             if st.exists(res, ns, name):
                 raise ApiError(409, "AlreadyExists", '%s "%s" already exists' % (res.qualified(), name),
@@ -368,7 +391,7 @@ class Handler(BaseHTTPRequestHandler):
                 obj = live
             else:
                 obj["status"] = live.get("status")
-            self.valid(res, obj)
+            self.valid(res, obj, ns)
             if dry:
                 return self.send_json(200, obj)
             return self.send_json(200, st.write(res, ns, obj, manager)[0])
@@ -380,7 +403,7 @@ class Handler(BaseHTTPRequestHandler):
         return (self.headers.get("User-Agent") or "unknown").split("/")[0]
 
     def patch(self, res, ns, name, sub, query, dry, manager):
-        st = self.server.emu.store
+        st = self.st
         ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
         body = self.json_body()
         exists = st.exists(res, ns, name)
@@ -395,7 +418,7 @@ class Handler(BaseHTTPRequestHandler):
                 obj = server_side_apply({}, cfg, None)
             else:
                 obj = server_side_apply(st.get(res, ns, name), cfg, st.applied.get(key))
-            self.valid(res, obj)
+            self.valid(res, obj, ns)
             if dry:
                 return self.send_json(200 if exists else 201, st.view(res, obj))
             out, created = st.write(res, ns, obj, manager, "Apply")
@@ -424,7 +447,7 @@ class Handler(BaseHTTPRequestHandler):
         obj["metadata"]["name"] = name
         if sub != "status":
             obj["status"] = live.get("status")
-        self.valid(res, obj)
+        self.valid(res, obj, ns)
         if dry:
             return self.send_json(200, obj)
         return self.send_json(200, st.write(res, ns, obj, manager)[0])
@@ -453,7 +476,7 @@ class Handler(BaseHTTPRequestHandler):
             md["name"] = name
         return obj
 
-    def valid(self, res, obj):
+    def valid(self, res, obj, ns=None):
         md = obj["metadata"]
         name = md.get("name") or ""
         causes = []
@@ -479,6 +502,9 @@ class Handler(BaseHTTPRequestHandler):
                 for k, v in obj.pop("stringData").items():
                     data[k] = base64.b64encode(v.encode()).decode()
                 obj["data"] = data
+        capi = self.server.emu.capi
+        if capi is not None and not causes:
+            self.warnings += capi.admit(self.st, res, ns, obj)   # the Cluster API webhooks (422, warnings)
         if causes:
             raise ApiError(422, "Invalid", '%s "%s" is invalid: %s' % (res.kind, name, ", ".join(
                 "%s: %s" % c for c in causes)), {"name": name, "group": res.group, "kind": res.kind,
@@ -486,7 +512,7 @@ class Handler(BaseHTTPRequestHandler):
 
     # ---- watch ------------------------------------------------------------------
     def watch(self, res, ns, query):
-        st = self.server.emu.store
+        st = self.st
         labels = parse_labels(query.get("labelSelector", [""])[0])
         fsel = query.get("fieldSelector", [""])[0]
         try:
@@ -549,6 +575,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send_json(200, emu.requests)
             if self.command == "GET" and path == "/_emu/faults":
                 return self.send_json(200, emu.faults)
+            if path == "/_emu/capi" and emu.capi is not None:
+                return self.send_json(*emu.capi.control(self.command, body))
             if self.command == "POST" and path == "/_emu/reset":
                 emu.faults.update(refuse=[], fail=0, fail_status=500, fail_message="", fail_path="", delay_ms=0,
                                   down=False)
@@ -556,6 +584,8 @@ class Handler(BaseHTTPRequestHandler):
                 emu.store.stalled = set()
                 if isinstance(body, dict) and body.get("objects"):
                     emu.store.__init__()
+                if emu.capi is not None:
+                    emu.capi.reset(isinstance(body, dict) and body.get("objects"))
                 return self.send_json(200, {})
             if self.command == "POST" and path == "/_emu/object" and isinstance(body, dict):
                 res = emu.store.by_kind((body.get("apiVersion") or "").rpartition("/")[0], body.get("kind"))
@@ -604,13 +634,31 @@ def main(argv=None):
     ap.add_argument("--no-anonymous", action="store_true", help="a request without a token is a 401")
     ap.add_argument("--tls-cert", help="serve https with this certificate (PEM)")
     ap.add_argument("--tls-key", help="and this key")
+    ap.add_argument("--capi", action="store_true", help="a Cluster API management cluster (capi.py)")
+    ap.add_argument("--capi-ms", type=int, default=200, help="the fake CAPI controller's tick (ms)")
+    ap.add_argument("--capi-api", choices=("v1beta2", "v1beta1"), default="v1beta2",
+                    help="v1beta1: cluster.x-k8s.io served as v1beta1 only (CAPI 1.10)")
+    ap.add_argument("--capi-topology-gate", choices=("true", "false"), default="true",
+                    help="false: the webhook refuses spec.topology (ClusterTopology feature gate off)")
+    ap.add_argument("--ca-cert", help="the CA that signed --tls-cert: certificate-authority-data of the "
+                                      "workload kubeconfigs and ca.crt of service-account tokens")
     a = ap.parse_args(argv)
     srv = Server((a.host, a.port), Handler)
     if a.tls_cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(a.tls_cert, a.tls_key)
         srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    srv.emu = Emu(a.token, a.namespace, not a.no_anonymous)
+    if a.capi:
+        import capi
+        srv.emu = Emu(a.token, a.namespace, not a.no_anonymous, capi.MgmtStore)
+        ca = b""
+        if a.ca_cert:
+            with open(a.ca_cert, "rb") as f:
+                ca = f.read()
+        srv.emu.capi = capi.Capi(srv.emu, a.capi_ms, a.capi_api, a.capi_topology_gate == "true", ca)
+        srv.emu.capi.port = srv.server_address[1]
+    else:
+        srv.emu = Emu(a.token, a.namespace, not a.no_anonymous)
     if a.port_file:
         tmp = a.port_file + ".tmp"
         with open(tmp, "w") as f:
