@@ -60,9 +60,10 @@ class FaceStore(Store):
     """a workload cluster's store: Nodes, and a token controller for service-account-token Secrets"""
     ca_pem = b""
 
-    def __init__(self, ca_pem):
+    def __init__(self, ca_pem, lock):
         self.ca_pem = ca_pem
         super().__init__()
+        self.lock = lock    # one lock for the management cluster and its workload clusters
         self.types.append(ResType("", "v1", "nodes", "Node", False, ["no"]))
 
     def react(self, res, obj):
@@ -89,8 +90,8 @@ class FaceStore(Store):
 
 
 class Face:
-    def __init__(self, name, ca_pem):
-        self.name, self.store = name, FaceStore(ca_pem)
+    def __init__(self, name, ca_pem, lock):
+        self.name, self.store = name, FaceStore(ca_pem, lock)
         self.token = "adm-" + rand(24)
         self.expired = False
 
@@ -190,9 +191,9 @@ class Capi:
                 elif b[:2] > (a[0], a[1] + 1):
                     causes.append(("spec.topology.version", 'Invalid value: "%s": version cannot be increased from '
                                    '"%s" to "%s"' % (new_v, old_v, new_v)))
-                elif s is not None and self.rolling(s):
+                elif s is not None and self.rolling(s, old_v):
                     causes.append(("spec.topology.version", 'Forbidden: version cannot be changed: %s' %
-                                   self.rolling(s)))
+                                   self.rolling(s, old_v)))
             cref = topo.get("classRef") or {}
             cname, cns = cref.get("name"), cref.get("namespace") or ns
             cc_res = self.res("ClusterClass")
@@ -227,15 +228,15 @@ class Capi:
                                                                             for f, m in causes]})
         return warnings
 
-    def rolling(self, s):
-        """why a version cannot change now ("" when it can)"""
-        old = [m for m in s.cp if m["version"] != s.version]
+    def rolling(self, s, version):
+        """why the version cannot change from version now ("" when it can)"""
+        old = [m for m in s.cp if m["version"] != version]
         if old or len(s.cp) != s.cp_desired:
-            return "KubeadmControlPlane %s/%s is upgrading to %s" % (s.ns, s.kcp, s.version) if old else \
+            return "KubeadmControlPlane %s/%s is upgrading to %s" % (s.ns, s.kcp, version) if old else \
                 "KubeadmControlPlane %s/%s is scaling" % (s.ns, s.kcp)
-        mds = [n for n, d in s.md.items() if any(m["version"] != s.version for m in d["machines"])]
+        mds = [d["object"] for n, d in s.md.items() if any(m["version"] != version for m in d["machines"])]
         if mds:
-            return "MachineDeployment(s) %s are upgrading to %s" % (", ".join(sorted(mds)), s.version)
+            return "MachineDeployment(s) %s are upgrading to %s" % (", ".join(sorted(mds)), version)
         return ""
 
     # ---- the controller -----------------------------------------------------------------------------------
@@ -351,7 +352,7 @@ class Capi:
                                     "spec": {"replicas": s.cp_desired, "version": s.version},
                                     "status": {"initialization": {"controlPlaneInitialized": True}}})
         s.kcp_uid = k["metadata"]["uid"]
-        s.face = Face(s.name, self.ca_pem)
+        s.face = Face(s.name, self.ca_pem, self.emu.store.lock)
         self.faces[s.name] = s.face
         self.write_secret(s)
         self.add_machine(s, None)
