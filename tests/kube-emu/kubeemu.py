@@ -38,8 +38,32 @@ Control API (no auth, never faulted, not in the request log):
     GET  /_emu/state   every stored object (JSON list)      GET /_emu/requests   the request log
     POST /_emu/object  stores the object in the body as a controller would (no validation, no faults)
 
-Extending it (the Cluster API management cluster of a later issue): kinds come from CRDs; a controller
-is a branch in Store.react, or a thread that writes through Store under Store.lock.
+With --capi (capi.py, capicrds.py) it is also a Cluster API management cluster:
+    --capi [--capi-ms 200] [--capi-api v1beta2|v1beta1] [--capi-topology-gate true|false] [--ca-cert FILE]
+  - the root face serves the CAPI CRDs (cluster.x-k8s.io v1beta2 preferred + v1beta1, or v1beta1 alone with
+    --capi-api v1beta1; kubeadm control plane and bootstrap, docker infrastructure, clusterctl Provider,
+    operator.cluster.x-k8s.io/v1alpha2 providers); a Cluster is stored as v1beta2 and read in the version asked;
+  - a controller thread moves each Cluster one step a tick (--capi-ms): finalizer and Pending, Provisioning,
+    Provisioned + controlPlaneInitialized (Secret NAME-kubeconfig, a bearer token, certificate-authority-data
+    from --ca-cert), then one Machine a tick; version changes roll one machine a tick; DELETE (finalizer)
+    removes one machine a tick, then the Cluster, its Secret and its generated objects;
+  - each initialized Cluster NAME is a workload cluster at https://HOST:PORT/k8s/NAME (own store; Nodes NotReady
+    until a CNI DaemonSet: label emu.idpmake.io/cni=true or calico-node/cilium/kube-flannel-ds; a token
+    controller fills kubernetes.io/service-account-token Secrets, whose tokens it then accepts); before
+    initialization and after deletion its connections are closed without an answer;
+  - Cluster webhooks (dryRun too): version decrease, +2 minors, change while rolling out, spec.topology with the
+    gate off, variables undeclared or of the wrong type in an existing ClusterClass; a missing class warns.
+    GET  /_emu/capi   per-cluster state and time-stamped events (kept after deletion until a reset)
+    POST /_emu/capi   {"cluster": NAME, ["namespace": NS], any of "fail_provision": "Reason: message",
+        "rotate_kubeconfig": true, "expire_credentials": true|false, "delete_out_of_band": true,
+        "stuck_delete": "Reason: message"}; without "cluster" too: "unreachable": true|false (the whole
+        management face drops connections), "providers": {"clusterctl": [{name, type, version, [namespace]}],
+        "operator": [{kind, name, version, [installed]}], "topology_gate": bool} (stored objects, and the
+        Deployment capi-system/capi-controller-manager's --feature-gates)
+    POST /_emu/reset  also forgets the CAPI state and faults ({"objects": true} re-installs the CRDs)
+
+Extending it: kinds come from CRDs; a controller is a branch in Store.react (or a Store subclass, as capi.py's),
+or a thread that writes through Store under Store.lock.
 """
 import argparse
 import base64
