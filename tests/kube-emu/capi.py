@@ -15,8 +15,13 @@ variables against the ClusterClass; a missing class is a warning.  Control API: 
 """
 import base64
 import copy
+import hashlib
 import os
 import re
+import shutil
+import ssl
+import subprocess
+import tempfile
 import threading
 import time
 
@@ -89,16 +94,60 @@ class FaceStore(Store):
         return out
 
 
+class ClientCA:
+    """the emulator's CA for client certificates (openssl), trusted by the server with CERT_OPTIONAL"""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="kubeemu-capi-ca.")
+        self.cert, self.key = self.dir + "/ca.pem", self.dir + "/ca.key"
+        self.run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days",
+                 "3650", "-subj", "/CN=kubeemu-capi-client-ca", "-addext", "basicConstraints=critical,CA:TRUE",
+                 "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-keyout", self.key, "-out", self.cert)
+
+    def run(self, *args):
+        subprocess.run(["openssl"] + list(args), check=True, capture_output=True)
+
+    def issue(self, cn, org):
+        """(cert PEM, key PEM, sha256 of the DER certificate) of a new client certificate"""
+        d = tempfile.mkdtemp(dir=self.dir)
+        try:
+            with open(d + "/ext", "w") as f:
+                f.write("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+                        "extendedKeyUsage=clientAuth\n")
+            self.run("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj",
+                     "/O=%s/CN=%s" % (org, cn), "-keyout", d + "/k", "-out", d + "/csr")
+            self.run("x509", "-req", "-in", d + "/csr", "-CA", self.cert, "-CAkey", self.key, "-set_serial",
+                     str(int.from_bytes(os.urandom(8), "big")), "-days", "365", "-extfile", d + "/ext", "-out",
+                     d + "/c")
+            with open(d + "/c") as f:
+                cert = f.read()
+            with open(d + "/k") as f:
+                key = f.read()
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+        return cert, key, hashlib.sha256(ssl.PEM_cert_to_DER_cert(cert)).hexdigest()
+
+    def close(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 class Face:
     def __init__(self, name, ca_pem, lock):
         self.name, self.store = name, FaceStore(ca_pem, lock)
         self.token = "adm-" + rand(24)
+        self.cert = None            # (cert PEM, key PEM, sha256) with a client CA
         self.expired = False
 
     def user(self, token):
         if token == self.token and not self.expired:
             return self.name + "-admin"
         return self.store.tokens().get(token)
+
+    def cert_user(self, der):
+        """the user of a verified client certificate (DER), or None"""
+        if self.cert and not self.expired and hashlib.sha256(der).hexdigest() == self.cert[2]:
+            return "kubernetes-admin"
+        return None
 
 
 class State:
@@ -123,8 +172,9 @@ class State:
 
 
 class Capi:
-    def __init__(self, emu, ms=200, api="v1beta2", gate=True, ca_pem=b""):
+    def __init__(self, emu, ms=200, api="v1beta2", gate=True, ca_pem=b"", client_ca=None):
         self.emu, self.ms, self.api, self.gate, self.ca_pem = emu, ms, api, gate, ca_pem
+        self.client_ca = client_ca  # ClientCA: the kubeconfigs carry a client certificate too
         self.clusters = {}          # (ns, name) -> State
         self.faces = {}             # cluster name -> Face (answering)
         self.events = {}            # "ns/name" -> [{"t", "time", "event"}], kept after deletion until a reset
@@ -360,11 +410,16 @@ class Capi:
     def write_secret(self, s):
         st = self.emu.store
         ca = base64.b64encode(self.ca_pem).decode()
+        cert = ""
+        if self.client_ca is not None:
+            s.face.cert = self.client_ca.issue("kubernetes-admin", "system:masters")
+            cert = "    client-certificate-data: %s\n    client-key-data: %s\n" % (
+                base64.b64encode(s.face.cert[0].encode()).decode(), base64.b64encode(s.face.cert[1].encode()).decode())
         user, ctx = s.name + "-admin", "%s-admin@%s" % (s.name, s.name)
         kc = ("apiVersion: v1\nkind: Config\nclusters:\n- name: %s\n  cluster:\n    server: %s\n"
               "    certificate-authority-data: %s\ncontexts:\n- name: %s\n  context:\n    cluster: %s\n"
-              "    user: %s\ncurrent-context: %s\nusers:\n- name: %s\n  user:\n    token: %s\n" %
-              (s.name, self.server(s.name), ca, ctx, s.name, user, ctx, user, s.face.token))
+              "    user: %s\ncurrent-context: %s\nusers:\n- name: %s\n  user:\n    token: %s\n%s" %
+              (s.name, self.server(s.name), ca, ctx, s.name, user, ctx, user, s.face.token, cert))
         sec = st.by_kind("", "Secret")
         st.write(sec, s.ns, {"metadata": {"name": s.name + "-kubeconfig", "namespace": s.ns,
                                           "labels": {"cluster.x-k8s.io/cluster-name": s.name},

@@ -276,6 +276,14 @@ class Handler(BaseHTTPRequestHandler):
             if user is None:
                 raise ApiError(401, "Unauthorized", "Unauthorized")
             return user
+        if self.face is not None and not auth:
+            der = self.connection.getpeercert(binary_form=True) if isinstance(self.connection, ssl.SSLSocket) else None
+            if der:
+                with emu.store.lock:
+                    user = self.face.cert_user(der)
+                if user is None:
+                    raise ApiError(401, "Unauthorized", "Unauthorized")
+                return user
         if auth:
             if auth != "Bearer " + emu.token:
                 raise ApiError(401, "Unauthorized", "Unauthorized")
@@ -679,7 +687,13 @@ def main(argv=None):
         if a.ca_cert:
             with open(a.ca_cert, "rb") as f:
                 ca = f.read()
-        srv.emu.capi = capi.Capi(srv.emu, a.capi_ms, a.capi_api, a.capi_topology_gate == "true", ca)
+        client_ca = None
+        if a.tls_cert:
+            # the workload kubeconfigs carry a client certificate of this CA too (CERT_OPTIONAL: a token is enough)
+            client_ca = capi.ClientCA()
+            srv.socket.context.verify_mode = ssl.CERT_OPTIONAL
+            srv.socket.context.load_verify_locations(client_ca.cert)
+        srv.emu.capi = capi.Capi(srv.emu, a.capi_ms, a.capi_api, a.capi_topology_gate == "true", ca, client_ca)
         srv.emu.capi.port = srv.server_address[1]
     else:
         srv.emu = Emu(a.token, a.namespace, not a.no_anonymous)
@@ -694,6 +708,8 @@ def main(argv=None):
     except KeyboardInterrupt:
         pass
     srv.server_close()
+    if srv.emu.capi is not None and srv.emu.capi.client_ca is not None:
+        srv.emu.capi.client_ca.close()
 
 
 if __name__ == "__main__":

@@ -383,9 +383,20 @@ class CapiTest(unittest.TestCase):
         self.wait("Deleting False", stuck)
         self.assertEqual(self.cluster("d-2")["status"]["phase"], "Deleting")
 
+    def cert_only(self, kc, name):
+        """the kubeconfig kc without its token: its client certificate alone"""
+        out = os.path.join(self.tmp, name)
+        with open(kc) as f, open(out, "w") as g:
+            g.write("".join(line for line in f if not line.strip().startswith("token:")))
+        return out
+
     def test_faults(self):
         kc, sec = self.provisioned("f-1")
         self.assertTrue(self.face_answers(kc))
+        with open(kc) as f:
+            self.assertIn("client-certificate-data:", f.read())
+        cert1 = self.cert_only(kc, "cert1.kubeconfig")
+        self.assertIn("f-1-", self.kubectl("get", "nodes", kc=cert1).stdout)
         self.emu.control("capi", {"cluster": "f-1", "expire_credentials": True})
         self.assertIn("You must be logged in to the server", self.kubectl("get", "nodes", kc=kc, check=False).stderr)
         self.emu.control("capi", {"cluster": "f-1", "rotate_kubeconfig": True})
@@ -393,6 +404,9 @@ class CapiTest(unittest.TestCase):
         self.assertNotEqual(sec["metadata"]["resourceVersion"], sec2["metadata"]["resourceVersion"])
         self.assertEqual(sec["metadata"]["uid"], sec2["metadata"]["uid"])
         self.kubectl("get", "nodes", kc=kc2)
+        self.kubectl("get", "nodes", kc=self.cert_only(kc2, "cert2.kubeconfig"))
+        self.assertIn("You must be logged in to the server", self.kubectl("get", "nodes", kc=cert1,
+                                                                           check=False).stderr)
         # the old credential (the same file name was overwritten: make it again from the old Secret)
         old = os.path.join(self.tmp, "old.kubeconfig")
         with open(old, "wb") as f:
