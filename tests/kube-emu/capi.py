@@ -626,12 +626,45 @@ class Capi:
         if s.status is None or status != s.status:
             s.status = status
         obj["status"] = copy.deepcopy(status)
+        if init:
+            self.children_status(s, cp_ready, cni)
         last = [e["event"] for e in self.events.get("%s/%s" % (s.ns, s.name), [])[-40:]]
         for c in conds:
             tag = "condition %s %s %s" % (c["type"], c["status"], c["reason"])
             prev = [e for e in last if e.startswith("condition %s " % c["type"])]
             if not prev or prev[-1] != tag:
                 self.event(s, tag)
+
+    def children_status(self, s, cp_ready, cni):
+        """the KubeadmControlPlane's and the MachineDeployments' spec and status follow the Cluster's"""
+        st = self.emu.store
+        kres = self.res("KubeadmControlPlane", "controlplane." + CORE)
+        k = st.objects.get(st.key(kres, s.ns, s.kcp)) if kres else None
+        if k is not None:
+            k = copy.deepcopy(k)
+            up = sum(m["version"] == s.version for m in s.cp)
+            k["spec"].update(replicas=s.cp_desired, version=s.version)
+            k["status"] = {"initialization": {"controlPlaneInitialized": True}, "replicas": len(s.cp),
+                           "upToDateReplicas": up, "readyReplicas": cp_ready, "availableReplicas": cp_ready,
+                           "version": min((m["version"] for m in s.cp), key=semver, default=s.version),
+                           "observedGeneration": k["metadata"].get("generation", 1)}
+            st.write(kres, s.ns, k)
+        mres = self.res("MachineDeployment")
+        for n, d in s.md.items():
+            o = st.objects.get(st.key(mres, s.ns, d["object"])) if mres else None
+            if o is None:
+                continue
+            o = copy.deepcopy(o)
+            want = s.md_desired.get(n, (0, ""))[0]
+            ms = d["machines"]
+            ready = len(ms) if cni else 0
+            o["spec"]["replicas"] = want
+            o["spec"].setdefault("template", {}).setdefault("spec", {})["version"] = s.version
+            o["status"] = {"replicas": len(ms), "upToDateReplicas": sum(m["version"] == s.version for m in ms),
+                           "readyReplicas": ready, "availableReplicas": ready,
+                           "phase": "Running" if len(ms) == want else "ScalingUp" if len(ms) < want else "ScalingDown",
+                           "observedGeneration": o["metadata"].get("generation", 1)}
+            st.write(mres, s.ns, o)
 
     # ---- control API ----------------------------------------------------------------------------------------
     def state(self):

@@ -321,6 +321,9 @@ class CapiTest(unittest.TestCase):
         self.assertIn("condition TopologyReconciled False ControlPlaneUpgradePending", ev)
         self.assertIn("condition TopologyReconciled False MachineDeploymentsUpgradePending", ev)
         c = self.cluster("eu-4")
+        kcp = json.loads(self.kubectl("-n", "fleet", "get", "kubeadmcontrolplanes.controlplane.cluster.x-k8s.io",
+                                      "-o", "json").stdout)["items"]
+        self.assertEqual([(k["status"]["version"], k["status"]["upToDateReplicas"]) for k in kcp], [("v1.34.0", 3)])
         if self.api == "v1beta2":
             self.assertEqual(c["status"]["controlPlane"]["upToDateReplicas"], 3)
             self.assertEqual(c["status"]["workers"]["upToDateReplicas"], 2)
@@ -367,6 +370,11 @@ class CapiTest(unittest.TestCase):
         ev = [e["event"] for e in self.state("d-1")["events"]]
         self.assertIn("phase Deleting", ev)
         self.assertEqual(ev[-1], "deleted")
+        # kubectl's delete waits for the finalizer
+        self.provisioned("d-0", cp=1, workers=1)
+        self.kubectl("-n", "fleet", "delete", "clusters.cluster.x-k8s.io", "d-0", "--timeout=20s")
+        self.assertNotEqual(self.kubectl("-n", "fleet", "get", "clusters.cluster.x-k8s.io", "d-0",
+                                         check=False).returncode, 0)
         self.assertEqual(json.loads(self.kubectl("-n", "fleet", "get", "machines.cluster.x-k8s.io", "-o",
                                                  "json").stdout)["items"], [])
         # stuck
@@ -427,10 +435,23 @@ class CapiTest(unittest.TestCase):
         self.assertFalse(self.face_answers(kc2))
 
 
+    def test_v1beta1_served_beside_v1beta2(self):
+        self.provisioned("w-1")
+        c = self.get("/apis/cluster.x-k8s.io/v1beta1/namespaces/fleet/clusters/w-1")
+        self.assertEqual(c["apiVersion"], "cluster.x-k8s.io/v1beta1")
+        self.assertEqual(c["spec"]["topology"]["class"], "quick-start")
+        self.assertTrue(c["status"]["controlPlaneReady"])
+        self.assertIn("Ready", [x["type"] for x in c["status"]["conditions"]])
+        c = self.get("/apis/cluster.x-k8s.io/v1beta2/namespaces/fleet/clusters/w-1")
+        self.assertEqual(c["spec"]["topology"]["classRef"]["name"], "quick-start")
+        self.assertTrue(c["status"]["initialization"]["controlPlaneInitialized"])
+
+
 class CapiV1beta1Test(CapiTest):
     """--capi-api v1beta1: CAPI 1.10, v1beta1 only, its status shape"""
     flags = ("--capi-api", "v1beta1")
     api = "v1beta1"
+    test_v1beta1_served_beside_v1beta2 = None    # v1beta2 is not served
 
     def test_provisioning_ready_info(self):
         self.apply(cluster_yaml("b-1", api="v1beta1"))
