@@ -174,6 +174,7 @@ class State:
 class Capi:
     def __init__(self, emu, ms=200, api="v1beta2", gate=True, ca_pem=b"", client_ca=None):
         self.emu, self.ms, self.api, self.gate, self.ca_pem = emu, ms, api, gate, ca_pem
+        self.gate0 = gate
         self.client_ca = client_ca  # ClientCA: the kubeconfigs carry a client certificate too
         self.clusters = {}          # (ns, name) -> State
         self.faces = {}             # cluster name -> Face (answering)
@@ -194,10 +195,16 @@ class Capi:
                 st.write(crd, "", c)
 
     def reset(self, objects):
+        """the faults go (and the gate is the command line's again); with objects (the store emptied), the
+        clusters, their faces and events go too, and the CRDs are installed again"""
         with self.emu.store.lock:
-            self.clusters, self.faces, self.events = {}, {}, {}
-            self.unreachable = False
+            self.unreachable, self.gate = False, self.gate0
+            for s in self.clusters.values():
+                s.fail = s.stuck = None
+                if s.face is not None:
+                    s.face.expired = False
             if objects:
+                self.clusters, self.faces, self.events = {}, {}, {}
                 self.install()
 
     def res(self, kind, group=CORE):

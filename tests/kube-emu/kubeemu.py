@@ -60,7 +60,8 @@ With --capi (capi.py, capicrds.py) it is also a Cluster API management cluster:
         management face drops connections), "providers": {"clusterctl": [{name, type, version, [namespace]}],
         "operator": [{kind, name, version, [installed]}], "topology_gate": bool} (stored objects, and the
         Deployment capi-system/capi-controller-manager's --feature-gates)
-    POST /_emu/reset  also forgets the CAPI state and faults ({"objects": true} re-installs the CRDs)
+    POST /_emu/reset  also clears the CAPI faults (and the gate set by "providers"); {"objects": true} also
+        forgets the clusters, their faces and events, and installs the CRDs again
 
 Extending it: kinds come from CRDs; a controller is a branch in Store.react (or a Store subclass, as capi.py's),
 or a thread that writes through Store under Store.lock.

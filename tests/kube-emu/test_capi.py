@@ -390,6 +390,10 @@ class CapiTest(unittest.TestCase):
             return d.get("status") == "False" and "the VPC has dependencies" in d.get("message", "")
         self.wait("Deleting False", stuck)
         self.assertEqual(self.cluster("d-2")["status"]["phase"], "Deleting")
+        # a reset (objects kept) clears the fault: the deletion completes
+        self.emu.control("reset", {})
+        self.wait("d-2 gone", lambda: self.kubectl("-n", "fleet", "get", "clusters.cluster.x-k8s.io", "d-2",
+                                                   check=False).returncode != 0)
 
     def cert_only(self, kc, name):
         """the kubeconfig kc without its token: its client certificate alone"""
@@ -426,6 +430,9 @@ class CapiTest(unittest.TestCase):
             f.write("server: %s\ntoken: %s\n" % (self.emu.server, TOKEN))
         self.assertFalse(self.face_answers(mgmt))
         self.assertTrue(self.face_answers(kc2))    # the workload cluster still answers
+        self.emu.control("reset", {})
+        self.assertTrue(self.face_answers(mgmt))
+        self.emu.control("capi", {"unreachable": True})
         self.emu.control("capi", {"unreachable": False})
         self.kubectl("get", "ns")
         self.emu.control("capi", {"cluster": "f-1", "delete_out_of_band": True})
