@@ -253,18 +253,17 @@ class CapiTest(unittest.TestCase):
         # another cluster: argocd cluster add's service account and its token
         kc, _ = self.provisioned("ap-2")
         self.assertTrue(self.face_answers(kc))
-        # (as JSON: kubectl create serviceaccount sends protobuf, which proto.py does not decode for that kind)
-        for o in ({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "argocd-manager",
-                                                                              "namespace": "kube-system"}},
-                  {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-                   "metadata": {"name": "argocd-manager-role"},
-                   "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]},
-                  {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                   "metadata": {"name": "argocd-manager-role-binding"},
-                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                               "name": "argocd-manager-role"},
-                   "subjects": [{"kind": "ServiceAccount", "name": "argocd-manager", "namespace": "kube-system"}]}):
-            self.kubectl("create", "-f", "-", kc=kc, stdin=json.dumps(o))
+        self.kubectl("-n", "kube-system", "create", "serviceaccount", "argocd-manager", kc=kc)
+        self.kubectl("create", "clusterrole", "argocd-manager-role", "--verb=*", "--resource=*.*", kc=kc)
+        self.kubectl("create", "clusterrolebinding", "argocd-manager-role-binding", "--clusterrole=argocd-manager-role",
+                     "--serviceaccount=kube-system:argocd-manager", kc=kc)
+        crb = json.loads(self.kubectl("get", "clusterrolebinding", "argocd-manager-role-binding", "-o", "json",
+                                      kc=kc).stdout)
+        self.assertEqual(crb["subjects"], [{"kind": "ServiceAccount", "name": "argocd-manager",
+                                            "namespace": "kube-system"}])
+        self.assertEqual(crb["roleRef"]["name"], "argocd-manager-role")
+        cr = json.loads(self.kubectl("get", "clusterrole", "argocd-manager-role", "-o", "json", kc=kc).stdout)
+        self.assertEqual(cr["rules"][0]["verbs"], ["*"])
         self.kubectl("-n", "kube-system", "create", "-f", "-", kc=kc, stdin=json.dumps({
             "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
             "metadata": {"name": "argocd-manager-long-lived-token",
