@@ -14,7 +14,8 @@ What it answers, as kube-apiserver 1.32 does:
     /apis/GROUP/VERSION (APIResourceList); /openapi/v3 as far as kubectl reads it to learn that the
     server validates (openapi.py); /openapi/v2 is 404.
   - Bodies as JSON (and YAML that is JSON), or, for the kinds kubectl's typed clients create that way
-    (Secret, ConfigMap, Namespace), as application/vnd.kubernetes.protobuf (proto.py); answers are JSON.
+    (Secret, ConfigMap, Namespace, ServiceAccount, [Cluster]Role[Binding]), as application/vnd.kubernetes.protobuf
+    (proto.py); answers are JSON.
   - Objects (store.py): GET, LIST (labelSelector k=v, k!=v, k, !k; fieldSelector metadata.name and
     metadata.namespace), WATCH (?watch=true: chunked JSON events), POST, PUT, PATCH (merge, JSON,
     strategic-merge and server-side apply, patch.py), DELETE, for the built-in kinds in store.BUILTIN and

@@ -179,6 +179,27 @@ class CapiTest(unittest.TestCase):
             not any(x["type"] == "RollingOut" and x["status"] == "True" for x in conds)
 
     # ---- the tests ----------------------------------------------------------------------------------------------
+    def test_face_answers_from_control_plane_initialized(self):
+        """the register latency a test can measure: the face answers from the controlPlaneInitialized event on"""
+        self.apply(cluster_yaml("r-1", api=self.api))
+        self.wait("the state", lambda: self.state("r-1"))
+        probe = os.path.join(self.tmp, "probe.kubeconfig")
+        first = None
+        deadline = time.time() + 20
+        while first is None:
+            self.assertLess(time.time(), deadline)
+            sec = self.get("/api/v1/namespaces/fleet/secrets")["items"]
+            sec = [x for x in sec if x["metadata"]["name"] == "r-1-kubeconfig"]
+            if sec:
+                with open(probe, "wb") as f:
+                    f.write(base64.b64decode(sec[0]["data"]["value"]))
+                if self.face_answers(probe):
+                    first = time.time()
+        t = [e["t"] for e in self.state("r-1")["events"] if e["event"] == "controlPlaneInitialized"]
+        self.assertEqual(len(t), 1)
+        self.assertGreaterEqual(first, t[0])
+        self.assertLess(first - t[0], 2.0)
+
     def test_discovery_and_crds(self):
         p = self.kubectl("api-versions")
         want = {"cluster.x-k8s.io/v1beta1"} if self.api == "v1beta1" else {"cluster.x-k8s.io/v1beta2",
