@@ -14,7 +14,8 @@ What it answers, as kube-apiserver 1.32 does:
     /apis/GROUP/VERSION (APIResourceList); /openapi/v3 as far as kubectl reads it to learn that the
     server validates (openapi.py); /openapi/v2 is 404.
   - Bodies as JSON (and YAML that is JSON), or, for the kinds kubectl's typed clients create that way
-    (Secret, ConfigMap, Namespace), as application/vnd.kubernetes.protobuf (proto.py); answers are JSON.
+    (Secret, ConfigMap, Namespace, ServiceAccount, [Cluster]Role[Binding]), as application/vnd.kubernetes.protobuf
+    (proto.py); answers are JSON.
   - Objects (store.py): GET, LIST (labelSelector k=v, k!=v, k, !k; fieldSelector metadata.name and
     metadata.namespace), WATCH (?watch=true: chunked JSON events), POST, PUT, PATCH (merge, JSON,
     strategic-merge and server-side apply, patch.py), DELETE, for the built-in kinds in store.BUILTIN and
@@ -38,8 +39,33 @@ Control API (no auth, never faulted, not in the request log):
     GET  /_emu/state   every stored object (JSON list)      GET /_emu/requests   the request log
     POST /_emu/object  stores the object in the body as a controller would (no validation, no faults)
 
-Extending it (the Cluster API management cluster of a later issue): kinds come from CRDs; a controller
-is a branch in Store.react, or a thread that writes through Store under Store.lock.
+With --capi (capi.py, capicrds.py) it is also a Cluster API management cluster:
+    --capi [--capi-ms 200] [--capi-api v1beta2|v1beta1] [--capi-topology-gate true|false] [--ca-cert FILE]
+  - the root face serves the CAPI CRDs (cluster.x-k8s.io v1beta2 preferred + v1beta1, or v1beta1 alone with
+    --capi-api v1beta1; kubeadm control plane and bootstrap, docker infrastructure, clusterctl Provider,
+    operator.cluster.x-k8s.io/v1alpha2 providers); a Cluster is stored as v1beta2 and read in the version asked;
+  - a controller thread moves each Cluster one step a tick (--capi-ms): finalizer and Pending, Provisioning,
+    Provisioned + controlPlaneInitialized (Secret NAME-kubeconfig, a bearer token, certificate-authority-data
+    from --ca-cert), then one Machine a tick; version changes roll one machine a tick; DELETE (finalizer)
+    removes one machine a tick, then the Cluster, its Secret and its generated objects;
+  - each initialized Cluster NAME is a workload cluster at https://HOST:PORT/k8s/NAME (own store; Nodes NotReady
+    until a CNI DaemonSet: label emu.idpmake.io/cni=true or calico-node/cilium/kube-flannel-ds; a token
+    controller fills kubernetes.io/service-account-token Secrets, whose tokens it then accepts); before
+    initialization and after deletion its connections are closed without an answer;
+  - Cluster webhooks (dryRun too): version decrease, +2 minors, change while rolling out, spec.topology with the
+    gate off, variables undeclared or of the wrong type in an existing ClusterClass; a missing class warns.
+    GET  /_emu/capi   per-cluster state and time-stamped events (kept after deletion until a reset)
+    POST /_emu/capi   {"cluster": NAME, ["namespace": NS], any of "fail_provision": "Reason: message",
+        "rotate_kubeconfig": true, "expire_credentials": true|false, "delete_out_of_band": true,
+        "stuck_delete": "Reason: message"}; without "cluster" too: "unreachable": true|false (the whole
+        management face drops connections), "providers": {"clusterctl": [{name, type, version, [namespace]}],
+        "operator": [{kind, name, version, [installed]}], "topology_gate": bool} (stored objects, and the
+        Deployment capi-system/capi-controller-manager's --feature-gates)
+    POST /_emu/reset  also clears the CAPI faults (and the gate set by "providers"); {"objects": true} also
+        forgets the clusters, their faces and events, and installs the CRDs again
+
+Extending it: kinds come from CRDs; a controller is a branch in Store.react (or a Store subclass, as capi.py's),
+or a thread that writes through Store under Store.lock.
 """
 import argparse
 import base64
@@ -71,9 +97,10 @@ MAX_BODY = 16 << 20
 
 
 class Emu:
-    def __init__(self, token, namespaces, anonymous):
+    def __init__(self, token, namespaces, anonymous, store=Store):
         self.token, self.anonymous = token, anonymous
-        self.store = Store(namespaces) if namespaces else Store()
+        self.store = store(namespaces) if namespaces else store()
+        self.capi = None    # capi.Capi with --capi
         self.faults = {"refuse": [], "fail": 0, "fail_status": 500, "fail_message": "", "fail_path": "", "delay_ms": 0,
                        "down": False}
         self.requests = []
@@ -145,6 +172,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache, private")
         for k, v in (headers or {}).items():
             self.send_header(k, v)
+        for w in getattr(self, "warnings", []):
+            self.send_header("Warning", '299 - "%s"' % w.replace('"', "'"))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
@@ -196,6 +225,17 @@ class Handler(BaseHTTPRequestHandler):
         path, query = url.path, urllib.parse.parse_qs(url.query)
         if path == "/_emu" or path.startswith("/_emu/"):
             return self.control(path)
+        self.st, self.face, self.warnings = emu.store, None, []
+        if emu.capi is not None:
+            # a workload cluster's face: /k8s/NAME/...; it answers once its control plane is initialized
+            m = re.match(r"^/k8s/([^/]+)(/.*)?$", path)
+            with emu.store.lock:
+                self.face = emu.capi.faces.get(m.group(1)) if m else None
+                drop = (self.face is None) if m else emu.capi.unreachable
+            if drop:
+                return self.drop()
+            if m:
+                self.st, path = self.face.store, m.group(2) or "/"
         with emu.store.lock:
             emu.requests.append({"method": self.command, "path": path, "query": url.query,
                                  "content_type": self.headers.get("Content-Type", ""),
@@ -206,12 +246,7 @@ class Handler(BaseHTTPRequestHandler):
             if fail:
                 f["fail"] -= 1
         if down:
-            self.close_connection = True
-            try:
-                self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            return
+            return self.drop()
         if delay:
             time.sleep(delay / 1000.0)
         try:
@@ -226,9 +261,31 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
+    def drop(self):
+        """the connection closed without an answer"""
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
     def authenticate(self, path):
         emu = self.server.emu
         auth = self.headers.get("Authorization", "")
+        if auth and self.face is not None:
+            with emu.store.lock:
+                user = self.face.user(auth[len("Bearer "):]) if auth.startswith("Bearer ") else None
+            if user is None:
+                raise ApiError(401, "Unauthorized", "Unauthorized")
+            return user
+        if self.face is not None and not auth:
+            der = self.connection.getpeercert(binary_form=True) if isinstance(self.connection, ssl.SSLSocket) else None
+            if der:
+                with emu.store.lock:
+                    user = self.face.cert_user(der)
+                if user is None:
+                    raise ApiError(401, "Unauthorized", "Unauthorized")
+                return user
         if auth:
             if auth != "Bearer " + emu.token:
                 raise ApiError(401, "Unauthorized", "Unauthorized")
@@ -242,7 +299,7 @@ class Handler(BaseHTTPRequestHandler):
 
     # ---- the API ----------------------------------------------------------------
     def api(self, path, query, user):
-        st = self.server.emu.store
+        st = self.st
         if path in ("/version", "/version/"):
             return self.send_json(200, VERSION)
         if path in ("/healthz", "/livez", "/readyz"):
@@ -323,7 +380,7 @@ class Handler(BaseHTTPRequestHandler):
                                if name else {"group": res.group, "kind": res.plural})
 
     def object(self, res, ns, name, sub, verb, query):
-        st = self.server.emu.store
+        st = self.st
         if verb == "get":
             return self.send_json(200, st.get(res, ns, name))
         if verb == "list":
@@ -346,7 +403,7 @@ class Handler(BaseHTTPRequestHandler):
             name = obj["metadata"].get("name") or ""
             if not name and obj["metadata"].get("generateName"):
                 name = obj["metadata"]["name"] = obj["metadata"]["generateName"] + os.urandom(3).hex()[:5]
-            self.valid(res, obj)
+            self.valid(res, obj, ns)
             st.check_namespace(res, ns)
             if st.exists(res, ns, name):
                 raise ApiError(409, "AlreadyExists", '%s "%s" already exists' % (res.qualified(), name),
@@ -368,7 +425,7 @@ class Handler(BaseHTTPRequestHandler):
                 obj = live
             else:
                 obj["status"] = live.get("status")
-            self.valid(res, obj)
+            self.valid(res, obj, ns)
             if dry:
                 return self.send_json(200, obj)
             return self.send_json(200, st.write(res, ns, obj, manager)[0])
@@ -380,7 +437,7 @@ class Handler(BaseHTTPRequestHandler):
         return (self.headers.get("User-Agent") or "unknown").split("/")[0]
 
     def patch(self, res, ns, name, sub, query, dry, manager):
-        st = self.server.emu.store
+        st = self.st
         ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
         body = self.json_body()
         exists = st.exists(res, ns, name)
@@ -395,7 +452,7 @@ class Handler(BaseHTTPRequestHandler):
                 obj = server_side_apply({}, cfg, None)
             else:
                 obj = server_side_apply(st.get(res, ns, name), cfg, st.applied.get(key))
-            self.valid(res, obj)
+            self.valid(res, obj, ns)
             if dry:
                 return self.send_json(200 if exists else 201, st.view(res, obj))
             out, created = st.write(res, ns, obj, manager, "Apply")
@@ -424,7 +481,7 @@ class Handler(BaseHTTPRequestHandler):
         obj["metadata"]["name"] = name
         if sub != "status":
             obj["status"] = live.get("status")
-        self.valid(res, obj)
+        self.valid(res, obj, ns)
         if dry:
             return self.send_json(200, obj)
         return self.send_json(200, st.write(res, ns, obj, manager)[0])
@@ -453,7 +510,7 @@ class Handler(BaseHTTPRequestHandler):
             md["name"] = name
         return obj
 
-    def valid(self, res, obj):
+    def valid(self, res, obj, ns=None):
         md = obj["metadata"]
         name = md.get("name") or ""
         causes = []
@@ -479,6 +536,9 @@ class Handler(BaseHTTPRequestHandler):
                 for k, v in obj.pop("stringData").items():
                     data[k] = base64.b64encode(v.encode()).decode()
                 obj["data"] = data
+        capi = self.server.emu.capi
+        if capi is not None and not causes:
+            self.warnings += capi.admit(self.st, res, ns, obj)   # the Cluster API webhooks (422, warnings)
         if causes:
             raise ApiError(422, "Invalid", '%s "%s" is invalid: %s' % (res.kind, name, ", ".join(
                 "%s: %s" % c for c in causes)), {"name": name, "group": res.group, "kind": res.kind,
@@ -486,7 +546,7 @@ class Handler(BaseHTTPRequestHandler):
 
     # ---- watch ------------------------------------------------------------------
     def watch(self, res, ns, query):
-        st = self.server.emu.store
+        st = self.st
         labels = parse_labels(query.get("labelSelector", [""])[0])
         fsel = query.get("fieldSelector", [""])[0]
         try:
@@ -549,6 +609,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send_json(200, emu.requests)
             if self.command == "GET" and path == "/_emu/faults":
                 return self.send_json(200, emu.faults)
+            if path == "/_emu/capi" and emu.capi is not None:
+                return self.send_json(*emu.capi.control(self.command, body))
             if self.command == "POST" and path == "/_emu/reset":
                 emu.faults.update(refuse=[], fail=0, fail_status=500, fail_message="", fail_path="", delay_ms=0,
                                   down=False)
@@ -556,6 +618,8 @@ class Handler(BaseHTTPRequestHandler):
                 emu.store.stalled = set()
                 if isinstance(body, dict) and body.get("objects"):
                     emu.store.__init__()
+                if emu.capi is not None:
+                    emu.capi.reset(isinstance(body, dict) and body.get("objects"))
                 return self.send_json(200, {})
             if self.command == "POST" and path == "/_emu/object" and isinstance(body, dict):
                 res = emu.store.by_kind((body.get("apiVersion") or "").rpartition("/")[0], body.get("kind"))
@@ -604,13 +668,37 @@ def main(argv=None):
     ap.add_argument("--no-anonymous", action="store_true", help="a request without a token is a 401")
     ap.add_argument("--tls-cert", help="serve https with this certificate (PEM)")
     ap.add_argument("--tls-key", help="and this key")
+    ap.add_argument("--capi", action="store_true", help="a Cluster API management cluster (capi.py)")
+    ap.add_argument("--capi-ms", type=int, default=200, help="the fake CAPI controller's tick (ms)")
+    ap.add_argument("--capi-api", choices=("v1beta2", "v1beta1"), default="v1beta2",
+                    help="v1beta1: cluster.x-k8s.io served as v1beta1 only (CAPI 1.10)")
+    ap.add_argument("--capi-topology-gate", choices=("true", "false"), default="true",
+                    help="false: the webhook refuses spec.topology (ClusterTopology feature gate off)")
+    ap.add_argument("--ca-cert", help="the CA that signed --tls-cert: certificate-authority-data of the "
+                                      "workload kubeconfigs and ca.crt of service-account tokens")
     a = ap.parse_args(argv)
     srv = Server((a.host, a.port), Handler)
     if a.tls_cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(a.tls_cert, a.tls_key)
         srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    srv.emu = Emu(a.token, a.namespace, not a.no_anonymous)
+    if a.capi:
+        import capi
+        srv.emu = Emu(a.token, a.namespace, not a.no_anonymous, capi.MgmtStore)
+        ca = b""
+        if a.ca_cert:
+            with open(a.ca_cert, "rb") as f:
+                ca = f.read()
+        client_ca = None
+        if a.tls_cert:
+            # the workload kubeconfigs carry a client certificate of this CA too (CERT_OPTIONAL: a token is enough)
+            client_ca = capi.ClientCA()
+            srv.socket.context.verify_mode = ssl.CERT_OPTIONAL
+            srv.socket.context.load_verify_locations(client_ca.cert)
+        srv.emu.capi = capi.Capi(srv.emu, a.capi_ms, a.capi_api, a.capi_topology_gate == "true", ca, client_ca)
+        srv.emu.capi.port = srv.server_address[1]
+    else:
+        srv.emu = Emu(a.token, a.namespace, not a.no_anonymous)
     if a.port_file:
         tmp = a.port_file + ".tmp"
         with open(tmp, "w") as f:
@@ -622,6 +710,8 @@ def main(argv=None):
     except KeyboardInterrupt:
         pass
     srv.server_close()
+    if srv.emu.capi is not None and srv.emu.capi.client_ca is not None:
+        srv.emu.capi.client_ca.close()
 
 
 if __name__ == "__main__":

@@ -138,7 +138,58 @@ def _namespace(buf):
     return obj
 
 
-KINDS = {("v1", "Secret"): _secret, ("v1", "ConfigMap"): _config_map, ("v1", "Namespace"): _namespace}
+def _service_account(buf):
+    obj = {}
+    for num, wt, v in fields(buf):
+        if num == 1:
+            obj["metadata"] = _object_meta(v)
+        elif num in (2, 3):    # secrets (ObjectReference: name is 3), imagePullSecrets (LocalObjectReference: 1)
+            ref = {"name": _str(x) for n, _, x in fields(v) if n == (3 if num == 2 else 1)}
+            obj.setdefault("secrets" if num == 2 else "imagePullSecrets", []).append(ref)
+        elif num == 4 and wt == 0:
+            obj["automountServiceAccountToken"] = bool(v)
+    return obj
+
+
+def _strs(buf, names):
+    out = {}
+    for n, _, x in fields(buf):
+        if n in names:
+            out.setdefault(names[n], []).append(_str(x))
+    return out
+
+
+def _cluster_role(buf):
+    obj = {}
+    for num, _, v in fields(buf):
+        if num == 1:
+            obj["metadata"] = _object_meta(v)
+        elif num == 2:    # PolicyRule
+            obj.setdefault("rules", []).append(_strs(v, {1: "verbs", 2: "apiGroups", 3: "resources",
+                                                         4: "resourceNames", 5: "nonResourceURLs"}))
+    obj.setdefault("rules", [])
+    return obj
+
+
+def _binding(buf):
+    obj = {}
+    for num, _, v in fields(buf):
+        if num == 1:
+            obj["metadata"] = _object_meta(v)
+        elif num == 2:    # Subject
+            obj.setdefault("subjects", []).append({k: l[0] for k, l in _strs(v, {1: "kind", 2: "apiGroup", 3: "name",
+                                                                               4: "namespace"}).items() if l[0]})
+        elif num == 3:    # RoleRef
+            obj["roleRef"] = {k: l[0] for k, l in _strs(v, {1: "apiGroup", 2: "kind", 3: "name"}).items()}
+    return obj
+
+
+KINDS = {("v1", "Secret"): _secret, ("v1", "ConfigMap"): _config_map, ("v1", "Namespace"): _namespace,
+         ("v1", "ServiceAccount"): _service_account,
+         ("rbac.authorization.k8s.io/v1", "ClusterRole"): _cluster_role,
+         ("rbac.authorization.k8s.io/v1", "Role"): _cluster_role,
+         ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): _binding,
+         ("rbac.authorization.k8s.io/v1", "RoleBinding"): _binding}
 
 
 def decode(body):

@@ -9,11 +9,13 @@ the API server (an object read through another served version of its group is th
 write stamps what the API server stamps: metadata.uid and creationTimestamp at creation,
 resourceVersion (one counter for the whole store, a string as in Kubernetes) on every change (a write
 that changes nothing keeps it), generation (1 at creation, +1 when anything but metadata and status
-changes).  Each change is an event (ADDED, MODIFIED, DELETED) in a log that watches read.
+changes).  DELETE of an object with metadata.finalizers only sets its deletionTimestamp; the write that
+removes the last finalizer deletes it.  Each change is an event (ADDED, MODIFIED, DELETED) in a log that watches read.
 
 Controllers (here, for now, what a rollout needs): react(obj) fills the status a real controller would
 write once the object settles: a Deployment, StatefulSet or DaemonSet is rolled out at once, a CRD is
-Established.  A later issue adds a fake Cluster API controller the same way (by kind, in react).
+Established.  The fake Cluster API controller (capi.py) subclasses Store (react, view) for the management
+cluster and for each workload cluster.
 """
 import copy
 import re
@@ -203,6 +205,10 @@ class Store:
             nmd["generation"] = omd.get("generation", 1) + (_spec_of(old) != _spec_of(new))
             if "status" not in new and "status" in old:
                 new["status"] = copy.deepcopy(old["status"])
+        if old is not None and old["metadata"].get("deletionTimestamp"):
+            nmd["deletionTimestamp"] = old["metadata"]["deletionTimestamp"]    # a deletion is not undone
+            if not nmd.get("finalizers"):
+                return self.delete(res, ns, name, force=True), False    # the last finalizer went: it goes
         if manager:
             mf = [m for m in (old or {}).get("metadata", {}).get("managedFields", []) if
                   not (m.get("manager") == manager and m.get("operation") == op)]
@@ -230,11 +236,26 @@ class Store:
         self.lock.notify_all()
         return self.view(res, new), old is None
 
-    def delete(self, res, ns, name):
+    def delete(self, res, ns, name, force=False):
+        """an object with finalizers gets a deletionTimestamp and stays until a write removes the last one;
+        force: gone at once"""
         k = self.key(res, ns, name)
-        obj = self.objects.pop(k, None)
+        obj = self.objects.get(k)
         if obj is None:
             raise not_found(res, name)
+        if obj["metadata"].get("finalizers") and not force:
+            if obj["metadata"].get("deletionTimestamp"):
+                return self.view(res, obj)
+            dying = copy.deepcopy(obj)
+            dying["metadata"]["deletionTimestamp"] = ts()
+            dying["metadata"]["deletionGracePeriodSeconds"] = 0
+            self.rv += 1
+            dying["metadata"]["resourceVersion"] = str(self.rv)
+            self.objects[k] = dying
+            self.events.append((self.rv, "MODIFIED", res.group, res.kind, copy.deepcopy(dying)))
+            self.lock.notify_all()
+            return self.view(res, dying)
+        del self.objects[k]
         for a in [a for a in self.applied if a[:4] == k]:
             del self.applied[a]
         self.rv += 1
@@ -244,11 +265,11 @@ class Store:
         if res.kind == "Namespace" and not res.group:
             for ok in [ok for ok in self.objects if ok[2] == name]:
                 t = self.by_kind(ok[0], ok[1])
-                self.delete(t, ok[2], ok[3])
+                self.delete(t, ok[2], ok[3], force=True)
         if res.kind == "CustomResourceDefinition" and res.group == "apiextensions.k8s.io":
             for t in [t for t in self.types if t.crd == name]:
                 for ok in [ok for ok in self.objects if ok[0] == t.group and ok[1] == t.kind]:
-                    self.delete(t, ok[2], ok[3])
+                    self.delete(t, ok[2], ok[3], force=True)
             self.types = [t for t in self.types if t.crd != name]
         self.lock.notify_all()
         return self.view(res, gone)
