@@ -140,11 +140,22 @@ static void capi_edges(struct graph *g, struct unit *units, size_t nunits)
 		struct cluster *made = capi_cluster_of(units[i].p), *c = units[i].c;
 		if (made) {
 			struct step *prov = graph_find(g, aprintf("%s:provision", made->name));
+			struct step *chk = graph_find(g, aprintf("%s:capi-check", c->name));
 			const char *cls = made->create.capi->class_pkg;
+			if (!chk) {
+				/* what the management cluster has of Cluster API: before its class and Clusters sync
+				 * (capimgmt.c), after the providers the distro installs there */
+				chk = new_step(g, STEP_CAPICHECK, c, NULL, NULL, aprintf("%s:capi-check", c->name));
+				for (size_t j = 0; j < nunits; j++)
+					if (units[j].c == c && !strcmp(units[j].p->name, "capi-providers"))
+						edge(units[j].last, chk);
+			}
+			edge(chk, units[i].first);
 			if (prov)
 				edge(units[i].last, prov);
 			for (size_t j = 0; cls && j < nunits; j++)
 				if (units[j].c == c && package_is(units[j].p, cls)) {
+					edge(chk, units[j].first);
 					edge(units[j].last, units[i].first);
 					edge(units[j].render, units[i].render);	/* checked against it (capicheck.c) */
 				}

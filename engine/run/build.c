@@ -42,6 +42,7 @@
 #include "run/build.h"
 #include "run/kindcluster.h"
 #include "run/provision.h"
+#include "run/capimgmt.h"
 #include "run/tlscert.h"
 #include "base/intr.h"
 #include "argo/kubectl.h"
@@ -154,6 +155,9 @@ static void run_job(struct job *j)
 		break;
 	case STEP_PROVISION:
 		j->rc = provision_run(pl, s, &build_sync, &j->output, &j->note, &j->err);
+		break;
+	case STEP_CAPICHECK:
+		j->rc = capimgmt_run(pl, s, &j->note, &j->err);
 		break;
 	case STEP_TLS:
 		j->rc = tlscert_run(pl, s, &j->output, &j->err);
@@ -380,6 +384,11 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 		if (state_step_ok(pl->st, s->id, s->key, s->output, NULL, j->note, s->ms) < 0)
 			return -1;
 		*note = j->note ? aprintf("Cluster uid and version %s", j->note) : NULL;
+		return 0;
+	case STEP_CAPICHECK:
+		if (state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, NULL, s->ms) < 0)
+			return -1;
+		*note = j->note;
 		return 0;
 	case STEP_TLS:
 		s->output = j->output;

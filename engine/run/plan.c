@@ -38,6 +38,7 @@
 #include "git/lazycache.h"
 #include "run/kindcluster.h"
 #include "run/provision.h"
+#include "run/capimgmt.h"
 #include "render/capicheck.h"
 #include "run/plan.h"
 #include "run/register.h"
@@ -533,6 +534,10 @@ void plan_decide(struct planner *pl, struct step *s)
 	}
 	if (s->kind == STEP_PROVISION) {
 		provision_decide(pl, s, &rec);
+		return;
+	}
+	if (s->kind == STEP_CAPICHECK) {
+		capimgmt_decide(pl, s, &rec);
 		return;
 	}
 	if (s->kind == STEP_TLS) {

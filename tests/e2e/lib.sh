@@ -692,6 +692,19 @@ users:
 EOF
 }
 
+# capi_clusterctl_init [GATE]: the kube emulator (--capi) as `clusterctl init
+# --infrastructure docker` leaves a management cluster: clusterctl's Provider
+# inventory (core, kubeadm bootstrap and control plane, docker, v1.11.0) and
+# capi-system/capi-controller-manager with --feature-gates=ClusterTopology=GATE
+# (default true)
+capi_clusterctl_init() {
+	kemu_post capi '{"providers": {"topology_gate": '"${1:-true}"', "clusterctl": [
+		{"name": "cluster-api", "type": "CoreProvider", "version": "v1.11.0"},
+		{"name": "bootstrap-kubeadm", "type": "BootstrapProvider", "version": "v1.11.0", "namespace": "capi-kubeadm-bootstrap-system"},
+		{"name": "control-plane-kubeadm", "type": "ControlPlaneProvider", "version": "v1.11.0", "namespace": "capi-kubeadm-control-plane-system"},
+		{"name": "infrastructure-docker", "type": "InfrastructureProvider", "version": "v1.11.0", "namespace": "capd-system"}]}}'
+}
+
 kemu_post() {
 	if ! curl -fsS -m 10 --cacert "$KUBE_CA" -X POST -H 'Content-Type: application/json' -d "$2" \
 		"$kemu/$1" >"$T/.kemu_post" 2>&1; then

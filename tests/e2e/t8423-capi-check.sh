@@ -1,0 +1,55 @@
+#!/bin/bash
+# MGMT:capi-check (issue 23 "Bootstrap and pre-flight"): two owners of
+# Cluster API on the management cluster (clusterctl's inventory and the
+# cluster-api-operator's CoreProvider) are refused before anything is synced
+# there; so is clusterctl's install when the distro installs the providers
+# too (capi-providers); a core older than 1.11 for api: v1beta2 names
+# api: v1beta1; a passed check is not asked again (no kubectl on a no-op).
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+export IDPMAKE_ARGOCD_POLL_MS=20 IDPMAKE_ARGOCD_BACKOFF_MS=20 IDPMAKE_ARGOCD_WATCH=0
+start_kube_emulator --capi --capi-ms 60 --ca-cert "$T/kube-tls/ca.pem"
+kubeconfig_for "$T/kubeconfig" mgmt
+export KUBECONFIG=$T/kubeconfig
+bare=$T/gitops.git
+git init -q --bare -b main "$bare" || t_bail "git init failed"
+ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
+start_argocd_emulator --repo-map "$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 --live-clusters \
+	--in-cluster-kube "$KUBE_SERVER" --in-cluster-kube-token "$KUBE_TOKEN" --in-cluster-kube-ca "$KUBE_CA"
+export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
+
+cp -R "$top/examples/capi" "$T/capi" || t_bail "cannot copy examples/capi"
+rm -rf "$T/capi/.idpmake"
+cd "$T/capi" || exit 1
+sed -i "s|^name: capi-fleet|name: capi-fleet\ngit: {remote: \"$bare\"}|" distro.yaml
+
+kemu_post capi '{"providers": {"topology_gate": true,
+	"clusterctl": [{"name": "cluster-api", "type": "CoreProvider", "version": "v1.11.0"}],
+	"operator": [{"kind": "CoreProvider", "name": "cluster-api", "version": "v1.11.0"}]}}'
+t_exit 1 "two owners are refused" idpmake up
+t_grep "naming both" "mgmt:capi-check: management cluster 'mgmt' has two owners of Cluster API: clusterctl .* and the cluster-api-operator" "$OUTPUT"
+t_eq "nothing was synced to the management cluster" "0" "$(emu_posts "/sync$")"
+
+kubectl delete coreproviders.operator.cluster.x-k8s.io -n capi-system cluster-api >/dev/null 2>&1 ||
+	t_bail "cannot delete the operator's CoreProvider"
+kemu_post capi '{"providers": {"clusterctl": [{"name": "cluster-api", "type": "CoreProvider", "version": "v1.10.5"}]}}'
+t_exit 1 "a core older than 1.11 is refused for api: v1beta2" idpmake up
+t_grep "naming api: v1beta1" "runs Cluster API v1.10.5, which has no v1beta2 .*create.api: v1beta1" "$OUTPUT"
+
+kemu_post capi '{"providers": {"clusterctl": [{"name": "cluster-api", "type": "CoreProvider", "version": "v1.11.0"}]}}'
+mkdir -p packages/capi-providers
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: providers}\n' >packages/capi-providers/cm.yaml
+sed -i 's|^  management: \[capi-classes\]|  management: [capi-providers, capi-classes]|; s|^packages:|packages:\n  capi-providers: {type: manifests, path: packages/capi-providers, namespace: capi-system}|' distro.yaml
+t_exit 1 "clusterctl's install and the distro's providers are two owners" idpmake up
+t_grep "naming the package" "Cluster API from clusterctl, and the distro installs it too \(capi-providers\)" "$OUTPUT"
+
+sed -i 's|^  management: \[capi-providers, capi-classes\]|  management: [capi-classes]|; /^  capi-providers: /d' distro.yaml
+t_ok "clusterctl's install alone is adopted" idpmake up
+t_grep "said" "mgmt:capi-check: adopted clusterctl's Cluster API v1.11.0" "$OUTPUT"
+n=$(curl -sS -f --cacert "$KUBE_CA" "$kemu/requests" | python3 -c 'import json, sys
+print(len([e for e in json.load(sys.stdin) if not e.get("user_agent", "").startswith("argocd-application-controller")]))')
+t_ok "a no-op" idpmake up
+t_eq "asks the management cluster nothing" "$n" "$(curl -sS -f --cacert "$KUBE_CA" "$kemu/requests" | python3 -c 'import json, sys
+print(len([e for e in json.load(sys.stdin) if not e.get("user_agent", "").startswith("argocd-application-controller")]))')"
+t_done
