@@ -1,7 +1,8 @@
 #!/bin/bash
 # `idpmake distros`: the distros `extends: NAME` can name, in its search
 # order: the folders of IDPMAKE_DISTRO_PATH, the installed ones
-# (PREFIX/share/idpmake/distros), the built-in ones (default, cnoe, minimal).
+# (PREFIX/share/idpmake/distros), the built-in ones (capi-mgmt, default, cnoe,
+# minimal); capi-mgmt's providers take its vars.
 # A name found again later is marked shadowed.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -12,6 +13,24 @@ t_grep "a header" '^NAME +SOURCE +DESCRIPTION$' "$STDOUT"
 t_grep "default is built in" '^default +built-in +idpmake.s starter platform' "$STDOUT"
 t_grep "cnoe is built in" '^cnoe +built-in +the CNOE platform' "$STDOUT"
 t_grep "minimal is built in" '^minimal +built-in +Argo CD alone' "$STDOUT"
+t_grep "capi-mgmt is built in" '^capi-mgmt +built-in +Argo CD, cert-manager, the cluster-api-operator' "$STDOUT"
+mkdir -p cm
+cat >cm/distro.yaml <<'ZZCM'
+idpmake: 1
+name: cm
+extends: capi-mgmt
+vars: {infra: aws, infra-version: v2.9.1}
+packages:
+  argocd: null
+  cert-manager: null
+  capi-operator: null
+  capi-providers: {needs: []}
+ZZCM
+t_ok "capi-mgmt's providers render" idpmake -C cm render in-cluster/capi-providers
+t_grep "the core with ClusterTopology on" '^      ClusterTopology: true$' "$STDOUT"
+t_grep "the infrastructure provider of the var" '^  name: aws$' "$STDOUT"
+t_grep "at its version" '^  version: v2.9.1$' "$STDOUT"
+t_grep "in its namespace" '^  name: capi-aws-system$' "$STDOUT"
 t_ok "--help lists the command" idpmake --help
 t_grep "with its line" '^  distros +the distros extends can name' "$STDOUT"
 t_ok "help distros" idpmake help distros
