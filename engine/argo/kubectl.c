@@ -691,3 +691,29 @@ int kubectl_apply(const struct step *s, const char *dir, const char **err)
 		*err = aprintf("adopted (--adopt): %s", adopted);	/* said as the step's note (kubectl.h) */
 	return 0;
 }
+
+int kubectl_dry_run(const struct cluster *cl, const char *dir, const char **err)
+{
+	const struct kube_target *t;
+	const char *why = NULL;
+	struct argl av = { 0 };
+	struct proc p = { 0 };
+
+	if (!(t = kubectl_target(cl, err)))
+		return -1;
+	target_argv(t, &av);
+	push(&av, "apply");
+	push(&av, "--server-side");
+	push(&av, "--dry-run=server");
+	push(&av, "--field-manager=idpmake");
+	push(&av, "--request-timeout=30s");
+	push(&av, "-f");
+	push(&av, dir);
+	p.argv = av.v;
+	p.timeout = 60;
+	if (proc_run_why(&p, &why) < 0) {
+		*err = why;
+		return -1;
+	}
+	return 0;
+}

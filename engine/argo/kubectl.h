@@ -76,6 +76,13 @@ char *kubectl_secret_value(const struct cluster *cl, const char *ns, const char 
 int kubectl_secret_values(const struct cluster *cl, const char *ns, const char *name, const char *const *keys,
 			  char **values, const char **err);
 
+/*
+ * validate --live (capidry.c): `kubectl apply --server-side --dry-run=server
+ * -f DIR` on cluster cl, so that its CRD schemas and webhooks judge the
+ * objects and nothing is kept: 0, or -1 with *err (kubectl's last line)
+ */
+int kubectl_dry_run(const struct cluster *cl, const char *dir, const char **err);
+
 /* the key of a kubectl package's sync step, from its render's output */
 struct hash kubectl_key(const struct step *s, struct hash output);
 /*

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "review/apicheck.h"
+#include "review/capidry.h"
 #include "argo/argoapi.h"
 #include "argo/argocd.h"
 #include "render/bundle.h"
@@ -444,6 +445,9 @@ int apicheck_live(struct ctx *c)
 		json_decref(k.api[i].gv), json_decref(k.api[i].gvk);
 	if (fatal)
 		return 2;
+	/* the clusters Cluster API makes: their Clusters and classes judged by the management cluster itself */
+	if (capidry_run(c))
+		failed = 1;
 	if (k.problems)
 		fprintf(stderr, "idpmake: %d of %d object%s of a kind its cluster does not serve\n", k.problems, k.objects,
 			k.objects == 1 ? "" : "s");

@@ -176,7 +176,8 @@ class FleetMixin:
             out.update(info=info, connectionState=info["connectionState"])
             return ordered(out, ["server", "name", "config", "connectionState", "serverVersion", "namespaces",
                                  "info", "labels", "annotations", "project"])
-        versions = list(self.cluster_api.get(c["server"], self.api_versions))
+        live = self.live_api_versions(c["server"]) if c["server"] not in self.cluster_api else None
+        versions = list(live if live is not None else self.cluster_api.get(c["server"], self.api_versions))
         for r in self.apps.values():  # CRDs synced to this cluster add their kinds, as the cluster cache would
             if (r.obj["spec"].get("destination") or {}).get("server", IN_CLUSTER) != c["server"]:
                 continue

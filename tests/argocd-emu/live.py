@@ -380,6 +380,29 @@ class LiveMixin:
         return out
 
     # -- which clusters are live
+    def live_api_versions(self, server):
+        """a live cluster's info.apiVersions, as the cluster cache learns them from discovery: every
+        GROUP/VERSION it serves and GROUP/VERSION/Kind of its preferred versions (read again after 1 s);
+        None when the server is not live or does not answer"""
+        k = self.live_client(server)
+        if k is None:
+            return None
+        now = time.time()
+        if getattr(k, "apis_at", 0) > now - 1.0:
+            return k.apis
+        try:
+            types = k.discover(force=True)
+            gvs = ["v1"] + [v["groupVersion"] for g in k.request("GET", "/apis").get("groups") or []
+                            for v in g.get("versions") or []]
+        except (KubeError, OSError, ValueError):
+            return None
+        out = set(gvs)
+        for (group, kind), (version, _, _) in types.items():
+            gv = "%s/%s" % (group, version) if group else version
+            out.add("%s/%s" % (gv, kind))
+        k.apis, k.apis_at = sorted(out), now
+        return k.apis
+
     def live_client(self, server, cfg=None):
         """a Kube for this server (registered config unless cfg), or None when the server is not live"""
         if not self.live_clusters:

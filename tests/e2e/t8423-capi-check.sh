@@ -5,6 +5,9 @@
 # there; so is clusterctl's install when the distro installs the providers
 # too (capi-providers); a core older than 1.11 for api: v1beta2 names
 # api: v1beta1; a passed check is not asked again (no kubectl on a no-op).
+# validate --live dry-runs the class and the Clusters on the management
+# cluster: a version two minors up is refused in the webhook's words, and
+# nothing is kept.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -52,4 +55,14 @@ print(len([e for e in json.load(sys.stdin) if not e.get("user_agent", "").starts
 t_ok "a no-op" idpmake up
 t_eq "asks the management cluster nothing" "$n" "$(curl -sS -f --cacert "$KUBE_CA" "$kemu/requests" | python3 -c 'import json, sys
 print(len([e for e in json.load(sys.stdin) if not e.get("user_agent", "").startswith("argocd-application-controller")]))')"
+
+# validate --live: the class and the Clusters dry-run on the management cluster, nothing kept
+t_ok "validate --live" idpmake validate --live
+t_grep "the class accepted" "mgmt/capi-classes:render: [0-9]+ objects accepted by 'mgmt' \\(server-side dry run\\)" "$OUTPUT"
+t_grep "eu-1's Cluster accepted" "mgmt/cluster-eu-1:render: 1 object accepted by 'mgmt'" "$OUTPUT"
+sed -i 's/^  k8s: v1.33.2 .*/  k8s: v1.35.0/' distro.yaml
+t_exit 1 "validate --live: two minors at once is refused by Cluster API's webhook" idpmake validate --live
+t_grep "in its words" "mgmt/cluster-eu-1:render: the management cluster 'mgmt' refuses it \\(server-side dry run\\): .*v1.33.2.*v1.35.0" "$OUTPUT"
+t_eq "nothing was kept" "v1.33.2" "$(kubectl get clusters.cluster.x-k8s.io -n fleet eu-1 -o jsonpath='{.spec.topology.version}')"
+t_nogrep "no dry-run folder left" . <(find .idpmake/tmp -mindepth 1 2>/dev/null)
 t_done
