@@ -609,7 +609,7 @@ static void print_behind(const struct graph *g)
 		int any = 0;
 		for (size_t i = 0; i < g->nsteps; i++) {
 			const struct step *s = g->steps[i];
-			if (s->kind != STEP_RENDER || !s->behind || s->cluster != cl)
+			if (s->kind != STEP_RENDER || !s->behind || step_cluster(s) != cl)
 				continue;
 			if (any)
 				printf(", %s", s->pkg->name);

@@ -223,9 +223,9 @@ static void select_waves(struct graph *g)
 	for (size_t i = 0; i < g->nsteps; i++) {
 		const struct step *s = g->steps[i];
 		size_t w;
-		if (!s->selected || !s->cluster || s->kind == STEP_RENDER || !s->cluster->wave)
+		if (!s->selected || !s->cluster || s->kind == STEP_RENDER || !step_cluster(s)->wave)
 			continue;
-		w = (size_t)(s->cluster->wave - d->waves);
+		w = (size_t)(step_cluster(s)->wave - d->waves);
 		lo = w < lo ? w : lo;
 		hi = w > hi ? w : hi;
 	}

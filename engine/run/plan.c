@@ -326,14 +326,15 @@ static void hold_clones(struct planner *pl)
 {
 	for (size_t i = 0; i < pl->g->nsteps; i++) {
 		struct step *s = pl->g->steps[i];
-		if (s->kind != STEP_RENDER || !s->selected || !s->dirty || s->cluster->mode != MODE_CLONED ||
+		/* step_cluster: a created cluster's Cluster (capi.h) is held as its other renders are */
+		if (s->kind != STEP_RENDER || !s->selected || !s->dirty || step_cluster(s)->mode != MODE_CLONED ||
 		    pl->promote || hash_zero(s->old_output))
 			continue;
 		s->dirty = 0;
 		s->behind = 1;
 		s->output = s->old_output;
 		s->reason = R_UP_TO_DATE;
-		s->why = aprintf("cloned: behind the distro (idpmake promote %s)", s->cluster->name);
+		s->why = aprintf("cloned: behind the distro (idpmake promote %s)", step_cluster(s)->name);
 		if (s->tree) {
 			tree_free(s->tree);
 			free(s->tree);

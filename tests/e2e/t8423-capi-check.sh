@@ -7,7 +7,8 @@
 # api: v1beta1; a passed check is not asked again (no kubectl on a no-op).
 # validate --live dry-runs the class and the Clusters on the management
 # cluster: a version two minors up is refused in the webhook's words, and
-# nothing is kept.
+# nothing is kept.  mode: cloned holds a created cluster's Cluster until
+# `idpmake promote`.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -65,4 +66,14 @@ t_exit 1 "validate --live: two minors at once is refused by Cluster API's webhoo
 t_grep "in its words" "mgmt/cluster-eu-1:render: the management cluster 'mgmt' refuses it \\(server-side dry run\\): .*v1.33.2.*v1.35.0" "$OUTPUT"
 t_eq "nothing was kept" "v1.33.2" "$(kubectl get clusters.cluster.x-k8s.io -n fleet eu-1 -o jsonpath='{.spec.topology.version}')"
 t_nogrep "no dry-run folder left" . <(find .idpmake/tmp -mindepth 1 2>/dev/null)
+
+# mode: cloned keeps a created cluster's Cluster until promote
+sed -i 's/^  k8s: v1.35.0/  k8s: v1.34.0/; s/^    labels: {region: us}/    labels: {region: us}\n    mode: cloned/' distro.yaml
+t_ok "plan with us-1 cloned and a version bump" idpmake plan
+t_grep "us-1's Cluster is behind" '^behind cloned cluster us-1: cluster-us-1 \(idpmake promote us-1\)' "$OUTPUT"
+t_ok "up moves eu-1 only" idpmake up
+t_eq "eu-1 is at v1.34.0" "v1.34.0" "$(kubectl get clusters.cluster.x-k8s.io -n fleet eu-1 -o jsonpath='{.spec.topology.version}')"
+t_eq "us-1 stays at v1.33.2" "v1.33.2" "$(kubectl get clusters.cluster.x-k8s.io -n fleet us-1 -o jsonpath='{.spec.topology.version}')"
+t_ok "promote us-1" idpmake promote us-1
+t_eq "us-1 is at v1.34.0" "v1.34.0" "$(kubectl get clusters.cluster.x-k8s.io -n fleet us-1 -o jsonpath='{.spec.topology.version}')"
 t_done
