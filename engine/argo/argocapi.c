@@ -143,6 +143,8 @@ int capi_status_parse(const char *text, size_t len, struct capi_status *out)
 		const char *ph = jstring(st, "phase");
 		out->phase = ph ? clean(NULL, ph, strnlen(ph, 32)) : "";
 	}
+	out->available = is(cond_status(st, "Available"), "True") ||
+			 (!condition(st, "Available") && is(cond_status(st, "Ready"), "True"));
 	out->initialized = json_is_true(jget(st, "initialization.controlPlaneInitialized")) ||
 			   json_is_true(jget(st, "controlPlaneReady")) || is(cond_status(st, "ControlPlaneInitialized"), "True");
 	{
@@ -231,6 +233,7 @@ int argocd_provision_step(void *ctx, struct step *s, const char *known, const ch
 	const struct capi *k = cl->create.capi;
 	const struct step *sync = NULL;
 	const char *app;
+	int ready = s->kind == STEP_READY;	/* ready: available: the Available condition */
 	struct capi_status st = { 0 };
 	struct call c;
 	double failing = 0, start = now_s();
@@ -238,18 +241,27 @@ int argocd_provision_step(void *ctx, struct step *s, const char *known, const ch
 	int ret = -1;
 
 	*uid = NULL;
-	for (size_t i = 0; i < s->nin; i++)
+	for (size_t i = 0; i < s->nin; i++) {
 		if (s->in[i]->kind == STEP_SYNC && s->in[i]->pkg == k->pkg)
 			sync = s->in[i];
+		for (size_t j = 0; ready && s->in[i]->kind == STEP_PROVISION && j < s->in[i]->nin; j++)
+			if (s->in[i]->in[j]->kind == STEP_SYNC && s->in[i]->in[j]->pkg == k->pkg)
+				sync = s->in[i]->in[j];
+	}
 	if (!sync)
 		return *err = "the Cluster's sync step is not in the graph", -1;
 	app = argocd_app_name(a->d, sync);
 	if (call_open(&c, a, app, s->log, k->timeout) < 0)
 		return *err = "cannot start a libcurl handle", -1;
 	note(&c, 0, "%s: waiting for the Cluster %s/%s on '%s' (Application %s) to %s", s->id, k->namespace, cl->name,
-	     k->management, app, known ? "converge" : "initialize its control plane");
+	     k->management, app, ready ? "be Available" : known ? "converge" : "initialize its control plane");
 	for (;;) {
 		int got = get_cluster(&c, cl, &st, err), initial = !known || (got == 0 && st.uid && strcmp(st.uid, known));
+		if (got < 0 && call_past(&c) && last)
+			/* the deadline passed during a request: the wait timed out, with what it saw last */
+			*err = aprintf("timed out after %d s waiting for the Cluster of '%s' to %s: %s", k->timeout, cl->name,
+				       ready ? "be Available (a missing cni leaves its nodes NotReady)" :
+				       initial ? "initialize" : "converge", *last ? last : "no conditions");
 		if (got < 0)
 			break;
 		if (got == 0 && !st.uid) {
@@ -264,9 +276,9 @@ int argocd_provision_step(void *ctx, struct step *s, const char *known, const ch
 			*err = aprintf("the Cluster of '%s' is being deleted", cl->name);
 			break;
 		}
-		if (got == 0 && (initial ? st.initialized : st.converged)) {
+		if (got == 0 && (ready ? st.available : initial ? st.initialized : st.converged)) {
 			*uid = st.uid;
-			note(&c, 0, "%s: the Cluster %s (phase %s) after %.1f s", s->id,
+			note(&c, 0, "%s: the Cluster %s (phase %s) after %.1f s", s->id, ready ? "is Available" :
 			     initial ? "has an initialized control plane" : "has converged", st.phase, now_s() - start);
 			ret = 0;
 			break;
@@ -289,7 +301,8 @@ int argocd_provision_step(void *ctx, struct step *s, const char *known, const ch
 			*err = got == 1 ? aprintf("timed out after %d s: the Cluster %s/%s is not on the management cluster "
 						  "'%s'", k->timeout, k->namespace, cl->name, k->management)
 					: aprintf("timed out after %d s waiting for the Cluster of '%s' to %s (phase %s): %s",
-						  k->timeout, cl->name, initial ? "initialize" : "converge",
+						  k->timeout, cl->name, ready ? "be Available (a missing cni leaves its nodes "
+						  "NotReady)" : initial ? "initialize" : "converge",
 						  *st.phase ? st.phase : "none", *st.why ? st.why : "no conditions");
 			break;
 		}

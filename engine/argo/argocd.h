@@ -180,6 +180,7 @@ struct capi_status {
 	const char *phase;		/* status.phase, or "" */
 	long long generation, observed;	/* metadata.generation, status.observedGeneration (-1: none) */
 	int initialized;		/* the control plane is initialized (either API version) */
+	int available;			/* Available True (v1beta2), or Ready True (v1beta1) */
 	int converged;			/* generation observed, topology reconciled, machines up to date */
 	int reconcile_failed;		/* TopologyReconciled False: ReconcileFailed or ClusterClassNotReconciled */
 	int deleting;			/* metadata.deletionTimestamp is set */

@@ -186,7 +186,7 @@ int cmd_graph(struct ctx *c)
 		return 0;
 	}
 	if (!strcmp(fmt, "dot")) {
-		static const char *const shapes[] = { "box", "cylinder", "cds", "ellipse", "cds", "hexagon", "component", "house", "note", "house", "octagon" };
+		static const char *const shapes[] = { "box", "cylinder", "cds", "ellipse", "cds", "hexagon", "component", "house", "note", "house", "octagon", "house" };
 		printf("digraph %s {\n\trankdir=LR;\n\tnode [fontname=\"Helvetica\", fontsize=10];\n", dot_quote(c->d->name));
 		for (size_t ci = 0; ci < c->d->nclusters; ci++) {
 			const struct cluster *cl = &c->d->clusters[ci];
@@ -196,7 +196,7 @@ int cmd_graph(struct ctx *c)
 				if (s->selected && s->cluster == cl && !s->pkg)	/* CLUSTER:register, CLUSTER:kind */
 					printf("\t\t%s [shape=%s, label=\"%s\"];\n", dot_quote(s->id), shapes[s->kind],
 					       s->kind == STEP_CREATE ? "kind" : s->kind == STEP_PROVISION ? "provision" :
-					       s->kind == STEP_CAPICHECK ? "capi-check" : "register");
+					       s->kind == STEP_CAPICHECK ? "capi-check" : s->kind == STEP_READY ? "ready" : "register");
 				else if (s->selected && s->cluster == cl)
 					printf("\t\t%s [shape=%s, label=%s];\n", dot_quote(s->id), shapes[s->kind],
 					       dot_quote(aprintf("%s\\n%s", s->pkg->name, s->hook ?

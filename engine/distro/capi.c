@@ -134,7 +134,7 @@ void conv_capi(struct cluster *c, const struct ynode *n)
 	}
 	if ((x = yget(n, "ready")) && str(x, "ready")) {
 		if (!strcmp(x->s, "available"))
-			loc_error(x->loc, "ready: available is not supported yet: use initialized");
+			k->ready_available = 1;
 		else if (strcmp(x->s, "initialized"))
 			loc_error(x->loc, "ready must be initialized or available, not '%s'", x->s);
 	}

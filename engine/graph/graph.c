@@ -160,7 +160,22 @@ static void capi_edges(struct graph *g, struct unit *units, size_t nunits)
 					edge(units[j].render, units[i].render);	/* checked against it (capicheck.c) */
 				}
 		}
-		if (!c->create.capi || !c->create.capi->cni.n || capi_is_cni(c, units[i].p))
+		if (!c->create.capi)
+			continue;
+		if (c->create.capi->ready_available) {
+			/* ready: available: NAME:ready after its provision and the cni, before every other package */
+			struct step *ready = graph_find(g, aprintf("%s:ready", c->name));
+			if (!ready) {
+				ready = new_step(g, STEP_READY, c, NULL, NULL, aprintf("%s:ready", c->name));
+				edge(graph_find(g, aprintf("%s:provision", c->name)), ready);
+			}
+			if (capi_is_cni(c, units[i].p))
+				edge(units[i].last, ready);
+			else
+				edge(ready, units[i].first);
+			continue;
+		}
+		if (!c->create.capi->cni.n || capi_is_cni(c, units[i].p))
 			continue;
 		for (size_t j = 0; j < nunits; j++)
 			if (units[j].c == c && capi_is_cni(c, units[j].p))
@@ -336,6 +351,8 @@ struct graph *graph_build(struct distro *d)
 				edge(gate[w - 1], units[i].first);
 			if (made && graph_find(g, aprintf("%s:provision", made->name)))
 				edge(graph_find(g, aprintf("%s:provision", made->name)), gate[w]);
+			if (made && graph_find(g, aprintf("%s:ready", made->name)))
+				edge(graph_find(g, aprintf("%s:ready", made->name)), gate[w]);
 		}
 		free(gate);
 	}
@@ -415,7 +432,7 @@ struct cluster *step_cluster(const struct step *s)
 int step_talks_to_argocd(const struct step *s)
 {
 	return (s->kind == STEP_SYNC && !s->pkg->deploy_kubectl) || s->kind == STEP_WAVE ||
-	       s->kind == STEP_REGISTER || s->kind == STEP_PROVISION;
+	       s->kind == STEP_REGISTER || s->kind == STEP_PROVISION || s->kind == STEP_READY;
 }
 
 struct step *graph_find(struct graph *g, const char *id)

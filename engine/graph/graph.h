@@ -21,7 +21,8 @@ enum step_kind { STEP_RENDER, STEP_PUSH, STEP_PRE, STEP_SYNC, STEP_POST, STEP_WA
 		 STEP_CREATE,	/* CLUSTER:kind, a cluster idpmake makes (create.h), before its steps */
 		 STEP_TLS,	/* tls, the distro's certificate (create.h), before every hook */
 		 STEP_PROVISION,	/* CLUSTER:provision, a cluster Cluster API makes (capi.h): its Cluster's status */
-		 STEP_CAPICHECK };	/* MGMT:capi-check, what its management cluster has of Cluster API */
+		 STEP_CAPICHECK,	/* MGMT:capi-check, what its management cluster has of Cluster API */
+		 STEP_READY };	/* CLUSTER:ready, ready: available: the Cluster Available, after its cni */
 
 /* why a step runs, or that it does not */
 enum reason {

@@ -64,7 +64,7 @@ int status_verbose(void)
 
 const char *step_kind_name(enum step_kind k)
 {
-	static const char *const names[] = { "render", "push", "pre", "sync", "post", "wave", "register", "kind", "tls", "provision", "capi-check" };
+	static const char *const names[] = { "render", "push", "pre", "sync", "post", "wave", "register", "kind", "tls", "provision", "capi-check", "ready" };
 	return names[k];
 }
 

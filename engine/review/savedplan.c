@@ -389,6 +389,8 @@ static const char *key_hint(const struct step *s)
 		return "the certificate's names changed, or its files are gone";
 	case STEP_PROVISION:
 		return "the cluster's Cluster changed";
+	case STEP_READY:
+		return "the cluster was provisioned again";
 	case STEP_CAPICHECK:
 		return "the management cluster or what its clusters want changed";
 	default:

@@ -154,6 +154,7 @@ static void run_job(struct job *j)
 		j->rc = kindcluster_run(pl, s, &j->output, &j->err);
 		break;
 	case STEP_PROVISION:
+	case STEP_READY:
 		j->rc = provision_run(pl, s, &build_sync, &j->output, &j->note, &j->err);
 		break;
 	case STEP_CAPICHECK:
@@ -384,6 +385,11 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 		if (state_step_ok(pl->st, s->id, s->key, s->output, NULL, j->note, s->ms) < 0)
 			return -1;
 		*note = j->note ? aprintf("Cluster uid and version %s", j->note) : NULL;
+		return 0;
+	case STEP_READY:
+		if (state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, NULL, s->ms) < 0)
+			return -1;
+		*note = "Available";
 		return 0;
 	case STEP_CAPICHECK:
 		if (state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, NULL, s->ms) < 0)

@@ -533,7 +533,7 @@ void plan_decide(struct planner *pl, struct step *s)
 		kindcluster_decide(pl, s, &rec);
 		return;
 	}
-	if (s->kind == STEP_PROVISION) {
+	if (s->kind == STEP_PROVISION || s->kind == STEP_READY) {
 		provision_decide(pl, s, &rec);
 		return;
 	}

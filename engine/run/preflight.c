@@ -107,7 +107,7 @@ int preflight_argocd(struct preflight *pf, struct argocd *a)
 static int argo_step(const struct step *s)
 {
 	return (s->kind == STEP_SYNC && !s->pkg->deploy_kubectl) || s->kind == STEP_WAVE || s->kind == STEP_REGISTER ||
-	       s->kind == STEP_PROVISION;
+	       s->kind == STEP_PROVISION || s->kind == STEP_READY;
 }
 
 /* does a deploy: kubectl sync of step i's cluster before it run (predict's runs)? */

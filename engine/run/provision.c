@@ -40,6 +40,27 @@ static struct hash key_of(const struct step *s)
 	return hasher_end(h);
 }
 
+/* NAME:ready (ready: available): again when the cluster was provisioned again (its provision's key or output) */
+static void ready_decide(struct step *s, const struct record *rec)
+{
+	struct hasher *h = hasher_new();
+
+	hasher_adds(h, "ready available");
+	for (size_t i = 0; i < s->nin; i++)
+		if (s->in[i]->kind == STEP_PROVISION) {
+			if (s->in[i]->dirty && s->in[i]->state != S_DONE) {
+				s->dirty = 1;
+				s->reason = R_UPSTREAM;
+				s->why = aprintf("once %s has provisioned the cluster", s->in[i]->id);
+				return;
+			}
+			hasher_addh(h, s->in[i]->key);
+			hasher_addh(h, s->in[i]->output);
+		}
+	s->key = hasher_end(h);
+	plan_compare(s, rec, "the cluster was provisioned again");
+}
+
 void provision_decide(struct planner *pl, struct step *s, const struct record *rec)
 {
 	const struct step *sync = cluster_sync(s);
@@ -48,6 +69,10 @@ void provision_decide(struct planner *pl, struct step *s, const struct record *r
 		s->dirty = 0;
 		s->reason = R_UP_TO_DATE;
 		s->why = "skipped: no argocd configured";
+		return;
+	}
+	if (s->kind == STEP_READY) {
+		ready_decide(s, rec);
 		return;
 	}
 	if (sync && sync->dirty && sync->state != S_DONE) {
@@ -79,6 +104,8 @@ int provision_run(struct planner *pl, struct step *s, const struct sync_ops *ops
 	*uid = NULL;
 	if (!ops->provision)
 		return *err = "this idpmake cannot talk to Argo CD", -1;
+	if (s->kind == STEP_READY)	/* the Cluster's Available condition (argocapi.c) */
+		return ops->provision(ops->ctx, s, NULL, uid, err);
 	/* a cluster never provisioned (or made again) waits for its control plane; one that was, for the change */
 	if (ops->provision(ops->ctx, s, known, uid, err) < 0)
 		return -1;

@@ -8,7 +8,8 @@
 # validate --live dry-runs the class and the Clusters on the management
 # cluster: a version two minors up is refused in the webhook's words, and
 # nothing is kept.  mode: cloned holds a created cluster's Cluster until
-# `idpmake promote`.
+# `idpmake promote`.  ready: available waits for the Cluster's Available
+# condition after the cni (none: it times out naming the cni).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -76,4 +77,43 @@ t_eq "eu-1 is at v1.34.0" "v1.34.0" "$(kubectl get clusters.cluster.x-k8s.io -n 
 t_eq "us-1 stays at v1.33.2" "v1.33.2" "$(kubectl get clusters.cluster.x-k8s.io -n fleet us-1 -o jsonpath='{.spec.topology.version}')"
 t_ok "promote us-1" idpmake promote us-1
 t_eq "us-1 is at v1.34.0" "v1.34.0" "$(kubectl get clusters.cluster.x-k8s.io -n fleet us-1 -o jsonpath='{.spec.topology.version}')"
+
+# ready: available: NAME:ready waits for the Cluster's Available condition after the cni, before the rest
+python3 - distro.yaml <<'ZZPY' || t_bail "cannot edit distro.yaml"
+import sys
+s = open(sys.argv[1]).read()
+s = s.replace("\nprofiles:\n", """
+  ap-1:
+    labels: {region: us}
+    profiles: [apps]
+    create:
+      management: mgmt
+      namespace: fleet
+      class: {package: capi-classes, name: quick-start}
+      version: ${k8s}
+      control-plane: {replicas: 1}
+      workers: {md-0: {class: default-worker, replicas: 1}}
+      vars: {imageRepository: registry.k8s.io}
+      ready: available
+      timeout: 6
+
+profiles:
+  apps: [podinfo]
+""", 1)
+open(sys.argv[1], "w").write(s)
+ZZPY
+t_exit 1 "without a cni, ap-1 is never Available" idpmake up
+t_grep "ap-1:ready times out, naming the cni" "ap-1:ready: .*timed out after 6 s waiting for the Cluster of 'ap-1' to be Available \\(a missing cni" "$OUTPUT"
+t_grep "its packages wait" "not run: ap-1/podinfo:sync" "$OUTPUT"
+sed -i 's/^    profiles: \[apps\]/    profiles: [workload]/; s/^      ready: available/      ready: available\n      cni: [calico]/' distro.yaml
+t_ok "with calico first, it is" idpmake up
+t_grep "ready after the cni" "ap-1:ready: Available" "$OUTPUT"
+t_grep "then podinfo" "ap-1/podinfo:sync" "$OUTPUT"
+python3 - "$OUTPUT" >"$T/why" 2>&1 <<'ZZPY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+at = lambda s: next(i for i, l in enumerate(lines) if s in l)
+assert at("ap-1/calico:sync") < at("ap-1:ready") < at("ap-1/podinfo:sync"), lines
+ZZPY
+t_report $? "calico, then ready, then podinfo" "$T/why"
 t_done
