@@ -122,6 +122,8 @@ void kubecred_free(struct kubecred *k);	/* zeroes what it frees */
  */
 int argocd_register_created(struct call *c, const struct cluster *cl, const char *server, json_t *cfg,
 			    const char *const *sv, size_t n, const char **err);
+/* argoreg.c: PUT the labels of a cluster someone else registered (credential: external), nothing else; 0 or -1 */
+int argocd_cluster_labels(struct call *c, const struct cluster *cl, const char *server, const char **err);
 
 /* is t a token a header may carry (no byte <= ' ', no DEL)? */
 int argocd_token_ok(const char *t);

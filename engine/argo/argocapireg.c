@@ -210,6 +210,47 @@ static char *pem_of(const char *b64, size_t *n)
 	return (char *)p;
 }
 
+/*
+ * credential: external: someone else registers it (an in-cluster registrar);
+ * wait until Argo CD knows a cluster of that name, then set its labels
+ */
+static int external(struct call *c, const struct cluster *cl, const char **err)
+{
+	struct resp r = { .code = -1 };
+	int ret = -1;
+
+	note(c, 0, "credential: external: waiting for Argo CD to know cluster '%s'", cl->name);
+	for (;;) {
+		const char *server;
+		if (request(c, "GET", aprintf("/api/v1/clusters/%s?id.type=name", cl->name), NULL, &r, err) < 0)
+			break;
+		server = r.status == 200 ? jstr(r.json, "server") : NULL;
+		if (server && *server) {
+			server = astrdup(server);
+			resp_reset(&r);
+			if ((ret = argocd_cluster_labels(c, cl, server, err)) == 0)
+				note(c, 0, "cluster '%s' (%s), registered by another, has its labels", cl->name, server);
+			return ret;
+		}
+		if (r.status != 200 && r.status != 404 && r.status != 403) {
+			*err = api_error(c, aprintf("looking up cluster '%s'", cl->name), &r);
+			break;
+		}
+		resp_reset(&r);
+		if (call_past(c)) {
+			*err = aprintf("credential: external: Argo CD never knew cluster '%s' (its registrar registers it "
+				       "by that name)", cl->name);
+			break;
+		}
+		if (nap(argocd_poll_ms(c->a)) < 0) {
+			*err = "interrupted";
+			break;
+		}
+	}
+	resp_reset(&r);
+	return ret;
+}
+
 static int capi_register(struct call *c, const struct step *s, const char **err)
 {
 	const struct cluster *cl = s->cluster;
@@ -223,6 +264,8 @@ static int capi_register(struct call *c, const struct step *s, const char **err)
 
 	if (!k->mgmt)
 		return *err = "no management cluster", -1;
+	if (k->credential == CRED_EXTERNAL)
+		return external(c, cl, err);
 	note(c, 0, "reading Secret %s/%s from the management cluster '%s' (kubectl)", k->namespace, secret, k->management);
 	if (!(text = kubectl_secret_value(k->mgmt, k->namespace, secret, "value", err))) {
 		*err = aprintf("management cluster '%s': cannot read Secret %s/%s: %s", k->management, k->namespace,
@@ -245,7 +288,11 @@ static int capi_register(struct call *c, const struct step *s, const char **err)
 	tls = json_object();
 	json_object_set_new(cfg, "tlsClientConfig", tls);
 	json_object_set_new(tls, "insecure", json_boolean(kc.insecure));
-	if (k->credential == CRED_KUBECONFIG) {
+	if (k->credential == CRED_AWS) {
+		/* Argo CD assumes the role (IRSA, Pod Identity): only the CA and the names leave here */
+		json_object_set_new(cfg, "awsAuthConfig", json_pack("{s:s, s:s}", "clusterName",
+								  k->aws_cluster ? k->aws_cluster : cl->name, "roleARN", k->aws_role));
+	} else if (k->credential == CRED_KUBECONFIG) {
 		if (!(kc.cert && kc.key)) {
 			*err = aprintf("cluster '%s': its kubeconfig Secret holds a token, not a client certificate (an EKS "
 				       "token lasts 15 minutes): use credential: aws", cl->name);

@@ -698,6 +698,21 @@ out:
 	return ret;
 }
 
+int argocd_cluster_labels(struct call *c, const struct cluster *cl, const char *server, const char **err)
+{
+	json_t *body = json_pack("{s:s, s:s, s:o}", "server", server, "name", cl->name, "labels", kv_object(&cl->labels));
+	struct resp r = { .code = -1 };
+	int ret = request(c, "PUT", aprintf("/api/v1/clusters/%s?updatedFields=labels", seg(c, server)), body, &r, err);
+
+	if (ret == 0 && r.status != 200) {
+		*err = api_error(c, aprintf("setting the labels of cluster '%s'", cl->name), &r);
+		ret = -1;
+	}
+	resp_reset(&r);
+	json_decref(body);
+	return ret;
+}
+
 /* ---- repository:register ------------------------------------------------ */
 
 static int register_repo(struct call *c, const char **err)

@@ -58,7 +58,7 @@ void conv_capi(struct cluster *c, const struct ynode *n)
 	const struct ynode *x;
 
 	CHECK_KEYS(n, "create", "management", "namespace", "class", "spec", "version", "api", "control-plane", "workers",
-		   "vars", "cni", "credential", "ready", "timeout");
+		   "vars", "cni", "credential", "aws", "ready", "timeout");
 	c->create.capi = k;
 	c->create.loc = k->loc = n->loc;
 	k->cp_replicas = -1;
@@ -128,10 +128,20 @@ void conv_capi(struct cluster *c, const struct ynode *n)
 			i++;
 		if (i == 4)
 			loc_error(x->loc, "credential must be service-account, kubeconfig, aws or external, not '%s'", x->s);
-		else if (i >= CRED_AWS)
-			loc_error(x->loc, "credential: %s is not supported yet: use service-account or kubeconfig", x->s);
 		k->credential = i < 4 ? (enum capi_credential)i : CRED_SERVICE_ACCOUNT;
 	}
+	if ((x = yget(n, "aws")) && !yisnull(x) && want(x, Y_MAP, "create.aws")) {
+		const struct ynode *r;
+		CHECK_KEYS(x, "create.aws", "role-arn", "cluster-name");
+		k->aws_role = str(r = yget(x, "role-arn"), "role-arn");
+		k->aws_cluster = str(yget(x, "cluster-name"), "cluster-name");
+		if (k->credential != CRED_AWS)
+			loc_error(x->loc, "create.aws goes with credential: aws");
+		if (k->aws_role && strncmp(k->aws_role, "arn:", 4))
+			loc_error(r->loc, "create.aws.role-arn '%s' is not an ARN (arn:aws:iam::ACCOUNT:role/NAME)", k->aws_role);
+	}
+	if (k->credential == CRED_AWS && !k->aws_role)
+		loc_error(n->loc, "credential: aws needs create.aws.role-arn: the role Argo CD assumes for '%s'", c->name);
 	if ((x = yget(n, "ready")) && str(x, "ready")) {
 		if (!strcmp(x->s, "available"))
 			k->ready_available = 1;

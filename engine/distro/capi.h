@@ -49,6 +49,7 @@ struct capi {
 	const struct ynode *vars;	/* the topology variables as written (a map), or NULL */
 	struct strlist cni;		/* packages synced first on it */
 	enum capi_credential credential;
+	const char *aws_role, *aws_cluster;	/* credential: aws: awsAuthConfig {roleARN, clusterName (default NAME)} */
 	int ready_available;		/* ready: available: a step NAME:ready after the cni, before the rest */
 	int timeout;			/* seconds: provisioning and upgrades */
 	struct package *pkg;		/* cluster-NAME, on mgmt */

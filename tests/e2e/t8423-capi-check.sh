@@ -10,6 +10,7 @@
 # nothing is kept.  mode: cloned holds a created cluster's Cluster until
 # `idpmake promote`.  ready: available waits for the Cluster's Available
 # condition after the cni (none: it times out naming the cni).
+# credential: external waits for another registrar, then sets the labels.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -116,4 +117,53 @@ at = lambda s: next(i for i, l in enumerate(lines) if s in l)
 assert at("ap-1/calico:sync") < at("ap-1:ready") < at("ap-1/podinfo:sync"), lines
 ZZPY
 t_report $? "calico, then ready, then podinfo" "$T/why"
+
+# credential: external: another registers it; idpmake waits, then sets its labels only
+python3 - distro.yaml <<'ZZPY' || t_bail "cannot edit distro.yaml"
+import sys
+s = open(sys.argv[1]).read()
+s = s.replace("\nprofiles:\n", """
+  ex-1:
+    labels: {region: us, registrar: theirs}
+    profiles: [workload]
+    create:
+      management: mgmt
+      namespace: fleet
+      class: {package: capi-classes, name: quick-start}
+      version: ${k8s}
+      control-plane: {replicas: 1}
+      workers: {md-0: {class: default-worker, replicas: 1}}
+      vars: {imageRepository: registry.k8s.io}
+      cni: [calico]
+      credential: external
+      timeout: 60
+
+profiles:
+""", 1)
+open(sys.argv[1], "w").write(s)
+ZZPY
+idpmake up >"$T/ex.out" 2>&1 &
+up=$!
+t_wait_for 60 kubectl get secret -n fleet ex-1-kubeconfig
+t_report $? "ex-1's kubeconfig Secret appears"
+kubectl get secret -n fleet ex-1-kubeconfig -o jsonpath='{.data.value}' | base64 -d >"$T/ex1.kubeconfig"
+python3 - "$T/ex1.kubeconfig" "$T/ex1.json" <<'ZZPY'
+import json, re, sys, base64
+t = open(sys.argv[1]).read()
+server = re.search(r"server: *\"?([^\"\n]+)", t).group(1)
+token = re.search(r"token: *\"?([^\"\n]+)", t).group(1)
+ca = re.search(r"certificate-authority-data: *\"?([^\"\n]+)", t).group(1)
+json.dump({"name": "ex-1", "server": server, "config": {"bearerToken": token, "tlsClientConfig": {"caData": ca}}},
+          open(sys.argv[2], "w"))
+ZZPY
+sleep 1
+curl -fsS -m 10 -X POST -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" -H 'Content-Type: application/json' \
+	-d @"$T/ex1.json" "http://$ARGOCD_SERVER/api/v1/clusters" >/dev/null
+t_report $? "the registrar registers ex-1 by hand"
+wait $up
+t_report $? "up waited for the registrar, then went on" "$T/ex.out"
+t_grep "it set the labels" "ex-1:register" "$T/ex.out"
+curl -fsS -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/api/v1/clusters/ex-1?id.type=name" >"$T/ex1.cl"
+t_grep "the labels are the distro's" '"registrar": *"theirs"' "$T/ex1.cl"
+t_nogrep "and it is not marked idpmake's (--prune leaves it)" 'idpmake.io/cluster' "$T/ex1.cl"
 t_done
