@@ -317,7 +317,8 @@ int argocd_provision_step(void *ctx, struct step *s, const char *known, const ch
 	return ret;
 }
 
-/* the Cluster named `name` among the Application's resources: 1 with its namespace and version, 0 none, -1 */
+/* the Cluster named `name` among the Application's resources: 1 with its namespace and version, 0 none,
+ * 2 no such Application, -1 with *err (a 403 too: not knowing is not "gone") */
 static int tree_cluster(struct call *c, const char *name, const char **ns, const char **version, const char **err)
 {
 	struct resp r = { .code = -1 };
@@ -327,8 +328,8 @@ static int tree_cluster(struct call *c, const char *name, const char **ns, const
 
 	if (request(c, "GET", app_path(c, "/resource-tree", NULL), NULL, &r, err) < 0)
 		goto out;
-	if (r.status == 404 || (r.status == 403 && r.message && !strcmp(r.message, "permission denied"))) {
-		ret = 0;	/* no Application: nothing of it is left to find */
+	if (r.status == 404) {
+		ret = 2;	/* no Application: whether its Cluster is gone is for the caller to find out */
 		goto out;
 	}
 	if (r.status != 200) {
@@ -342,7 +343,8 @@ static int tree_cluster(struct call *c, const char *name, const char **ns, const
 			const char *g = jstring(n, "group"), *k = jstring(n, "kind"), *nm = jstring(n, "name"),
 				   *nsp = jstring(n, "namespace"), *v = jstring(n, "version");
 			if (is(g, "cluster.x-k8s.io") && is(k, "Cluster") && is(nm, name) && nsp && v &&
-			    strlen(nsp) < 64 && strlen(v) < 16 && !strpbrk(nsp, "&?#/%") && !strpbrk(v, "&?#/%")) {
+			    strlen(nsp) < 64 && strlen(v) < 16 && strspn(nsp, "abcdefghijklmnopqrstuvwxyz0123456789-.") ==
+			    strlen(nsp) && strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789") == strlen(v)) {
 				*ns = astrdup(nsp);
 				*version = astrdup(v);
 				ret = 1;
@@ -366,7 +368,11 @@ int argocd_capi_destroy(struct argocd *a, const char *app, const char *name, int
 	for (;;) {
 		if ((found = tree_cluster(&c, name, &ns, &version, err)) < 0)
 			break;
-		if (!found) {
+		if (found == 2 && !asked) {
+			ret = 1;	/* the caller asks the management cluster itself */
+			break;
+		}
+		if (found != 1) {
 			ret = 0;
 			break;
 		}

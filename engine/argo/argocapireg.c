@@ -59,7 +59,7 @@ static size_t collect(char *p, size_t size, size_t n, void *ud)
 	struct buf *b = ud;
 
 	if (b->len + size * n > (1u << 20))
-		return 0;	/* hostile: bounded */
+		return 0;	/* hostile: bounded (and within the room made first: never moved, never freed unwiped) */
 	buf_add(b, p, size * n);
 	return size * n;
 }
@@ -84,6 +84,7 @@ static long kube(const struct workload *w, const char *method, const char *path,
 	curl_easy_setopt(k, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(k, CURLOPT_TIMEOUT, 30L);
 	curl_easy_setopt(k, CURLOPT_ERRORBUFFER, ebuf);
+	buf_grow(&b, (1u << 20) + 1);	/* a token Secret's answer is zeroed once, where it was written */
 	curl_easy_setopt(k, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(k, CURLOPT_WRITEDATA, &b);
 	h = curl_slist_append(h, "Accept: application/json");
@@ -101,11 +102,11 @@ static long kube(const struct workload *w, const char *method, const char *path,
 	if (body)
 		curl_easy_setopt(k, CURLOPT_POSTFIELDS, body);
 	if (w->ca) {
-		struct curl_blob blob = { w->ca, w->nca, CURL_BLOB_COPY };
+		struct curl_blob blob = { w->ca, w->nca, CURL_BLOB_NOCOPY };
 		curl_easy_setopt(k, CURLOPT_CAINFO_BLOB, &blob);
 	}
 	if (w->cert && w->key) {
-		struct curl_blob c = { w->cert, w->ncert, CURL_BLOB_COPY }, kb = { w->key, w->nkey, CURL_BLOB_COPY };
+		struct curl_blob c = { w->cert, w->ncert, CURL_BLOB_NOCOPY }, kb = { w->key, w->nkey, CURL_BLOB_NOCOPY };
 		curl_easy_setopt(k, CURLOPT_SSLCERT_BLOB, &c);
 		curl_easy_setopt(k, CURLOPT_SSLCERTTYPE, "PEM");
 		curl_easy_setopt(k, CURLOPT_SSLKEY_BLOB, &kb);
@@ -127,20 +128,41 @@ static long kube(const struct workload *w, const char *method, const char *path,
 				       json_is_string(m) ? clean(NULL, json_string_value(m), json_string_length(m)) : "");
 		}
 	}
-	if (b.s)
+	if (b.len)
 		memset(b.s, 0, b.len);	/* a token Secret's answer */
 	buf_release(&b);
+	for (struct curl_slist *x = h; x; x = x->next)
+		memset(x->data, 0, strlen(x->data));	/* the Authorization line */
 	curl_slist_free_all(h);
 	curl_easy_cleanup(k);
 	return status;
 }
 
-/* server-side apply of one object (JSON) at path */
-static int apply(const struct workload *w, const char *path, const char *obj, const char **err)
+/* server-side apply of one object (JSON) at path; a dropped connection, a 409, 429 or 5xx tried again until the deadline */
+static int apply(struct call *c, const struct workload *w, const char *path, const char *obj, const char **err)
 {
-	long st = kube(w, "PATCH", aprintf("%s?fieldManager=idpmake&force=true", path), "application/apply-patch+yaml",
-		       obj, NULL, err);
-	return st >= 200 && st < 300 ? 0 : -1;
+	for (;;) {
+		long st = kube(w, "PATCH", aprintf("%s?fieldManager=idpmake&force=true", path),
+			       "application/apply-patch+yaml", obj, NULL, err);
+		if (st >= 200 && st < 300)
+			return 0;
+		if ((st >= 0 && st != 409 && st != 429 && st < 500) || call_past(c))
+			return -1;
+		note(c, 0, "%s; again", *err);
+		if (nap(argocd_poll_ms(c->a)) < 0)
+			return *err = "interrupted", -1;
+	}
+}
+
+/* a bearer token a header may carry: printable ASCII, no space */
+static int token_ok(const char *t)
+{
+	if (!*t)
+		return 0;
+	for (; *t; t++)
+		if ((unsigned char)*t <= ' ' || (unsigned char)*t >= 0x7f)
+			return 0;
+	return 1;
 }
 
 /*
@@ -170,7 +192,7 @@ static int service_account(struct call *c, const struct workload *w, char **toke
 
 	*token = *ca = NULL;
 	for (size_t i = 0; i < sizeof(objs) / sizeof(*objs); i++)
-		if (apply(w, objs[i][0], objs[i][1], err) < 0)
+		if (apply(c, w, objs[i][0], objs[i][1], err) < 0)
 			return -1;
 	note(c, 0, "service account %s/%s made in cluster '%s'; waiting for its token", SA_NS, SA_NAME, c->app);
 	for (;;) {
@@ -193,15 +215,32 @@ static int service_account(struct call *c, const struct workload *w, char **toke
 		if (sec)
 			kubectl_json_wipe(sec);
 		json_decref(sec);
+		if (*token && !token_ok(*token))
+			return *err = aprintf("the token of %s/%s is empty or not a token (printable ASCII)", SA_NS,
+					      SA_SECRET), -1;
 		if (*token)
 			return 0;
-		if (st != 200 && st != 404)
+		if (st >= 0 && st != 200 && st != 404 && st != 429 && st < 500)
 			return -1;
 		if (call_past(c))
 			return *err = aprintf("the token of %s/%s never came", SA_NS, SA_SECRET), -1;
 		if (nap(argocd_poll_ms(c->a)) < 0)
 			return *err = "interrupted", -1;
 	}
+}
+
+/* an https URL of a host: no user info, no byte a terminal, a header or a shell could read, bounded */
+static int server_ok(const char *s)
+{
+	const char *host = s + 8, *end;
+
+	if (strncmp(s, "https://", 8) || strlen(s) > 512)
+		return 0;
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f || strchr("\"\\<>`{}|^", *p))
+			return 0;
+	end = host + strcspn(host, "/?#");
+	return end > host && !memchr(host, '@', (size_t)(end - host));
 }
 
 static char *pem_of(const char *b64, size_t *n)
@@ -277,8 +316,15 @@ static int capi_register(struct call *c, const struct step *s, const char **err)
 	if (ret < 0)
 		return -1;
 	ret = -1;
-	if (strncmp(kc.server, "https://", 8) || strpbrk(kc.server, " \t\r\n\"\\") || strlen(kc.server) > 512) {
-		*err = aprintf("Secret %s/%s: the server is not an https URL", k->namespace, secret);
+	if (!server_ok(kc.server)) {
+		*err = aprintf("Secret %s/%s: the server is not an https URL of a host (no user, no control bytes)",
+			       k->namespace, secret);
+		goto out;
+	}
+	if (kc.insecure || !kc.ca) {
+		/* Cluster API always writes the CA: a Secret without it (or insecure) would send the credential blind */
+		*err = aprintf("Secret %s/%s: its kubeconfig %s: refused (Cluster API writes the cluster's CA there)",
+			       k->namespace, secret, kc.insecure ? "skips TLS verification" : "has no certificate-authority-data");
 		goto out;
 	}
 	w.server = kc.server;

@@ -198,8 +198,10 @@ int argocd_provision_step(void *ctx, struct step *s, const char *known, const ch
 /*
  * up --prune --delete-clusters: delete the Cluster `name` that Application
  * `app` holds (its namespace and version from the resource tree), alone,
- * and wait up to `timeout` seconds until it is gone.  0 (also when there is
- * none), or -1 with *err (naming its conditions when it times out).
+ * and wait up to `timeout` seconds until it is gone.  0 (also when the
+ * Application holds none), 1 when there is no such Application (whether the
+ * Cluster is gone is then for the caller to find out), or -1 with *err
+ * (naming its conditions when it times out).
  */
 int argocd_capi_destroy(struct argocd *a, const char *app, const char *name, int timeout, const char **err);
 /*

@@ -297,8 +297,8 @@ int kubecred_parse(const char *path, const char *dir, const char *text, size_t l
 	const char *ctxname, *cname, *uname, *f;
 	const struct ynode *doc = NULL, *ctx, *cluster, *user;
 	struct ypool *p;
-	struct ynode **docs;
-	size_t ndocs;
+	struct ynode **docs = NULL;
+	size_t ndocs = 0;
 	int ret = -1;
 
 	memset(k, 0, sizeof(*k));
@@ -359,7 +359,9 @@ int kubecred_parse(const char *path, const char *dir, const char *text, size_t l
 	}
 	ret = 0;
 out:
-	ywipe(doc);
+	for (size_t i = 0; docs && i < ndocs; i++)
+		ywipe(docs[i]);	/* every document: a second one may hold a key too */
+	(void)doc;
 	ypool_free(p);
 	if (ret < 0)
 		kubecred_free(k);

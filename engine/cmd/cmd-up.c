@@ -571,7 +571,8 @@ int cmd_up(struct ctx *c)
 	remotekeys_end();
 	if (a)
 		register_hints(c, 1);
-	if (!build_interrupted && capi_prune(c, a) && !r)
+	/* created clusters gone from the distro: deleted only after a run that went well, as kind's below */
+	if (!r && !build_interrupted && capi_prune(c, a))
 		r = 1;
 	if (a && !build_interrupted && prune_apps(c, a) && !r)
 		r = 1;

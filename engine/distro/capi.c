@@ -228,6 +228,8 @@ static const char *render_cluster(const struct distro *d, struct cluster *c)
 	put(md, "labels", lb);
 	/* Argo CD deletes higher waves first: the Cluster before its templates (notes/capi.md §2.2) */
 	put(an, "argocd.argoproj.io/sync-wave", Q("1", k->loc));
+	/* and no sync of anyone's prunes it either (a prune would destroy the cluster) */
+	put(an, "argocd.argoproj.io/sync-options", Q("Prune=false", k->loc));
 	put(md, "annotations", an);
 	put(doc, "metadata", md);
 	if (!strcmp(k->api, "v1beta2")) {
@@ -298,7 +300,7 @@ static void add_package(struct distro *d, struct cluster *c, struct package *p)
 	p->namespace_loc = k->loc;
 	p->sync.wait_healthy = 0;	/* Synced, never health: Argo CD's health of a Cluster says nothing (§2.1) */
 	p->sync.timeout = 300;
-	p->sync.prune = 1;
+	p->sync.prune = 0;	/* never: a Cluster pruned is a cluster destroyed (capiprune.c deletes, in order) */
 	p->sync.options.v = amalloc(3 * sizeof(*p->sync.options.v));
 	p->sync.options.loc = amalloc(3 * sizeof(*p->sync.options.loc));
 	p->sync.options.v[p->sync.options.n++] = "RespectIgnoreDifferences=true";

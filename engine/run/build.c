@@ -520,6 +520,12 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 				if (s->state == S_FAILED)
 					continue;
 			}
+			if (s->kind == STEP_SYNC && s->pkg->capi_of &&
+			    !state_step(pl->st, aprintf("%s:provision", s->pkg->capi_of->name)).have)
+				/* before its Cluster reaches Argo CD, the state knows it as a created cluster: a run
+				 * killed now leaves what --prune must never take for a plain Application (capiprune.c) */
+				state_step_failed(pl->st, aprintf("%s:provision", s->pkg->capi_of->name),
+						  "its Cluster was being synced", 0);
 			j = xcalloc(1, sizeof(*j));
 			j->s = s;
 			s->state = S_RUNNING;

@@ -25,39 +25,40 @@
 #include <string.h>
 
 #include "argo/argocd.h"
+#include "argo/kubectl.h"
 #include "graph/state.h"
 #include "graph/status.h"
 #include "run/capiprune.h"
 #include "run/orphans.h"
 #include "run/owner.h"
+#include "run/provision.h"
 #include "base/util.h"
 
 /* the Applications of cluster `name` the state synced, the last synced first */
 static int by_time(const void *a, const void *b)
 {
 	const struct orphan_app *x = a, *y = b;
-	long long tx = atoll(x->why + 2), ty = atoll(y->why + 2);
-	if (x->why[0] != y->why[0])
-		return y->why[0] - x->why[0];	/* "1 ..." (not a cni) first */
-	return (ty > tx) - (ty < tx);
+	int c = strncmp(y->why, x->why, 6);	/* the higher first */
+	long long tx = atoll(x->why + 7), ty = atoll(y->why + 7);
+	return c ? c : (ty > tx) - (ty < tx);
 }
 
-/* is package p one of the cni packages the provision recorded ("UID VERSION CNI,...")? */
-static int was_cni(const char *commit, const char *p)
+/* package p's place in the sync order the provision recorded (capiprune deletes backwards), or -1 */
+static int sync_rank(const char *commit, const char *p)
 {
-	const char *s = commit ? strchr(commit, ' ') : NULL;
+	const char *s = provision_field(commit, 4);
 	size_t n = strlen(p);
+	int rank = 0;
 
-	if (!s || !(s = strchr(s + 1, ' ')))
-		return 0;
-	for (s++; *s; ) {
+	while (s && *s) {
 		const char *e = strchr(s, ',');
 		size_t l = e ? (size_t)(e - s) : strlen(s);
 		if (l == n && !strncmp(s, p, n))
-			return 1;
+			return rank;
+		rank++;
 		s += l + (e != NULL);
 	}
-	return 0;
+	return -1;
 }
 
 static int delete_apps(struct ctx *c, struct argocd *a, const char *name)
@@ -73,8 +74,11 @@ static int delete_apps(struct ctx *c, struct argocd *a, const char *name)
 			struct record rec = state_step(c->st, aprintf("%ssync", apps[i].prefix));
 			mine = agrow(mine, n, sizeof(*mine));
 			mine[n] = apps[i];
-			/* sorted on: the cni packages last, the others the last synced first */
-			mine[n++].why = aprintf("%d %lld", !was_cni(prov, apps[i].package), rec.at);
+			/* sorted on: backwards through the sync order (the cni last); one not in it first, last synced first */
+			{
+				int r = sync_rank(prov, apps[i].package);
+				mine[n++].why = aprintf("%06d %lld", r < 0 ? 999999 : r, rec.at);
+			}
 		}
 	if (!n)
 		return 0;
@@ -97,6 +101,34 @@ static int delete_apps(struct ctx *c, struct argocd *a, const char *name)
 		state_forget(c->st, mine[i].prefix);
 	}
 	return 0;
+}
+
+/*
+ * The Application that held the Cluster is gone (deleted by hand, or by a
+ * run killed before it forgot it): ask the management cluster itself.
+ * NULL when the Cluster is gone; else why idpmake will not forget it.
+ */
+static const char *cluster_still_there(struct ctx *c, const char *name, const char *mgmt)
+{
+	const char *commit = state_step(c->st, aprintf("%s:provision", name)).commit;
+	const char *ns = provision_field(commit, 2), *err = NULL;
+	const struct cluster *m = mgmt ? find_cluster(c->d, mgmt) : NULL;
+	const char *args[] = { "get", "clusters.cluster.x-k8s.io", "-n", ns, name, NULL };
+	json_t *got;
+
+	if (!ns || !*ns || !m)
+		return aprintf("its Application is gone, and idpmake cannot ask the management cluster%s whether its "
+			       "Cluster is: delete it there, then run `idpmake forget %s:provision`", mgmt ? "" : " (unknown)",
+			       name);
+	if ((got = kubectl_get_json(m, args, &err))) {
+		json_decref(got);
+		return aprintf("its Application is gone but its Cluster %s/%s is still on '%s': delete it there "
+			       "(kubectl delete clusters.cluster.x-k8s.io -n %s %s), then run again", ns, name, mgmt, ns, name);
+	}
+	if (err && (strstr(err, "NotFound") || strstr(err, "not found")))
+		return NULL;
+	return aprintf("its Application is gone, and the management cluster '%s' cannot say whether its Cluster is: %s",
+		       mgmt, err ? err : "?");
 }
 
 static long delete_timeout(void)
@@ -156,9 +188,15 @@ int capi_prune(struct ctx *c, struct argocd *a)
 			state_forget(c->st, aprintf("%s:register", name));
 		}
 		if (v[i].app) {
-			if (argocd_capi_destroy(a, v[i].app, name, (int)delete_timeout(), &err) < 0) {
+			int d = argocd_capi_destroy(a, v[i].app, name, (int)delete_timeout(), &err);
+			if (d < 0) {
 				error("--prune: cluster '%s': %s; run up --prune --delete-clusters again to go on waiting", name,
 				      err);
+				failed++;
+				continue;
+			}
+			if (d == 1 && (err = cluster_still_there(c, name, v[i].mgmt))) {
+				error("--prune: cluster '%s': %s", name, err);
 				failed++;
 				continue;
 			}

@@ -279,7 +279,7 @@ int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a, const c
 	/* a created cluster's version: one minor at a time (Cluster API's webhook refuses more) */
 	for (size_t i = 0; i < g->nsteps; i++)
 		if (g->steps[i]->selected && g->steps[i]->kind == STEP_PROVISION &&
-		    (err = provision_skew(&c->pl, g->steps[i])))
+		    ((err = provision_skew(&c->pl, g->steps[i])) || (err = provision_moved(&c->pl, g->steps[i]))))
 			add(&p, err);
 	/* each cluster whose deploy: kubectl syncs run: does its kube context answer? */
 	for (size_t i = 0; i < g->nsteps; i++) {

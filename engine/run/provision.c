@@ -6,8 +6,9 @@
  *   output  H("capi incarnation", the Cluster's uid): a Cluster made again
  *           (deleted out of band, or re-created) has another uid, so its
  *           registration and every package sync run again
- *   commit  "UID VERSION CNI,..." (state): the version for the next run's
- *           skew check, the cni packages for the order of a deletion
+ *   commit  "UID VERSION NAMESPACE MANAGEMENT PKG,..." (state): the version
+ *           for the next run's skew check, where it was made (it cannot
+ *           move), its packages in sync order (a deletion goes backwards)
  */
 #include <stdio.h>
 #include <string.h>
@@ -114,16 +115,46 @@ int provision_run(struct planner *pl, struct step *s, const struct sync_ops *ops
 	hasher_adds(h, *uid);
 	*output = hasher_end(h);
 	{
-		/* what the state keeps: "UID VERSION [CNI,...]" (capiprune.c deletes the cni packages last) */
+		/* what the state keeps (provision.h): "UID VERSION NAMESPACE MANAGEMENT PKG,PKG,..." */
 		const struct capi *k = s->cluster->create.capi;
 		struct buf b = BUF_INIT;
-		buf_addf(&b, "%s %s ", *uid, k->version);
-		for (size_t i = 0; i < k->cni.n; i++)
-			buf_addf(&b, "%s%s", i ? "," : "", k->cni.v[i]);
+		int any = 0;
+		buf_addf(&b, "%s %s %s %s ", *uid, k->version, k->namespace, k->management);
+		for (size_t i = 0; i < pl->g->nsteps; i++) {
+			const struct step *y = pl->g->steps[i];
+			if (y->kind == STEP_SYNC && y->cluster == s->cluster) {
+				buf_addf(&b, "%s%s", any ? "," : "", y->pkg->name);
+				any = 1;
+			}
+		}
 		*uid = astrdup(b.s);
 		buf_release(&b);
 	}
 	return 0;
+}
+
+const char *provision_field(const char *commit, int n)
+{
+	for (int i = 0; commit && i < n; i++)
+		if ((commit = strchr(commit, ' ')))
+			commit++;
+	return commit ? astrndup(commit, strcspn(commit, " ")) : NULL;
+}
+
+const char *provision_moved(struct planner *pl, const struct step *s)
+{
+	const struct capi *k = s->cluster->create.capi;
+	struct record rec = state_step(pl->st, s->id);
+	const char *ns = provision_field(rec.commit, 2), *m = provision_field(rec.commit, 3);
+
+	if (!rec.ok || !ns || !m || !*ns || !*m)
+		return NULL;
+	if (!strcmp(ns, k->namespace) && !strcmp(m, k->management))
+		return NULL;
+	return aprintf("%s:%d:%d: cluster '%s' was made in namespace %s on '%s'; Cluster API cannot move it to %s on "
+		       "'%s': keep the namespace and management cluster, or remove the cluster (up --prune "
+		       "--delete-clusters) and add it again under another name", k->loc.file, k->loc.line, k->loc.col,
+		       s->cluster->name, ns, m, k->namespace, k->management);
 }
 
 /* vMAJOR.MINOR of a version: 0, or -1 */
@@ -139,14 +170,19 @@ const char *provision_skew(struct planner *pl, const struct step *s)
 	const char *old = rec.commit ? strchr(rec.commit, ' ') : NULL;
 	int om, on, nm, nn;
 
-	if (!old || minor_of(old + 1, &om, &on) < 0 || minor_of(k->version, &nm, &nn) < 0 || nm != om)
+	if (!old || minor_of(old + 1, &om, &on) < 0 || minor_of(k->version, &nm, &nn) < 0)
 		return NULL;
+	old = provision_field(rec.commit, 1);
+	if (nm != om)
+		return aprintf("%s:%d:%d: create.version %s is another major than the synced %s: Cluster API moves one "
+			       "minor at a time", k->version_loc.file, k->version_loc.line, k->version_loc.col, k->version,
+			       old);
 	if (nn > on + 1)
 		return aprintf("%s:%d:%d: create.version %s is %d minors past the synced %s: Cluster API moves one minor "
 			       "at a time; go to v%d.%d first", k->version_loc.file, k->version_loc.line, k->version_loc.col,
-			       k->version, nn - on, old + 1, om, on + 1);
+			       k->version, nn - on, old, om, on + 1);
 	if (nn < on)
 		return aprintf("%s:%d:%d: create.version %s is below the synced %s: Cluster API never goes down a minor",
-			       k->version_loc.file, k->version_loc.line, k->version_loc.col, k->version, old + 1);
+			       k->version_loc.file, k->version_loc.line, k->version_loc.col, k->version, old);
 	return NULL;
 }
