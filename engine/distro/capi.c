@@ -358,6 +358,9 @@ void capi_finish(struct distro *d)
 			else if (!cluster_has(d, c, p))
 				loc_error(k->cni.loc[j], "cni package '%s' does not go to cluster '%s' (check its profiles)",
 					  k->cni.v[j], c->name);
+			else if (!p->sync.wait_healthy)
+				loc_error(k->cni.loc[j], "cni package '%s' waits for Synced only (sync.wait: synced): the "
+					  "packages after it need its nodes Ready; drop wait: synced", k->cni.v[j]);
 		}
 		if (find_package(d, aprintf("cluster-%s", c->name)))
 			loc_error(c->loc, "the package cluster-%s holds the Cluster of created cluster '%s': rename the "

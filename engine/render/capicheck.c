@@ -145,6 +145,10 @@ int capi_check_class(const char *statedir, const struct step *s, struct hash cla
 		goto done;
 	}
 	mds = ypath(cls, "spec.workers.machineDeployments");
+	if (!k->cni.n && ystr_eq(ypath(cls, "spec.controlPlane.templateRef.kind"), "KubeadmControlPlaneTemplate"))
+		fprintf(stderr, "%s:%d:%d: warning: cluster '%s' has a kubeadm control plane (ClusterClass '%s') and no "
+			"create.cni: its nodes stay NotReady, and its packages Progressing, until a CNI lands\n",
+			k->loc.file, k->loc.line, k->loc.col, c->name, k->class_name);
 	decl = ypath(cls, "spec.variables");
 	for (size_t i = 0; i < k->nworkers; i++)
 		if (k->workers[i].class && !item(mds, "class", k->workers[i].class))
@@ -160,7 +164,10 @@ int capi_check_class(const char *statedir, const struct step *s, struct hash cla
 	given = ypath(cl, "spec.topology.variables");
 	for (size_t i = 0; given && given->type == Y_SEQ && i < given->n; i++) {
 		const struct ynode *nm = yget(given->v[i], "name"), *val = yget(given->v[i], "value"), *d, *sch, *t, *en;
-		struct loc at = k->vars && i < k->vars->n ? k->vars->k[i]->loc : k->loc;
+		struct loc at = k->loc;
+		for (size_t j = 0; k->vars && nm && j < k->vars->n; j++)
+			if (!strcmp(k->vars->k[j]->s, nm->s))
+				at = k->vars->k[j]->loc;	/* where the distro gives it */
 		if (!nm || !val)
 			continue;
 		if (!(d = item(decl, "name", nm->s))) {
