@@ -290,7 +290,7 @@ static int external(struct call *c, const struct cluster *cl, const char **err)
 	return ret;
 }
 
-static int capi_register(struct call *c, const struct step *s, const char **err)
+static int capi_register(struct call *c, struct step *s, const char **err)
 {
 	const struct cluster *cl = s->cluster;
 	const struct capi *k = cl->create.capi;
@@ -311,6 +311,8 @@ static int capi_register(struct call *c, const struct step *s, const char **err)
 			       secret, *err);
 		return -1;
 	}
+	/* which Secret it was: a rotation (a new resourceVersion) is seen by --refresh (register.c) */
+	s->recorded = kubectl_secret_rv(k->mgmt, k->namespace, secret, &(const char *){ NULL });
 	ret = kubecred_parse(aprintf("Secret %s/%s", k->namespace, secret), NULL, text, strlen(text), NULL, &kc, err);
 	zfree(text, strlen(text));
 	if (ret < 0)

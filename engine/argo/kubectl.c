@@ -546,6 +546,25 @@ int kubectl_secret_values(const struct cluster *cl, const char *ns, const char *
 	return r;
 }
 
+const char *kubectl_secret_rv(const struct cluster *cl, const char *ns, const char *name, const char **err)
+{
+	const char *args[] = { "--namespace", ns, "get", "secret", name, NULL };
+	json_t *doc = kubectl_get_json(cl, args, err);
+	const char *rv = doc ? json_string_value(json_object_get(json_object_get(doc, "metadata"), "resourceVersion")) : NULL;
+
+	if (doc && (!rv || !*rv || strlen(rv) > 32 || strspn(rv, "0123456789") != strlen(rv))) {
+		*err = aprintf("the Secret %s/%s on cluster '%s' has no resourceVersion", ns, name, cl->name);
+		rv = NULL;
+	} else if (rv) {
+		rv = astrdup(rv);
+	}
+	if (doc) {
+		kubectl_json_wipe(doc);
+		json_decref(doc);
+	}
+	return rv;
+}
+
 char *kubectl_secret_value(const struct cluster *cl, const char *ns, const char *name, const char *key,
 			   const char **err)
 {

@@ -72,6 +72,8 @@ void kubectl_json_wipe(json_t *v);
  */
 char *kubectl_secret_value(const struct cluster *cl, const char *ns, const char *name, const char *key,
 			   const char **err);
+/* the Secret's metadata.resourceVersion (digits, arena), or NULL with *err; its data is read and wiped */
+const char *kubectl_secret_rv(const struct cluster *cl, const char *ns, const char *name, const char **err);
 /* the same for several keys of one read (keys NULL-ended, values as many): 0, or -1 with *err and none */
 int kubectl_secret_values(const struct cluster *cl, const char *ns, const char *name, const char *const *keys,
 			  char **values, const char **err);

@@ -84,6 +84,8 @@ struct step {
 					   and its failure; NULL when it ran none */
 	const char *shared_from;	/* render: the step whose equal render it took, or NULL */
 	const char *folder_commit;	/* sync: the commit that holds its folder's content (state), or NULL */
+	const char *recorded;		/* register of a created cluster: its kubeconfig Secret's resourceVersion,
+					 * kept in the state beside the key (--refresh tells a rotation), or NULL */
 };
 
 struct graph {

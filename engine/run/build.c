@@ -370,7 +370,7 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 		*note = "gate passed";
 		return 0;
 	case STEP_REGISTER:
-		return state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, NULL, s->ms) < 0 ? -1 : 0;
+		return state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, s->recorded, s->ms) < 0 ? -1 : 0;
 	case STEP_CREATE:
 		/* the output is the cluster's incarnation; the kind cluster's name where a push keeps its commit,
 		 * for up --prune --delete-clusters once the distro no longer has it (orphans.c) */

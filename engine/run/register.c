@@ -27,6 +27,7 @@
 #include <strings.h>
 
 #include "argo/argocd.h"
+#include "argo/kubectl.h"
 #include "distro/capi.h"
 #include "run/register.h"
 #include "graph/state.h"
@@ -157,9 +158,24 @@ void register_refresh(struct planner *pl, struct argocd *a)
 			continue;
 		rec = state_step(pl->st, s->id);
 		if (!rec.have || !rec.ok || hash_zero(rec.key) ||
-		    !hash_eq(rec.key, s->cluster ? cluster_key(pl, s->cluster) : repo_key(pl)))
+		    (!(s->cluster && s->cluster->create.capi) &&	/* its key has its incarnation: decided later */
+		     !hash_eq(rec.key, s->cluster ? cluster_key(pl, s->cluster) : repo_key(pl))))
 			continue;	/* it runs anyway */
-		if (s->cluster) {
+		if (s->cluster && s->cluster->create.capi) {
+			/* made through Cluster API: has its kubeconfig Secret been rotated since (a new resourceVersion)? */
+			const struct capi *k = s->cluster->create.capi;
+			const char *rv;
+			if (k->credential != CRED_KUBECONFIG && k->credential != CRED_SERVICE_ACCOUNT)
+				continue;
+			if (!(rv = kubectl_secret_rv(k->mgmt, k->namespace, aprintf("%s-kubeconfig", s->cluster->name), &err)))
+				warn("--refresh: %s: cannot read the kubeconfig Secret: %s", s->id, err);
+			else if (rec.commit && strcmp(rec.commit, rv) && k->credential == CRED_KUBECONFIG)
+				s->drift = aprintf("drift: the kubeconfig Secret of '%s' was rotated (resourceVersion %s, now %s): "
+						   "registering its new certificate", s->cluster->name, rec.commit, rv);
+			else if (rec.commit && strcmp(rec.commit, rv) && status_verbose())
+				fprintf(stderr, "idpmake: %s: the kubeconfig Secret was rotated; the service account's "
+					"token registered does not change\n", s->id);
+		} else if (s->cluster) {
 			if (!s->cluster->server)
 				continue;
 			if (nclusters == -2 && (nclusters = argo_listed(a, 0, &clusters, &err)) < 0)

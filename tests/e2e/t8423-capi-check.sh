@@ -11,6 +11,8 @@
 # `idpmake promote`.  ready: available waits for the Cluster's Available
 # condition after the cni (none: it times out naming the cni).
 # credential: external waits for another registrar, then sets the labels.
+# credential: kubeconfig registers the Secret's certificate, and again on
+# --refresh once Cluster API rotated it.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -166,4 +168,32 @@ t_grep "it set the labels" "ex-1:register" "$T/ex.out"
 curl -fsS -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/api/v1/clusters/ex-1?id.type=name" >"$T/ex1.cl"
 t_grep "the labels are the distro's" '"registrar": *"theirs"' "$T/ex1.cl"
 t_nogrep "and it is not marked idpmake's (--prune leaves it)" 'idpmake.io/cluster' "$T/ex1.cl"
+
+# credential: kubeconfig, then the Secret rotated: --refresh registers the new certificate
+python3 - distro.yaml <<'ZZPY' || t_bail "cannot edit distro.yaml"
+import sys
+s = open(sys.argv[1]).read()
+i = s.index("  eu-1:")
+j = s.index("      cni: [calico]", i)
+s = s[:j] + "      credential: kubeconfig\n" + s[j:]
+open(sys.argv[1], "w").write(s)
+ZZPY
+t_ok "eu-1 registers its client certificate" idpmake up
+t_grep "registered again" "eu-1:register" "$OUTPUT"
+cert() {
+	curl -fsS "$emu/requests" | python3 -c 'import json, sys
+regs = [e for e in json.load(sys.stdin) if e["method"] == "POST" and e["path"] == "/api/v1/clusters"
+        and (e.get("body") or {}).get("name") == "eu-1"]
+print(regs[-1]["body"]["config"]["tlsClientConfig"].get("certData", "none") if regs else "none")'
+}
+first=$(cert)
+t_ok "with a certificate, no token" test "$first" != none
+kemu_post capi '{"cluster": "eu-1", "namespace": "fleet", "rotate_kubeconfig": true}'
+t_ok "a no-op after the rotation" idpmake up
+t_nogrep "does not look" "eu-1:register" "$OUTPUT"
+t_ok "plan --refresh" idpmake plan --refresh
+t_grep "names the rotation" "eu-1:register.*kubeconfig Secret of 'eu-1' was rotated" "$OUTPUT"
+t_ok "up --refresh" idpmake up --refresh
+t_grep "registers again" "eu-1:register" "$OUTPUT"
+t_ok "with the new certificate" test "$(cert)" != "$first"
 t_done
