@@ -251,6 +251,10 @@ echo
 IDPMAKE=$IDPMAKE "$here/fleet.sh" | tee "$B/logs/fleet.log"
 grep -q MISSED "$B/logs/fleet.log" && MISSED=1
 
+# clusters created through Cluster API (bench/capi.sh): 20 created against 20 existing, figures only
+echo
+IDPMAKE=$IDPMAKE "$here/capi.sh" | tee "$B/logs/capi.log"
+
 echo
 if [ "$HAVE_STRACE" = 0 ]; then
     echo "open check: strace is not installed (apt-get install strace); not checked"

@@ -458,6 +458,7 @@ int argocd_cluster_known(struct call *c, const struct cluster *cl, const char **
 	}
 	resp_reset(&r);
 	pthread_mutex_lock(&memo_lock);
+	m = memo_of(cl);	/* again: another cluster's first look-up may have moved the array (agrow) */
 	m->look = look;
 	m->missing = look == LOOK_MISSING ? *err : NULL;
 	pthread_cond_broadcast(&memo_cond);
