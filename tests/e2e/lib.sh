@@ -75,6 +75,13 @@
 #	                           a kubeconfig FILE whose only (and current)
 #	                           context CTX reaches the emulator with TOKEN
 #	                           (default KUBE_TOKEN)
+#	start_capi_emulators [ARGS]
+#	                           the kube emulator with --capi (ARGS too) as the
+#	                           management cluster (KUBECONFIG's context mgmt),
+#	                           a bare remote $bare, the Argo CD emulator in
+#	                           live mode with its in-cluster at it
+#	capi_clusterctl_init [GATE]
+#	                           the management cluster as clusterctl init left it
 #	kemu_post ENDPOINT JSON    POST to $kemu/ENDPOINT; a refused POST fails
 #	kemu_state                 every object the emulator holds, one line each:
 #	                           "KIND NAMESPACE/NAME" (NAMESPACE empty for a
@@ -690,6 +697,24 @@ users:
 - {name: ua, user: {token: "${2:-$KUBE_TOKEN}"}}
 - {name: ub, user: {token: "$KUBE_TOKEN"}}
 EOF
+}
+
+# start_capi_emulators [KUBE-EMU-ARGS...]: a Cluster API management cluster
+# (the kube emulator with --capi, 60 ms ticks; KUBECONFIG's context mgmt is
+# it), a bare GitOps remote $bare, and the Argo CD emulator in live mode with
+# https://kubernetes.default.svc at that management cluster (syncs apply
+# there, the resource API reads there); idpmake polls every 20 ms
+start_capi_emulators() {
+	export IDPMAKE_ARGOCD_POLL_MS=20 IDPMAKE_ARGOCD_BACKOFF_MS=20 IDPMAKE_ARGOCD_WATCH=0
+	start_kube_emulator --capi --capi-ms 60 --ca-cert "$T/kube-tls/ca.pem" "$@"
+	kubeconfig_for "$T/kubeconfig" mgmt
+	export KUBECONFIG=$T/kubeconfig
+	bare=$T/gitops.git
+	git init -q --bare -b main "$bare" || t_bail "git init failed"
+	ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
+	start_argocd_emulator --repo-map "$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 --live-clusters \
+		--in-cluster-kube "$KUBE_SERVER" --in-cluster-kube-token "$KUBE_TOKEN" --in-cluster-kube-ca "$KUBE_CA"
+	export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 }
 
 # capi_clusterctl_init [GATE]: the kube emulator (--capi) as `clusterctl init

@@ -16,16 +16,7 @@
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-export IDPMAKE_ARGOCD_POLL_MS=20 IDPMAKE_ARGOCD_BACKOFF_MS=20 IDPMAKE_ARGOCD_WATCH=0
-start_kube_emulator --capi --capi-ms 60 --ca-cert "$T/kube-tls/ca.pem"
-kubeconfig_for "$T/kubeconfig" mgmt
-export KUBECONFIG=$T/kubeconfig
-bare=$T/gitops.git
-git init -q --bare -b main "$bare" || t_bail "git init failed"
-ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 --live-clusters \
-	--in-cluster-kube "$KUBE_SERVER" --in-cluster-kube-token "$KUBE_TOKEN" --in-cluster-kube-ca "$KUBE_CA"
-export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
+start_capi_emulators
 
 cp -R "$top/examples/capi" "$T/capi" || t_bail "cannot copy examples/capi"
 rm -rf "$T/capi/.idpmake"
