@@ -65,8 +65,17 @@ struct job {
 	struct hash output;
 	const char *err;
 	const char *note;		/* provision: the Cluster's uid */
+	int waits;			/* counted among the waits, not the -j jobs */
 	double started;
 };
+
+#define WAITERS_MAX 64	/* threads for provisions beside -j's */
+
+/* a step that only waits on a cluster Cluster API makes (its status through Argo CD): it takes no -j slot */
+static int waits_only(const struct step *s)
+{
+	return s->kind == STEP_PROVISION || s->kind == STEP_READY;
+}
 
 static struct {
 	pthread_mutex_t lock;
@@ -418,6 +427,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 	size_t nready = 0, nheld = 0, left = 0;
 	pthread_t *threads;
 	int nthreads = o->jobs > 0 ? o->jobs : 1, running = 0, failures = 0, total = 0, started = 0;
+	int waits = 0, nwaiters = 0;	/* provisions waiting on a Cluster: threads of their own, not -j's */
 	int looked = 0;	/* names_preflight ran */
 	const struct distro *d = g->d;
 
@@ -457,9 +467,11 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 	intr_install();
 	if (nthreads > JOBS_MAX)
 		nthreads = JOBS_MAX;
-	threads = xcalloc((size_t)nthreads, sizeof(*threads));
+	for (size_t i = 0; i < g->nsteps && nwaiters < WAITERS_MAX; i++)
+		nwaiters += g->steps[i]->selected && waits_only(g->steps[i]);
+	threads = xcalloc((size_t)(nthreads + nwaiters), sizeof(*threads));
 	q.quit = 0;
-	for (int i = 0; i < nthreads; i++) {
+	for (int i = 0; i < nthreads + nwaiters; i++) {
 		int e = pthread_create(&threads[i], NULL, worker, NULL);
 		if (e) {
 			if (!started) {
@@ -473,13 +485,16 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 		}
 		started++;
 	}
-	nthreads = started;
+	if (started < nthreads + nwaiters)
+		nwaiters = started > nthreads ? started - nthreads : 0;
+	nthreads = started - nwaiters;
 
 	while (left) {
 		int stopping = build_interrupted || (o->keep_going > 0 && failures >= o->keep_going);
 		/* start what is ready */
 		/* as many at once as there are workers: a failure stops what has not started (-k) */
-		while (nready && !stopping && running < nthreads) {
+		while (nready && !stopping &&
+		       (running < nthreads || (waits < nwaiters && waits_only(ready[nready - 1])))) {
 			struct step *s = ready[--nready];
 			struct job *j;
 			if (s->state == S_FAILED || s->state == S_NOT_RUN)
@@ -489,7 +504,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 				s->folder_commit = folder_commit(pl, s);
 				plan_decide(pl, s);
 			}
-			if (s->dirty && !rollout_may_start(s) && running) {
+			if (s->dirty && !rollout_may_start(s) && (running || waits)) {
 				/* its wave has max-parallel clusters busy: after one of them finishes */
 				held[nheld++] = s;
 				continue;
@@ -546,21 +561,26 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 				s->why = aprintf("%lld %s", o->run, when);
 			}
 			j->started = now_s();
+			/* a provision waits on a thread of its own while there is one; anything else on -j's */
+			j->waits = waits_only(s) && waits < nwaiters;
+			if (j->waits)
+				waits++;
+			else
+				running++;
 			status_start(s);
 			pthread_mutex_lock(&q.lock);
 			j->next = q.todo;
 			q.todo = j;
 			pthread_cond_signal(&q.work);
 			pthread_mutex_unlock(&q.lock);
-			running++;
 		}
-		if (!running && nheld && !stopping) {
+		if (!running && !waits && nheld && !stopping) {
 			/* only held steps are left (needs across clusters): let one of them start */
 			while (nheld)
 				ready[nready++] = held[--nheld];
 			continue;
 		}
-		if (!running) {
+		if (!running && !waits) {
 			/* nothing runs and nothing can start: stopped, mark the rest */
 			for (size_t i = 0; i < g->nsteps; i++) {
 				struct step *s = g->steps[i];
@@ -589,7 +609,10 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 		struct job *j = q.finished;
 		q.finished = j->next;
 		pthread_mutex_unlock(&q.lock);
-		running--;
+		if (j->waits)
+			waits--;
+		else
+			running--;
 		left--;
 		{
 			struct step *s = j->s;
