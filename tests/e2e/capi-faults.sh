@@ -14,6 +14,8 @@ ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
 start_argocd_emulator --repo-map "$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 --live-clusters \
 	--in-cluster-kube "$KUBE_SERVER" --in-cluster-kube-token "$KUBE_TOKEN" --in-cluster-kube-ca "$KUBE_CA"
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
+# every idpmake run of these scripts ends within 180 s (a hung run: exit 124, or 137 when TERM is not enough)
+idpmake() { timeout -k 5 180 "$IDPMAKE" "$@"; }
 argo() { curl -fsS -m 10 -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER$1"; }
 kget() { kubectl --request-timeout=10s "$@"; }
 kcapi() { curl -fsS -m 10 --cacert "$KUBE_CA" "$kemu/capi"; }
@@ -139,27 +141,4 @@ while time.time() < end:
 print("fleet/%s unknown to the emulator within 60 s" % name)
 sys.exit(1)
 ZZPY3
-}
-# on_request NAME RE BODY: in the background, as soon as the Argo CD request log has a request
-# "METHOD PATH" matching RE (re.search), POST BODY (JSON) to the kube emulator's /_emu/capi;
-# prints what it matched into $T/NAME.on_request; $! is it
-on_request() {
-	python3 - "$emu/requests" "$kemu/capi" "$KUBE_CA" "$2" "$3" >"$T/$1.on_request" 2>&1 <<'ZZPY4' &
-import json, re, ssl, sys, time, urllib.request
-log, url, ca, rx, body = sys.argv[1:6]
-ctx = ssl.create_default_context(cafile=ca)
-end = time.time() + 60
-while time.time() < end:
-    hit = [e for e in json.load(urllib.request.urlopen(log, timeout=5))
-           if re.search(rx, "%s %s" % (e["method"], e["path"]))]
-    if hit:
-        req = urllib.request.Request(url, method="POST", headers={"Content-Type": "application/json"},
-                                     data=body.encode())
-        urllib.request.urlopen(req, context=ctx, timeout=5).read()
-        print("after %s %s" % (hit[0]["method"], hit[0]["path"]))
-        sys.exit(0)
-    time.sleep(0.005)
-print("no request matching %s within 60 s" % rx)
-sys.exit(1)
-ZZPY4
 }
