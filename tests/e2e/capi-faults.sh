@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # shared set-up of t8421..t8423 (sourced): a management cluster mgmt (kube-emu --capi)
 # and the Argo CD emulator in live mode; a distro capi-faults in $T/d whose created
 # clusters are added and removed per case (dedit add|del NAME [PROFILE] [CREATE-LINES])
