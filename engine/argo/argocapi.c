@@ -106,7 +106,9 @@ static const char *not_true(json_t *st)
 			/* conditions whose True is the bad news */
 			int neg = t && (!strcmp(t, "RollingOut") || !strcmp(t, "ScalingUp") || !strcmp(t, "ScalingDown") ||
 					!strcmp(t, "Remediating") || !strcmp(t, "Deleting") || !strcmp(t, "Paused"));
-			if (!t || !s || (neg ? strcmp(s, "True") : !strcmp(s, "True")) || b.len > 1024)
+			/* Deleting says what a deletion waits for, whichever its status */
+			int said = t && !strcmp(t, "Deleting") && msg && *msg;
+			if (!t || !s || (!said && (neg ? strcmp(s, "True") : !strcmp(s, "True"))) || b.len > 1024)
 				continue;
 			buf_addf(&b, "%s%.64s=%.8s", b.len ? "; " : "", t, s);
 			if (why && *why)
@@ -360,59 +362,51 @@ int argocd_capi_destroy(struct argocd *a, const char *app, const char *name, int
 {
 	struct call c;
 	struct resp r = { .code = -1 };
-	const char *ns = NULL, *version = NULL, *q;
-	int found, ret = -1, asked = 0;
+	const char *ns = NULL, *version = NULL, *q, *last = "";
+	int found, ret = -1;
 
 	if (call_open(&c, a, app, NULL, timeout) < 0)
 		return *err = "cannot start a libcurl handle", -1;
+	if ((found = tree_cluster(&c, name, &ns, &version, err)) != 1) {
+		ret = found == 2 ? 1 : found;	/* 1: the caller asks the management cluster itself */
+		goto out;
+	}
+	q = aprintf("namespace=%s&resourceName=%s&version=%s&group=cluster.x-k8s.io&kind=Cluster", ns, name, version);
+	/* the Cluster alone: Cluster API tears the rest down in order (notes/capi.md §1.6) */
+	if (request(&c, "DELETE", app_path(&c, "/resource", q), NULL, &r, err) < 0)
+		goto out;
+	if (r.status != 200 && !not_there(&r)) {
+		*err = api_error(&c, aprintf("deleting the Cluster %s/%s", ns, name), &r);
+		goto out;
+	}
 	for (;;) {
-		if ((found = tree_cluster(&c, name, &ns, &version, err)) < 0)
-			break;
-		if (found == 2 && !asked) {
-			ret = 1;	/* the caller asks the management cluster itself */
-			break;
-		}
-		if (found != 1) {
-			ret = 0;
-			break;
-		}
-		q = aprintf("namespace=%s&resourceName=%s&version=%s&group=cluster.x-k8s.io&kind=Cluster", ns, name, version);
-		if (!asked) {
-			/* the Cluster alone: Cluster API tears the rest down in order (notes/capi.md §1.6) */
-			if (request(&c, "DELETE", app_path(&c, "/resource", q), NULL, &r, err) < 0)
-				break;
-			if (r.status != 200 && !not_there(&r)) {
-				*err = api_error(&c, aprintf("deleting the Cluster %s/%s", ns, name), &r);
-				break;
-			}
-			resp_reset(&r);
-			asked = 1;
-		} else {
-			struct capi_status st;
-			if (request(&c, "GET", app_path(&c, "/resource", q), NULL, &r, err) < 0)
-				break;
-			if (not_there(&r)) {
-				ret = 0;
-				break;
-			}
-			if (r.status == 200 && json_is_string(jget(r.json, "manifest")) &&
-			    capi_status_parse(json_string_value(jget(r.json, "manifest")),
-					      json_string_length(jget(r.json, "manifest")), &st) == 0)
-				q = st.why;
-			else
-				q = "";
-			resp_reset(&r);
-			if (call_past(&c)) {
-				*err = aprintf("timed out after %d s waiting for the Cluster %s/%s to go%s%s", timeout, ns, name,
-					       *q ? ": " : "", q);
-				break;
-			}
-		}
+		struct capi_status st;
+		resp_reset(&r);
 		if (nap(argocd_poll_ms(a)) < 0) {
 			*err = "interrupted";
 			break;
 		}
+		if (request(&c, "GET", app_path(&c, "/resource", q), NULL, &r, err) < 0) {
+			if (call_past(&c))	/* the deadline passed during the request: it timed out */
+				*err = aprintf("timed out after %d s waiting for the Cluster %s/%s to go%s%s", timeout, ns,
+					       name, *last ? ": " : "", last);
+			break;
+		}
+		if (not_there(&r)) {
+			ret = 0;
+			break;
+		}
+		if (r.status == 200 && json_is_string(jget(r.json, "manifest")) &&
+		    capi_status_parse(json_string_value(jget(r.json, "manifest")),
+				      json_string_length(jget(r.json, "manifest")), &st) == 0)
+			last = st.why;
+		if (call_past(&c)) {
+			*err = aprintf("timed out after %d s waiting for the Cluster %s/%s to go%s%s", timeout, ns, name,
+				       *last ? ": " : "", last);
+			break;
+		}
 	}
+out:
 	resp_reset(&r);
 	call_close(&c);
 	return ret;

@@ -102,6 +102,24 @@ static const char **gone_renders(struct planner *pl, size_t *n)
 	return v;
 }
 
+/* is a cluster made through Cluster API gone from the distro and not deleted yet (its provision row left)? */
+static int capi_pending(struct planner *pl)
+{
+	static int known = -1;
+	size_t n;
+	const char **ids;
+
+	if (known >= 0)
+		return known;
+	ids = state_step_ids(pl->st, &n);
+	known = 0;
+	for (size_t i = 0; i < n && !known; i++) {
+		const char *colon = strrchr(ids[i], ':');
+		known = colon && !strcmp(colon, ":provision") && !strchr(ids[i], '/') && !graph_find(pl->g, ids[i]);
+	}
+	return known;
+}
+
 size_t orphan_folders(struct planner *pl, struct orphan_folder **v)
 {
 	struct graph *g = pl->g;
@@ -136,6 +154,11 @@ size_t orphan_folders(struct planner *pl, struct orphan_folder **v)
 			}
 		if (!o.why)
 			continue;
+		if (!o.target && capi_pending(pl)) {
+			/* a folder of no known render while a created cluster gone from the distro is not deleted
+			 * yet: it may be the shared folder its Applications still sync (capiprune.c) */
+			continue;
+		}
 		*v = agrow(*v, n, sizeof(**v));
 		(*v)[n++] = o;
 	}

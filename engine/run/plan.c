@@ -484,6 +484,21 @@ static struct step *made_by(const struct step *s, const struct step *from)
 	return NULL;
 }
 
+/* key with the outputs of what made what s uses: a cluster made again is another cluster, a new certificate another one */
+static struct hash made_mix(const struct step *s, struct hash key)
+{
+	struct hasher *h;
+	const struct step *made;
+
+	if (!made_by(s, NULL))
+		return key;
+	h = hasher_new();
+	hasher_addh(h, key);
+	for (made = made_by(s, NULL); made; made = made_by(s, made))
+		hasher_addh(h, made->output);
+	return hasher_end(h);
+}
+
 void plan_decide(struct planner *pl, struct step *s)
 {
 	struct record rec = state_step(pl->st, s->id);
@@ -564,7 +579,9 @@ void plan_decide(struct planner *pl, struct step *s)
 		/* kubectl apply, no Argo CD needed (kubectl.c) */
 		s->key = kubectl_key(s, r ? r->output : (struct hash){ 0, 0 });
 	} else if (s->kind == STEP_SYNC) {
-		s->key = sync_key(pl, s, r ? r->output : (struct hash){ 0, 0 });
+		/* the incarnation of its cluster in it before anything decides on it: a forced or proven sync
+		 * records the key the next run computes */
+		s->key = made_mix(s, sync_key(pl, s, r ? r->output : (struct hash){ 0, 0 }));
 		if (!pl->argocd_server) {
 			s->dirty = 0;
 			s->reason = R_UP_TO_DATE;
@@ -607,14 +624,8 @@ void plan_decide(struct planner *pl, struct step *s)
 			return;
 		}
 	}
-	if (made_by(s, NULL)) {
-		/* a cluster made again is another cluster, a new certificate another one: in the key */
-		struct hasher *h = hasher_new();
-		hasher_addh(h, s->key);
-		for (made = made_by(s, NULL); made; made = made_by(s, made))
-			hasher_addh(h, made->output);
-		s->key = hasher_end(h);
-	}
+	if (s->kind != STEP_SYNC || s->pkg->deploy_kubectl)
+		s->key = made_mix(s, s->key);	/* a sync's has it already */
 	plan_compare(s, &rec, s->kind == STEP_SYNC ?
 			 (r && !hash_eq(r->output, rec.output) ? "rendered output changed" :
 			  s->pkg->deploy_kubectl ? "how it is applied changed" : "Application spec changed") :

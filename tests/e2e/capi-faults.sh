@@ -1,20 +1,12 @@
 # shellcheck shell=bash
-# shared set-up of t8421..t8423 (sourced): a management cluster mgmt (kube-emu --capi)
+# shared set-up of t8421, t8422 and t8424 (sourced): a management cluster mgmt (kube-emu --capi)
 # and the Argo CD emulator in live mode; a distro capi-faults in $T/d whose created
 # clusters are added and removed per case (dedit add|del NAME [PROFILE] [CREATE-LINES])
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-export IDPMAKE_ARGOCD_POLL_MS=20 IDPMAKE_ARGOCD_BACKOFF_MS=20 IDPMAKE_ARGOCD_WATCH=0
-start_kube_emulator --capi --capi-ms 50 --ca-cert "$T/kube-tls/ca.pem" "$@"
-kubeconfig_for "$T/kubeconfig" mgmt
-export KUBECONFIG=$T/kubeconfig
-bare=$T/gitops.git
-git init -q --bare -b main "$bare" || t_bail "git init failed"
-ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 --live-clusters \
-	--in-cluster-kube "$KUBE_SERVER" --in-cluster-kube-token "$KUBE_TOKEN" --in-cluster-kube-ca "$KUBE_CA"
-export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
+start_capi_emulators --capi-ms 50 "$@"
+capi_clusterctl_init	# MGMT:capi-check adopts it
 # every idpmake run of these scripts ends within 180 s (a hung run: exit 124, or 137 when TERM is not enough)
 idpmake() { timeout -k 5 180 "$IDPMAKE" "$@"; }
 argo() { curl -fsS -m 10 -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER$1"; }

@@ -49,7 +49,8 @@ t_nogrep "no DELETE to Argo CD" '^DELETE ' "$T/prune.req"
 
 # ---- 6. CAPI stuck deleting -------------------------------------------------------
 kemu_post capi '{"cluster": "d1", "namespace": "fleet", "stuck_delete": "DependencyViolation: the VPC has dependencies"}'
-export IDPMAKE_CAPI_DELETE_TIMEOUT=3
+# long enough for a read of the Cluster's status under load: the message names what it saw
+export IDPMAKE_CAPI_DELETE_TIMEOUT=8
 t0=$(date +%s)
 t_exit 1 "up --prune --delete-clusters with d1's deletion stuck exits 1" idpmake up --prune --delete-clusters
 save stuck
@@ -76,7 +77,8 @@ since "$n" >"$T/unstuck.req"
 sed 's/^/# d1 second run: /' "$T/unstuck.req" | grep -v ' GET ' | head -20
 t_nogrep "it does not delete d1's Applications again" '^DELETE /api/v1/applications/d1-' "$T/unstuck.req"
 t_nogrep "nor unregisters d1 again" '^DELETE /api/v1/clusters/' "$T/unstuck.req"
-t_fail "the folder mgmt/cluster-d1 is gone from git" in_git d1
+# the folder goes with the next push (idpmake(1) --delete-clusters: not in the destroying run yet)
+t_ok "the folder mgmt/cluster-d1 stays until the next push" in_git d1
 t_fail "mgmt-cluster-d1 is gone from Argo CD" argo /api/v1/applications/mgmt-cluster-d1
 if in_git d1; then
 	t_ok "a third up --prune --delete-clusters" idpmake up --prune --delete-clusters
@@ -112,7 +114,7 @@ sed 's/^/# d2 after kill: /' "$T/kill.req" | grep -v ' GET ' | head -20
 t_fail "the Cluster d2 is gone" kget get clusters.cluster.x-k8s.io -n fleet d2
 t_fail "d2 is no longer registered" argo "/api/v1/clusters/d2?id.type=name"
 t_fail "mgmt-cluster-d2 is gone from Argo CD" argo /api/v1/applications/mgmt-cluster-d2
-t_fail "the folder mgmt/cluster-d2 is gone from git" in_git d2
+t_ok "the folder mgmt/cluster-d2 stays until the next push" in_git d2
 if in_git d2; then
 	t_ok "another up --prune --delete-clusters" idpmake up --prune --delete-clusters
 	save another
