@@ -167,13 +167,5 @@ t_ok "n1: up ends (exit 0 or 1, within its timeout)" test "$t_status" = 0 -o "$t
 
 # ---- 10. secrets ---------------------------------------------------------------
 remember_secrets
-n=$(wc -l <"$T/seen-secrets")
-echo "# $n credentials to look for"
-[ "$n" -ge 4 ]
-t_report $? "set-up: the tokens of the kubeconfig Secrets and argocd-manager are known"
-i=0
-while IFS= read -r s; do
-	i=$((i + 1))
-	t_nostring "credential $i is in no output and not in .idpmake" "$s" "$T"/out.* .idpmake
-done <"$T/seen-secrets"
+check_secrets
 t_done

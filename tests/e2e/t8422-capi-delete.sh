@@ -127,13 +127,5 @@ since "$n" | grep -v '^GET ' >"$T/noop.req"
 t_eq "that writes nothing to Argo CD" "" "$(cat "$T/noop.req")"
 
 # ---- 10. secrets -------------------------------------------------------------------
-n=$(wc -l <"$T/seen-secrets")
-echo "# $n credentials to look for"
-[ "$n" -ge 4 ]
-t_report $? "set-up: the tokens of the kubeconfig Secrets and argocd-manager are known"
-i=0
-while IFS= read -r s; do
-	i=$((i + 1))
-	t_nostring "credential $i is in no output and not in .idpmake" "$s" "$T"/out.* .idpmake
-done <"$T/seen-secrets"
+check_secrets
 t_done
