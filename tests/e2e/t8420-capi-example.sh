@@ -75,7 +75,11 @@ def first(p, m="POST"):
     return min(e["seq"] for e in log if e["method"] == m and e["path"] == p)
 def sync(app): return first("/api/v1/applications/%s/sync" % app)
 assert sync("mgmt-capi-classes") < sync("mgmt-cluster-eu-1"), "the class before the Cluster"
-assert sync("eu-1-calico") < sync("eu-1-podinfo"), "calico before podinfo"
+def last(app): return max(e["seq"] for e in log if "/api/v1/applications/%s" % app in e["path"])
+def touched(app):	# its first request: the upsert of its Application, or anything on its path
+    return min(e["seq"] for e in log if "/api/v1/applications/%s" % app in e["path"] or
+               (e["path"] == "/api/v1/applications" and (e.get("body") or {}).get("metadata", {}).get("name") == app))
+assert last("eu-1-calico") < touched("eu-1-podinfo"), "calico done (Healthy) before podinfo starts"
 assert sync("eu-1-podinfo") < sync("mgmt-cluster-us-1"), "the eu wave before the us wave"
 reg = [e for e in log if e["method"] == "POST" and e["path"] == "/api/v1/clusters"]
 assert len(reg) == 2, "one registration a cluster: %d" % len(reg)
