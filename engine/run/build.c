@@ -671,7 +671,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 	q.quit = 1;
 	pthread_cond_broadcast(&q.work);
 	pthread_mutex_unlock(&q.lock);
-	for (int i = 0; i < nthreads; i++)
+	for (int i = 0; i < nthreads + nwaiters; i++)	/* the waiters' threads too */
 		pthread_join(threads[i], NULL);
 	free(threads);
 	free(ready);

@@ -125,8 +125,8 @@ static const char *cluster_still_there(struct ctx *c, const char *name, const ch
 		return aprintf("its Application is gone but its Cluster %s/%s is still on '%s': delete it there "
 			       "(kubectl delete clusters.cluster.x-k8s.io -n %s %s), then run again", ns, name, mgmt, ns, name);
 	}
-	if (err && (strstr(err, "NotFound") || strstr(err, "not found")))
-		return NULL;
+	if (err && strstr(err, aprintf("clusters.cluster.x-k8s.io \"%s\" not found", name)))
+		return NULL;	/* exactly the Cluster's NotFound, not a missing context nor an unserved path */
 	return aprintf("its Application is gone, and the management cluster '%s' cannot say whether its Cluster is: %s",
 		       mgmt, err ? err : "?");
 }
@@ -187,7 +187,14 @@ int capi_prune(struct ctx *c, struct argocd *a)
 				    "idpmake: cluster '%s' is not (or no longer idpmake's) in Argo CD: left as it is", name);
 			state_forget(c->st, aprintf("%s:register", name));
 		}
-		if (v[i].app) {
+		if (!v[i].app) {
+			/* no record of the Application that holds its Cluster (a run killed while it synced): ask */
+			if ((err = cluster_still_there(c, name, NULL))) {
+				error("--prune: cluster '%s': %s", name, err);
+				failed++;
+				continue;
+			}
+		} else {
 			int d = argocd_capi_destroy(a, v[i].app, name, (int)delete_timeout(), &err);
 			if (d < 0) {
 				error("--prune: cluster '%s': %s; run up --prune --delete-clusters again to go on waiting", name,

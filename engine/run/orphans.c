@@ -247,6 +247,8 @@ size_t capi_gone(struct ctx *c, struct capi_gone **v)
 		if (!colon || strcmp(colon, ":provision") || strchr(id, '/') || graph_has(c->g, id))
 			continue;
 		x.name = astrndup(id, (size_t)(colon - id));
+		if (find_cluster(c->d, x.name))
+			continue;	/* still in the distro (made another way now): not gone, never deleted here */
 		if (napps == (size_t)-1)
 			napps = orphan_apps(c->d, c->g, c->st, &apps);
 		for (size_t k = 0; k < napps; k++)

@@ -147,7 +147,7 @@ const char *provision_moved(struct planner *pl, const struct step *s)
 	struct record rec = state_step(pl->st, s->id);
 	const char *ns = provision_field(rec.commit, 2), *m = provision_field(rec.commit, 3);
 
-	if (!rec.ok || !ns || !m || !*ns || !*m)
+	if (!ns || !m || !*ns || !*m)	/* a failed provision keeps where it was made too */
 		return NULL;
 	if (!strcmp(ns, k->namespace) && !strcmp(m, k->management))
 		return NULL;

@@ -47,7 +47,7 @@ if op == "add":
     keys = {l.split(":", 1)[0].strip() for l in extra}
     body = ["management: mgmt", "namespace: fleet", "class: {package: capi-classes, name: quick-start}",
             "version: v1.33.2", "control-plane: {replicas: 1}", "workers: {md-0: {class: default-worker, replicas: 1}}",
-            "vars: {imageRepository: registry.k8s.io}", "cni: [calico]", "timeout: 8"]
+            "vars: {imageRepository: registry.k8s.io}", "cni: [calico]", "timeout: 60"]
     body = [l for l in body if l.split(":", 1)[0] not in keys] + extra
     block = "  %s:\n    profiles: [%s]\n    create:\n" % (name, prof) + "".join("      %s\n" % l for l in body)
     s = s.replace("\nprofiles:\n", "\n" + block + "profiles:\n", 1)

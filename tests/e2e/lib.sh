@@ -715,6 +715,8 @@ start_capi_emulators() {
 	start_argocd_emulator --repo-map "$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 --live-clusters \
 		--in-cluster-kube "$KUBE_SERVER" --in-cluster-kube-token "$KUBE_TOKEN" --in-cluster-kube-ca "$KUBE_CA"
 	export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
+	# the live clusters compared every second, not every 300 ms: less time under the emulator's lock
+	emu_post config '{"live_resync_ms": 1000}'
 }
 
 # capi_clusterctl_init [GATE]: the kube emulator (--capi) as `clusterctl init

@@ -19,7 +19,7 @@ save base
 # ---- 1. provisioning fails ---------------------------------------------------
 # the fault is set as soon as the Cluster exists (tick 0: the controller has not
 # made it Provisioning yet): the emulator needs the Cluster to exist
-dedit add f1
+dedit add f1 workload "timeout: 15"
 on_exists f1 '{"cluster": "f1", "namespace": "fleet", "fail_provision": "QuotaExceeded: no quota"}'
 poller=$!
 t_exit 1 "up with f1's provisioning failing exits 1" idpmake up

@@ -55,12 +55,20 @@ cp "$OUTPUT" "$b1out"
 touch "$T/b1.stop"
 wait "$watcher"
 sed 's/^/# b1 seen: /' "$T/b1.seen"
-t_grep "set-up: b1 was Ready=False severity Info while provisioning" '^Ready=False severity Info$' "$T/b1.seen"
+# the set-up's timing (a loaded machine may read the Cluster first once it is initialized): a skip, not a pass
+if grep -q '^Ready=False severity Info$' "$T/b1.seen"; then
+	t_grep "set-up: b1 was Ready=False severity Info while provisioning" '^Ready=False severity Info$' "$T/b1.seen"
+else
+	t_skip "b1 was never seen Ready=False severity Info (the machine too slow for 1 s ticks)"
+fi
 grep -q '^health Degraded$' "$T/b1.seen" || echo "# (the Argo CD emulator never showed mgmt-cluster-b1 Degraded)"
 n=$(grep -c '^GET .*/applications/mgmt-cluster-b1/resource?.*kind=Cluster' .idpmake/logs/b1_provision.log)
 sed 's/^/# b1 provision log: /' .idpmake/logs/b1_provision.log | cut -c1-200
-[ "$n" -ge 2 ]
-t_report $? "set-up: provision read the Cluster before its control plane was initialized ($n reads)" .idpmake/logs/b1_provision.log
+if [ "$n" -ge 2 ]; then
+	t_report 0 "set-up: provision read the Cluster before its control plane was initialized ($n reads)"
+else
+	t_skip "provision read the Cluster once only ($n): it did not see it provisioning (a loaded machine)"
+fi
 t_grep "b1:provision passed" 'provision b1:provision' "$b1out"
 t_ok "b1 is registered in Argo CD" argo "/api/v1/clusters/b1?id.type=name"
 t_grep "its packages synced" 'sync b1/podinfo:sync' "$b1out"
