@@ -53,6 +53,7 @@ static void ready_decide(struct step *s, const struct record *rec)
 				s->dirty = 1;
 				s->reason = R_UPSTREAM;
 				s->why = aprintf("once %s has provisioned the cluster", s->in[i]->id);
+				(void)hasher_end(h);	/* freed */
 				return;
 			}
 			hasher_addh(h, s->in[i]->key);

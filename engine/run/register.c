@@ -106,6 +106,7 @@ void register_decide(struct planner *pl, struct step *s, const struct record *re
 					s->dirty = 1;
 					s->reason = R_UPSTREAM;
 					s->why = aprintf("once %s has made the cluster", s->in[i]->id);
+					(void)hasher_end(h);	/* freed */
 					return;
 				}
 				hasher_addh(h, s->in[i]->output);
