@@ -197,12 +197,17 @@ static int not_there(const struct resp *r)
 }
 
 /* the Cluster as Argo CD shows it: 0 with *st, 1 not there, -1 with *err */
-static int get_cluster(struct call *c, const struct cluster *cl, struct capi_status *st, const char **err)
+/* the resource API's query for Cluster ns/name at API version `version` */
+static const char *cluster_query(const char *ns, const char *name, const char *version)
 {
-	const struct capi *k = cl->create.capi;
+	return aprintf("namespace=%s&resourceName=%s&version=%s&group=cluster.x-k8s.io&kind=Cluster", ns, name, version);
+}
+
+static int get_cluster(struct call *c, const char *ns, const char *name, const char *version, struct capi_status *st,
+		       const char **err)
+{
 	struct resp r = { .code = -1 };
-	const char *q = aprintf("namespace=%s&resourceName=%s&version=%s&group=cluster.x-k8s.io&kind=Cluster",
-				k->namespace, cl->name, k->api);
+	const char *q = cluster_query(ns, name, version);
 	int ret = -1;
 	json_t *man;
 
@@ -215,7 +220,7 @@ static int get_cluster(struct call *c, const struct cluster *cl, struct capi_sta
 	man = r.status == 200 ? jget(r.json, "manifest") : NULL;
 	if (!json_is_string(man)) {
 		*err = r.status == 200 ? "Argo CD's answer has no manifest" :
-		       api_error(c, aprintf("reading the Cluster of '%s'", cl->name), &r);
+		       api_error(c, aprintf("reading the Cluster of '%s'", name), &r);
 		goto out;
 	}
 	if (capi_status_parse(json_string_value(man), json_string_length(man), st) < 0) {
@@ -258,7 +263,7 @@ int argocd_provision_step(void *ctx, struct step *s, const char *known, const ch
 	note(&c, 0, "%s: waiting for the Cluster %s/%s on '%s' (Application %s) to %s", s->id, k->namespace, cl->name,
 	     k->management, app, ready ? "be Available" : known ? "converge" : "initialize its control plane");
 	for (;;) {
-		int got = get_cluster(&c, cl, &st, err), initial = !known || (got == 0 && st.uid && strcmp(st.uid, known));
+		int got = get_cluster(&c, k->namespace, cl->name, k->api, &st, err), initial = !known || (got == 0 && st.uid && strcmp(st.uid, known));
 		if (got < 0 && call_past(&c) && last)
 			/* the deadline passed during a request: the wait timed out, with what it saw last */
 			*err = aprintf("timed out after %d s waiting for the Cluster of '%s' to %s: %s", k->timeout, cl->name,
@@ -371,7 +376,7 @@ int argocd_capi_destroy(struct argocd *a, const char *app, const char *name, int
 		ret = found == 2 ? 1 : found;	/* 1: the caller asks the management cluster itself */
 		goto out;
 	}
-	q = aprintf("namespace=%s&resourceName=%s&version=%s&group=cluster.x-k8s.io&kind=Cluster", ns, name, version);
+	q = cluster_query(ns, name, version);
 	/* the Cluster alone: Cluster API tears the rest down in order (notes/capi.md §1.6) */
 	if (request(&c, "DELETE", app_path(&c, "/resource", q), NULL, &r, err) < 0)
 		goto out;
@@ -379,32 +384,28 @@ int argocd_capi_destroy(struct argocd *a, const char *app, const char *name, int
 		*err = api_error(&c, aprintf("deleting the Cluster %s/%s", ns, name), &r);
 		goto out;
 	}
+	resp_reset(&r);
 	for (;;) {
 		struct capi_status st;
-		resp_reset(&r);
+		int got;
 		if (nap(argocd_poll_ms(a)) < 0) {
 			*err = "interrupted";
 			break;
 		}
-		if (request(&c, "GET", app_path(&c, "/resource", q), NULL, &r, err) < 0) {
-			if (call_past(&c))	/* the deadline passed during the request: it timed out */
-				*err = aprintf("timed out after %d s waiting for the Cluster %s/%s to go%s%s", timeout, ns,
-					       name, *last ? ": " : "", last);
-			break;
-		}
-		if (not_there(&r)) {
+		got = get_cluster(&c, ns, name, version, &st, err);
+		if (got == 1) {
 			ret = 0;
 			break;
 		}
-		if (r.status == 200 && json_is_string(jget(r.json, "manifest")) &&
-		    capi_status_parse(json_string_value(jget(r.json, "manifest")),
-				      json_string_length(jget(r.json, "manifest")), &st) == 0)
+		if (got == 0)
 			last = st.why;
-		if (call_past(&c)) {
+		if (call_past(&c)) {	/* also when the deadline passed during the request */
 			*err = aprintf("timed out after %d s waiting for the Cluster %s/%s to go%s%s", timeout, ns, name,
 				       *last ? ": " : "", last);
 			break;
 		}
+		if (got < 0)
+			break;
 	}
 out:
 	resp_reset(&r);
