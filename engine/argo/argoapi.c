@@ -711,6 +711,7 @@ int request(struct call *c, const char *method, const char *path, json_t *body, 
 		}
 		if (c->deadline && now_s() + wait / 1000.0 > c->deadline) {
 			*err = aprintf("%s (gave up at the step's timeout)", *err);
+			c->out_of_time = 1;	/* call_past: the wait is over, though the clock may be a few ms short */
 			break;
 		}
 		note(c, 0, "retrying in %ld ms", wait);

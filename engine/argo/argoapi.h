@@ -60,6 +60,7 @@ struct call {
 	CURL *curl;
 	FILE *log;			/* the step's log, or NULL */
 	double deadline;		/* now_s() value; 0: none */
+	int out_of_time;		/* a request gave up because the deadline would pass before its next try */
 	const char *app;		/* the application's name */
 	int (*settled)(const struct resp *r);	/* a 5xx answer this says is final is not retried */
 };

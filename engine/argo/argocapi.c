@@ -264,11 +264,13 @@ int argocd_provision_step(void *ctx, struct step *s, const char *known, const ch
 	     k->management, app, ready ? "be Available" : known ? "converge" : "initialize its control plane");
 	for (;;) {
 		int got = get_cluster(&c, k->namespace, cl->name, k->api, &st, err), initial = !known || (got == 0 && st.uid && strcmp(st.uid, known));
-		if (got < 0 && call_past(&c) && last)
-			/* the deadline passed during a request: the wait timed out, with what it saw last */
-			*err = aprintf("timed out after %d s waiting for the Cluster of '%s' to %s: %s", k->timeout, cl->name,
+		if (got < 0 && call_past(&c))
+			/* the deadline passed during a request: the wait timed out, with what it saw last (or the
+			   request's own failure, when no answer came before it) */
+			*err = aprintf("timed out after %d s waiting for the Cluster of '%s' to %s: %s%s", k->timeout, cl->name,
 				       ready ? "be Available (a missing cni leaves its nodes NotReady)" :
-				       initial ? "initialize" : "converge", *last ? last : "no conditions");
+				       initial ? "initialize" : "converge", last ? "" : "no answer yet: ",
+				       last ? (*last ? last : "no conditions") : *err);
 		if (got < 0)
 			break;
 		if (got == 0 && !st.uid) {

@@ -299,7 +299,7 @@ int app_get(struct call *c, int refresh, json_t **app, const char **err)
 
 int call_past(struct call *c)
 {
-	return c->deadline && now_s() >= c->deadline;
+	return c->deadline && (c->out_of_time || now_s() >= c->deadline);
 }
 
 /*

@@ -341,17 +341,36 @@ class LiveMixin:
 
     def live_loop(self):
         """the cluster cache's watch: every live_resync_ms a live app whose objects (or reachability) changed is
-        compared again (requestAppRefresh on a managed resource's event); an unchanged one is left alone"""
+        compared again (requestAppRefresh on a managed resource's event); an unchanged one is left alone.
+        As Argo CD's cache is one per cluster, each cluster is read once a pass, and outside the lock, so that
+        API requests are not held behind the reads."""
         while True:
             time.sleep(max(self.live_resync_ms, 50) / 1000.0)
             if not self.live_clusters or self.live_resync_ms <= 0:
                 continue
             with self.lock:
-                for rec in list(self.apps.values()):
-                    if rec.obj.get("operation") or rec.obj["metadata"].get("deletionTimestamp"):
-                        continue
-                    k = self.live_app(rec)
-                    if k is not None and self.live_fingerprint(rec, k) != getattr(rec, "live_fp", None):
+                recs = [(rec, self.live_app(rec)) for rec in self.apps.values()
+                        if not rec.obj.get("operation") and not rec.obj["metadata"].get("deletionTimestamp")]
+            reads, changed = {}, []
+            for rec, k in recs:
+                if k is None:
+                    continue
+                if id(k) not in reads:
+                    try:
+                        reads[id(k)] = k.everything()
+                    except (KubeDown, KubeError) as e:
+                        reads[id(k)] = "down: %s" % e
+                objs = reads[id(k)]
+                fp = self.fingerprint(objs if isinstance(objs, str) else self.tracked_and_children(rec, objs))
+                if fp != getattr(rec, "live_fp", None):
+                    changed.append(rec)
+            if not changed:
+                continue
+            with self.lock:
+                for rec in changed:
+                    key = (rec.obj["metadata"]["namespace"], rec.obj["metadata"]["name"])
+                    if (self.apps.get(key) is rec and not rec.obj.get("operation")
+                            and not rec.obj["metadata"].get("deletionTimestamp")):
                         self.reconcile(rec)
 
     @staticmethod

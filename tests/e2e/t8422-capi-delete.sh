@@ -50,7 +50,7 @@ t_nogrep "no DELETE to Argo CD" '^DELETE ' "$T/prune.req"
 # ---- 6. CAPI stuck deleting -------------------------------------------------------
 kemu_post capi '{"cluster": "d1", "namespace": "fleet", "stuck_delete": "DependencyViolation: the VPC has dependencies"}'
 # long enough for a read of the Cluster's status under load: the message names what it saw
-export IDPMAKE_CAPI_DELETE_TIMEOUT=8
+export IDPMAKE_CAPI_DELETE_TIMEOUT=15
 t0=$(date +%s)
 t_exit 1 "up --prune --delete-clusters with d1's deletion stuck exits 1" idpmake up --prune --delete-clusters
 save stuck

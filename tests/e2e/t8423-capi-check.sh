@@ -89,7 +89,7 @@ s = s.replace("\nprofiles:\n", """
       workers: {md-0: {class: default-worker, replicas: 1}}
       vars: {imageRepository: registry.k8s.io}
       ready: available
-      timeout: 10
+      timeout: 15
 
 profiles:
   apps: [podinfo]
@@ -97,7 +97,7 @@ profiles:
 open(sys.argv[1], "w").write(s)
 ZZPY
 t_exit 1 "without a cni, ap-1 is never Available" idpmake up
-t_grep "ap-1:ready times out, naming the cni" "ap-1:ready: .*timed out after 10 s waiting for the Cluster of 'ap-1' to be Available \\(a missing cni" "$OUTPUT"
+t_grep "ap-1:ready times out, naming the cni" "ap-1:ready: .*timed out after 15 s waiting for the Cluster of 'ap-1' to be Available \\(a missing cni" "$OUTPUT"
 t_grep "its packages wait" "not run: ap-1/podinfo:sync" "$OUTPUT"
 sed -i 's/^    profiles: \[apps\]/    profiles: [workload]/; s/^      ready: available/      ready: available\n      cni: [calico]/' distro.yaml
 t_ok "with calico first, it is" idpmake up
