@@ -34,7 +34,7 @@ const char *argocd_app_name(const struct distro *d, const struct step *s)
 {
 	struct vars v;
 
-	vars_init(&v, d, s->cluster, s->pkg, s->namespace);
+	vars_init_place(&v, d, s->cluster, s->pkg, s->namespace);
 	return expand(d->argocd.app_name, (struct loc){ d->file, 0, 0 }, &v);
 }
 

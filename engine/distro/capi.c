@@ -5,9 +5,11 @@
  * cluster resolved and the cluster's `Cluster` rendered into the text of a
  * package cluster-NAME that goes to the management cluster alone.
  *
- * Not yet: `spec:` (a package of raw CAPI manifests), linked class
- * revisions (quick-start-<h8>), the class's variable schema and worker
- * classes checked against its render, mode: cloned's pinned revision.
+ * With `spec:`, cluster-NAME is a copy of that package instead (its
+ * renderer, source and values), rendered with the created cluster's
+ * variables; the template itself goes to no cluster.
+ *
+ * Not yet: linked class revisions (quick-start-<h8>).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,23 +74,31 @@ void conv_capi(struct cluster *c, const struct ynode *n)
 	k->namespace = c->name;
 	if ((x = yget(n, "namespace")) && str(x, "namespace"))
 		k->namespace = label(x, "namespace");
-	if ((x = yget(n, "spec")) && !yisnull(x))
-		loc_error(x->loc, "create.spec (a package of raw Cluster API manifests) is not supported yet: use "
-			  "create.class");
-	if ((x = yget(n, "class")) && !yisnull(x) && want(x, Y_MAP, "create.class")) {
+	if ((x = yget(n, "spec")) && !yisnull(x) && str(x, "create.spec")) {
+		k->spec_pkg = x->s;
+		k->spec_loc = x->loc;
+		if (yget(n, "class") && !yisnull(yget(n, "class")))
+			loc_error(x->loc, "create has both 'class' and 'spec': a cluster is made from a ClusterClass or "
+				  "from a package of raw Cluster API manifests, not both");
+		static const char *const topo[] = { "control-plane", "workers", "vars" };
+		for (size_t i = 0; i < 3; i++)
+			if (yget(n, topo[i]) && !yisnull(yget(n, topo[i])))
+				loc_error(yget(n, topo[i])->loc, "create.%s is a topology field (create.class): with "
+					  "create.spec, package '%s' renders the cluster as it is", topo[i], x->s);
+	} else if ((x = yget(n, "class")) && !yisnull(x) && want(x, Y_MAP, "create.class")) {
 		CHECK_KEYS(x, "create.class", "package", "name");
 		k->class_pkg = str(yget(x, "package"), "class.package");
 		k->class_name = str(yget(x, "name"), "class.name");
 		if (!k->class_name)
 			loc_error(x->loc, "create.class needs 'name': the ClusterClass");
-	} else if (!yget(n, "spec")) {
+	} else if (!yget(n, "class") || yisnull(yget(n, "class"))) {
 		loc_error(n->loc, "create needs 'class' ({package: P, name: CLUSTERCLASS}): the ClusterClass the cluster "
-			  "is made from");
+			  "is made from (or 'spec': a package of raw Cluster API manifests)");
 	}
 	if ((x = yget(n, "version")) && str(x, "version")) {
 		k->version = x->s;
 		k->version_loc = x->loc;
-	} else {
+	} else if (!k->spec_pkg) {
 		loc_error(n->loc, "create needs 'version': the cluster's Kubernetes version (v1.33.2)");
 	}
 	k->api = "v1beta2";
@@ -199,6 +209,28 @@ static struct ynode *expand_value(const struct ynode *n, const struct vars *v)
 	return r;
 }
 
+/* create.version expanded and checked (NULL stays NULL: spec: without version); 0, or -1 (reported) */
+static int expand_version(const struct distro *d, struct cluster *c)
+{
+	struct capi *k = c->create.capi;
+	struct vars v;
+	const char *version;
+	int minor;
+
+	if (!k->version)
+		return 0;
+	vars_init(&v, d, c, NULL, k->namespace);
+	if (!(version = expand(k->version, k->version_loc, &v)))
+		return -1;
+	if (!semver(version, &minor)) {
+		loc_error(k->version_loc, "create.version '%s' is not a Kubernetes version (vMAJOR.MINOR.PATCH, e.g. "
+			  "v1.33.2)", version);
+		return -1;
+	}
+	k->version = version;
+	return 0;
+}
+
 static const char *render_cluster(const struct distro *d, struct cluster *c)
 {
 	struct capi *k = c->create.capi;
@@ -207,17 +239,10 @@ static const char *render_cluster(const struct distro *d, struct cluster *c)
 	struct vars v;
 	struct buf out = BUF_INIT;
 	const char *version;
-	int minor;
 
 	vars_init(&v, d, c, NULL, k->namespace);
-	if (!(version = expand(k->version, k->version_loc, &v)))
+	if (!(version = k->version))
 		return NULL;
-	if (!semver(version, &minor)) {
-		loc_error(k->version_loc, "create.version '%s' is not a Kubernetes version (vMAJOR.MINOR.PATCH, e.g. "
-			  "v1.33.2)", version);
-		return NULL;
-	}
-	k->version = version;
 	put(doc, "apiVersion", S(aprintf("cluster.x-k8s.io/%s", k->api), k->loc));
 	put(doc, "kind", S("Cluster", k->loc));
 	put(md, "name", S(c->name, k->loc));
@@ -284,18 +309,42 @@ static const char *render_cluster(const struct distro *d, struct cluster *c)
 	}
 }
 
-/* the package cluster-NAME: the Cluster's text, synced to the management cluster, never automated */
-static void add_package(struct distro *d, struct cluster *c, struct package *p)
+/*
+ * the package cluster-NAME, synced to the management cluster, never automated:
+ * the Cluster's text (class:), or a copy of the spec: package (tmpl), which
+ * renders with the created cluster's variables (vars.c) and has none of the
+ * template's needs, hooks or sync settings
+ */
+static void add_package(struct distro *d, struct cluster *c, struct package *p, const struct package *tmpl)
 {
 	struct capi *k = c->create.capi;
 	static struct rule rule = { .name = "capi-cluster", .description = "a Cluster API Cluster idpmake renders",
 				    .definition = "capi-cluster v1", .builtin = RENDER_CAPI };
 
 	memset(p, 0, sizeof(*p));
+	if (tmpl) {
+		p->type = tmpl->type;
+		p->rule = tmpl->rule;
+		p->src = tmpl->src;
+		p->path = tmpl->path;
+		p->git = tmpl->git;
+		p->chart = tmpl->chart;
+		p->render_local = tmpl->render_local;
+		p->values = tmpl->values;
+		p->set = tmpl->set;
+		p->labels = tmpl->labels;
+		p->rewrite = tmpl->rewrite;
+		p->nrewrite = tmpl->nrewrite;
+		p->dir = tmpl->dir;
+		p->spec = aprintf("%s\ncreate.spec of %s", tmpl->spec ? tmpl->spec : "", c->name);
+	} else {
+		p->type = "capi-cluster";
+		p->rule = &rule;
+		p->src = SRC_NONE;
+		p->dir = d->dir;
+		p->spec = k->text;
+	}
 	p->name = aprintf("cluster-%s", c->name);
-	p->type = "capi-cluster";
-	p->rule = &rule;
-	p->src = SRC_NONE;
 	p->namespace = k->namespace;
 	p->namespace_loc = k->loc;
 	p->sync.wait_healthy = 0;	/* Synced, never health: Argo CD's health of a Cluster says nothing (§2.1) */
@@ -306,10 +355,8 @@ static void add_package(struct distro *d, struct cluster *c, struct package *p)
 	p->sync.options.v[p->sync.options.n++] = "RespectIgnoreDifferences=true";
 	p->sync.options.v[p->sync.options.n++] = "PruneLast=true";
 	p->sync.options.v[p->sync.options.n++] = "CreateNamespace=true";
-	p->dir = d->dir;
-	p->spec = k->text;
 	p->capi_of = c;
-	p->loc = k->loc;
+	p->loc = tmpl ? k->spec_loc : k->loc;
 	k->pkg = p;
 }
 
@@ -337,6 +384,7 @@ void capi_finish(struct distro *d)
 		if (c->reg.set)
 			loc_error(c->reg.loc, "cluster '%s' is created (create.management): drop 'register'; idpmake "
 				  "registers it with the credential create.credential names", c->name);
+		k->distro = d->name;
 		c->argo_name = c->name;	/* destination.name: a cluster made again keeps its Applications */
 		if (k->management && !(k->mgmt = find_cluster(d, k->management)))
 			loc_error(k->management_loc, "create.management '%s' is not a cluster of this distro",
@@ -367,9 +415,27 @@ void capi_finish(struct distro *d)
 				  "distro's package of that name", c->name, c->name);
 		if (strlen(c->name) > 55)
 			loc_error(c->loc, "a created cluster's name has at most 55 characters (its package is cluster-NAME)");
-		if (loc_errors || !(k->text = render_cluster(d, c)))
+		if (k->spec_pkg) {
+			struct package *t = find_package(d, k->spec_pkg);
+			if (!t)
+				loc_error(k->spec_loc, "create.spec '%s' is not a package of this distro", k->spec_pkg);
+			else if (t->rule && t->rule->builtin == RENDER_ARGOCD_APP)
+				loc_error(k->spec_loc, "create.spec '%s' is an Argo CD Application package: give a package "
+					  "that renders the Cluster API manifests (manifests, kustomize, helm)", k->spec_pkg);
+			else if (t->deploy_kubectl)
+				loc_error(k->spec_loc, "create.spec '%s' has deploy: kubectl: a created cluster's manifests "
+					  "go through Argo CD, which idpmake reads the Cluster through", k->spec_pkg);
+			else if (t->capi_of)
+				loc_error(k->spec_loc, "create.spec '%s' is itself a created cluster's package", k->spec_pkg);
+			if (loc_errors || expand_version(d, c) < 0)
+				continue;
+			t->capi_spec = 1;
+			add_package(d, c, &d->packages[d->npackages++], t);
 			continue;
-		add_package(d, c, &d->packages[d->npackages++]);
+		}
+		if (loc_errors || expand_version(d, c) < 0 || !(k->text = render_cluster(d, c)))
+			continue;
+		add_package(d, c, &d->packages[d->npackages++], NULL);
 	}
 }
 

@@ -21,7 +21,8 @@ struct capi_worker {
  *     management: mgmt
  *     namespace: fleet                  # default: the cluster's name
  *     class: {package: capi-classes, name: quick-start}
- *     version: ${k8s}
+ *     # spec: capi-eks                  # or a package of raw CAPI manifests, ${cluster} = NAME
+ *     version: ${k8s}                   # required with class; with spec, checked for skew
  *     api: v1beta2                      # | v1beta1
  *     control-plane: {replicas: 3}
  *     workers: {md-0: {class: default-worker, replicas: 3}}
@@ -34,14 +35,18 @@ struct capi_worker {
  * The loader (capi_finish) renders its `Cluster` into the text of a
  * package cluster-NAME that goes to the management cluster only (the
  * step MGMT/cluster-NAME:render, then its sync, never automated), and
- * gives the cluster `destination.name: NAME` for its Applications.
+ * gives the cluster `destination.name: NAME` for its Applications. With
+ * `spec:`, cluster-NAME is that package's copy, rendered by its own
+ * renderer with the created cluster's variables (vars.c), and its render
+ * must hold the Cluster NAME (render/capicheck.c).
  */
 struct capi {
 	const char *management;		/* the management cluster's name, as written */
 	struct cluster *mgmt;		/* ... resolved by capi_finish */
 	const char *namespace;		/* where its CAPI objects live */
-	const char *class_pkg, *class_name;
-	const char *version;		/* spec.topology.version, expanded */
+	const char *class_pkg, *class_name;	/* class: (the topology idpmake renders), or */
+	const char *spec_pkg;		/* spec: the package of raw CAPI manifests */
+	const char *version;		/* spec.topology.version, expanded; NULL: spec: without version */
 	const char *api;		/* v1beta2 | v1beta1 */
 	int cp_replicas;		/* -1: the class's default */
 	struct capi_worker *workers;
@@ -53,8 +58,9 @@ struct capi {
 	int ready_available;		/* ready: available: a step NAME:ready after the cni, before the rest */
 	int timeout;			/* seconds: provisioning and upgrades */
 	struct package *pkg;		/* cluster-NAME, on mgmt */
+	const char *distro;		/* the distro's name (the label idpmake.io/distro) */
 	const char *text;		/* the rendered Cluster (YAML) */
-	struct loc loc, management_loc, version_loc;
+	struct loc loc, management_loc, version_loc, spec_loc;
 };
 
 /* read the Cluster API form of `create` (n a map with `management`); the caller has checked the kind form is absent */

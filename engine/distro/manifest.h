@@ -24,8 +24,12 @@ struct vars {
 	struct kvlist builtins;
 };
 
+/* what a render of p on c sees: for a created cluster's cluster-NAME, NAME's variables and ${cluster} */
 void vars_init(struct vars *v, const struct distro *d, const struct cluster *c,
 	       const struct package *p, const char *namespace);
+/* where p goes on c (its folder, its Application's name): c's variables, always */
+void vars_init_place(struct vars *v, const struct distro *d, const struct cluster *c,
+		     const struct package *p, const char *namespace);
 const char *vars_get(const struct vars *v, const char *name);
 /* expand ${name}; NULL after a located error when a name is undefined */
 const char *expand(const char *s, struct loc loc, const struct vars *v);

@@ -29,6 +29,8 @@ int cluster_has(const struct distro *d, const struct cluster *c, const struct pa
 {
 	if (p->capi_of)	/* a created cluster's Cluster: on its management cluster alone */
 		return c == p->capi_of->create.capi->mgmt;
+	if (p->capi_spec)	/* create.spec's template: its copies cluster-NAME go, it does not */
+		return 0;
 	if (!c->profiles.n)
 		return 1;
 	for (size_t i = 0; i < c->profiles.n; i++)

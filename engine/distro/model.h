@@ -91,6 +91,7 @@ struct package {
 	const char *app_file;		/* argocd-app: the Application file this package is */
 	const char *spec;		/* canonical text of the package's fields, hashed */
 	struct cluster *capi_of;	/* cluster-NAME: the Cluster of created cluster NAME (capi.h), or NULL */
+	int capi_spec;			/* some created cluster's create.spec: a template, on no cluster itself */
 	struct loc loc;
 };
 

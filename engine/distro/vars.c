@@ -1,7 +1,10 @@
 /*
  * vars.c - the variables a package sees on a cluster (distro.md "Values and
  * variables"): the builtins cluster, package and namespace, then the
- * cluster's vars, then the distro's; ${name} expanded from them.
+ * cluster's vars, then the distro's; ${name} expanded from them. A created
+ * cluster's package cluster-NAME renders with NAME's (create.spec), though
+ * it goes to the management cluster's folder and Application name
+ * (vars_init_place).
  */
 #include <string.h>
 
@@ -12,6 +15,14 @@
 
 void vars_init(struct vars *v, const struct distro *d, const struct cluster *c,
 	       const struct package *p, const char *namespace)
+{
+	if (p && p->capi_of)	/* cluster-NAME renders on its management cluster with NAME's variables */
+		c = p->capi_of;
+	vars_init_place(v, d, c, p, namespace);
+}
+
+void vars_init_place(struct vars *v, const struct distro *d, const struct cluster *c,
+		     const struct package *p, const char *namespace)
 {
 	v->builtin[0] = (struct kv){ "cluster", c ? c->name : "", { 0 } };
 	v->builtin[1] = (struct kv){ "package", p ? p->name : "", { 0 } };
@@ -82,6 +93,8 @@ struct hash vars_hash(const struct distro *d, const struct cluster *c, const str
 	struct hasher *h = hasher_new();
 	struct vars v;
 
+	if (p && p->capi_of)	/* as vars_init */
+		c = p->capi_of;
 	if (all) {
 		for (size_t i = 0; i < c->vars.n; i++) {
 			hasher_adds(h, c->vars.v[i].key);

@@ -35,7 +35,7 @@ void appnames_check(const struct graph *g)
 		const char *name;
 		if (s->kind != STEP_SYNC || s->pkg->deploy_kubectl)
 			continue;	/* deploy: kubectl makes no Application */
-		vars_init(&vs, d, s->cluster, s->pkg, s->namespace);
+		vars_init_place(&vs, d, s->cluster, s->pkg, s->namespace);
 		if (!(name = expand(d->argocd.app_name, d->argocd.app_name_loc.file ? d->argocd.app_name_loc : s->pkg->loc, &vs)))
 			break;	/* said, located */
 		v[n++] = (struct named_step){ name, s, i };

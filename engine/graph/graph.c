@@ -230,7 +230,7 @@ struct graph *graph_build(struct distro *d)
 			u.render = new_step(g, STEP_RENDER, c, p, NULL, aprintf("%s/%s:render", c->name, p->name));
 			u.render->render = u.render;
 			u.render->namespace = package_namespace(d, c, p);
-			vars_init(&v, d, c, p, u.render->namespace);
+			vars_init_place(&v, d, c, p, u.render->namespace);
 			u.render->gitpath = linked[ci * d->npackages + pi] ? linked[ci * d->npackages + pi] :
 					    expand(d->git.path, d->git.path_loc, &v);
 			if (!u.render->namespace || !u.render->gitpath) {

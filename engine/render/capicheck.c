@@ -12,6 +12,10 @@
  *
  * Cluster API's webhook would say the same once the Cluster is synced;
  * here it is said in the distro's terms, and nothing reaches the cluster.
+ *
+ * With create.spec (a package of raw manifests), its render must hold the
+ * Cluster NAME, at create.api, in create.namespace, at create.version when
+ * that is given; that Cluster gets idpmake's labels and annotations.
  */
 #define _GNU_SOURCE	/* memmem */
 #include <stdarg.h>
@@ -216,4 +220,80 @@ const struct step *capi_class_render(const struct step *s)
 		if (s->in[i]->kind == STEP_RENDER && package_is(s->in[i]->pkg, k->class_pkg))
 			return s->in[i];
 	return NULL;
+}
+
+/* metadata.FIELD of n as a map (made when absent); NULL when it is not a map */
+static struct ynode *meta_map(struct ypool *p, struct ynode *n, const char *field)
+{
+	struct ynode *md = yget(n, "metadata"), *m = yget(md, field);
+
+	if (!m) {
+		m = ynew(p, Y_MAP, n->loc);
+		yset(p, md, yscalar(p, field, YS_PLAIN, n->loc), m);
+	}
+	return m->type == Y_MAP ? m : NULL;
+}
+
+static void put_str(struct ypool *p, struct ynode *m, const char *k, const char *v, struct loc l)
+{
+	yset(p, m, yscalar(p, k, YS_PLAIN, l), yscalar(p, v, YS_QUOTED, l));
+}
+
+int capi_spec_object(struct ypool *p, const struct step *s, struct ynode *n)
+{
+	const struct cluster *c = s->pkg->capi_of;
+	const struct capi *k = c->create.capi;
+	const struct ynode *api = yget(n, "apiVersion"), *name = ypath(n, "metadata.name"), *ns, *ver;
+	struct ynode *lb, *an, *opt;
+	const char *want = aprintf("cluster.x-k8s.io/%s", k->api), *sl = k->spec_loc.file;
+
+	if (!ystr_eq(yget(n, "kind"), "Cluster") || !api || api->type != Y_SCALAR ||
+	    strncmp(api->s, "cluster.x-k8s.io/", 17))
+		return 0;
+	nbad = 0;
+	if (!ystr_eq(name, c->name))
+		bad(n->loc, "create.spec '%s' (%s:%d) renders Cluster '%s': a created cluster's spec renders one Cluster, "
+		    "named ${cluster} ('%s')", k->spec_pkg, sl, k->spec_loc.line, name && name->s ? name->s : "",
+		    c->name);
+	else if (strcmp(api->s, want))
+		bad(n->loc, "the Cluster '%s' is %s, and create.api (%s:%d) says %s: set create.api: %s", c->name,
+		    api->s, sl, k->spec_loc.line, k->api, api->s + 17);
+	else if ((ns = ypath(n, "metadata.namespace")) && ns->type == Y_SCALAR && strcmp(ns->s, k->namespace))
+		bad(n->loc, "the Cluster '%s' is in namespace %s, and create.namespace (%s:%d) is %s", c->name, ns->s,
+		    sl, k->spec_loc.line, k->namespace);
+	else if (k->version && (ver = ypath(n, "spec.topology.version")) && !ystr_eq(ver, k->version))
+		bad(n->loc, "the Cluster '%s' renders version %s, and create.version is %s (%s:%d): give the spec "
+		    "package the same version", c->name, ver->type == Y_SCALAR ? ver->s : "?", k->version,
+		    k->version_loc.file, k->version_loc.line);
+	if (nbad)
+		return -1;
+	if (!(lb = meta_map(p, n, "labels")) || !(an = meta_map(p, n, "annotations"))) {
+		bad(n->loc, "the Cluster '%s' has labels or annotations that are not maps", c->name);
+		return -1;
+	}
+	put_str(p, lb, "cluster.x-k8s.io/cluster-name", c->name, n->loc);
+	put_str(p, lb, "idpmake.io/cluster", c->name, n->loc);
+	put_str(p, lb, "idpmake.io/distro", k->distro, n->loc);
+	/* as for a class: Argo CD deletes the Cluster before its templates, and no prune destroys it */
+	put_str(p, an, "argocd.argoproj.io/sync-wave", "1", n->loc);
+	opt = yget(an, "argocd.argoproj.io/sync-options");
+	if (!opt || opt->type != Y_SCALAR || !*opt->s)
+		put_str(p, an, "argocd.argoproj.io/sync-options", "Prune=false", n->loc);
+	else if (!strstr(opt->s, "Prune=false"))
+		put_str(p, an, "argocd.argoproj.io/sync-options", aprintf("%s,Prune=false", opt->s), n->loc);
+	return 1;
+}
+
+int capi_spec_done(const struct step *s, int seen, const char **err)
+{
+	const struct cluster *c = s->pkg->capi_of;
+	const struct capi *k = c ? c->create.capi : NULL;
+
+	if (!k || !k->spec_pkg || seen == 1)
+		return 0;
+	*err = seen ? aprintf("create.spec '%s' renders the Cluster '%s' %d times", k->spec_pkg, c->name, seen)
+		    : aprintf("create.spec '%s' (%s:%d:%d) renders no Cluster '%s' (cluster.x-k8s.io/%s, with ${cluster} = "
+			      "%s)", k->spec_pkg, k->spec_loc.file, k->spec_loc.line, k->spec_loc.col, c->name, k->api,
+			      c->name);
+	return -1;
 }

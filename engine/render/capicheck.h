@@ -2,6 +2,7 @@
 #ifndef IDPMAKE_CAPICHECK_H
 #define IDPMAKE_CAPICHECK_H
 
+#include "base/yaml.h"
 #include "graph/graph.h"
 
 /*
@@ -10,6 +11,16 @@
  * mismatch as file:line:col: error: at the distro's field.
  */
 int capi_check_class(const char *statedir, const struct step *s, struct hash class_output, const char **err);
+/*
+ * create.spec: n, an object of s's render (MGMT/cluster-NAME, a copy of the
+ * spec package), is checked and, when it is the Cluster NAME, given what
+ * idpmake gives the Cluster it renders itself (labels cluster-name,
+ * idpmake.io/cluster and idpmake.io/distro; sync wave 1; Prune=false).
+ * 1: it is the Cluster; 0: another object; -1: refused (printed, located).
+ */
+int capi_spec_object(struct ypool *p, const struct step *s, struct ynode *n);
+/* after a create.spec render: -1 with *err when it held no Cluster NAME (seen: capi_spec_object's 1s) */
+int capi_spec_done(const struct step *s, int seen, const char **err);
 /* the class package's render step among s's in-steps, or NULL */
 const struct step *capi_class_render(const struct step *s);
 

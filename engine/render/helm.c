@@ -117,7 +117,7 @@ int render_helm_app(const struct render_ctx *rc, struct step *s, struct objects 
 	struct vars v;
 	const char *name;
 
-	vars_init(&v, d, s->cluster, s->pkg, s->namespace);
+	vars_init_place(&v, d, s->cluster, s->pkg, s->namespace);
 	if (!(name = expand(d->argocd.app_name, (struct loc){ d->file, 0, 0 }, &v)))
 		return *err = "undefined variable in argocd.app-name", -1;
 	if (!(values = values_tree(rc, s, p, err)))

@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #include "render/bundle.h"
+#include "render/capicheck.h"
+#include "distro/capi.h"
 #include "base/hash.h"
 #include "base/intr.h"
 #include "base/names.h"
@@ -197,6 +199,14 @@ void add_obj(struct objects *o, struct ynode *n)
 	if (check_names(o->s, n, api, kind, name, nsn)) {
 		o->errs++;
 		return;
+	}
+	if (o->s->pkg && o->s->pkg->capi_of && o->s->pkg->capi_of->create.capi->spec_pkg) {
+		int r = capi_spec_object(o->pool, o->s, n);	/* the Cluster gets idpmake's labels */
+		if (r < 0) {
+			o->errs++;
+			return;
+		}
+		o->capi_cluster += r;
 	}
 	if (o->n == o->cap) {
 		o->cap = o->cap ? o->cap * 2 : 16;

@@ -300,6 +300,8 @@ int render_to_bundle(const struct render_ctx *rc, struct step *s, struct bundle 
 	objects_init(&o, s);
 	ret = render_objects(rc, s, &o, err);
 	if (!ret)
+		ret = o.errs ? 0 : capi_spec_done(s, o.capi_cluster, err);	/* a refused object said why */
+	if (!ret)
 		ret = objects_bundle(&o, b, err);
 	objects_free(&o);
 	return ret;
@@ -312,6 +314,8 @@ int render_step(const struct render_ctx *rc, struct step *s, struct hash *output
 
 	objects_init(&o, s);
 	ret = render_objects(rc, s, &o, err);
+	if (!ret)
+		ret = o.errs ? 0 : capi_spec_done(s, o.capi_cluster, err);	/* a refused object said why */
 	if (!ret)
 		ret = objects_write(&o, rc->statedir, output, err);
 	objects_free(&o);

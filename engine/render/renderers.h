@@ -37,6 +37,7 @@ struct objects {
 	size_t nextra;
 	const char *single;		/* the name of the one object, instead of KIND.NAME.yaml */
 	int errs;			/* objects refused (printed) */
+	int capi_cluster;		/* create.spec: the created cluster's Cluster, seen how often (capicheck.h) */
 	struct buf mem;			/* the spill: memory, then */
 	int fd;				/* an unlinked file under TMPDIR */
 	long long flen;

@@ -120,7 +120,7 @@ int provision_run(struct planner *pl, struct step *s, const struct sync_ops *ops
 		const struct capi *k = s->cluster->create.capi;
 		struct buf b = BUF_INIT;
 		int any = 0;
-		buf_addf(&b, "%s %s %s %s ", *uid, k->version, k->namespace, k->management);
+		buf_addf(&b, "%s %s %s %s ", *uid, k->version ? k->version : "-", k->namespace, k->management);
 		for (size_t i = 0; i < pl->g->nsteps; i++) {
 			const struct step *y = pl->g->steps[i];
 			if (y->kind == STEP_SYNC && y->cluster == s->cluster) {

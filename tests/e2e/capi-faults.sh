@@ -136,12 +136,13 @@ sys.exit(1)
 ZZPY3
 }
 
-# check_secrets: every credential remember_secrets saw ($T/seen-secrets) is in no saved output and not in .idpmake
+# check_secrets [MIN]: every credential remember_secrets saw ($T/seen-secrets, at least MIN,
+# default 4) is in no saved output and not in .idpmake
 check_secrets() {
 	local n i=0 s
 	n=$(wc -l <"$T/seen-secrets")
 	echo "# $n credentials to look for"
-	[ "$n" -ge 4 ]
+	[ "$n" -ge "${1:-4}" ]
 	t_report $? "set-up: the tokens of the kubeconfig Secrets and argocd-manager are known"
 	while IFS= read -r s; do
 		i=$((i + 1))

@@ -358,6 +358,8 @@ class Capi:
 
     def desired(self, s, o):
         topo = (o.get("spec") or {}).get("topology") or {}
+        if not topo:
+            return self.desired_raw(s, o)
         s.version = topo.get("version") or "v1.33.0"
         s.cp_desired = int((topo.get("controlPlane") or {}).get("replicas", 1) or 0)
         s.md_desired = {}
@@ -369,6 +371,28 @@ class Capi:
         st = self.emu.store
         s.class_missing = bool(cref.get("name")) and (cc_res is None or st.key(
             cc_res, cref.get("namespace") or s.ns, cref["name"]) not in st.objects)
+
+    def desired_raw(self, s, o):
+        """a Cluster without topology (raw manifests: idpmake's create.spec): the KubeadmControlPlane its
+        controlPlaneRef names gives the version and replicas, the MachineDeployments of spec.clusterName the
+        workers; the controller rolls those objects instead of making its own"""
+        st = self.emu.store
+        ref = (o.get("spec") or {}).get("controlPlaneRef") or {}
+        kres = self.res("KubeadmControlPlane", "controlplane." + CORE)
+        k = st.objects.get(st.key(kres, s.ns, ref["name"])) if kres is not None and ref.get("name") else None
+        ks = (k or {}).get("spec") or {}
+        if k is not None:
+            s.kcp = ref["name"]
+        s.version = ks.get("version") or "v1.33.0"
+        s.cp_desired = int(ks.get("replicas", 1) or 0)
+        s.md_desired = {}
+        for (g, kind, ns, name), md in list(st.objects.items()):
+            labels = md["metadata"].get("labels") or {}
+            if kind == "MachineDeployment" and ns == s.ns and (md.get("spec") or {}).get("clusterName") == s.name \
+                    and labels.get("emu.idpmake.io/generated") != "true":
+                s.md_desired[name] = (int(md["spec"].get("replicas", 1) or 0), "")
+                s.md.setdefault(name, {"object": name, "machines": []})
+        s.class_missing = False
 
     def advance(self, s, o):
         st = self.emu.store
@@ -404,10 +428,16 @@ class Capi:
         labels = {"cluster.x-k8s.io/cluster-name": s.name, "emu.idpmake.io/generated": "true"}
         owner = [{"apiVersion": obj["apiVersion"], "kind": "Cluster", "name": s.name, "uid": s.uid,
                   "controller": True, "blockOwnerDeletion": True}]
-        k, _ = st.write(kcp, s.ns, {"metadata": {"name": s.kcp, "namespace": s.ns, "labels": dict(labels),
-                                                 "ownerReferences": owner},
-                                    "spec": {"replicas": s.cp_desired, "version": s.version},
-                                    "status": {"initialization": {"controlPlaneInitialized": True}}})
+        mine = st.objects.get(st.key(kcp, s.ns, s.kcp))    # a raw Cluster's own (desired_raw)
+        if mine is not None:
+            mine = copy.deepcopy(mine)
+            mine["status"] = {"initialization": {"controlPlaneInitialized": True}}
+            k, _ = st.write(kcp, s.ns, mine)
+        else:
+            k, _ = st.write(kcp, s.ns, {"metadata": {"name": s.kcp, "namespace": s.ns, "labels": dict(labels),
+                                                     "ownerReferences": owner},
+                                        "spec": {"replicas": s.cp_desired, "version": s.version},
+                                        "status": {"initialization": {"controlPlaneInitialized": True}}})
         s.kcp_uid = k["metadata"]["uid"]
         s.face = Face(s.name, self.ca_pem, self.emu.store.lock)
         self.faces[s.name] = s.face

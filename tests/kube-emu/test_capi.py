@@ -348,6 +348,35 @@ class CapiTest(unittest.TestCase):
             self.assertEqual(c["status"]["controlPlane"]["upToDateReplicas"], 3)
             self.assertEqual(c["status"]["workers"]["upToDateReplicas"], 2)
 
+    def test_raw_cluster_rolls_its_own_objects(self):
+        """a Cluster without topology (idpmake's create.spec): the KubeadmControlPlane its controlPlaneRef names
+        and the MachineDeployments of spec.clusterName are its own; the controller rolls them, makes none"""
+        if self.api != "v1beta2":
+            self.skipTest("v1beta2 only")
+        objs = [
+            {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlane",
+             "metadata": {"name": "raw-1-cp", "namespace": "fleet"}, "spec": {"replicas": 1, "version": "v1.34.1"}},
+            {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+             "metadata": {"name": "raw-1-md", "namespace": "fleet"},
+             "spec": {"clusterName": "raw-1", "replicas": 2, "template": {"spec": {"version": "v1.34.1"}}}},
+            {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "metadata": {"name": "raw-1",
+                                                                                     "namespace": "fleet"},
+             "spec": {"controlPlaneRef": {"apiGroup": "controlplane.cluster.x-k8s.io", "kind": "KubeadmControlPlane",
+                                          "name": "raw-1-cp"}}}]
+        for o in objs:
+            self.apply(json.dumps(o))
+        self.wait("controlPlaneInitialized", lambda: self.state("raw-1").get("step") == "provisioned")
+        self.wait("converged", lambda: self.converged("raw-1"))
+        kcps = json.loads(self.kubectl("-n", "fleet", "get", "kubeadmcontrolplanes.controlplane.cluster.x-k8s.io",
+                                       "-o", "json").stdout)["items"]
+        self.assertEqual([(k["metadata"]["name"], k["spec"]["version"], k["status"]["version"]) for k in kcps],
+                         [("raw-1-cp", "v1.34.1", "v1.34.1")])
+        mds = json.loads(self.kubectl("-n", "fleet", "get", "machinedeployments.cluster.x-k8s.io",
+                                      "-o", "json").stdout)["items"]
+        self.assertEqual([(m["metadata"]["name"], m["status"]["replicas"]) for m in mds], [("raw-1-md", 2)])
+        st = self.state("raw-1")
+        self.assertEqual(sorted(m["version"] for m in st["control_plane"]), ["v1.34.1"])
+
     def test_webhooks_gate_and_variables(self):
         self.kubectl("-n", "fleet", "create", "-f", "-", stdin=json.dumps({
             "apiVersion": "cluster.x-k8s.io/%s" % self.api, "kind": "ClusterClass",
