@@ -60,7 +60,7 @@ void conv_capi(struct cluster *c, const struct ynode *n)
 	const struct ynode *x;
 
 	CHECK_KEYS(n, "create", "management", "namespace", "class", "spec", "version", "api", "control-plane", "workers",
-		   "vars", "cni", "credential", "aws", "ready", "timeout");
+		   "vars", "cni", "credential", "aws", "ready", "timeout", "delete-timeout");
 	c->create.capi = k;
 	c->create.loc = k->loc = n->loc;
 	k->cp_replicas = -1;
@@ -159,6 +159,7 @@ void conv_capi(struct cluster *c, const struct ynode *n)
 			loc_error(x->loc, "ready must be initialized or available, not '%s'", x->s);
 	}
 	k->timeout = integer(yget(n, "timeout"), "timeout", 2400);
+	k->delete_timeout = integer(yget(n, "delete-timeout"), "delete-timeout", 3600);
 	if (c->server || c->argo_name || c->kube_context)
 		loc_error(n->loc, "cluster '%s' is created (create.management): drop '%s'; its Applications go to "
 			  "destination.name %s, and idpmake learns its server from Cluster API", c->name,

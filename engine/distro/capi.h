@@ -31,6 +31,7 @@ struct capi_worker {
  *     credential: service-account       # | kubeconfig | aws | external
  *     ready: initialized                # | available
  *     timeout: 2400
+ *     delete-timeout: 3600
  *
  * The loader (capi_finish) renders its `Cluster` into the text of a
  * package cluster-NAME that goes to the management cluster only (the
@@ -57,6 +58,7 @@ struct capi {
 	const char *aws_role, *aws_cluster;	/* credential: aws: awsAuthConfig {roleARN, clusterName (default NAME)} */
 	int ready_available;		/* ready: available: a step NAME:ready after the cni, before the rest */
 	int timeout;			/* seconds: provisioning and upgrades */
+	int delete_timeout;		/* seconds up --prune --delete-clusters waits for its Cluster to go (recorded) */
 	struct package *pkg;		/* cluster-NAME, on mgmt */
 	const char *distro;		/* the distro's name (the label idpmake.io/distro) */
 	const char *text;		/* the rendered Cluster (YAML) */

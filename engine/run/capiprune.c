@@ -13,8 +13,9 @@
  *                       Applications for a dying cluster;
  *   3. the Cluster      deleted alone through the Application that holds it
  *                       (Cluster API tears down the machines and the rest),
- *                       waited for (IDPMAKE_CAPI_DELETE_TIMEOUT seconds,
- *                       default 3600); then that Application, with cascade.
+ *                       waited for (create.delete-timeout as its provision
+ *                       recorded it, default 3600; IDPMAKE_CAPI_DELETE_TIMEOUT
+ *                       over both); then that Application, with cascade.
  *
  * Each finished step forgets its rows in the state, so a run interrupted
  * (or a step that times out) resumes at the first unfinished one.  The
@@ -131,11 +132,15 @@ static const char *cluster_still_there(struct ctx *c, const char *name, const ch
 		       mgmt, err ? err : "?");
 }
 
-static long delete_timeout(void)
+/* IDPMAKE_CAPI_DELETE_TIMEOUT, else the create.delete-timeout its provision recorded, else 3600 */
+static long delete_timeout(const char *commit)
 {
-	const char *e = getenv("IDPMAKE_CAPI_DELETE_TIMEOUT");
+	const char *e = getenv("IDPMAKE_CAPI_DELETE_TIMEOUT"), *f = provision_field(commit, 5);
 	long t = e && *e ? atol(e) : 0;
-	return t > 0 ? t : 3600;
+
+	if (t <= 0 && f)
+		t = atol(f);
+	return t > 0 && t <= 86400 * 7 ? t : 3600;
 }
 
 int capi_prune(struct ctx *c, struct argocd *a)
@@ -195,7 +200,9 @@ int capi_prune(struct ctx *c, struct argocd *a)
 				continue;
 			}
 		} else {
-			int d = argocd_capi_destroy(a, v[i].app, name, (int)delete_timeout(), &err);
+			int d = argocd_capi_destroy(a, v[i].app, name,
+						    (int)delete_timeout(state_step(c->st, aprintf("%s:provision", name)).commit),
+						    &err);
 			if (d < 0) {
 				error("--prune: cluster '%s': %s; run up --prune --delete-clusters again to go on waiting", name,
 				      err);

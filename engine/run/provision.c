@@ -2,7 +2,7 @@
  * provision.c - when CLUSTER:provision runs, and what it records
  * (provision.h; the waiting itself is argo/argocapi.c).
  *
- *   key     H("provision", the Cluster sync's key, timeout)
+ *   key     H("provision", the Cluster sync's key, timeout, ready, delete-timeout)
  *   output  H("capi incarnation", the Cluster's uid): a Cluster made again
  *           (deleted out of band, or re-created) has another uid, so its
  *           registration and every package sync run again
@@ -38,6 +38,8 @@ static struct hash key_of(const struct step *s)
 		hasher_addh(h, sync->key);
 	hasher_add(h, &k->timeout, sizeof(k->timeout));
 	hasher_add(h, &k->ready_available, sizeof(k->ready_available));
+	if (k->delete_timeout != 3600)	/* recorded by the provision (the default keeps the keys of before) */
+		hasher_add(h, &k->delete_timeout, sizeof(k->delete_timeout));
 	return hasher_end(h);
 }
 
@@ -116,7 +118,7 @@ int provision_run(struct planner *pl, struct step *s, const struct sync_ops *ops
 	hasher_adds(h, *uid);
 	*output = hasher_end(h);
 	{
-		/* what the state keeps (provision.h): "UID VERSION NAMESPACE MANAGEMENT PKG,PKG,..." */
+		/* what the state keeps (provision.h): "UID VERSION NAMESPACE MANAGEMENT PKG,PKG,... DELETE-TIMEOUT" */
 		const struct capi *k = s->cluster->create.capi;
 		struct buf b = BUF_INIT;
 		int any = 0;
@@ -128,6 +130,7 @@ int provision_run(struct planner *pl, struct step *s, const struct sync_ops *ops
 				any = 1;
 			}
 		}
+		buf_addf(&b, "%s%d", any ? " " : "- ", k->delete_timeout);	/* read when the cluster is gone */
 		*uid = astrdup(b.s);
 		buf_release(&b);
 	}

@@ -26,8 +26,8 @@ int provision_run(struct planner *pl, struct step *s, const struct sync_ops *ops
 const char *provision_skew(struct planner *pl, const struct step *s);
 /* its namespace or management cluster changed since it was made (Cluster API cannot move it): why, or NULL */
 const char *provision_moved(struct planner *pl, const struct step *s);
-/* field n (0: uid, 1: version, 2: namespace, 3: management, 4: its packages in sync order) of what the state
- * keeps of a provision, or NULL */
+/* field n (0: uid, 1: version, 2: namespace, 3: management, 4: its packages in sync order, or "-"; 5: its
+ * create.delete-timeout, absent from rows before it) of what the state keeps of a provision, or NULL */
 const char *provision_field(const char *commit, int n);
 
 #endif
