@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "base/buf.h"
+#include "base/pem.h"
 #include "git/gitops.h"
 #include "graph/graph.h"
 
@@ -105,7 +106,7 @@ const char *argocd_appset_path(const struct argocd *a, const char *name);
 int argocd_json_subset(const json_t *want, const json_t *have);
 int request(struct call *c, const char *method, const char *path, json_t *body, struct resp *r, const char **err);
 
-/* argoreg.c: a kubeconfig's credential for one context (NULL: its current one) */
+/* kubecred.c: a kubeconfig's credential for one context (NULL: its current one) */
 struct kubecred {
 	const char *server;
 	int insecure;
@@ -116,6 +117,10 @@ struct kubecred {
 int kubecred_parse(const char *path, const char *dir, const char *text, size_t len, const char *context,
 		   struct kubecred *k, const char **err);
 void kubecred_free(struct kubecred *k);	/* zeroes what it frees */
+/* kubecred.c: the credential of cl's register.kubeconfig at register.context; 0, or -1 with *err */
+int kubecred_read(const struct cluster *cl, struct kubecred *k, const char **err);
+/* kubecred.c: a PEM file's content in base64 (malloc'd), or NULL with *err; its content is never in a message */
+char *kubecred_file_base64(const char *path, const char *what, enum pem_want want, const char **err);
 /*
  * argoreg.c: upsert a cluster idpmake created (argocapireg.c) at `server` with
  * config `cfg` (its secrets also in sv[n], masked in messages): 0; 1 when
@@ -123,8 +128,13 @@ void kubecred_free(struct kubecred *k);	/* zeroes what it frees */
  */
 int argocd_register_created(struct call *c, const struct cluster *cl, const char *server, json_t *cfg,
 			    const char *const *sv, size_t n, const char **err);
-/* argoreg.c: PUT the labels of a cluster someone else registered (credential: external), nothing else; 0 or -1 */
-int argocd_cluster_labels(struct call *c, const struct cluster *cl, const char *server, const char **err);
+/*
+ * argoreg.c: PUT the labels of a cluster someone else registered (credential:
+ * external), nothing else: its labels now (have, an object or NULL) with the
+ * distro's over them; no request when they are so already.  0 or -1.
+ */
+int argocd_cluster_labels(struct call *c, const struct cluster *cl, const char *server, const json_t *have,
+			  const char **err);
 
 /* is t a token a header may carry (no byte <= ' ', no DEL)? */
 int argocd_token_ok(const char *t);

@@ -265,9 +265,12 @@ static int external(struct call *c, const struct cluster *cl, const char **err)
 			break;
 		server = r.status == 200 ? jstr(r.json, "server") : NULL;
 		if (server && *server) {
+			json_t *have = json_incref(json_object_get(r.json, "labels"));
 			server = astrdup(server);
 			resp_reset(&r);
-			if ((ret = argocd_cluster_labels(c, cl, server, err)) == 0)
+			ret = argocd_cluster_labels(c, cl, server, have, err);
+			json_decref(have);
+			if (ret == 0)
 				note(c, 0, "cluster '%s' (%s), registered by another, has its labels", cl->name, server);
 			return ret;
 		}

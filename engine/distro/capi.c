@@ -337,7 +337,10 @@ static void add_package(struct distro *d, struct cluster *c, struct package *p, 
 		p->rewrite = tmpl->rewrite;
 		p->nrewrite = tmpl->nrewrite;
 		p->dir = tmpl->dir;
-		p->spec = aprintf("%s\ncreate.spec of %s", tmpl->spec ? tmpl->spec : "", c->name);
+		/* the render's key: what its check and its labels read too (capicheck.c) */
+		p->spec = aprintf("%s\ncreate.spec of %s: api %s, namespace %s, version %s, distro %s",
+				  tmpl->spec ? tmpl->spec : "", c->name, k->api, k->namespace, k->version ? k->version : "-",
+				  d->name);
 	} else {
 		p->type = "capi-cluster";
 		p->rule = &rule;
@@ -376,6 +379,21 @@ void capi_finish(struct distro *d)
 	pk = amalloc((d->npackages + n + 1) * sizeof(*pk));
 	memcpy(pk, d->packages, d->npackages * sizeof(*pk));
 	d->packages = pk;
+	/* create.spec's templates first: what a class or a profile names is checked against all of them */
+	for (size_t i = 0; i < d->nclusters; i++) {
+		const struct capi *k = d->clusters[i].create.capi;
+		struct package *t = k && k->spec_pkg ? find_package(d, k->spec_pkg) : NULL;
+		if (t && !t->capi_of)
+			t->capi_spec = 1;
+	}
+	for (size_t j = 0; j < d->nprofiles; j++)
+		for (size_t m = 0; m < d->profiles[j].packages.n; m++) {
+			const struct package *t = find_package(d, d->profiles[j].packages.v[m]);
+			if (t && t->capi_spec)
+				loc_error(d->profiles[j].packages.loc[m], "package '%s' is a created cluster's create.spec: "
+					  "it renders as cluster-NAME on the management cluster, and goes to no cluster "
+					  "itself; drop it from profile '%s'", t->name, d->profiles[j].name);
+		}
 	for (size_t i = 0; i < d->nclusters; i++) {
 		struct cluster *c = &d->clusters[i];
 		struct capi *k = c->create.capi;
@@ -395,7 +413,10 @@ void capi_finish(struct distro *d)
 		else if (k->mgmt && k->mgmt->create.capi)
 			loc_error(k->management_loc, "the management cluster '%s' is itself made through Cluster API: "
 				  "not supported yet", k->management);
-		if (k->class_pkg && !(cls = find_package(d, k->class_pkg)))
+		if (k->class_pkg && (cls = find_package(d, k->class_pkg)) && cls->capi_spec)
+			loc_error(k->loc, "create.class.package '%s' is also a created cluster's create.spec: a package is "
+				  "one or the other", k->class_pkg);
+		else if (k->class_pkg && !(cls = find_package(d, k->class_pkg)))
 			loc_error(k->loc, "create.class.package '%s' is not a package of this distro", k->class_pkg);
 		else if (k->class_pkg && k->mgmt && !cluster_has(d, k->mgmt, cls))
 			loc_error(k->loc, "create.class.package '%s' does not go to the management cluster '%s' (check its "
@@ -418,7 +439,7 @@ void capi_finish(struct distro *d)
 			loc_error(c->loc, "a created cluster's name has at most 55 characters (its package is cluster-NAME)");
 		if (k->spec_pkg) {
 			struct package *t = find_package(d, k->spec_pkg);
-			if (!t)
+			if (!t || t->capi_of)	/* cluster-NAME: not a package of the distro as written */
 				loc_error(k->spec_loc, "create.spec '%s' is not a package of this distro", k->spec_pkg);
 			else if (t->rule && t->rule->builtin == RENDER_ARGOCD_APP)
 				loc_error(k->spec_loc, "create.spec '%s' is an Argo CD Application package: give a package "
@@ -426,11 +447,11 @@ void capi_finish(struct distro *d)
 			else if (t->deploy_kubectl)
 				loc_error(k->spec_loc, "create.spec '%s' has deploy: kubectl: a created cluster's manifests "
 					  "go through Argo CD, which idpmake reads the Cluster through", k->spec_pkg);
-			else if (t->capi_of)
-				loc_error(k->spec_loc, "create.spec '%s' is itself a created cluster's package", k->spec_pkg);
+			else if (t->rule && t->rule->builtin == RENDER_HELM && t->src == SRC_CHART && !t->render_local)
+				loc_error(k->spec_loc, "create.spec '%s' is a chart Argo CD would render: give it render: local, "
+					  "so that idpmake renders the Cluster and checks it", k->spec_pkg);
 			if (loc_errors || expand_version(d, c) < 0)
 				continue;
-			t->capi_spec = 1;
 			add_package(d, c, &d->packages[d->npackages++], t);
 			continue;
 		}

@@ -227,7 +227,7 @@ static struct ynode *meta_map(struct ypool *p, struct ynode *n, const char *fiel
 {
 	struct ynode *md = yget(n, "metadata"), *m = yget(md, field);
 
-	if (!m) {
+	if (!m || yisnull(m)) {	/* labels: ~ is none, as for Kubernetes */
 		m = ynew(p, Y_MAP, n->loc);
 		yset(p, md, yscalar(p, field, YS_PLAIN, n->loc), m);
 	}
@@ -239,6 +239,45 @@ static void put_str(struct ypool *p, struct ynode *m, const char *k, const char 
 	yset(p, m, yscalar(p, k, YS_PLAIN, l), yscalar(p, v, YS_QUOTED, l));
 }
 
+/* a KubeadmControlPlane's or MachineDeployment's version (at path) against create.version; -1: refused */
+static int version_of(const struct capi *k, const struct ynode *n, const char *path)
+{
+	const struct ynode *ver = ypath(n, path);
+
+	if (!k->version || !ver || ystr_eq(ver, k->version))
+		return 0;
+	nbad = 0;
+	bad(ver->loc, "%s '%s' renders version %s, and create.version is %s (%s:%d:%d): give the spec package the same "
+	    "version (the skew rule reads create.version)", yget(n, "kind")->s, ypath(n, "metadata.name")->s,
+	    ver->type == Y_SCALAR ? ver->s : "(not a string)", k->version, k->version_loc.file, k->version_loc.line,
+	    k->version_loc.col);
+	return -1;
+}
+
+/* the Cluster's sync-options with Prune=false instead of any Prune= option */
+static const char *prune_false(const char *opts)
+{
+	struct buf b = BUF_INIT;
+	const char *r;
+
+	for (const char *q = opts; *q;) {
+		size_t l = strcspn(q, ",");
+		const char *o = q;
+		while (l && (*o == ' ')) {
+			o++;
+			l--;
+		}
+		if (l && strncmp(o, "Prune=", 6))
+			buf_addf(&b, "%.*s,", (int)l, o);
+		q = o + l;
+		q += *q == ',';
+	}
+	buf_adds(&b, "Prune=false");
+	r = astrdup(b.s);
+	buf_release(&b);
+	return r;
+}
+
 int capi_spec_object(struct ypool *p, const struct step *s, struct ynode *n)
 {
 	const struct cluster *c = s->pkg->capi_of;
@@ -247,22 +286,33 @@ int capi_spec_object(struct ypool *p, const struct step *s, struct ynode *n)
 	struct ynode *lb, *an, *opt;
 	const char *want = aprintf("cluster.x-k8s.io/%s", k->api), *sl = k->spec_loc.file;
 
+	if (ystr_eq(yget(n, "kind"), "KubeadmControlPlane") && api && api->type == Y_SCALAR &&
+	    !strncmp(api->s, "controlplane.cluster.x-k8s.io/", 30)) {
+		if (!k->cni.n)
+			fprintf(stderr, "%s:%d:%d: warning: cluster '%s' has a kubeadm control plane (create.spec '%s') and no "
+				"create.cni: its nodes stay NotReady, and its packages Progressing, until a CNI lands\n",
+				k->spec_loc.file, k->spec_loc.line, k->spec_loc.col, c->name, k->spec_pkg);
+		return version_of(k, n, "spec.version");
+	}
+	if (ystr_eq(yget(n, "kind"), "MachineDeployment") && api && api->type == Y_SCALAR &&
+	    !strncmp(api->s, "cluster.x-k8s.io/", 17))
+		return version_of(k, n, "spec.template.spec.version");
 	if (!ystr_eq(yget(n, "kind"), "Cluster") || !api || api->type != Y_SCALAR ||
 	    strncmp(api->s, "cluster.x-k8s.io/", 17))
 		return 0;
 	nbad = 0;
 	if (!ystr_eq(name, c->name))
-		bad(n->loc, "create.spec '%s' (%s:%d) renders Cluster '%s': a created cluster's spec renders one Cluster, "
+		bad(name->loc, "create.spec '%s' (%s:%d) renders Cluster '%s': a created cluster's spec renders one Cluster, "
 		    "named ${cluster} ('%s')", k->spec_pkg, sl, k->spec_loc.line, name && name->s ? name->s : "",
 		    c->name);
 	else if (strcmp(api->s, want))
-		bad(n->loc, "the Cluster '%s' is %s, and create.api (%s:%d) says %s: set create.api: %s", c->name,
+		bad(api->loc, "the Cluster '%s' is %s, and create.api (%s:%d) says %s: set create.api: %s", c->name,
 		    api->s, sl, k->spec_loc.line, k->api, api->s + 17);
 	else if ((ns = ypath(n, "metadata.namespace")) && ns->type == Y_SCALAR && strcmp(ns->s, k->namespace))
-		bad(n->loc, "the Cluster '%s' is in namespace %s, and create.namespace (%s:%d) is %s", c->name, ns->s,
+		bad(ns->loc, "the Cluster '%s' is in namespace %s, and create.namespace (%s:%d) is %s", c->name, ns->s,
 		    sl, k->spec_loc.line, k->namespace);
 	else if (k->version && (ver = ypath(n, "spec.topology.version")) && !ystr_eq(ver, k->version))
-		bad(n->loc, "the Cluster '%s' renders version %s, and create.version is %s (%s:%d): give the spec "
+		bad(ver->loc, "the Cluster '%s' renders version %s, and create.version is %s (%s:%d): give the spec "
 		    "package the same version", c->name, ver->type == Y_SCALAR ? ver->s : "?", k->version,
 		    k->version_loc.file, k->version_loc.line);
 	if (nbad)
@@ -277,10 +327,8 @@ int capi_spec_object(struct ypool *p, const struct step *s, struct ynode *n)
 	/* as for a class: Argo CD deletes the Cluster before its templates, and no prune destroys it */
 	put_str(p, an, "argocd.argoproj.io/sync-wave", "1", n->loc);
 	opt = yget(an, "argocd.argoproj.io/sync-options");
-	if (!opt || opt->type != Y_SCALAR || !*opt->s)
-		put_str(p, an, "argocd.argoproj.io/sync-options", "Prune=false", n->loc);
-	else if (!strstr(opt->s, "Prune=false"))
-		put_str(p, an, "argocd.argoproj.io/sync-options", aprintf("%s,Prune=false", opt->s), n->loc);
+	put_str(p, an, "argocd.argoproj.io/sync-options", opt && opt->type == Y_SCALAR ? prune_false(opt->s) :
+		"Prune=false", n->loc);
 	return 1;
 }
 
@@ -291,7 +339,8 @@ int capi_spec_done(const struct step *s, int seen, const char **err)
 
 	if (!k || !k->spec_pkg || seen == 1)
 		return 0;
-	*err = seen ? aprintf("create.spec '%s' renders the Cluster '%s' %d times", k->spec_pkg, c->name, seen)
+	*err = seen ? aprintf("create.spec '%s' (%s:%d:%d) renders the Cluster '%s' %d times", k->spec_pkg,
+			      k->spec_loc.file, k->spec_loc.line, k->spec_loc.col, c->name, seen)
 		    : aprintf("create.spec '%s' (%s:%d:%d) renders no Cluster '%s' (cluster.x-k8s.io/%s, with ${cluster} = "
 			      "%s)", k->spec_pkg, k->spec_loc.file, k->spec_loc.line, k->spec_loc.col, c->name, k->api,
 			      c->name);

@@ -316,7 +316,7 @@ static struct ent *name_all(struct objects *o, size_t *nent, const char **err)
 		}
 	}
 	if (errs) {
-		*err = "objects without a valid apiVersion, kind, metadata.name or namespace (see above)";
+		*err = "objects refused (see above)";
 		return NULL;
 	}
 	idx = xcalloc(o->n + 1, sizeof(*idx));

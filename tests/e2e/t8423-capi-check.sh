@@ -146,7 +146,8 @@ t = open(sys.argv[1]).read()
 server = re.search(r"server: *\"?([^\"\n]+)", t).group(1)
 token = re.search(r"token: *\"?([^\"\n]+)", t).group(1)
 ca = re.search(r"certificate-authority-data: *\"?([^\"\n]+)", t).group(1)
-json.dump({"name": "ex-1", "server": server, "config": {"bearerToken": token, "tlsClientConfig": {"caData": ca}}},
+json.dump({"name": "ex-1", "server": server, "labels": {"team": "net"},
+           "config": {"bearerToken": token, "tlsClientConfig": {"caData": ca}}},
           open(sys.argv[2], "w"))
 ZZPY
 sleep 1
@@ -158,6 +159,7 @@ t_report $? "up waited for the registrar, then went on" "$T/ex.out"
 t_grep "it set the labels" "ex-1:register" "$T/ex.out"
 curl -fsS -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/api/v1/clusters/ex-1?id.type=name" >"$T/ex1.cl"
 t_grep "the labels are the distro's" '"registrar": *"theirs"' "$T/ex1.cl"
+t_grep "and the registrar's own label stays" '"team": *"net"' "$T/ex1.cl"
 t_nogrep "and it is not marked idpmake's (--prune leaves it)" 'idpmake.io/cluster' "$T/ex1.cl"
 
 # credential: kubeconfig, then the Secret rotated: --refresh registers the new certificate

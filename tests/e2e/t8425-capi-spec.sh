@@ -124,7 +124,21 @@ t_grep "is named" '^distro.yaml:[0-9]+:[0-9]+: error: create.workers is a topolo
 cp "$T/distro.good" distro.yaml
 sed -i 's/^      spec: capi-raw/      spec: capi-raw\n      api: v1beta1/' distro.yaml
 t_exit 1 "a Cluster at another api than create.api" idpmake render -o "$T/out1"
-t_grep "names both, in the package's file" 'packages/capi-raw/cluster.yaml:1:1: error: the Cluster .r1. is cluster.x-k8s.io/v1beta2, and create.api .distro.yaml:[0-9]+. says v1beta1' "$OUTPUT"
+t_grep "names both, in the package's file" 'packages/capi-raw/cluster.yaml:[0-9]+:[0-9]+: error: the Cluster .r1. is cluster.x-k8s.io/v1beta2, and create.api .distro.yaml:[0-9]+. says v1beta1' "$OUTPUT"
+t_ok "create.api is in the render's key: plan" idpmake plan
+t_grep "renders it again" '^render +mgmt/cluster-r1:render: package spec changed' "$OUTPUT"
+cp "$T/distro.good" distro.yaml
+sed -i 's/^  management: \[capi-classes\]/  management: [capi-classes, capi-raw]/' distro.yaml
+t_exit 2 "the template in a profile" idpmake validate
+t_grep "is refused, located" "^distro.yaml:[0-9]+:[0-9]+: error: package 'capi-raw' is a created cluster's create.spec: .*drop it from profile 'management'" "$OUTPUT"
+cp "$T/distro.good" distro.yaml
+sed -i 's/^      spec: capi-raw/      spec: capi-classes/' distro.yaml
+t_exit 2 "a class package as a spec" idpmake validate
+t_grep "is refused (it is on mgmt through a profile)" "^distro.yaml:[0-9]+:[0-9]+: error: package 'capi-classes' is a created cluster's create.spec" "$OUTPUT"
+cp "$T/distro.good" distro.yaml
+sed -i 's/^    vars: {k8s: v1.34.0}/    vars: {k8s: v1.34.0, cp: v1.35.0}/; s/^      - {match: K8S, replace: .*/      - {match: "version: K8S", replace: "version: ${cp}"}/' distro.yaml
+t_exit 1 "a KubeadmControlPlane at another version than create.version" idpmake render -o "$T/out3"
+t_grep "is refused at its version, naming both" "packages/capi-raw/cluster.yaml:[0-9]+:[0-9]+: error: KubeadmControlPlane 'r1-cp' renders version v1.35.0, and create.version is v1.34.0" "$OUTPUT"
 cp "$T/distro.good" distro.yaml
 sed -i 's/^  name: CLUSTER$/  name: CLUSTER-x/' packages/capi-raw/cluster.yaml
 t_exit 1 "a spec whose Cluster is not \${cluster}" idpmake render -o "$T/out2"
