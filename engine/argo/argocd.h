@@ -198,10 +198,11 @@ int argocd_provision_step(void *ctx, struct step *s, const char *known, const ch
 /*
  * up --prune --delete-clusters: delete the Cluster `name` that Application
  * `app` holds (its namespace and version from the resource tree), alone,
- * and wait up to `timeout` seconds until it is gone.  0 (also when the
- * Application holds none), 1 when there is no such Application (whether the
- * Cluster is gone is then for the caller to find out), or -1 with *err
- * (naming its conditions when it times out).
+ * and wait up to `timeout` seconds until it is gone.  0 once it is gone, 1
+ * when there is no such Application or its tree shows no such Cluster
+ * (whether the Cluster is gone is then for the caller to find out, from the
+ * management cluster), or -1 with *err (naming its conditions when it times
+ * out).
  */
 int argocd_capi_destroy(struct argocd *a, const char *app, const char *name, int timeout, const char **err);
 /*

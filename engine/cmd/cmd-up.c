@@ -265,7 +265,8 @@ static int prune_apps(struct ctx *c, struct argocd *a)
 	struct orphan_app *v;
 	struct owned_app *owned = NULL;
 	long nowned = 0;
-	size_t n;
+	size_t n, ngone;
+	struct capi_gone *cgone;
 	int failed = 0;
 
 	if (c->ntargets || c->labels.n)
@@ -279,9 +280,10 @@ static int prune_apps(struct ctx *c, struct argocd *a)
 			return 1;
 		}
 	}
+	ngone = capi_gone(c, &cgone);	/* once: each call reads the state's steps */
 	for (size_t i = 0; i < n; i++) {
 		int gone = 0, bad = 0;
-		if (capi_gone_holds(c, v[i].cluster, v[i].package))
+		if (capi_gone_holds(cgone, ngone, v[i].cluster, v[i].package))
 			continue;	/* a created cluster's: deleted in order, or not at all (capiprune.c) */
 		if (!c->prune && v[i].in_use) {
 			state_forget(c->st, v[i].prefix);	/* its Application is the current step's */
@@ -333,16 +335,18 @@ static int prune_apps(struct ctx *c, struct argocd *a)
 static int prune_clusters(struct ctx *c, struct argocd *a)
 {
 	struct orphan_cluster *v;
-	size_t n;
+	size_t n, ngone;
+	struct capi_gone *cgone;
 	int failed = 0;
 
 	if (c->ntargets || c->labels.n)
 		return 0;	/* a selection says nothing of the rest */
 	n = orphan_clusters(c->d, c->g, c->st, &v);	/* orphans.c: plan lists the same */
+	ngone = capi_gone(c, &cgone);
 	for (size_t i = 0; i < n; i++) {
 		const char *name = v[i].name, *err = NULL;
 		int r;
-		if (capi_gone_holds(c, name, ""))
+		if (capi_gone_holds(cgone, ngone, name, ""))
 			continue;	/* unregistered in its order (capiprune.c) */
 		if (v[i].still_named) {
 			status_info("idpmake: cluster %s no longer has register:; it stays in Argo CD, and idpmake no longer "

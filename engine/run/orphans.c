@@ -103,21 +103,20 @@ static const char **gone_renders(struct planner *pl, size_t *n)
 }
 
 /* is a cluster made through Cluster API gone from the distro and not deleted yet (its provision row left)? */
-static int capi_pending(struct planner *pl)
+static int capi_pending(struct planner *pl, int *known)
 {
-	static int known = -1;
 	size_t n;
 	const char **ids;
 
-	if (known >= 0)
-		return known;
+	if (*known >= 0)	/* once per orphan_folders: the state changes between calls (capiprune.c) */
+		return *known;
 	ids = state_step_ids(pl->st, &n);
-	known = 0;
-	for (size_t i = 0; i < n && !known; i++) {
+	*known = 0;
+	for (size_t i = 0; i < n && !*known; i++) {
 		const char *colon = strrchr(ids[i], ':');
-		known = colon && !strcmp(colon, ":provision") && !strchr(ids[i], '/') && !graph_find(pl->g, ids[i]);
+		*known = colon && !strcmp(colon, ":provision") && !strchr(ids[i], '/') && !graph_find(pl->g, ids[i]);
 	}
-	return known;
+	return *known;
 }
 
 size_t orphan_folders(struct planner *pl, struct orphan_folder **v)
@@ -127,6 +126,7 @@ size_t orphan_folders(struct planner *pl, struct orphan_folder **v)
 	const char *prefix = pushed_key(pl, "");
 	const char **paths = amalloc((g->nsteps + 1) * sizeof(*paths)), **gone = NULL;
 	size_t nall, npaths = 0, ngone = 0, n = 0, plen = strlen(prefix);
+	int pending = -1;
 
 	*v = NULL;
 	for (size_t i = 0; i < g->nsteps; i++)
@@ -154,7 +154,7 @@ size_t orphan_folders(struct planner *pl, struct orphan_folder **v)
 			}
 		if (!o.why)
 			continue;
-		if (!o.target && capi_pending(pl)) {
+		if (!o.target && capi_pending(pl, &pending)) {
 			/* a folder of no known render while a created cluster gone from the distro is not deleted
 			 * yet: it may be the shared folder its Applications still sync (capiprune.c) */
 			continue;
@@ -262,11 +262,8 @@ size_t capi_gone(struct ctx *c, struct capi_gone **v)
 	return n;
 }
 
-int capi_gone_holds(struct ctx *c, const char *cluster, const char *package)
+int capi_gone_holds(const struct capi_gone *v, size_t n, const char *cluster, const char *package)
 {
-	struct capi_gone *v;
-	size_t n = capi_gone(c, &v);
-
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(cluster, v[i].name) || (v[i].mgmt && !strcmp(cluster, v[i].mgmt) &&
 						    !strcmp(package, aprintf("cluster-%s", v[i].name))))
@@ -280,7 +277,8 @@ struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, json_t *json
 	struct orphan_folder *fv;
 	struct orphan_app *av = NULL;
 	struct orphan_cluster *cv = NULL;
-	size_t nf = 0, na = 0, nc = 0;
+	struct capi_gone *gone;
+	size_t nf = 0, na = 0, nc = 0, ngone;
 	json_t *jf = NULL, *ja = NULL, *jc = NULL;
 
 	/* the push removes them; a selection without the push (none today) removes nothing */
@@ -302,8 +300,9 @@ struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, json_t *json
 			json_array_append_new(jf, json_pack("{s:s, s:s?, s:s}", "folder", fv[i].folder, "target",
 							    fv[i].target, "reason", fv[i].why));
 	}
+	ngone = capi_gone(c, &gone);	/* once: each call reads the state's steps */
 	for (size_t i = 0; i < na; i++) {
-		if (capi_gone_holds(c, av[i].cluster, av[i].package)) {
+		if (capi_gone_holds(gone, ngone, av[i].cluster, av[i].package)) {
 			av[i].in_use = "";	/* a created cluster's: below */
 			continue;
 		}
@@ -330,7 +329,7 @@ struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, json_t *json
 							    c->prune ? "delete" : "leave", "reason", av[i].why));
 	}
 	for (size_t i = 0; i < nc; i++) {
-		if (cv[i].still_named || capi_gone_holds(c, cv[i].name, ""))
+		if (cv[i].still_named || capi_gone_holds(gone, ngone, cv[i].name, ""))
 			continue;	/* stays registered: up only forgets it registered it; or a created cluster's */
 		if (f && c->prune)
 			fprintf(f, "%-6s %s (cluster idpmake registered in Argo CD, gone from the distro)\n", "unregister",

@@ -55,11 +55,11 @@ struct capi_gone {
 /* those clusters; their number */
 size_t capi_gone(struct ctx *c, struct capi_gone **v);
 /*
- * Is CLUSTER/PACKAGE (a state's step) one of such a cluster (a package of
+ * Is CLUSTER/PACKAGE (a state's step) one of those n clusters (a package of
  * it, or its Cluster on the management cluster)?  Then only capi_prune
  * deletes it, in order, and plain --prune never does.
  */
-int capi_gone_holds(struct ctx *c, const char *cluster, const char *package);
+int capi_gone_holds(const struct capi_gone *v, size_t n, const char *cluster, const char *package);
 /* what plan counts */
 struct orphan_counts {
 	int remove;			/* folders the push removes */
