@@ -1,9 +1,12 @@
 /*
  * fuzz-capi.c - libFuzzer target: the two parsers of what a cluster made
  * through Cluster API hands idpmake (capi.h), both hostile input:
- *   byte 0 even: capi_status_parse (argo/argocapi.c), a Cluster's manifest
- *                as Argo CD's resource API returns it;
- *   byte 0 odd:  kubecred_parse (argo/argoreg.c) on the kubeconfig of a
+ *   byte 0 0xf0 and up: capi_spec_object (render/capicheck.c) on each
+ *                object of a create.spec package's render (YAML), which it
+ *                checks and, for the Cluster, edits: then emitted again;
+ *   else byte 0 even: capi_status_parse (argo/argocapi.c), a Cluster's
+ *                manifest as Argo CD's resource API returns it;
+ *   else odd:    kubecred_parse (argo/kubecred.c) on the kubeconfig of a
  *                Secret NAME-kubeconfig, with no folder (it may name no file).
  * The rest of the input is the text, not NUL-terminated.
  *
@@ -11,7 +14,9 @@
  * short token of [-0-9A-Za-z]; its phase and why are set and hold no
  * control character; a kubeconfig is either refused with a message and
  * nothing kept, or gives a server and a token or a client certificate and
- * key, and never reads a file.
+ * key, and never reads a file; a render's object that capi_spec_object
+ * accepts as the Cluster is named ${cluster}, carries idpmake's labels,
+ * and emits.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,7 +24,11 @@
 
 #include "argo/argoapi.h"
 #include "argo/argocd.h"
+#include "base/buf.h"
 #include "base/util.h"
+#include "base/yaml.h"
+#include "distro/capi.h"
+#include "render/capicheck.h"
 
 static struct amark base;
 
@@ -40,6 +49,41 @@ static void printable(const char *s)
 			abort();
 }
 
+/* a render of cluster-r1 (create.spec capi-raw) on mgmt: each object as add_obj hands it over */
+static void spec_objects(const char *text, size_t len)
+{
+	static struct capi k = { .api = "v1beta2", .namespace = "fleet", .version = "v1.33.2", .spec_pkg = "capi-raw",
+				 .distro = "fuzz", .management = "mgmt" };
+	static struct cluster c = { .name = "r1" };
+	static struct package p = { .name = "cluster-r1" };
+	static struct step s;
+	struct ypool *pool = ypool_new();
+	struct ynode **docs;
+	size_t nd;
+
+	c.create.capi = &k;
+	p.capi_of = &c;
+	s.pkg = &p;
+	if (yaml_parse(pool, "render", text, len, &docs, &nd) == 0)
+		for (size_t i = 0; i < nd; i++) {
+			struct ynode *n = docs[i];
+			const struct ynode *md = yget(n, "metadata"), *nm = ypath(n, "metadata.name");
+			struct buf out = BUF_INIT;
+			/* add_obj's own checks first: apiVersion, kind and metadata.name as scalars */
+			if (n->type != Y_MAP || !md || md->type != Y_MAP || !nm || nm->type != Y_SCALAR || !nm->slen ||
+			    !yget(n, "apiVersion") || yget(n, "apiVersion")->type != Y_SCALAR || !yget(n, "kind") ||
+			    yget(n, "kind")->type != Y_SCALAR)
+				continue;
+			if (capi_spec_object(pool, &s, n) == 1 &&
+			    (!ystr_eq(ypath(n, "metadata.name"), "r1") ||
+			     !ystr_eq(yget(ypath(n, "metadata.labels"), "idpmake.io/cluster"), "r1") ||
+			     yaml_emit(n, &out) < 0))
+				abort();
+			buf_release(&out);
+		}
+	ypool_free(pool);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text;
@@ -48,7 +92,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	text = malloc(size > 1 ? size - 1 : 1);	/* exactly the bytes: a read past them is ASan's */
 	memcpy(text, data + 1, size - 1);
-	if (!(data[0] & 1)) {
+	if (data[0] >= 0xf0) {
+		spec_objects(text, size - 1);
+	} else if (!(data[0] & 1)) {
 		struct capi_status st;
 		if (capi_status_parse(text, size - 1, &st) == 0) {
 			if (st.uid) {
