@@ -459,7 +459,7 @@ void argocd_set_token(struct argocd *a, const char *t)
 	int dots = 0;
 
 	if (a->auth) {
-		memset(a->auth, 0, strlen(a->auth));
+		memwipe(a->auth, strlen(a->auth));
 		free(a->auth);
 	}
 	a->auth = xmalloc(strlen(t) + 32);
@@ -476,7 +476,7 @@ void argocd_close(struct argocd *a)
 		return;
 	if (a->watch && a->watch_end)
 		a->watch_end(a);	/* argowatch.c, which uses this file: never called from here by name */
-	memset(a->auth, 0, strlen(a->auth));
+	memwipe(a->auth, strlen(a->auth));
 	free(a->auth);
 	free(a);
 }
@@ -722,7 +722,7 @@ int request(struct call *c, const char *method, const char *path, json_t *body, 
 		wait *= 2;
 	}
 	if (text)
-		memset(text, 0, strlen(text));	/* a login's password (argologin.c) */
+		memwipe(text, strlen(text));	/* a login's password (argologin.c) */
 	free(text);
 	return ret;
 }

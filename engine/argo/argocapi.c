@@ -375,9 +375,9 @@ int argocd_capi_destroy(struct argocd *a, const char *app, const char *name, int
 	if (call_open(&c, a, app, NULL, timeout) < 0)
 		return *err = "cannot start a libcurl handle", -1;
 	if ((found = tree_cluster(&c, name, &ns, &version, err)) != 1) {
-		/* no Application, or a tree without the Cluster (not yet in Argo CD's cache, or excluded): not
-		   "gone" on Argo CD's word; 1: the caller asks the management cluster itself */
-		ret = found >= 0 ? 1 : -1;
+		/* no Application (1), or a tree without the Cluster (2: not yet in Argo CD's cache, or excluded):
+		   not "gone" on Argo CD's word; the caller asks the management cluster itself */
+		ret = found == 2 ? 1 : found == 0 ? 2 : -1;
 		goto out;
 	}
 	q = cluster_query(ns, name, version);

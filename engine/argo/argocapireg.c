@@ -49,7 +49,7 @@ struct workload {
 static void zfree(char *p, size_t n)
 {
 	if (p) {
-		memset(p, 0, n);
+		memwipe(p, n);
 		free(p);
 	}
 }
@@ -129,10 +129,10 @@ static long kube(const struct workload *w, const char *method, const char *path,
 		}
 	}
 	if (b.len)
-		memset(b.s, 0, b.len);	/* a token Secret's answer */
+		memwipe(b.s, b.len);	/* a token Secret's answer */
 	buf_release(&b);
 	for (struct curl_slist *x = h; x; x = x->next)
-		memset(x->data, 0, strlen(x->data));	/* the Authorization line */
+		memwipe(x->data, strlen(x->data));	/* the Authorization line */
 	curl_slist_free_all(h);
 	curl_easy_cleanup(k);
 	return status;
@@ -206,7 +206,7 @@ static int service_account(struct call *c, const struct workload *w, char **toke
 			if (raw) {
 				*token = xcalloc(1, n + 1);
 				memcpy(*token, raw, n);
-				memset(raw, 0, n);
+				memwipe(raw, n);
 				free(raw);
 			}
 			if (json_is_string(k) && json_string_length(k))

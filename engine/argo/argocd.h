@@ -199,7 +199,7 @@ int argocd_provision_step(void *ctx, struct step *s, const char *known, const ch
  * up --prune --delete-clusters: delete the Cluster `name` that Application
  * `app` holds (its namespace and version from the resource tree), alone,
  * and wait up to `timeout` seconds until it is gone.  0 once it is gone, 1
- * when there is no such Application or its tree shows no such Cluster
+ * when there is no such Application, 2 when its tree shows no such Cluster
  * (whether the Cluster is gone is then for the caller to find out, from the
  * management cluster), or -1 with *err (naming its conditions when it times
  * out).

@@ -66,7 +66,7 @@ static int login(struct argocd *a, const char **err)
 	len = strlen(pw);
 	spaced = len && isspace((unsigned char)pw[len - 1]);
 	if (call_open(&c, a, "login", NULL, 60) < 0) {
-		memset(pw, 0, len);
+		memwipe(pw, len);
 		free(pw);
 		return *err = "cannot start a libcurl handle", -1;
 	}
@@ -98,10 +98,10 @@ static int login(struct argocd *a, const char **err)
 	kubectl_json_wipe(r.json);	/* and of the token */
 	json_decref(body);
 	if (r.body.s)
-		memset(r.body.s, 0, r.body.len);
+		memwipe(r.body.s, r.body.len);
 	resp_reset(&r);
 	call_close(&c);
-	memset(pw, 0, len);
+	memwipe(pw, len);
 	free(pw);
 	return ret;
 }

@@ -72,7 +72,7 @@ static const char *keep(struct secrets *sc, const char *s)
 static void wipe(struct secrets *sc)
 {
 	for (size_t i = 0; i < sc->n; i++) {
-		memset(sc->v[i], 0, strlen(sc->v[i]));
+		memwipe(sc->v[i], strlen(sc->v[i]));
 		free(sc->v[i]);
 	}
 	sc->n = 0;

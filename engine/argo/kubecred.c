@@ -5,9 +5,10 @@
  * what its certificate and key settings hold.
  *
  * Invariant: what it reads is a credential. It lives in malloc'd memory
- * that is zeroed when freed (kubecred_free), every scalar of the parsed
- * tree is zeroed before the pool goes, and no message quotes a value: a
- * path or a setting's name at most.  A kubeconfig read from a Secret
+ * that is zeroed when freed (kubecred_free, memwipe: never dropped as a
+ * dead store), the parsed tree's pool is zeroed before it goes (also after
+ * a parse error; libyaml's own parser buffers are not), and no message
+ * quotes a value: a path or a setting's name at most.  A kubeconfig read from a Secret
  * (dir NULL) may name no file.
  */
 #include <errno.h>
@@ -48,7 +49,7 @@ static int data_check(const char *b64, const char *what, enum pem_want want, con
 			  pem_check((const char *)d, n, want);
 
 	if (d) {
-		memset(d, 0, n);
+		memwipe(d, n);
 		free(d);
 	}
 	if (why)
@@ -91,7 +92,7 @@ char *kubecred_file_base64(const char *path, const char *what, enum pem_want wan
 	} else {
 		r = base64((const unsigned char *)data, len);
 	}
-	memset(data, 0, len);
+	memwipe(data, len);
 	free(data);
 	return r;
 }
@@ -103,7 +104,7 @@ void kubecred_free(struct kubecred *k)
 	char *v[] = { k->ca, k->cert, k->key, k->token };
 	for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++)
 		if (v[i]) {
-			memset(v[i], 0, strlen(v[i]));
+			memwipe(v[i], strlen(v[i]));
 			free(v[i]);
 		}
 	memset(k, 0, sizeof(*k));
@@ -143,20 +144,6 @@ static int kube_blob(const char *dir, const char *data, const char *file, const 
 	return 0;
 }
 
-/* zero every scalar of a tree before its pool goes: a kubeconfig's keys and tokens */
-static void ywipe(const struct ynode *n)
-{
-	if (!n)
-		return;
-	if (n->type == Y_SCALAR && n->s)
-		memset((char *)n->s, 0, n->slen);
-	for (size_t i = 0; i < n->n; i++) {
-		if (n->k)
-			ywipe(n->k[i]);
-		ywipe(n->v[i]);
-	}
-}
-
 int kubecred_read(const struct cluster *cl, struct kubecred *k, const char **err)
 {
 	size_t len;
@@ -167,7 +154,7 @@ int kubecred_read(const struct cluster *cl, struct kubecred *k, const char **err
 	if (!text)
 		return *err = aprintf("cannot read kubeconfig '%s': %s", cl->reg.kubeconfig, strerror(errno)), -1;
 	ret = kubecred_parse(cl->reg.kubeconfig, path_dir(cl->reg.kubeconfig), text, len, cl->reg.context, k, err);
-	memset(text, 0, len);
+	memwipe(text, len);
 	free(text);
 	return ret;
 }
@@ -240,10 +227,8 @@ int kubecred_parse(const char *path, const char *dir, const char *text, size_t l
 	}
 	ret = 0;
 out:
-	for (size_t i = 0; docs && i < ndocs; i++)
-		ywipe(docs[i]);	/* every document: a second one may hold a key too */
 	(void)doc;
-	ypool_free(p);
+	ypool_free_wipe(p);	/* every node, also of a document a parse error left half-built */
 	if (ret < 0)
 		kubecred_free(k);
 	return ret;

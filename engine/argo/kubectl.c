@@ -489,7 +489,7 @@ json_t *kubectl_get_json(const struct cluster *cl, const char *const *args, cons
 	else if (!doc)
 		*err = aprintf("kubectl %s on cluster '%s': its answer is not JSON", proc_command(args), cl->name);
 	if (out.s)
-		memset(out.s, 0, out.len);	/* it may be a Secret */
+		memwipe(out.s, out.len);	/* it may be a Secret */
 	buf_release(&out);
 	return doc;
 }
@@ -501,7 +501,7 @@ void kubectl_json_wipe(json_t *v)
 	size_t i;
 
 	if (json_is_string(v))
-		memset((char *)json_string_value(v), 0, json_string_length(v));
+		memwipe((char *)json_string_value(v), json_string_length(v));
 	else if (json_is_object(v))
 		json_object_foreach(v, k, x)
 			kubectl_json_wipe(x);
@@ -525,7 +525,7 @@ int kubectl_secret_values(const struct cluster *cl, const char *ns, const char *
 	for (i = 0; keys[i] && !r; i++) {
 		const char *v = json_string_value(json_object_get(json_object_get(doc, "data"), keys[i]));
 		if (v && (values[i] = (char *)unbase64(v, &n)) && (memchr(values[i], 0, n) || !n)) {
-			memset(values[i], 0, n);
+			memwipe(values[i], n);
 			free(values[i]);
 			values[i] = NULL;
 		}
@@ -536,7 +536,7 @@ int kubectl_secret_values(const struct cluster *cl, const char *ns, const char *
 	}
 	for (i = 0; r && keys[i]; i++) {
 		if (values[i]) {
-			memset(values[i], 0, strlen(values[i]));
+			memwipe(values[i], strlen(values[i]));
 			free(values[i]);
 			values[i] = NULL;
 		}

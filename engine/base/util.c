@@ -591,3 +591,9 @@ const char *text_last_line(const char *text)
 		start--;
 	return term_safe(astrndup(start, (size_t)(end - start)));
 }
+
+void memwipe(void *p, size_t n)
+{
+	if (p && n)
+		explicit_bzero(p, n);	/* a memset before free() is a dead store the compiler may drop */
+}

@@ -56,6 +56,8 @@ extern int loc_quiet;		/* count errors without printing them (probing) */
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);
+/* zero n bytes of a secret (a token, a key, a password) so that it stays zeroed: never dropped as a dead store */
+void memwipe(void *p, size_t n);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 

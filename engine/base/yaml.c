@@ -26,16 +26,28 @@ struct ypool *ypool_new(void)
 	return xcalloc(1, sizeof(struct ypool));
 }
 
-void ypool_free(struct ypool *p)
+static void pool_free(struct ypool *p, int wipe)
 {
 	if (!p)
 		return;
 	while (p->b) {
 		struct pblock *b = p->b;
 		p->b = b->next;
+		if (wipe)
+			memwipe(b->data, b->used);
 		free(b);
 	}
 	free(p);
+}
+
+void ypool_free(struct ypool *p)
+{
+	pool_free(p, 0);
+}
+
+void ypool_free_wipe(struct ypool *p)
+{
+	pool_free(p, 1);
 }
 
 static void *palloc(struct ypool *p, size_t n)

@@ -37,6 +37,9 @@ struct ypool;
 
 struct ypool *ypool_new(void);
 void ypool_free(struct ypool *p);
+/* ypool_free, every byte it handed out zeroed first: a tree of secrets, also one a parse error left half-built
+   (libyaml's own copies, in its parser, are freed unzeroed) */
+void ypool_free_wipe(struct ypool *p);
 
 /*
  * Parse every document of `text`.  On a syntax error print

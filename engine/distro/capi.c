@@ -159,7 +159,9 @@ void conv_capi(struct cluster *c, const struct ynode *n)
 			loc_error(x->loc, "ready must be initialized or available, not '%s'", x->s);
 	}
 	k->timeout = integer(yget(n, "timeout"), "timeout", 2400);
-	k->delete_timeout = integer(yget(n, "delete-timeout"), "delete-timeout", 3600);
+	k->delete_timeout = integer(x = yget(n, "delete-timeout"), "delete-timeout", 3600);
+	if (x && (k->delete_timeout < 1 || k->delete_timeout > 604800))
+		loc_error(x->loc, "delete-timeout is seconds from 1 to 604800 (7 days), not %d", k->delete_timeout);
 	if (c->server || c->argo_name || c->kube_context)
 		loc_error(n->loc, "cluster '%s' is created (create.management): drop '%s'; its Applications go to "
 			  "destination.name %s, and idpmake learns its server from Cluster API", c->name,

@@ -22,6 +22,7 @@
  * folder MGMT/cluster-NAME stays in the repository until the Cluster is
  * gone (orphans.c skips it); the next push removes it.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,8 +110,9 @@ static int delete_apps(struct ctx *c, struct argocd *a, const char *name)
  * run killed before it forgot it): ask the management cluster itself.
  * NULL when the Cluster is gone; else why idpmake will not forget it.
  */
-static const char *cluster_still_there(struct ctx *c, const char *name, const char *mgmt)
+static const char *cluster_still_there(struct ctx *c, const char *name, const char *mgmt, const char *app_why)
 {
+	const char *lead = app_why ? app_why : "its Application is gone";
 	const char *commit = state_step(c->st, aprintf("%s:provision", name)).commit;
 	const char *ns = provision_field(commit, 2), *err = NULL;
 	const struct cluster *m = mgmt ? find_cluster(c->d, mgmt) : NULL;
@@ -118,29 +120,44 @@ static const char *cluster_still_there(struct ctx *c, const char *name, const ch
 	json_t *got;
 
 	if (!ns || !*ns || !m)
-		return aprintf("its Application is gone, and idpmake cannot ask the management cluster%s whether its "
-			       "Cluster is: delete it there, then run `idpmake forget %s:provision`", mgmt ? "" : " (unknown)",
-			       name);
+		return aprintf("%s, and idpmake cannot ask the management cluster%s whether its Cluster is: delete it "
+			       "there, then run `idpmake forget %s:provision`", lead, mgmt ? "" : " (unknown)", name);
 	if ((got = kubectl_get_json(m, args, &err))) {
 		json_decref(got);
-		return aprintf("its Application is gone but its Cluster %s/%s is still on '%s': delete it there "
-			       "(kubectl delete clusters.cluster.x-k8s.io -n %s %s), then run again", ns, name, mgmt, ns, name);
+		return app_why ? aprintf("%s, yet the Cluster %s/%s is on '%s': not deleted; run again once Argo CD shows "
+					 "it (its cache may be behind)", lead, ns, name, mgmt)
+			       : aprintf("%s but its Cluster %s/%s is still on '%s': delete it there (kubectl delete "
+					 "clusters.cluster.x-k8s.io -n %s %s), then run again", lead, ns, name, mgmt, ns, name);
 	}
 	if (err && strstr(err, aprintf("clusters.cluster.x-k8s.io \"%s\" not found", name)))
 		return NULL;	/* exactly the Cluster's NotFound, not a missing context nor an unserved path */
-	return aprintf("its Application is gone, and the management cluster '%s' cannot say whether its Cluster is: %s",
-		       mgmt, err ? err : "?");
+	return aprintf("%s, and the management cluster '%s' cannot say whether its Cluster is: %s", lead, mgmt,
+		       err ? err : "?");
 }
 
 /* IDPMAKE_CAPI_DELETE_TIMEOUT, else the create.delete-timeout its provision recorded, else 3600 */
+/* seconds in s (1 .. 604800, more is 604800), or 0 when s is not such a number */
+static long seconds(const char *s)
+{
+	char *end;
+	long t;
+
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	t = strtol(s, &end, 10);
+	if (*end || t <= 0)
+		return 0;
+	return errno == ERANGE || t > 604800 ? 604800 : t;
+}
+
 static long delete_timeout(const char *commit)
 {
-	const char *e = getenv("IDPMAKE_CAPI_DELETE_TIMEOUT"), *f = provision_field(commit, 5);
-	long t = e && *e ? atol(e) : 0;
+	long t = seconds(getenv("IDPMAKE_CAPI_DELETE_TIMEOUT"));
 
-	if (t <= 0 && f)
-		t = atol(f);
-	return t > 0 && t <= 86400 * 7 ? t : 3600;
+	if (!t)
+		t = seconds(provision_field(commit, 5));
+	return t ? t : 3600;
 }
 
 int capi_prune(struct ctx *c, struct argocd *a)
@@ -194,7 +211,7 @@ int capi_prune(struct ctx *c, struct argocd *a)
 		}
 		if (!v[i].app) {
 			/* no record of the Application that holds its Cluster (a run killed while it synced): ask */
-			if ((err = cluster_still_there(c, name, NULL))) {
+			if ((err = cluster_still_there(c, name, NULL, NULL))) {
 				error("--prune: cluster '%s': %s", name, err);
 				failed++;
 				continue;
@@ -209,7 +226,8 @@ int capi_prune(struct ctx *c, struct argocd *a)
 				failed++;
 				continue;
 			}
-			if (d == 1 && (err = cluster_still_there(c, name, v[i].mgmt))) {
+			if (d > 0 && (err = cluster_still_there(c, name, v[i].mgmt, d == 2 ? aprintf("Argo CD's resource "
+					"tree of Application '%s' shows no Cluster '%s'", v[i].app, name) : NULL))) {
 				error("--prune: cluster '%s': %s", name, err);
 				failed++;
 				continue;

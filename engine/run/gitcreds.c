@@ -47,11 +47,11 @@ const char *gitcreds_load(const struct ctx *c)
 		ret = aprintf("git.credentials: %s: the GitOps remote gets no credentials from it", err);
 	}
 	if (user) {
-		memset(user, 0, strlen(user));
+		memwipe(user, strlen(user));
 		free(user);
 	}
 	if (pw) {
-		memset(pw, 0, strlen(pw));
+		memwipe(pw, strlen(pw));
 		free(pw);
 	}
 	return ret;

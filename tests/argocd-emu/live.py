@@ -367,11 +367,15 @@ class LiveMixin:
             if not changed:
                 continue
             with self.lock:
-                for rec in changed:
-                    key = (rec.obj["metadata"]["namespace"], rec.obj["metadata"]["name"])
-                    if (self.apps.get(key) is rec and not rec.obj.get("operation")
-                            and not rec.obj["metadata"].get("deletionTimestamp")):
-                        self.reconcile(rec)
+                self.live_pass = reads     # live_refresh compares against this pass's read, not a new one
+                try:
+                    for rec in changed:
+                        key = (rec.obj["metadata"]["namespace"], rec.obj["metadata"]["name"])
+                        if (self.apps.get(key) is rec and not rec.obj.get("operation")
+                                and not rec.obj["metadata"].get("deletionTimestamp")):
+                            self.reconcile(rec)
+                finally:
+                    self.live_pass = None
 
     @staticmethod
     def fingerprint(objs_or_error):
@@ -490,7 +494,11 @@ class LiveMixin:
             return None
         app = rec.obj["metadata"]["name"]
         try:
-            objs = k.everything()
+            objs = (getattr(self, "live_pass", None) or {}).get(id(k))
+            if objs is None:
+                objs = k.everything()
+            elif isinstance(objs, str):     # this pass found the cluster down
+                raise KubeDown(objs[len("down: "):])
         except (KubeDown, KubeError) as e:
             why = "connection refused" if "connection refused" in str(e) else str(e)
             rec.live_error = "failed to sync cluster %s: %s" % (self.dest_server(rec.obj["spec"]), why)

@@ -7,17 +7,19 @@
 #       the folder stays; once unstuck the next run finishes without deleting the
 #       Applications again, and the folder goes;
 #   d2  kill -9 while the deletion waits for the Cluster: the next run finishes it;
+#   d3  Argo CD's tree shows no Cluster: not "gone" (kubectl finds it), nothing deleted;
 #   and no kubeconfig or argocd-manager token in any output or in .idpmake.
 # shellcheck source=tests/e2e/capi-faults.sh
 . "$(dirname "$0")/capi-faults.sh"
 
 dedit add d1 workload "delete-timeout: 15"	# recorded by its provision, read once it is gone
 dedit add d2
-t_ok "up -j 4 makes d1 and d2 (within 120 s)" timeout -k 5 120 "$IDPMAKE" up -j 4
+dedit add d3
+t_ok "up -j 4 makes d1, d2 and d3 (within 120 s)" timeout -k 5 120 "$IDPMAKE" up -j 4
 save create
 if [ "$t_status" != 0 ]; then
 	echo "# up -j 4 exited $t_status (124 or 137: hung, killed at 120 s); the cases below go on after a plain up"
-	t_ok "up (-j 1) makes d1 and d2" idpmake up
+	t_ok "up (-j 1) makes d1, d2 and d3" idpmake up
 	save create-j1
 fi
 remember_secrets
@@ -127,5 +129,17 @@ since "$n" | grep -v '^GET ' >"$T/noop.req"
 t_eq "that writes nothing to Argo CD" "" "$(cat "$T/noop.req")"
 
 # ---- 10. secrets -------------------------------------------------------------------
+# ---- 8. Argo CD's resource tree without the Cluster (its cache behind) -------------
+dedit del d3
+emu_post fault '{"path_regex": "/applications/mgmt-cluster-d3/resource-tree$", "status": 200, "count": 1,
+	"body": "{\"nodes\": []}", "content_type": "application/json"}'
+t_exit 1 "d3's tree shows no Cluster: not taken as gone" idpmake up --prune --delete-clusters
+save d3-tree
+t_grep "says so, and that the management cluster still has it" "cluster 'd3': Argo CD's resource tree of Application 'mgmt-cluster-d3' shows no Cluster 'd3', yet the Cluster fleet/d3 is on 'mgmt': not deleted; run again" "$OUTPUT"
+t_ok "its Application is not deleted" argo /api/v1/applications/mgmt-cluster-d3
+t_ok "the next run deletes d3" idpmake up --prune --delete-clusters
+save d3-deleted
+t_fail "the Cluster d3 is gone" kget get clusters.cluster.x-k8s.io -n fleet d3
+
 check_secrets
 t_done
