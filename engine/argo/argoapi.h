@@ -130,11 +130,12 @@ int argocd_register_created(struct call *c, const struct cluster *cl, const char
 			    const char *const *sv, size_t n, const char **err);
 /*
  * argoreg.c: PUT the labels of a cluster someone else registered (credential:
- * external), nothing else: its labels now (have, an object or NULL) with the
- * distro's over them; no request when they are so already.  0 or -1.
+ * external), nothing else: its labels now (have, an object or NULL) less
+ * `drop` (the keys idpmake set before that the distro no longer has), with
+ * the distro's over them; no request when they are so already.  0 or -1.
  */
 int argocd_cluster_labels(struct call *c, const struct cluster *cl, const char *server, const json_t *have,
-			  const char **err);
+			  const struct strlist *drop, const char **err);
 
 /* is t a token a header may carry (no byte <= ' ', no DEL)? */
 int argocd_token_ok(const char *t);

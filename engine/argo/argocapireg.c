@@ -253,10 +253,44 @@ static char *pem_of(const char *b64, size_t *n)
  * credential: external: someone else registers it (an in-cluster registrar);
  * wait until Argo CD knows a cluster of that name, then set its labels
  */
-static int external(struct call *c, const struct cluster *cl, const char **err)
+/* is label key k in "labels K1,K2,..." (the register's record of what it set last time)? */
+static int in_record(const char *rec, const char *k)
 {
+	size_t n = strlen(k);
+
+	for (const char *q = rec + 7; *q;) {
+		size_t l = strcspn(q, ",");
+		if (l == n && !strncmp(q, k, n))
+			return 1;
+		q += l + (q[l] == ',');
+	}
+	return 0;
+}
+
+static int external(struct call *c, struct step *s, const char **err)
+{
+	const struct cluster *cl = s->cluster;
+	const char *prev = s->recorded && !strncmp(s->recorded, "labels ", 7) ? s->recorded : NULL;
+	struct strlist drop = { 0 };
+	struct buf now = BUF_INIT;
 	struct resp r = { .code = -1 };
 	int ret = -1;
+
+	/* what idpmake set last time (register_decide) and the distro dropped since: removed; the rest stays */
+	buf_adds(&now, "labels ");
+	for (size_t i = 0; i < cl->labels.n; i++)
+		buf_addf(&now, "%s%s", i ? "," : "", cl->labels.v[i].key);
+	for (const char *q = prev ? prev + 7 : ""; *q;) {
+		size_t l = strcspn(q, ",");
+		const char *k = astrndup(q, l);
+		if (!in_record(now.s, k)) {
+			drop.v = agrow(drop.v, drop.n, sizeof(*drop.v));
+			drop.v[drop.n++] = k;
+		}
+		q += l + (q[l] == ',');
+	}
+	s->recorded = astrdup(now.s);	/* kept beside the key once the step succeeds */
+	buf_release(&now);
 
 	note(c, 0, "credential: external: waiting for Argo CD to know cluster '%s'", cl->name);
 	for (;;) {
@@ -268,7 +302,7 @@ static int external(struct call *c, const struct cluster *cl, const char **err)
 			json_t *have = json_incref(json_object_get(r.json, "labels"));
 			server = astrdup(server);
 			resp_reset(&r);
-			ret = argocd_cluster_labels(c, cl, server, have, err);
+			ret = argocd_cluster_labels(c, cl, server, have, &drop, err);
 			json_decref(have);
 			if (ret == 0)
 				note(c, 0, "cluster '%s' (%s), registered by another, has its labels", cl->name, server);
@@ -307,7 +341,7 @@ static int capi_register(struct call *c, struct step *s, const char **err)
 	if (!k->mgmt)
 		return *err = "no management cluster", -1;
 	if (k->credential == CRED_EXTERNAL)
-		return external(c, cl, err);
+		return external(c, s, err);
 	note(c, 0, "reading Secret %s/%s from the management cluster '%s' (kubectl)", k->namespace, secret, k->management);
 	if (!(text = kubectl_secret_value(k->mgmt, k->namespace, secret, "value", err))) {
 		*err = aprintf("management cluster '%s': cannot read Secret %s/%s: %s", k->management, k->namespace,

@@ -473,12 +473,14 @@ out:
 }
 
 int argocd_cluster_labels(struct call *c, const struct cluster *cl, const char *server, const json_t *have,
-			  const char **err)
+			  const struct strlist *drop, const char **err)
 {
 	json_t *labels = json_is_object(have) ? json_deep_copy(have) : json_object(), *ours = kv_object(&cl->labels), *body;
 	struct resp r = { .code = -1 };
 	int ret;
 
+	for (size_t i = 0; drop && i < drop->n; i++)
+		json_object_del(labels, drop->v[i]);	/* idpmake's, dropped from the distro since */
 	/* the registrar's labels stay; the distro's are set over them (updatedFields=labels replaces the map) */
 	if (json_object_update(labels, ours) < 0 || (json_is_object(have) && json_equal(labels, have))) {
 		json_decref(labels);

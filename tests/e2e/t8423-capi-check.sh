@@ -161,6 +161,13 @@ curl -fsS -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/a
 t_grep "the labels are the distro's" '"registrar": *"theirs"' "$T/ex1.cl"
 t_grep "and the registrar's own label stays" '"team": *"net"' "$T/ex1.cl"
 t_nogrep "and it is not marked idpmake's (--prune leaves it)" 'idpmake.io/cluster' "$T/ex1.cl"
+sed -i 's/^    labels: {region: us, registrar: theirs}/    labels: {region: us, tier: gold}/' distro.yaml
+t_ok "ex-1's labels changed in the distro" idpmake up
+t_grep "registers ex-1 again" 'register ex-1:register' "$OUTPUT"
+curl -fsS -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/api/v1/clusters/ex-1?id.type=name" >"$T/ex1.cl"
+t_grep "the new label is set" '"tier": *"gold"' "$T/ex1.cl"
+t_nogrep "the label the distro dropped is gone" '"registrar"' "$T/ex1.cl"
+t_grep "the registrar's own label still stays" '"team": *"net"' "$T/ex1.cl"
 
 # credential: kubeconfig, then the Secret rotated: --refresh registers the new certificate
 python3 - distro.yaml <<'ZZPY' || t_bail "cannot edit distro.yaml"
