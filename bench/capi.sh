@@ -80,6 +80,14 @@ KEMU_PID=$!
 kport=$(waitport "$DIR/kube-emu.port" $KEMU_PID) || { cat "$DIR/kube-emu.log"; die "the kube emulator did not start"; }
 KUBE_SERVER=https://127.0.0.1:$kport
 kemu=$KUBE_SERVER/_emu
+# what `clusterctl init --infrastructure docker` leaves (mgmt:capi-check adopts it), as tests/e2e/lib.sh
+curl -fsS -m 30 --cacert "$KUBE_CA" -X POST -H 'Content-Type: application/json' "$kemu/capi" -d '{"providers":
+	{"topology_gate": true, "clusterctl": [
+	{"name": "cluster-api", "type": "CoreProvider", "version": "v1.11.0"},
+	{"name": "bootstrap-kubeadm", "type": "BootstrapProvider", "version": "v1.11.0", "namespace": "capi-kubeadm-bootstrap-system"},
+	{"name": "control-plane-kubeadm", "type": "ControlPlaneProvider", "version": "v1.11.0", "namespace": "capi-kubeadm-control-plane-system"},
+	{"name": "infrastructure-docker", "type": "InfrastructureProvider", "version": "v1.11.0", "namespace": "capd-system"}]}}' \
+	>/dev/null || die "the kube emulator does not take the clusterctl inventory"
 cat >"$DIR/kubeconfig" <<EOF
 apiVersion: v1
 kind: Config

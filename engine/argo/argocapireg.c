@@ -267,30 +267,51 @@ static int in_record(const char *rec, const char *k)
 	return 0;
 }
 
+/*
+ * The labels idpmake owns on a cluster another registered: those it set that
+ * the registrar did not have (absent from `have` when first set), or that
+ * it owned before (prev, the register's record "labels K1,K2").  A key the
+ * registrar had stays the registrar's: set over, never removed.  *drop: the
+ * owned keys the distro has dropped since.  The new record.
+ */
+static const char *owned_labels(const struct cluster *cl, const char *prev, const json_t *have, struct strlist *drop)
+{
+	struct buf now = BUF_INIT;
+	const char *r;
+	int any = 0;
+
+	buf_adds(&now, "labels ");
+	for (size_t i = 0; i < cl->labels.n; i++) {
+		const char *k = cl->labels.v[i].key;
+		if ((prev && in_record(prev, k)) || !json_object_get(have, k)) {
+			buf_addf(&now, "%s%s", any ? "," : "", k);
+			any = 1;
+		}
+	}
+	for (const char *q = prev ? prev + 7 : ""; *q;) {
+		size_t l = strcspn(q, ",");
+		const char *k = astrndup(q, l);
+		int kept = 0;
+		for (size_t i = 0; i < cl->labels.n && !kept; i++)
+			kept = !strcmp(cl->labels.v[i].key, k);
+		if (l && !kept) {
+			drop->v = agrow(drop->v, drop->n, sizeof(*drop->v));
+			drop->v[drop->n++] = k;
+		}
+		q += l + (q[l] == ',');
+	}
+	r = astrdup(now.s);
+	buf_release(&now);
+	return r;
+}
+
 static int external(struct call *c, struct step *s, const char **err)
 {
 	const struct cluster *cl = s->cluster;
 	const char *prev = s->recorded && !strncmp(s->recorded, "labels ", 7) ? s->recorded : NULL;
 	struct strlist drop = { 0 };
-	struct buf now = BUF_INIT;
 	struct resp r = { .code = -1 };
 	int ret = -1;
-
-	/* what idpmake set last time (register_decide) and the distro dropped since: removed; the rest stays */
-	buf_adds(&now, "labels ");
-	for (size_t i = 0; i < cl->labels.n; i++)
-		buf_addf(&now, "%s%s", i ? "," : "", cl->labels.v[i].key);
-	for (const char *q = prev ? prev + 7 : ""; *q;) {
-		size_t l = strcspn(q, ",");
-		const char *k = astrndup(q, l);
-		if (!in_record(now.s, k)) {
-			drop.v = agrow(drop.v, drop.n, sizeof(*drop.v));
-			drop.v[drop.n++] = k;
-		}
-		q += l + (q[l] == ',');
-	}
-	s->recorded = astrdup(now.s);	/* kept beside the key once the step succeeds */
-	buf_release(&now);
 
 	note(c, 0, "credential: external: waiting for Argo CD to know cluster '%s'", cl->name);
 	for (;;) {
@@ -302,6 +323,8 @@ static int external(struct call *c, struct step *s, const char **err)
 			json_t *have = json_incref(json_object_get(r.json, "labels"));
 			server = astrdup(server);
 			resp_reset(&r);
+			/* kept beside the key once the step succeeds (register_decide hands it back) */
+			s->recorded = owned_labels(cl, prev, have, &drop);
 			ret = argocd_cluster_labels(c, cl, server, have, &drop, err);
 			json_decref(have);
 			if (ret == 0)

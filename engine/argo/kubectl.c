@@ -170,7 +170,7 @@ static const struct kube_target *resolve(const struct cluster *cl, const char **
 		if (!text) {
 			if (errno != ENOENT || cl->reg.kubeconfig) {
 				*err = aprintf("cannot read the kubeconfig %s: %s", files[i], strerror(errno));
-				ypool_free(pool);
+				ypool_free_wipe(pool);	/* a kubeconfig: tokens, keys */
 				return NULL;
 			}
 			continue;
@@ -178,11 +178,13 @@ static const struct kube_target *resolve(const struct cluster *cl, const char **
 		any = 1;
 		t->kubeconfig = t->kubeconfig ? aprintf("%s:%s", t->kubeconfig, files[i]) : files[i];
 		if (yaml_parse(pool, files[i], text, len, &d, &nd) < 0) {
+			memwipe(text, len);
 			free(text);
-			ypool_free(pool);
+			ypool_free_wipe(pool);	/* a kubeconfig: tokens, keys */
 			*err = aprintf("cannot parse the kubeconfig %s (see above)", files[i]);
 			return NULL;
 		}
+		memwipe(text, len);
 		free(text);
 		docs = agrow(docs, ndocs, sizeof(*docs));
 		docs[ndocs++] = nd ? d[0] : NULL;
@@ -191,7 +193,7 @@ static const struct kube_target *resolve(const struct cluster *cl, const char **
 	if (cl->create.kind) {
 		/* a cluster idpmake creates has the context kind gives it, whatever else is current */
 		if ((*err = kubectl_created_conflict(cl))) {
-			ypool_free(pool);
+			ypool_free_wipe(pool);	/* a kubeconfig: tokens, keys */
 			return NULL;
 		}
 		t->context = create_context(cl);
@@ -213,7 +215,7 @@ static const struct kube_target *resolve(const struct cluster *cl, const char **
 		t->from = "current-context";
 	}
 	if (!any) {
-		ypool_free(pool);
+		ypool_free_wipe(pool);	/* a kubeconfig: tokens, keys */
 		if (t->context && strcmp(t->from, "current-context")) {
 			*err = aprintf("cluster '%s': kube context '%s' (%s), and there is no kubeconfig (%s)", cl->name,
 				       t->context, t->from, files[0]);
@@ -228,13 +230,13 @@ static const struct kube_target *resolve(const struct cluster *cl, const char **
 		goto done;
 	}
 	if (!t->context) {
-		ypool_free(pool);
+		ypool_free_wipe(pool);	/* a kubeconfig: tokens, keys */
 		*err = aprintf("cluster '%s': the kubeconfig %s has no current-context: give the cluster kube-context: "
 			       "NAME, or --kube-context NAME", cl->name, t->kubeconfig);
 		return NULL;
 	}
 	if (!(c = entry(docs, ndocs, "contexts", t->context, "context"))) {
-		ypool_free(pool);
+		ypool_free_wipe(pool);	/* a kubeconfig: tokens, keys */
 		*err = aprintf("cluster '%s': the kubeconfig %s has no context '%s' (%s)", cl->name, t->kubeconfig,
 			       t->context, t->from);
 		return NULL;
@@ -244,7 +246,7 @@ static const struct kube_target *resolve(const struct cluster *cl, const char **
 		const struct ynode *kc = cname ? entry(docs, ndocs, "clusters", cname, "cluster") : NULL;
 		t->server = yscalar_of(kc, "server");
 	}
-	ypool_free(pool);
+	ypool_free_wipe(pool);	/* a kubeconfig: tokens, keys */
 	if (!in_cluster_server(cl->server) &&
 	    (!t->server || strcmp(server_norm(t->server), server_norm(cl->server)))) {
 		*err = aprintf("cluster '%s' is at %s, and the kube context '%s' (%s, in %s) is %s: refusing to apply "

@@ -67,7 +67,7 @@ static json_t *entry(const char *package, json_t *secret)
 		json_t *s = text && !memchr(text, 0, n) ? json_stringn(text, n) : NULL;
 		json_object_set_new(out, k, s ? s : json_pack("{s:s}", "base64", json_is_string(v) ? json_string_value(v) : ""));
 		if (text)
-			memset(text, 0, n);
+			memwipe(text, n);
 		free(text);
 	}
 	return json_pack("{s:s, s:s, s:s, s:o}", "package", package, "namespace", field(secret, "metadata", "namespace"),
@@ -99,7 +99,7 @@ static const char *value_shown(const char *v)
 	for (const char *p = v; *p; p++)
 		buf_add(&b, *p == '\\' ? "\\\\" : p, *p == '\\' ? 2 : 1);
 	r = term_safe(b.s);
-	memset(b.s, 0, b.len);
+	memwipe(b.s, b.len);
 	buf_release(&b);
 	return r;
 }

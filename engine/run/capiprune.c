@@ -120,8 +120,12 @@ static const char *cluster_still_there(struct ctx *c, const char *name, const ch
 	json_t *got;
 
 	if (!ns || !*ns || !m)
-		return aprintf("%s, and idpmake cannot ask the management cluster%s whether its Cluster is: delete it "
-			       "there, then run `idpmake forget %s:provision`", lead, mgmt ? "" : " (unknown)", name);
+		return app_why ? aprintf("%s, and idpmake cannot ask the management cluster%s%s whether its Cluster is: not "
+					 "deleted; run again once Argo CD shows it", lead, m ? " " : "",
+					 m ? m->name : " (not in the distro)")
+			       : aprintf("%s, and idpmake cannot ask the management cluster%s%s whether its Cluster is: "
+					 "delete it there, then run `idpmake forget %s:provision`", lead, m ? " " : "",
+					 m ? m->name : " (not in the distro)", name);
 	if ((got = kubectl_get_json(m, args, &err))) {
 		json_decref(got);
 		return app_why ? aprintf("%s, yet the Cluster %s/%s is on '%s': not deleted; run again once Argo CD shows "
@@ -136,7 +140,7 @@ static const char *cluster_still_there(struct ctx *c, const char *name, const ch
 }
 
 /* IDPMAKE_CAPI_DELETE_TIMEOUT, else the create.delete-timeout its provision recorded, else 3600 */
-/* seconds in s (1 .. 604800, more is 604800), or 0 when s is not such a number */
+/* seconds in s (1 .. 604800, more is 604800; blanks around), or 0 when s is not such a number */
 static long seconds(const char *s)
 {
 	char *end;
@@ -146,6 +150,7 @@ static long seconds(const char *s)
 		return 0;
 	errno = 0;
 	t = strtol(s, &end, 10);
+	end += strspn(end, " \t\n");
 	if (*end || t <= 0)
 		return 0;
 	return errno == ERANGE || t > 604800 ? 604800 : t;
@@ -153,7 +158,11 @@ static long seconds(const char *s)
 
 static long delete_timeout(const char *commit)
 {
-	long t = seconds(getenv("IDPMAKE_CAPI_DELETE_TIMEOUT"));
+	const char *e = getenv("IDPMAKE_CAPI_DELETE_TIMEOUT");
+	long t = seconds(e);
+
+	if (e && *e && !t)
+		warn("IDPMAKE_CAPI_DELETE_TIMEOUT is not seconds from 1 to 604800: ignored");
 
 	if (!t)
 		t = seconds(provision_field(commit, 5));

@@ -112,7 +112,7 @@ void register_decide(struct planner *pl, struct step *s, const struct record *re
 				hasher_addh(h, s->in[i]->output);
 			}
 		s->key = hasher_end(h);
-		if (k->credential == CRED_EXTERNAL && rec->have && rec->ok && rec->commit &&
+		if (k->credential == CRED_EXTERNAL && rec->have && rec->commit &&	/* a failed run's too */
 		    !strncmp(rec->commit, "labels ", 7))
 			s->recorded = rec->commit;	/* the labels it set last time: argocapireg.c drops those gone */
 	}

@@ -185,6 +185,7 @@ class Kube:
         self.token = cfg.get("bearerToken")
         self.types = None   # (group, kind) -> (version, plural, namespaced)
         self.conn, self.lock = None, threading.Lock()
+        self.writes = 0     # requests that change the cluster: a read taken before one is stale (live_loop)
 
     def roundtrip(self, method, full, data, hdrs, timeout):
         """one request on the kept-alive connection (a new one when it was closed)"""
@@ -223,6 +224,8 @@ class Kube:
             hdrs["Content-Type"] = ctype
         try:
             with self.lock:
+                if method != "GET":
+                    self.writes += 1
                 r, raw = self.roundtrip(method, full, data, hdrs, timeout)
         except ssl.SSLCertVerificationError as e:
             raise KubeDown('Get "%s": tls: failed to verify certificate: x509: %s' % (
@@ -356,11 +359,12 @@ class LiveMixin:
                 if k is None:
                     continue
                 if id(k) not in reads:
+                    w = k.writes
                     try:
-                        reads[id(k)] = k.everything()
+                        reads[id(k)] = (w, k.everything())
                     except (KubeDown, KubeError) as e:
-                        reads[id(k)] = "down: %s" % e
-                objs = reads[id(k)]
+                        reads[id(k)] = (w, "down: %s" % e)
+                objs = reads[id(k)][1]
                 fp = self.fingerprint(objs if isinstance(objs, str) else self.tracked_and_children(rec, objs))
                 if fp != getattr(rec, "live_fp", None):
                     changed.append(rec)
@@ -494,8 +498,8 @@ class LiveMixin:
             return None
         app = rec.obj["metadata"]["name"]
         try:
-            objs = (getattr(self, "live_pass", None) or {}).get(id(k))
-            if objs is None:
+            w, objs = (getattr(self, "live_pass", None) or {}).get(id(k)) or (None, None)
+            if objs is None or w != k.writes:   # none, or the cluster was written to since (a sync): read it now
                 objs = k.everything()
             elif isinstance(objs, str):     # this pass found the cluster down
                 raise KubeDown(objs[len("down: "):])

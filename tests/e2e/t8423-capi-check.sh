@@ -168,6 +168,12 @@ curl -fsS -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/a
 t_grep "the new label is set" '"tier": *"gold"' "$T/ex1.cl"
 t_nogrep "the label the distro dropped is gone" '"registrar"' "$T/ex1.cl"
 t_grep "the registrar's own label still stays" '"team": *"net"' "$T/ex1.cl"
+sed -i 's/^    labels: {region: us, tier: gold}/    labels: {region: us, tier: gold, team: core}/' distro.yaml
+t_ok "the distro sets the registrar's key too" idpmake up
+sed -i 's/^    labels: {region: us, tier: gold, team: core}/    labels: {region: us, tier: gold}/' distro.yaml
+t_ok "then drops it" idpmake up
+curl -fsS -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/api/v1/clusters/ex-1?id.type=name" >"$T/ex1.cl"
+t_grep "a key the registrar had is never removed (the registrar's)" '"team": *"' "$T/ex1.cl"
 
 # credential: kubeconfig, then the Secret rotated: --refresh registers the new certificate
 python3 - distro.yaml <<'ZZPY' || t_bail "cannot edit distro.yaml"
