@@ -77,6 +77,37 @@ static int waits_only(const struct step *s)
 	return s->kind == STEP_PROVISION || s->kind == STEP_READY;
 }
 
+/*
+ * Put the next step to start on top of the ready stack; 0 when none may
+ * start.  A waiting step while a waiter thread is free, wherever it is in
+ * the stack; else, with a -j slot free, the registration of a cluster
+ * Cluster API made (it opens every sync of its cluster: behind the other
+ * clusters' syncs it would wait out their health), else the top.  The
+ * others keep their order.
+ */
+static int bring_next(struct step **ready, size_t nready, int slot_free, int waiter_free)
+{
+	size_t at = nready;
+
+	for (size_t i = nready; waiter_free && at == nready && i-- > 0;)
+		if (waits_only(ready[i]))
+			at = i;
+	for (size_t i = nready; slot_free && at == nready && i-- > 0;)
+		if (ready[i]->kind == STEP_REGISTER && ready[i]->cluster && ready[i]->cluster->create.capi)
+			at = i;
+	if (at == nready) {
+		if (!slot_free)
+			return 0;
+		at = nready - 1;
+	}
+	if (at != nready - 1) {
+		struct step *s = ready[at];
+		memmove(ready + at, ready + at + 1, (nready - 1 - at) * sizeof(*ready));
+		ready[nready - 1] = s;
+	}
+	return 1;
+}
+
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t work, done;
@@ -493,8 +524,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 		int stopping = build_interrupted || (o->keep_going > 0 && failures >= o->keep_going);
 		/* start what is ready */
 		/* as many at once as there are workers: a failure stops what has not started (-k) */
-		while (nready && !stopping &&
-		       (running < nthreads || (waits < nwaiters && waits_only(ready[nready - 1])))) {
+		while (nready && !stopping && bring_next(ready, nready, running < nthreads, waits < nwaiters)) {
 			struct step *s = ready[--nready];
 			struct job *j;
 			if (s->state == S_FAILED || s->state == S_NOT_RUN)
