@@ -139,7 +139,6 @@ static const char *cluster_still_there(struct ctx *c, const char *name, const ch
 		       err ? err : "?");
 }
 
-/* IDPMAKE_CAPI_DELETE_TIMEOUT, else the create.delete-timeout its provision recorded, else 3600 */
 /* seconds in s (1 .. 604800, more is 604800; blanks around), or 0 when s is not such a number */
 static long seconds(const char *s)
 {
@@ -156,6 +155,7 @@ static long seconds(const char *s)
 	return errno == ERANGE || t > 604800 ? 604800 : t;
 }
 
+/* IDPMAKE_CAPI_DELETE_TIMEOUT, else the create.delete-timeout its provision recorded, else 3600 */
 static long delete_timeout(const char *commit)
 {
 	const char *e = getenv("IDPMAKE_CAPI_DELETE_TIMEOUT");
@@ -163,7 +163,6 @@ static long delete_timeout(const char *commit)
 
 	if (e && *e && !t)
 		warn("IDPMAKE_CAPI_DELETE_TIMEOUT is not seconds from 1 to 604800: ignored");
-
 	if (!t)
 		t = seconds(provision_field(commit, 5));
 	return t ? t : 3600;

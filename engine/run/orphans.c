@@ -226,14 +226,6 @@ size_t orphan_clusters(const struct distro *d, const struct graph *g, struct sta
 	return n;
 }
 
-static int graph_has(const struct graph *g, const char *id)
-{
-	for (size_t i = 0; i < g->nsteps; i++)
-		if (!strcmp(g->steps[i]->id, id))
-			return 1;
-	return 0;
-}
-
 size_t capi_gone(struct ctx *c, struct capi_gone **v)
 {
 	size_t nids, n = 0, napps = (size_t)-1;
@@ -244,7 +236,7 @@ size_t capi_gone(struct ctx *c, struct capi_gone **v)
 	for (size_t i = 0; i < nids; i++) {
 		const char *id = ids[i], *colon = strrchr(id, ':');
 		struct capi_gone x = { 0 };
-		if (!colon || strcmp(colon, ":provision") || strchr(id, '/') || graph_has(c->g, id))
+		if (!colon || strcmp(colon, ":provision") || strchr(id, '/') || graph_find(c->g, id))
 			continue;
 		x.name = astrndup(id, (size_t)(colon - id));
 		if (find_cluster(c->d, x.name))
