@@ -97,6 +97,8 @@ json_t *argocd_app_spec(const struct distro *d, const struct step *s, const char
 		json_object_set_new(src, "repoURL", json_string(repo_url));
 		json_object_set_new(src, "path", json_string(s->gitpath));
 		json_object_set_new(src, "targetRevision", json_string(d->git.branch));
+		if (s->render && s->render->capi_class)	/* its revisions are folders (capiclass.c) */
+			json_object_set_new(src, "directory", json_pack("{s:b}", "recurse", 1));
 	}
 	json_object_set_new(spec, "source", src);
 	if (s->cluster->argo_name)

@@ -155,6 +155,7 @@ static void capi_edges(struct graph *g, struct unit *units, size_t nunits)
 				edge(units[i].last, prov);
 			for (size_t j = 0; cls && j < nunits; j++)
 				if (units[j].c == c && package_is(units[j].p, cls)) {
+					units[j].render->capi_class = 1;	/* its revisions (capiclass.c) */
 					edge(chk, units[j].first);
 					edge(units[j].last, units[i].first);
 					edge(units[j].render, units[i].render);	/* checked against it (capicheck.c) */

@@ -65,6 +65,8 @@ struct step {
 	struct hash old_output;		/* render: output recorded with old_key */
 	int dirty;			/* will run */
 	int behind;			/* render of a cloned cluster held at its last render (fleet.md) */
+	int capi_class;			/* render of a class package on its management cluster (capiclass.h) */
+	const char *class_keep;		/* ... the classes its synced Clusters name, space-separated (plan.c) */
 	int unproven;			/* render: its folder's recorded output never read (plan.c): 1;
 					 * read and equal 0, read and not 2 */
 	struct step *same;		/* render: first dirty render of equal key (share.c), or NULL */

@@ -310,3 +310,11 @@ const char *bundle_path(const char *statedir, struct hash h)
 	hash_hex(h, hex);
 	return aprintf("%s/cache/rendered/%.2s/%s", statedir, hex, hex + 2);
 }
+
+int bundle_is_manifest(const char *name)
+{
+	size_t n = strlen(name);
+
+	return (n > 5 && !strcmp(name + n - 5, ".yaml")) || (n > 4 && !strcmp(name + n - 4, ".yml")) ||
+	       (n > 5 && !strcmp(name + n - 5, ".json"));
+}

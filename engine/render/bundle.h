@@ -84,6 +84,8 @@ void bundle_write(const struct bundle_entry *v, size_t n, struct buf *out);
  * fn(statedir, h) writes it and returns 0, or -1
  */
 void bundle_on_missing(int (*fn)(const char *statedir, struct hash h));
+/* is a bundle entry a file Argo CD reads as manifests (.yaml, .yml, .json), not another file of the folder? */
+int bundle_is_manifest(const char *name);
 /* the cache path of a bundle with output hash h */
 const char *bundle_path(const char *statedir, struct hash h);
 

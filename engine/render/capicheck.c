@@ -18,6 +18,7 @@
  * that is given; that Cluster gets idpmake's labels and annotations.
  */
 #define _GNU_SOURCE	/* memmem */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "distro/capi.h"
 #include "render/bundle.h"
 #include "render/capicheck.h"
+#include "render/capiclass.h"
 #include "base/util.h"
 
 /* a located error of this check (a render runs on a worker: its own count, not the loader's) */
@@ -128,23 +130,25 @@ static const char *type_of(const struct ynode *v)
 	}
 }
 
-int capi_check_class(const char *statedir, const struct step *s, struct hash class_output, const char **err)
+const char *capi_check_class(const char *statedir, const struct step *s, struct hash class_output, const char **err)
 {
 	const struct cluster *c = s->pkg->capi_of;
 	const struct capi *k = c->create.capi;
 	struct ypool *p = ypool_new();
 	struct bundle b = { 0 };
-	const struct ynode *cls, *mds, *decl, *cl, *given;
-	struct ynode **docs;
+	const struct ynode *cls, *mds, *decl, *given;
+	struct ynode **docs, *cl = NULL, *ref;
+	const char *rev, *ret = NULL;
 	size_t nd;
-	int ret = -1;
 
 	nbad = 0;
 	if (bundle_read(bundle_path(statedir, class_output), &b) < 0) {
 		*err = aprintf("cannot read the render of class package '%s'", k->class_pkg);
 		goto out;
 	}
-	if (!(cls = find_class(p, &b, k->class_name))) {
+	/* its current revision (capiclass.c) */
+	rev = capi_class_current(&b);
+	if (!(cls = find_class(p, &b, rev ? aprintf("%s-%s", k->class_name, rev) : k->class_name))) {
 		bad(k->loc, "create.class: package '%s' renders no ClusterClass '%s'", k->class_pkg, k->class_name);
 		goto done;
 	}
@@ -165,6 +169,12 @@ int capi_check_class(const char *statedir, const struct step *s, struct hash cla
 		goto out;
 	}
 	cl = docs[0];
+	if (rev && (ref = ypath(cl, "spec.topology.classRef")) && ref->type == Y_MAP)
+		yset(p, ref, yscalar(p, "name", YS_PLAIN, k->loc),
+		     yscalar(p, aprintf("%s-%s", k->class_name, rev), YS_PLAIN, k->loc));
+	else if (rev && ypath(cl, "spec.topology"))
+		yset(p, ypath(cl, "spec.topology"), yscalar(p, "class", YS_PLAIN, k->loc),
+		     yscalar(p, aprintf("%s-%s", k->class_name, rev), YS_PLAIN, k->loc));
 	given = ypath(cl, "spec.topology.variables");
 	for (size_t i = 0; given && given->type == Y_SEQ && i < given->n; i++) {
 		const struct ynode *nm = yget(given->v[i], "name"), *val = yget(given->v[i], "value"), *d, *sch, *t, *en;
@@ -202,10 +212,16 @@ int capi_check_class(const char *statedir, const struct step *s, struct hash cla
 			  nm->s);
 	}
 done:
-	if (nbad)
+	if (nbad) {
 		*err = aprintf("the Cluster of '%s' does not fit ClusterClass '%s' (see above)", c->name, k->class_name);
-	else
-		ret = 0;
+	} else {
+		struct buf out = BUF_INIT;
+		if (yaml_emit(cl, &out) < 0)
+			*err = aprintf("cannot write the Cluster of '%s'", c->name);
+		else
+			ret = astrdup(out.s);
+		buf_release(&out);
+	}
 out:
 	bundle_free(&b);
 	ypool_free(p);
@@ -345,4 +361,26 @@ int capi_spec_done(const struct step *s, int seen, const char **err)
 			      "%s)", k->spec_pkg, k->spec_loc.file, k->spec_loc.line, k->spec_loc.col, c->name, k->api,
 			      c->name);
 	return -1;
+}
+
+/* ---- class revisions (capiclass.c makes them) ---- */
+
+const char *capi_class_current(const struct bundle *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		if (!strcmp(b->v[i].name, CAPI_REVISION_FILE) && b->v[i].len == 9 && b->v[i].data[8] == '\n')
+			return capi_class_revision_of(aprintf("-%.8s", b->v[i].data));
+	return NULL;
+}
+
+const char *capi_class_revision_of(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n < 9 || name[n - 9] != '-')
+		return NULL;
+	for (size_t i = n - 8; i < n; i++)
+		if (!isdigit((unsigned char)name[i]) && !(name[i] >= 'a' && name[i] <= 'f'))
+			return NULL;
+	return astrdup(name + n - 8);
 }

@@ -7,10 +7,11 @@
 
 /*
  * s: the render MGMT/cluster-NAME; class_output: the output of its class
- * package's render on MGMT.  0; or -1 with *err, after printing each
- * mismatch as file:line:col: error: at the distro's field.
+ * package's render on MGMT.  The Cluster's text, naming the class's current
+ * revision (capiclass.h); or NULL with *err, after printing each mismatch
+ * as file:line:col: error: at the distro's field.
  */
-int capi_check_class(const char *statedir, const struct step *s, struct hash class_output, const char **err);
+const char *capi_check_class(const char *statedir, const struct step *s, struct hash class_output, const char **err);
 /*
  * create.spec: n, an object of s's render (MGMT/cluster-NAME, a copy of the
  * spec package), is checked and, when it is the Cluster NAME, given what
@@ -21,6 +22,11 @@ int capi_check_class(const char *statedir, const struct step *s, struct hash cla
 int capi_spec_object(struct ypool *p, const struct step *s, struct ynode *n);
 /* after a create.spec render: -1 with *err when it held no Cluster NAME (seen: capi_spec_object's 1s) */
 int capi_spec_done(const struct step *s, int seen, const char **err);
+/* the current revision a class render's bundle names in its REVISION file (capiclass.h; 8 hex digits, arena), or NULL */
+struct bundle;
+const char *capi_class_current(const struct bundle *b);
+/* a revised class name (NAME-<h8>): its <h8> (arena), or NULL when it is not one */
+const char *capi_class_revision_of(const char *name);
 /* the class package's render step among s's in-steps, or NULL */
 const struct step *capi_class_render(const struct step *s);
 

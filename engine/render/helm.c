@@ -101,10 +101,7 @@ static void add_chart_file(void *arg, const char *name, const char *data, size_t
 {
 	struct objects *o = arg;
 
-	o->extra = xrealloc(o->extra, (o->nextra + 1) * sizeof(*o->extra));
-	o->extra[o->nextra].name = aprintf("chart/%s", name);
-	o->extra[o->nextra].data = astrndup(data, len);
-	o->extra[o->nextra++].len = len;
+	objects_add_file(o, aprintf("chart/%s", name), data, len);
 }
 
 /* helm, rendered by Argo CD: an Application with a Helm source */

@@ -181,6 +181,28 @@ static const char *obj_data(const struct objects *o, const struct obj *ob, char 
 	return *tmp;
 }
 
+const char *objects_data(const struct objects *o, size_t i, char **tmp, size_t *cap)
+{
+	return obj_data(o, &o->v[i], tmp, cap);
+}
+
+void objects_drop(struct objects *o, size_t i)
+{
+	free(o->v[i].base);
+	free(o->v[i].ns);
+	free(o->v[i].name);
+	memmove(&o->v[i], &o->v[i + 1], (o->n - i - 1) * sizeof(*o->v));
+	o->n--;
+}
+
+void objects_add_file(struct objects *o, const char *name, const char *data, size_t len)
+{
+	o->extra = xrealloc(o->extra, (o->nextra + 1) * sizeof(*o->extra));
+	o->extra[o->nextra].name = astrdup(name);
+	o->extra[o->nextra].data = astrndup(data, len);
+	o->extra[o->nextra++].len = len;
+}
+
 /* ---- objects in ----------------------------------------------------------- */
 
 void add_obj(struct objects *o, struct ynode *n)

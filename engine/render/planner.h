@@ -29,6 +29,9 @@ struct planner {
 						   done from the GitOps repository (remotekeys.h), or NULL */
 	struct argocd *argo;		/* and from this Argo CD, or NULL */
 	const char *repo_url;		/* sync_key's memo of argocd_repo_url, or NULL */
+	const char **class_ids;		/* the state's rows of ClusterClass revisions (capiclass.h), sorted, */
+	size_t nclass_ids;		/* read once a plan (plan.c) */
+	int class_ids_read;
 };
 
 /* the render step of the package a step belongs to */

@@ -28,6 +28,7 @@
 #include "base/re.h"
 #include "pack/pack.h"
 #include "render/capicheck.h"
+#include "render/capiclass.h"
 #include "render/render.h"
 #include "render/renderers.h"
 #include "base/util.h"
@@ -133,10 +134,7 @@ static int add_folder(struct objects *o, const char *root, const char *prefix, c
 			free(data);
 			continue;
 		}
-		o->extra = xrealloc(o->extra, (o->nextra + 1) * sizeof(*o->extra));
-		o->extra[o->nextra].name = name;
-		o->extra[o->nextra].data = astrndup(data, len);
-		o->extra[o->nextra++].len = len;
+		objects_add_file(o, name, data, len);
 		free(data);
 	}
 	tree_free(&t);
@@ -282,13 +280,26 @@ static int render_objects(const struct render_ctx *rc, struct step *s, struct ob
 		return render_argocd_app(rc, s, o, err);
 	case RENDER_CAPI: {	/* the Cluster the loader rendered (distro/capi.c), checked against its class */
 		const struct step *cls = capi_class_render(s);
-		if (cls && !hash_zero(cls->output) && capi_check_class(rc->statedir, s, cls->output, err) < 0)
+		const char *text = s->pkg->spec;
+		if (cls && !hash_zero(cls->output) && !(text = capi_check_class(rc->statedir, s, cls->output, err)))
 			return -1;
-		return parse_objects(o, s->id, s->pkg->spec, strlen(s->pkg->spec), NULL, err);
+		return parse_objects(o, s->id, text, strlen(text), NULL, err);
 	}
 	default:
 		return render_command(rc, s, o, err);
 	}
+}
+
+/* render_objects, then what follows from the objects as a whole; 0, or -1 with *err */
+static int render_all(const struct render_ctx *rc, struct step *s, struct objects *o, const char **err)
+{
+	if (render_objects(rc, s, o, err) < 0)
+		return -1;
+	if (o->errs)
+		return 0;	/* a refused object said why; naming them says so */
+	if (capi_spec_done(s, o->capi_cluster, err) < 0)
+		return -1;
+	return s->capi_class ? capi_class_revise(rc->statedir, s, o, err) : 0;
 }
 
 int render_to_bundle(const struct render_ctx *rc, struct step *s, struct bundle *b, const char **err)
@@ -298,9 +309,7 @@ int render_to_bundle(const struct render_ctx *rc, struct step *s, struct bundle 
 
 	memset(b, 0, sizeof(*b));
 	objects_init(&o, s);
-	ret = render_objects(rc, s, &o, err);
-	if (!ret)
-		ret = o.errs ? 0 : capi_spec_done(s, o.capi_cluster, err);	/* a refused object said why */
+	ret = render_all(rc, s, &o, err);
 	if (!ret)
 		ret = objects_bundle(&o, b, err);
 	objects_free(&o);
@@ -313,9 +322,7 @@ int render_step(const struct render_ctx *rc, struct step *s, struct hash *output
 	int ret;
 
 	objects_init(&o, s);
-	ret = render_objects(rc, s, &o, err);
-	if (!ret)
-		ret = o.errs ? 0 : capi_spec_done(s, o.capi_cluster, err);	/* a refused object said why */
+	ret = render_all(rc, s, &o, err);
 	if (!ret)
 		ret = objects_write(&o, rc->statedir, output, err);
 	objects_free(&o);

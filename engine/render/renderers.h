@@ -48,6 +48,12 @@ void objects_init(struct objects *o, const struct step *s);
 void objects_free(struct objects *o);
 /* check, emit and set aside one object (a map); a bad one is printed and counted */
 void add_obj(struct objects *o, struct ynode *n);
+/* the emitted bytes of o->v[i], in memory or read into *tmp (malloc'd, reused); NULL with errno */
+const char *objects_data(const struct objects *o, size_t i, char **tmp, size_t *cap);
+/* take o->v[i] out of the render */
+void objects_drop(struct objects *o, size_t i);
+/* a file that is not an object, at name (a path in the package folder, checked when named) */
+void objects_add_file(struct objects *o, const char *name, const char *data, size_t len);
 /* name and sort them into b (render -o, validate); 0, or -1 with *err */
 int objects_bundle(struct objects *o, struct bundle *b, const char **err);
 /* name, sort and stream them into the cache as a bundle, *output its hash; 0, or -1 with *err */

@@ -114,7 +114,8 @@ static int render_objects(struct check *k, struct step *s)
 		return r->state;
 	r->v = amalloc((b.n + 1) * sizeof(*r->v));
 	for (size_t i = 0; i < b.n; i++) {
-		json_t *o = objdiff_parse(aprintf("%s/%s", s->gitpath, b.v[i].name), b.v[i].data, b.v[i].len);
+		json_t *o = bundle_is_manifest(b.v[i].name) ?
+			    objdiff_parse(aprintf("%s/%s", s->gitpath, b.v[i].name), b.v[i].data, b.v[i].len) : NULL;
 		struct obj *x = &r->v[r->n];
 		if (!o)
 			continue;

@@ -19,6 +19,7 @@
 #include "argo/kubectl.h"
 #include "distro/capi.h"
 #include "render/bundle.h"
+#include "render/capiclass.h"
 #include "review/capidry.h"
 #include "review/rendered.h"
 #include "run/ctx.h"
@@ -41,8 +42,9 @@ static int dry_runs(const struct distro *d, const struct step *s)
 
 static int dry_run(struct ctx *c, struct step *s)
 {
-	const char *dir = aprintf("%s/tmp/dry-run-%ld", c->statedir, (long)getpid()), *err = NULL;
+	const char *dir = aprintf("%s/tmp/dry-run-%ld", c->statedir, (long)getpid()), *err = NULL, *cur;
 	struct bundle b;
+	size_t nobj = 0;
 	int ret = -1;
 
 	if (render_one(c, s, &b) < 0)
@@ -52,19 +54,27 @@ static int dry_run(struct ctx *c, struct step *s)
 		error("%s: cannot make %s: %s", s->id, dir, strerror(errno));
 		goto out;
 	}
-	for (size_t i = 0; i < b.n; i++)
-		if (!strchr(b.v[i].name, '/') &&
-		    write_file_copy(aprintf("%s/%s", dir, b.v[i].name), b.v[i].data, b.v[i].len) < 0) {
+	cur = capi_class_current(&b);
+	for (size_t i = 0; i < b.n; i++) {
+		/* a class package: its top and its current revision (capiclass.h), the earlier ones are live */
+		const char *slash = strchr(b.v[i].name, '/');
+		if (!bundle_is_manifest(b.v[i].name) ||
+		    (slash && (!cur || (size_t)(slash - b.v[i].name) != strlen(cur) || strncmp(b.v[i].name, cur, strlen(cur)))))
+			continue;
+		if (write_file_copy(aprintf("%s/%s", dir, slash ? aprintf("rev-%s.%s", cur, slash + 1) : b.v[i].name),
+				    b.v[i].data, b.v[i].len) < 0) {
 			error("%s: cannot write %s/%s: %s", s->id, dir, b.v[i].name, strerror(errno));
 			goto out;
 		}
+		nobj++;
+	}
 	if (kubectl_dry_run(s->cluster, dir, &err) < 0) {
 		error("%s: the management cluster '%s' refuses it (server-side dry run): %s", s->id, s->cluster->name,
 		      err ? err : "?");
 		goto out;
 	}
-	fprintf(stderr, "idpmake: %s: %zu object%s accepted by '%s' (server-side dry run)\n", s->id, b.n,
-		b.n == 1 ? "" : "s", s->cluster->name);
+	fprintf(stderr, "idpmake: %s: %zu object%s accepted by '%s' (server-side dry run)\n", s->id, nobj,
+		nobj == 1 ? "" : "s", s->cluster->name);
 	ret = 0;
 out:
 	rmtree(dir);

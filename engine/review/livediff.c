@@ -186,8 +186,11 @@ static int step_objects(struct ctx *c, struct step *s, struct obj **out, size_t 
 	v = amalloc((b.n + 1) * sizeof(*v));
 	for (size_t i = 0; i < b.n; i++) {
 		const char *api;
-		json_t *o = objdiff_parse(aprintf("%s/%s", s->gitpath, b.v[i].name), b.v[i].data, b.v[i].len);
+		json_t *o;
 		struct obj *x = &v[*n];
+		if (!bundle_is_manifest(b.v[i].name))
+			continue;	/* a class package's REVISION (capiclass.h): Argo CD reads no other file */
+		o = objdiff_parse(aprintf("%s/%s", s->gitpath, b.v[i].name), b.v[i].data, b.v[i].len);
 		if (!o) {
 			ret = -1;
 			continue;

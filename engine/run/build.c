@@ -34,6 +34,8 @@
 #include <unistd.h>
 
 #include "render/bundle.h"
+#include "render/capiclass.h"
+#include "distro/capi.h"
 #include "base/exec.h"
 #include "git/gitops.h"
 #include "run/hook.h"
@@ -370,6 +372,11 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 		plan_inputs(pl, s, &in);
 		if (state_step_ok(pl->st, s->id, s->key, s->output, &in, NULL, s->ms) < 0)
 			return -1;
+		if (s->capi_class && !state_step(pl->st, aprintf("%s/%s%s", s->cluster->name, s->pkg->name,
+								 CAPI_CLASS_PACKAGE_ROW)).have &&
+		    state_step_ok(pl->st, aprintf("%s/%s%s", s->cluster->name, s->pkg->name, CAPI_CLASS_PACKAGE_ROW),
+				  (struct hash){ 0, 0 }, (struct hash){ 0, 0 }, NULL, "yes", 0) < 0)
+			return -1;
 		if (s->shared_from)
 			*note = aprintf("the same render as %s", s->shared_from);
 		else
@@ -400,6 +407,13 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 		if (state_step_ok(pl->st, s->id, s->key, render_of(s) ? render_of(s)->output : s->key, NULL, q.commit,
 				  s->ms) < 0)
 			return -1;
+		if (s->pkg->capi_of && s->pkg->capi_of->create.capi->class_pkg && render_of(s)) {
+			/* the class revision this Cluster names now: its class package keeps it (capiclass.c) */
+			const char *cls = capi_cluster_class(pl->statedir, render_of(s)->output);
+			if (cls && state_step_ok(pl->st, aprintf("%s/%s:class", s->cluster->name, s->pkg->name),
+						 (struct hash){ 0, 0 }, (struct hash){ 0, 0 }, NULL, cls, 0) < 0)
+				return -1;
+		}
 		sum->synced++;
 		if (s->pkg->deploy_kubectl && j->err)
 			*note = j->err;	/* what up --adopt took over (kubectl.h) */

@@ -48,16 +48,16 @@ t_grep "both provisioned" 'eu-1:provision' "$OUTPUT"
 t_grep "clusterctl's install adopted" "mgmt:capi-check: adopted clusterctl's Cluster API v1.11.0" "$OUTPUT"
 t_ok "the Cluster eu-1 is on the management cluster" kget get clusters.cluster.x-k8s.io -n fleet eu-1 -o json
 python3 - "$STDOUT" >"$T/why" 2>&1 <<'PYEND'
-import json, sys
+import json, re, sys
 c = json.load(open(sys.argv[1]))
 t = c["spec"]["topology"]
-assert t["classRef"]["name"] == "quick-start", t
+assert re.fullmatch(r"quick-start-[0-9a-f]{8}", t["classRef"]["name"]), t
 assert t["version"] == "v1.33.2", t
 assert t["workers"]["machineDeployments"][0]["replicas"] == 2, t
 assert c["metadata"]["labels"]["idpmake.io/cluster"] == "eu-1", c["metadata"]
 assert c["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] == "1", c["metadata"]
 PYEND
-t_report $? "its topology is the distro's (class, version, workers), labelled, sync-wave 1" "$T/why"
+t_report $? "its topology is the distro's (class revision, version, workers), labelled, sync-wave 1" "$T/why"
 argo /api/v1/clusters >"$T/clusters.json"
 python3 - "$T/clusters.json" >"$T/why" 2>&1 <<'PYEND'
 import json, sys
@@ -177,6 +177,53 @@ assert cond.get("RollingOut") in ("False", None), cond
 PYEND
 t_report $? "eu-1 had converged when up ended" "$T/why"
 python3 - "$T/capi.json" >/dev/null 2>&1
+
+# ---- a class change (linked: a new revision, each Cluster moved in its wave) ----
+# the class revision a Cluster names, and the revisions the class's folder holds
+rev_of() { kget get clusters.cluster.x-k8s.io -n fleet "$1" -o jsonpath='{.spec.topology.classRef.name}' | sed 's/^quick-start-//'; }
+revs() { git --git-dir="$bare" ls-tree --name-only main mgmt/capi-classes/ | sed -n 's|^mgmt/capi-classes/\([0-9a-f]\{8\}\)$|\1|p' | tr '\n' ' '; }
+h1=$(rev_of eu-1)
+t_eq "both Clusters name one revision" "$h1" "$(rev_of us-1)"
+t_eq "the class's folder holds it, and names it current" "$h1 /$h1" "$(revs)/$(git --git-dir="$bare" show main:mgmt/capi-classes/REVISION)"
+t_ok "its ClusterClass is quick-start-<h8>, its templates renamed, refs rewritten" \
+	git --git-dir="$bare" show "main:mgmt/capi-classes/$h1/clusterclass.quick-start-$h1.yaml"
+t_grep "the templateRefs name the revision's templates" "name: quick-start-default-worker-$h1" "$STDOUT"
+t_grep "annotated with the class it is a revision of" "idpmake.io/class: quick-start" "$STDOUT"
+argo /api/v1/applications/mgmt-capi-classes >"$T/app.json"
+t_grep "the class's Application reads the revision folders (directory.recurse)" '"recurse": *true' "$T/app.json"
+sed -i 's/^spec: {template: {spec: {}}}$/spec: {template: {spec: {customImage: kindest\/node:v1.34.0}}}/' \
+	packages/capi-classes/quick-start.yaml
+emu_post fault '{"path_regex": "/applications/mgmt-cluster-us-1/sync$", "status": 500, "count": 100, "message": "sync refused by the test"}'
+t_exit 1 "a class change: up moves eu-1; us-1's sync fails" idpmake up
+emu_reset
+h2=$(rev_of eu-1)
+t_ok "eu-1 names a new revision" test -n "$h2" -a "$h2" != "$h1"
+t_eq "us-1 still names the old one" "$h1" "$(rev_of us-1)"
+t_eq "the folder holds both, the new one current" "$(printf '%s\n' "$h1" "$h2" | sort | tr '\n' ' ')/$h2" \
+	"$(revs)/$(git --git-dir="$bare" show main:mgmt/capi-classes/REVISION)"
+t_ok "the management cluster has both ClusterClasses" kget get clusterclasses.cluster.x-k8s.io -n fleet \
+	"quick-start-$h1" "quick-start-$h2"
+t_ok "the next up moves us-1" idpmake up
+t_eq "us-1 names the new revision" "$h2" "$(rev_of us-1)"
+t_eq "the old revision's folder stays for this run (us-1 named it when it began)" \
+	"$(printf '%s\n' "$h1" "$h2" | sort | tr '\n' ' ')" "$(revs)"
+t_ok "the next up" idpmake up
+t_eq "removes the folder no synced Cluster names" "$h2 " "$(revs)"
+t_fail "and Argo CD's sync prunes its ClusterClass" kget get clusterclasses.cluster.x-k8s.io -n fleet "quick-start-$h1"
+n_argo=$(curl -sS -f "$emu/requests" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+t_ok "then up is a no-op" idpmake up
+t_eq "that asks Argo CD nothing" "$n_argo" "$(curl -sS -f "$emu/requests" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')"
+# cloned: us-1 keeps its revision until promote
+sed -i 's/^    labels: {region: us}$/    labels: {region: us}\n    mode: cloned/' distro.yaml
+sed -i 's|customImage: kindest/node:v1.34.0|customImage: kindest/node:v1.34.1|' packages/capi-classes/quick-start.yaml
+t_ok "a class change with us-1 cloned" idpmake up
+h3=$(rev_of eu-1)
+t_ok "eu-1 moves to a third revision" test -n "$h3" -a "$h3" != "$h2"
+t_eq "cloned us-1 stays on its revision" "$h2" "$(rev_of us-1)"
+t_ok "until promote" idpmake promote us-1
+t_eq "which moves it" "$h3" "$(rev_of us-1)"
+t_ok "the next up" idpmake up
+t_eq "leaves the current revision alone in the folder" "$h3 " "$(revs)"
 
 # ---- delete ------------------------------------------------------------------
 python3 - distro.yaml <<'PYEND' || t_bail "cannot edit distro.yaml"
