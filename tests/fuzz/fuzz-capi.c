@@ -1,6 +1,9 @@
 /*
- * fuzz-capi.c - libFuzzer target: the two parsers of what a cluster made
- * through Cluster API hands idpmake (capi.h), both hostile input:
+ * fuzz-capi.c - libFuzzer target: the parsers of what a cluster made
+ * through Cluster API hands idpmake (capi.h), all hostile input:
+ *   byte 0 0xe0 to 0xef: capi_class_revise (render/capiclass.c) on a class
+ *                package's render (YAML, each object through add_obj), then
+ *                the bundle it names;
  *   byte 0 0xf0 and up: capi_spec_object (render/capicheck.c) on each
  *                object of a create.spec package's render (YAML), which it
  *                checks and, for the Cluster, edits: then emitted again;
@@ -16,7 +19,9 @@
  * nothing kept, or gives a server and a token or a client certificate and
  * key, and never reads a file; a render's object that capi_spec_object
  * accepts as the Cluster is named ${cluster}, carries idpmake's labels,
- * and emits.
+ * and emits; a class revision names only REVISION (its 8 hex digits) and
+ * files under that one folder, each an object named NAME-<h8> that says
+ * its revision.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,7 +33,10 @@
 #include "base/util.h"
 #include "base/yaml.h"
 #include "distro/capi.h"
+#include "render/bundle.h"
 #include "render/capicheck.h"
+#include "render/capiclass.h"
+#include "render/renderers.h"
 
 static struct amark base;
 
@@ -84,6 +92,59 @@ static void spec_objects(const char *text, size_t len)
 	ypool_free(pool);
 }
 
+static int add_each(void *arg, struct ynode *doc)
+{
+	if (doc->type == Y_MAP)
+		add_obj(arg, doc);
+	return 0;
+}
+
+/* a render of class package capi-classes on mgmt: its objects, revised, as a bundle */
+static void class_objects(const char *text, size_t len)
+{
+	static struct cluster c = { .name = "mgmt" };
+	static struct package p = { .name = "capi-classes" };
+	static struct step s = { .capi_class = 1 };
+	struct objects o;
+	struct bundle b = { 0 };
+	const char *err = NULL, *rev = NULL;
+
+	s.cluster = &c;
+	s.pkg = &p;
+	s.id = "mgmt/capi-classes:render";
+	objects_init(&o, &s);
+	if (yaml_parse_each("render", text, len, NULL, add_each, &o) == 0 && !o.errs &&
+	    capi_class_revise("/nonexistent", &s, &o, &err) == 0 && objects_bundle(&o, &b, &err) == 0) {
+		rev = capi_class_current(&b);
+		for (size_t i = 0; i < b.n; i++) {
+			const char *slash = strchr(b.v[i].name, '/');
+			struct ypool *pool;
+			struct ynode **docs;
+			size_t nd;
+			if (!strcmp(b.v[i].name, CAPI_REVISION_FILE)) {
+				if (!rev)
+					abort();
+				continue;
+			}
+			if (!slash)
+				continue;
+			if (!rev || strchr(slash + 1, '/') || (size_t)(slash - b.v[i].name) != 8 ||
+			    strncmp(b.v[i].name, rev, 8))
+				abort();
+			pool = ypool_new();
+			if (yaml_parse(pool, b.v[i].name, b.v[i].data, b.v[i].len, &docs, &nd) < 0 || nd != 1 ||
+			    !ypath(docs[0], "metadata.name") || ypath(docs[0], "metadata.name")->type != Y_SCALAR ||
+			    capi_class_revision_of(ypath(docs[0], "metadata.name")->s) == NULL ||
+			    strcmp(capi_class_revision_of(ypath(docs[0], "metadata.name")->s), rev) ||
+			    !ystr_eq(yget(ypath(docs[0], "metadata.annotations"), "idpmake.io/class-revision"), rev))
+				abort();
+			ypool_free(pool);
+		}
+	}
+	objects_free(&o);
+	bundle_free(&b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text;
@@ -94,6 +155,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data + 1, size - 1);
 	if (data[0] >= 0xf0) {
 		spec_objects(text, size - 1);
+	} else if (data[0] >= 0xe0) {
+		class_objects(text, size - 1);
 	} else if (!(data[0] & 1)) {
 		struct capi_status st;
 		if (capi_status_parse(text, size - 1, &st) == 0) {
