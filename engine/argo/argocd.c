@@ -478,7 +478,7 @@ static int wait_done(struct call *c, struct step *s, const char *want_rev, long 
 			}
 			synced = !strcmp(sync, "Synced");
 			at_rev = !want_rev || !strcmp(rev, want_rev);
-			if (!synced && !s->pkg->sync.prune && (*err = needs_pruning(c, s, app))) {
+			if (!synced && !step_prunes(s) && (*err = needs_pruning(c, s, app))) {
 				json_decref(app);
 				return -1;
 			}
@@ -744,7 +744,7 @@ int argocd_sync_step(void *ctx, struct step *s, const char *commit, const char *
 		if (sync_rev && want_rev)
 			json_object_set_new(body, "revision", json_string(sync_rev));
 	}
-	json_object_set_new(body, "prune", json_boolean(s->pkg->sync.prune));
+	json_object_set_new(body, "prune", json_boolean(step_prunes(s)));
 	if (s->pkg->sync.options.n) {
 		json_t *items = json_array();
 		for (size_t i = 0; i < s->pkg->sync.options.n; i++)

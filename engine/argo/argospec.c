@@ -116,7 +116,7 @@ json_t *argocd_app_spec(const struct distro *d, const struct step *s, const char
 			json_object_set_new(pol, "syncOptions", opts);
 		}
 		if (s->pkg->sync.automated)
-			json_object_set_new(pol, "automated", json_pack("{s:b, s:b}", "prune", s->pkg->sync.prune,
+			json_object_set_new(pol, "automated", json_pack("{s:b, s:b}", "prune", step_prunes(s),
 									"selfHeal", s->pkg->sync.self_heal));
 		json_object_set_new(spec, "syncPolicy", pol);
 	}

@@ -423,8 +423,6 @@ void capi_finish(struct distro *d)
 		else if (k->class_pkg && k->mgmt && !cluster_has(d, k->mgmt, cls))
 			loc_error(k->loc, "create.class.package '%s' does not go to the management cluster '%s' (check its "
 				  "profiles)", k->class_pkg, k->management);
-		else if (k->class_pkg)
-			cls->sync.prune = 1;	/* a revision no Cluster names goes (render/capiclass.c) */
 		for (size_t j = 0; j < k->cni.n; j++) {
 			struct package *p = find_package(d, k->cni.v[j]);
 			if (!p)

@@ -443,3 +443,8 @@ struct step *graph_find(struct graph *g, const char *id)
 			return g->steps[i];
 	return NULL;
 }
+
+int step_prunes(const struct step *s)
+{
+	return s->pkg && (s->pkg->sync.prune || (s->render && s->render->capi_class));
+}

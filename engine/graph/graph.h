@@ -66,7 +66,8 @@ struct step {
 	int dirty;			/* will run */
 	int behind;			/* render of a cloned cluster held at its last render (fleet.md) */
 	int capi_class;			/* render of a class package on its management cluster (capiclass.h) */
-	const char *class_keep;		/* ... the classes its synced Clusters name, space-separated (plan.c) */
+	const char *class_keep;		/* ... the classes its synced Clusters name, space-separated (classplan.c) */
+	struct hash class_from;		/* ... the output that holds its earlier revisions (classplan.c) */
 	int unproven;			/* render: its folder's recorded output never read (plan.c): 1;
 					 * read and equal 0, read and not 2 */
 	struct step *same;		/* render: first dirty render of equal key (share.c), or NULL */
@@ -101,6 +102,8 @@ struct graph {
 /* graph.c */
 struct graph *graph_build(struct distro *d);		/* NULL on a cycle (printed) */
 struct step *graph_find(struct graph *g, const char *id);
+/* does sync step s prune: its package's sync.prune, or a class package's (render/capiclass.c: its revisions go) */
+int step_prunes(const struct step *s);
 /* appnames.c: graph_build, once its sync steps exist: a located error for each Application name two of them share */
 void appnames_check(const struct graph *g);
 /* select.c: the targets and -l labels; -1 after naming one that matches nothing (with "did you mean") */

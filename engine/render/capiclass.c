@@ -45,10 +45,19 @@ struct member {
 	const char *kind, *name, *ns;	/* as written; ns NULL when none */
 };
 
+/* the render's objects by file base name (KIND.NAME.yaml, lower case), to find what a reference names */
+struct by_base {
+	const char *base;
+	size_t i;
+};
+
 struct revise {
 	struct ypool *p;
+	const struct objects *o;
 	struct member *v;
 	size_t n;
+	long *member;			/* o->v[i]'s index in v, or -1 */
+	struct by_base *idx;		/* sorted by base */
 };
 
 static const char *lowered(const char *s)
@@ -59,23 +68,15 @@ static const char *lowered(const char *s)
 	return r;
 }
 
-/* is o->v[i] the object KIND NAME (its file's base name, lower case)? */
-static int is_obj(const struct objects *o, size_t i, const char *kind, const char *name)
+static int base_cmp(const void *a, const void *b)
 {
-	return !strcmp(o->v[i].base, aprintf("%s.%s.yaml", lowered(kind), lowered(name)));
-}
-
-static int has(const struct revise *r, size_t i)
-{
-	for (size_t k = 0; k < r->n; k++)
-		if (r->v[k].i == i)
-			return 1;
-	return 0;
+	return strcmp(((const struct by_base *)a)->base, ((const struct by_base *)b)->base);
 }
 
 /* parse o->v[i] into a member; 0, or -1 with *err */
-static int add_member(const struct objects *o, struct revise *r, size_t i, const char **err)
+static int add_member(struct revise *r, size_t i, const char **err)
 {
+	const struct objects *o = r->o;
 	char *tmp = NULL;
 	size_t cap = 0, nd;
 	const char *data = objects_data(o, i, &tmp, &cap);
@@ -94,62 +95,79 @@ static int add_member(const struct objects *o, struct revise *r, size_t i, const
 	m.name = ypath(m.doc, "metadata.name")->s;
 	m.ns = ypath(m.doc, "metadata.namespace") && ypath(m.doc, "metadata.namespace")->type == Y_SCALAR ?
 	       ypath(m.doc, "metadata.namespace")->s : NULL;
+	r->member[i] = (long)r->n;
 	r->v = agrow(r->v, r->n, sizeof(*r->v));
 	r->v[r->n++] = m;
 	return 0;
 }
 
-/* a reference in a ClusterClass: a map with kind and name (templateRef, ref) */
-static int is_ref(const struct ynode *n)
+/*
+ * A reference of a ClusterClass to a template: the value of a templateRef
+ * (v1beta2) or ref (v1beta1) key, a map with kind and name, the kind a
+ * ...Template.  Nothing else is taken for one: a patch's value or a
+ * variable's default naming an object is left as it is.
+ */
+static int is_ref(const struct ynode *key, const struct ynode *n)
 {
-	return n->type == Y_MAP && yget(n, "kind") && yget(n, "kind")->type == Y_SCALAR && yget(n, "name") &&
-	       yget(n, "name")->type == Y_SCALAR;
+	const struct ynode *kind = n->type == Y_MAP ? yget(n, "kind") : NULL, *name = kind ? yget(n, "name") : NULL;
+
+	return (ystr_eq(key, "templateRef") || ystr_eq(key, "ref")) && kind && kind->type == Y_SCALAR &&
+	       kind->slen > 8 && !strcmp(kind->s + kind->slen - 8, "Template") && name && name->type == Y_SCALAR;
+}
+
+/*
+ * The object of the render a reference names, or -1: its kind and name,
+ * and its namespace that of the reference, else the ClusterClass's (an
+ * object or a class with none matches any: the package's namespace is
+ * given to both by the Application).
+ */
+static long referenced(const struct revise *r, const struct ynode *ref, const char *class_ns)
+{
+	const struct ynode *rns = yget(ref, "namespace");
+	const char *want = rns && rns->type == Y_SCALAR ? rns->s : class_ns;
+	struct by_base key = { aprintf("%s.%s.yaml", lowered(yget(ref, "kind")->s), lowered(yget(ref, "name")->s)), 0 };
+	struct by_base *hit = bsearch(&key, r->idx, r->o->n, sizeof(*r->idx), base_cmp);
+
+	if (!hit)
+		return -1;
+	while (hit > r->idx && !strcmp(hit[-1].base, key.base))
+		hit--;
+	for (; hit < r->idx + r->o->n && !strcmp(hit->base, key.base); hit++) {
+		const char *ns = r->o->v[hit->i].ns;
+		if (!strcmp(ns, "_") || !want || !strcmp(ns, lowered(want)))
+			return (long)hit->i;
+	}
+	return -1;
 }
 
 /* the templates a ClusterClass names that this render holds, as members */
-static int add_refs(const struct objects *o, struct revise *r, const struct ynode *n, const char **err)
+static int add_refs(struct revise *r, const struct ynode *n, const char *class_ns, const char **err)
 {
 	if (n->type == Y_SCALAR)
 		return 0;
-	if (is_ref(n))
-		for (size_t i = 0; i < o->n; i++)
-			if (!has(r, i) && is_obj(o, i, yget(n, "kind")->s, yget(n, "name")->s) &&
-			    add_member(o, r, i, err) < 0)
-				return -1;
-	for (size_t i = 0; i < n->n; i++)
-		if (add_refs(o, r, n->v[i], err) < 0)
+	for (size_t i = 0; i < n->n; i++) {
+		long at;
+		if (n->k && is_ref(n->k[i], n->v[i]) && (at = referenced(r, n->v[i], class_ns)) >= 0 &&
+		    r->member[at] < 0 && add_member(r, (size_t)at, err) < 0)
 			return -1;
+		if (add_refs(r, n->v[i], class_ns, err) < 0)
+			return -1;
+	}
 	return 0;
 }
 
-/* the member a reference names, or NULL */
-static const struct member *named(const struct revise *r, const struct ynode *ref, const char *ns)
+static void rewrite_refs(struct revise *r, struct ynode *n, const char *class_ns, const char *h8)
 {
-	const struct ynode *rns = yget(ref, "namespace");
-
-	for (size_t k = 0; k < r->n; k++) {
-		const struct member *m = &r->v[k];
-		if (strcmp(m->kind, yget(ref, "kind")->s) || strcmp(m->name, yget(ref, "name")->s))
-			continue;
-		if (rns && rns->type == Y_SCALAR ? !m->ns || strcmp(m->ns, rns->s) :
-		    (m->ns && ns && strcmp(m->ns, ns)))
-			continue;
-		return m;
-	}
-	return NULL;
-}
-
-static void rewrite_refs(struct revise *r, struct ynode *n, const char *ns, const char *h8)
-{
-	const struct member *m;
-
 	if (n->type == Y_SCALAR)
 		return;
-	if (is_ref(n) && (m = named(r, n, ns)))
-		yset(r->p, n, yscalar(r->p, "name", YS_PLAIN, n->loc),
-		     yscalar(r->p, aprintf("%s-%s", m->name, h8), YS_PLAIN, n->loc));
-	for (size_t i = 0; i < n->n; i++)
-		rewrite_refs(r, n->v[i], ns, h8);
+	for (size_t i = 0; i < n->n; i++) {
+		long at;
+		if (n->k && is_ref(n->k[i], n->v[i]) && (at = referenced(r, n->v[i], class_ns)) >= 0 &&
+		    r->member[at] >= 0)
+			yset(r->p, n->v[i], yscalar(r->p, "name", YS_PLAIN, n->v[i]->loc),
+			     yscalar(r->p, aprintf("%s-%s", r->v[r->member[at]].name, h8), YS_PLAIN, n->v[i]->loc));
+		rewrite_refs(r, n->v[i], class_ns, h8);
+	}
 }
 
 static struct ynode *annotations(struct ypool *p, struct ynode *doc)
@@ -169,58 +187,115 @@ static int by_index(const void *a, const void *b)
 	return (i > j) - (i < j);
 }
 
-/* is h one of the revisions s->class_keep names? */
-static int kept(const struct step *s, const char *h)
+/* is name the name of one of this render's ClusterClasses (as the package renders it)? */
+static int a_class(const struct revise *r, size_t nclass, const char *name)
 {
-	const char *p = s->class_keep;
-
-	while (p && *p) {
-		size_t n = strcspn(p, " ");
-		const char *rev = capi_class_revision_of(astrndup(p, n));
-		if (rev && !strcmp(rev, h))
+	for (size_t k = 0; k < nclass; k++)
+		if (!strcmp(r->v[k].name, name))
 			return 1;
-		p += n + (p[n] == ' ');
-	}
 	return 0;
 }
 
-/* the earlier revisions still named, from the last output; 0, or -1 with *err */
-static int keep_earlier(const char *statedir, const struct step *s, struct objects *o, const char *h8,
-			const char **err)
+/* is the entry name of the last output at the top of the folder now (an object this render has there)? */
+static int on_top(const struct objects *o, const char *name)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (!strcmp(o->v[i].base, name) || !strcmp(aprintf("%s.%s", o->v[i].ns, o->v[i].base), name))
+			return 1;
+	return !strcmp(name, CAPI_REVISION_FILE);
+}
+
+/*
+ * The earlier revisions that the synced Clusters name (s->class_keep), from
+ * the last output (s->class_from): a revision NAME-<h8>'s folder <h8>/; a
+ * class named without one (the layout before revisions) the top-level
+ * files this render no longer has there.  A revision of one of this
+ * render's classes that the last output does not hold is an error: it is
+ * never dropped (the class's sync prunes).  0, or -1 with *err.
+ */
+static int keep_earlier(const char *statedir, const struct step *s, struct objects *o, const struct revise *r,
+			size_t nclass, const char *h8, const char **err)
 {
 	struct bundle b = { 0 };
+	const char *p = s->class_keep, *missing = NULL;
+	int legacy = 0;
 
-	if (!s->class_keep || !*s->class_keep || hash_zero(s->old_output))
+	if (!p || !*p)
 		return 0;
-	if (bundle_read(bundle_path(statedir, s->old_output), &b) < 0) {
+	if (!hash_zero(s->class_from) && bundle_read(bundle_path(statedir, s->class_from), &b) < 0) {
 		*err = aprintf("cannot read the last render of class package '%s', which holds the revisions its "
 			       "Clusters name", s->pkg->name);
 		return -1;
 	}
-	for (size_t i = 0; i < b.n; i++) {
-		const char *slash = strchr(b.v[i].name, '/');
-		const char *h = slash ? astrndup(b.v[i].name, (size_t)(slash - b.v[i].name)) : NULL;
-		if (h && strlen(h) == 8 && strcmp(h, h8) && kept(s, h))
-			objects_add_file(o, b.v[i].name, b.v[i].data, b.v[i].len);
+	if (!strcmp(p, CAPI_KEEP_ALL)) {
+		/* what the Clusters name is not known (a state without their rows): every revision stays */
+		for (size_t i = 0; i < b.n; i++) {
+			const char *e = b.v[i].name, *slash = strchr(e, '/');
+			if (slash && slash - e == 8 && strncmp(e, h8, 8))
+				objects_add_file(o, e, b.v[i].data, b.v[i].len);
+		}
+		p = "";
+	}
+	while (*p) {
+		size_t n = strcspn(p, " "), found = 0;
+		const char *name = astrndup(p, n), *rev = capi_class_revision_of(name);
+		const char *base = rev ? astrndup(name, strlen(name) - 9) : name;
+		p += n + (p[n] == ' ');
+		if (rev && !strcmp(rev, h8))
+			continue;	/* the current one */
+		for (size_t i = 0; i < b.n; i++) {
+			const char *e = b.v[i].name, *slash = strchr(e, '/');
+			if (rev ? slash && (size_t)(slash - e) == 8 && !strncmp(e, rev, 8) :
+			    !slash && !strcmp(e, aprintf("clusterclass.%s.yaml", lowered(name))))
+				found++;
+			if (rev && found && slash && !strncmp(e, rev, 8) && (size_t)(slash - e) == 8)
+				objects_add_file(o, e, b.v[i].data, b.v[i].len);
+		}
+		if (!rev && found && !legacy++)
+			/* a Cluster of before revisions: its class and templates where they were */
+			for (size_t i = 0; i < b.n; i++)
+				if (!strchr(b.v[i].name, '/') && !on_top(o, b.v[i].name))
+					objects_add_file(o, b.v[i].name, b.v[i].data, b.v[i].len);
+		if (!found && a_class(r, nclass, base) && !missing)
+			missing = name;
 	}
 	bundle_free(&b);
+	if (missing) {
+		*err = aprintf("a synced Cluster names ClusterClass '%s', which the last render of class package '%s' "
+			       "no longer holds: not dropped (its sync would delete it); render it back (`idpmake forget "
+			       "%s` alone loses it), or move the Clusters off it", missing, s->pkg->name, s->id);
+		return -1;
+	}
 	return 0;
 }
 
 int capi_class_revise(const char *statedir, const struct step *s, struct objects *o, const char **err)
 {
-	struct revise r = { .p = o->pool };
+	struct revise r = { .p = o->pool, .o = o };
 	struct hasher *h;
 	char hex[33];
 	const char *h8;
 	size_t nclass;
 
+	r.member = amalloc((o->n + 1) * sizeof(*r.member));
+	r.idx = amalloc((o->n + 1) * sizeof(*r.idx));
+	for (size_t i = 0; i < o->n; i++) {
+		r.member[i] = -1;
+		r.idx[i] = (struct by_base){ o->v[i].base, i };
+	}
+	qsort(r.idx, o->n, sizeof(*r.idx), base_cmp);
 	for (size_t i = 0; i < o->n; i++)
-		if (!strncmp(o->v[i].base, "clusterclass.", 13) && add_member(o, &r, i, err) < 0)
-			return -1;
+		if (!strncmp(o->v[i].base, "clusterclass.", 13)) {
+			if (add_member(&r, i, err) < 0)
+				return -1;
+			if (strncmp(yget(r.v[r.n - 1].doc, "apiVersion")->s, "cluster.x-k8s.io/", 17)) {
+				r.member[i] = -1;	/* another group's ClusterClass: not Cluster API's */
+				r.n--;
+			}
+		}
 	nclass = r.n;
 	for (size_t k = 0; k < nclass; k++)
-		if (add_refs(o, &r, yget(r.v[k].doc, "spec") ? yget(r.v[k].doc, "spec") : r.v[k].doc, err) < 0)
+		if (add_refs(&r, yget(r.v[k].doc, "spec") ? yget(r.v[k].doc, "spec") : r.v[k].doc, r.v[k].ns, err) < 0)
 			return -1;
 	if (!nclass)
 		return 0;	/* no class: capicheck.c says so for the Cluster that names one */
@@ -250,13 +325,14 @@ int capi_class_revise(const char *statedir, const struct step *s, struct objects
 		const char *name = aprintf("%s-%s", m->name, h8);
 		struct buf out = BUF_INIT;
 		if (strlen(name) > 253) {
-			loc_error(m->doc->loc, "package '%s': %s '%s' is too long to take its revision's suffix (-%s): "
-				  "at most 244 characters", s->pkg->name, m->kind, m->name, h8);
+			*err = aprintf("%s:%d:%d: package '%s': %s '%s' is too long to take its revision's suffix (-%s): "
+				       "at most 244 characters", m->doc->loc.file, m->doc->loc.line, m->doc->loc.col,
+				       s->pkg->name, m->kind, m->name, h8);
 			return -1;
 		}
 		if (!an) {
-			loc_error(m->doc->loc, "package '%s': %s '%s' has annotations that are not a map", s->pkg->name,
-				  m->kind, m->name);
+			*err = aprintf("%s:%d:%d: package '%s': %s '%s' has annotations that are not a map",
+				       m->doc->loc.file, m->doc->loc.line, m->doc->loc.col, s->pkg->name, m->kind, m->name);
 			return -1;
 		}
 		if (k < nclass) {
@@ -282,7 +358,16 @@ int capi_class_revise(const char *statedir, const struct step *s, struct objects
 	for (size_t k = r.n; k-- > 0;)
 		objects_drop(o, r.v[k].i);
 	objects_add_file(o, CAPI_REVISION_FILE, aprintf("%s\n", h8), 9);
-	return keep_earlier(statedir, s, o, h8, err);
+	/* the names of the classes, for keep_earlier: the members are sorted by index now */
+	{
+		struct revise cl = r;
+		size_t nc = 0;
+		cl.v = amalloc((r.n + 1) * sizeof(*cl.v));
+		for (size_t k = 0; k < r.n; k++)
+			if (!strcmp(r.v[k].kind, "ClusterClass") && !strncmp(yget(r.v[k].doc, "apiVersion")->s, "cluster.x-k8s.io/", 17))
+				cl.v[nc++] = r.v[k];
+		return keep_earlier(statedir, s, o, &cl, nc, h8, err);
+	}
 }
 
 const char *capi_cluster_class(const char *statedir, struct hash output)

@@ -10,6 +10,8 @@ struct bundle;
 
 /* the suffix of the state's row CLUSTER/PKG that says PKG renders as a class package there (build.c) */
 #define CAPI_CLASS_PACKAGE_ROW ":class-package"
+/* s->class_keep when what the synced Clusters name is not known: every earlier revision stays */
+#define CAPI_KEEP_ALL "*"
 /* the file of a class package's folder that names its current revision (8 hex digits and a newline) */
 #define CAPI_REVISION_FILE "REVISION"
 

@@ -35,7 +35,7 @@
 
 #include "render/bundle.h"
 #include "render/capiclass.h"
-#include "distro/capi.h"
+#include "run/classplan.h"
 #include "base/exec.h"
 #include "git/gitops.h"
 #include "run/hook.h"
@@ -407,13 +407,8 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 		if (state_step_ok(pl->st, s->id, s->key, render_of(s) ? render_of(s)->output : s->key, NULL, q.commit,
 				  s->ms) < 0)
 			return -1;
-		if (s->pkg->capi_of && s->pkg->capi_of->create.capi->class_pkg && render_of(s)) {
-			/* the class revision this Cluster names now: its class package keeps it (capiclass.c) */
-			const char *cls = capi_cluster_class(pl->statedir, render_of(s)->output);
-			if (cls && state_step_ok(pl->st, aprintf("%s/%s:class", s->cluster->name, s->pkg->name),
-						 (struct hash){ 0, 0 }, (struct hash){ 0, 0 }, NULL, cls, 0) < 0)
-				return -1;
-		}
+		if (classplan_cluster_sync(pl, s, 1) < 0)	/* the class revision it names now (classplan.c) */
+			return -1;
 		sum->synced++;
 		if (s->pkg->deploy_kubectl && j->err)
 			*note = j->err;	/* what up --adopt took over (kubectl.h) */
@@ -585,6 +580,9 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 				 * killed now leaves what --prune must never take for a plain Application (capiprune.c) */
 				state_step_failed(pl->st, aprintf("%s:provision", s->pkg->capi_of->name),
 						  "its Cluster was being synced", 0);
+			if (s->kind == STEP_SYNC && classplan_cluster_sync(pl, s, 0) < 0)
+				/* what it may leave live is kept by its class package (classplan.c) */
+				warn("%s: the state cannot record the class revision it syncs", s->id);
 			j = xcalloc(1, sizeof(*j));
 			j->s = s;
 			s->state = S_RUNNING;

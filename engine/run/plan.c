@@ -26,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "argo/argocd.h"
 #include "base/buf.h"
@@ -41,7 +40,7 @@
 #include "run/provision.h"
 #include "run/capimgmt.h"
 #include "render/capicheck.h"
-#include "render/capiclass.h"
+#include "run/classplan.h"
 #include "run/plan.h"
 #include "run/register.h"
 #include "git/remotekeys.h"
@@ -152,66 +151,6 @@ static const char *chart_version_input(const struct distro *d, const struct step
  * name (the rows MGMT/cluster-NAME:class, build.c), sorted, deduplicated;
  * capiclass.c keeps their revisions.
  */
-/* the state's rows MGMT/cluster-NAME:class and MGMT/PKG:class-package (capiclass.h), read once */
-static void class_ids(struct planner *pl)
-{
-	size_t nids;
-	const char **ids;
-
-	if (pl->class_ids_read++)
-		return;
-	ids = state_step_ids(pl->st, &nids);
-	pl->class_ids = amalloc((nids + 1) * sizeof(*pl->class_ids));
-	for (size_t i = 0; i < nids; i++) {
-		const char *colon = strrchr(ids[i], ':');
-		if (colon && (!strcmp(colon, ":class") || !strcmp(colon, CAPI_CLASS_PACKAGE_ROW)))
-			pl->class_ids[pl->nclass_ids++] = ids[i];
-	}
-}
-
-static const char *class_keep(struct planner *pl, const struct step *s, const char **in_key)
-{
-	size_t nids = (class_ids(pl), pl->nclass_ids), n = 0;
-	const char **ids = pl->class_ids, **v = amalloc((nids + 1) * sizeof(*v));
-	const char *prefix = aprintf("%s/cluster-", s->cluster->name), *last = NULL;
-	struct record me = state_step(pl->st, s->id);
-	struct buf b = BUF_INIT, k = BUF_INIT;
-	const char *ret;
-
-	for (size_t i = 0; i < nids; i++) {
-		size_t len = strlen(ids[i]);
-		struct record r;
-		if (strncmp(ids[i], prefix, strlen(prefix)) || len < 6 || strcmp(ids[i] + len - 6, ":class"))
-			continue;
-		r = state_step(pl->st, ids[i]);
-		if (r.have && r.commit && *r.commit)
-			v[n++] = r.commit;
-	}
-	qsort(v, n, sizeof(*v), strptrcmp);
-	/* the revision its last output made current is in that output whatever keeps it: not in the key,
-	 * so that the run after a class change, when the Clusters name it, renders nothing */
-	if (n && me.have && !hash_zero(me.output) && access(bundle_path(pl->statedir, me.output), R_OK) == 0) {
-		struct bundle bl;
-		if (bundle_read(bundle_path(pl->statedir, me.output), &bl) == 0) {
-			last = capi_class_current(&bl);
-			bundle_free(&bl);
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		const char *rev = capi_class_revision_of(v[i]);
-		if (i && !strcmp(v[i], v[i - 1]))
-			continue;
-		buf_addf(&b, "%s%s", b.len ? " " : "", v[i]);
-		if (!last || !rev || strcmp(rev, last))
-			buf_addf(&k, "%s%s", k.len ? " " : "", v[i]);
-	}
-	ret = astrdup(b.len ? b.s : "");
-	*in_key = astrdup(k.len ? k.s : "");
-	buf_release(&b);
-	buf_release(&k);
-	return ret;
-}
-
 /* the components of a render's key; files: the tree's per-file hashes too */
 static int render_components(struct planner *pl, struct step *s, struct inputs *in, int files)
 {
@@ -233,22 +172,7 @@ static int render_components(struct planner *pl, struct step *s, struct inputs *
 		/* checked against its class's render (capicheck.c): another class, another check; the class
 		 * render's key, known once it is decided (before this one: an in-step), where its output is not */
 		inputs_add(in, "class", capi_class_render(s)->key);
-	if (!s->capi_class && r->builtin != RENDER_CAPI) {
-		/* a class package no created cluster of the distro names any more stays one while its render is
-		 * on that cluster: a Cluster being deleted names a revision, and its layout does not flip back */
-		const char *row = aprintf("%s/%s%s", s->cluster->name, p->name, CAPI_CLASS_PACKAGE_ROW);
-		class_ids(pl);
-		if (bsearch(&row, pl->class_ids, pl->nclass_ids, sizeof(*pl->class_ids), strptrcmp)) {
-			s->capi_class = 1;
-			p->sync.prune = 1;	/* as capi_finish sets it */
-		}
-	}
-	if (s->capi_class) {
-		/* its earlier revisions stay while a synced Cluster names them (capiclass.c) */
-		const char *in_key;
-		s->class_keep = class_keep(pl, s, &in_key);
-		inputs_add(in, "class revisions kept", hs(in_key));
-	}
+	classplan_inputs(pl, s, in);	/* a class package's revisions (classplan.c) */
 	inputs_add(in, "namespace", hs(s->namespace));
 	if (r->builtin == RENDER_HELM || r->builtin == RENDER_ARGOCD_APP) {
 		/* these render an Application: its folder, name and destination are output */
@@ -468,6 +392,8 @@ int plan_renders(struct planner *pl)
 			/* the push will read it: a truncated or corrupt file is rendered again, never pushed */
 			s->reason = R_FORCED;
 			s->why = "rendered output in the cache is corrupt";
+		} else if (classplan_stale(pl, s, &rec)) {
+			;	/* a class revision its folder drops (classplan.c): s->reason, s->why */
 		} else {
 			s->dirty = 0;
 			s->reason = R_UP_TO_DATE;
@@ -479,6 +405,7 @@ int plan_renders(struct planner *pl)
 				s->tree = NULL;
 			}
 		}
+		classplan_from(pl, s, &rec);
 		if (s->dirty)
 			s->unproven = output_unproven(pl, &seen, s, &rec);
 		if (s->dirty && s->tree && s->tree->dropped) {
@@ -525,7 +452,10 @@ struct hash sync_key(struct planner *pl, struct step *sync, struct hash output)
 	}
 	hasher_add(h, "", 1);
 	hasher_add(h, &p->sync.wait_healthy, sizeof(int));
-	hasher_add(h, &p->sync.prune, sizeof(int));
+	{
+		int prune = step_prunes(sync);	/* the same bytes as the package's setting where it decides */
+		hasher_add(h, &prune, sizeof(int));
+	}
 	hasher_adds(h, pl->argocd_server ? pl->argocd_server : "");
 	json_decref(app);
 	return hasher_end(h);
