@@ -24,11 +24,13 @@
 #include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "argo/argoapi.h"
 #include "argo/argocd.h"
 #include "argo/kubectl.h"
 #include "base/buf.h"
+#include "base/certtime.h"
 #include "base/pem.h"
 #include "base/util.h"
 #include "distro/capi.h"
@@ -358,6 +360,7 @@ static int capi_register(struct call *c, struct step *s, const char **err)
 	struct kubecred kc;
 	struct workload w = { 0 };
 	char *text, *token = NULL, *sa_ca = NULL;
+	long long na;
 	json_t *cfg = NULL, *tls;
 	int ret = -1;
 
@@ -408,6 +411,19 @@ static int capi_register(struct call *c, struct step *s, const char **err)
 		}
 		json_object_set_new(tls, "certData", json_string(kc.cert));
 		json_object_set_new(tls, "keyData", json_string(kc.key));
+		w.cert = pem_of(kc.cert, &w.ncert);
+		if ((na = w.cert ? cert_not_after(w.cert, w.ncert) : -1) > 0) {
+			/* when it expires: register.c registers again 30 days before, by the local clock */
+			time_t t = (time_t)na;
+			char day[32];
+			struct tm tm;
+			s->recorded = aprintf("%s notafter=%lld", s->recorded ? s->recorded : "-", na);
+			strftime(day, sizeof(day), "%Y-%m-%d %H:%M UTC", gmtime_r(&t, &tm));
+			if (na - (long long)time(NULL) < 30 * 86400LL)
+				warn("cluster '%s': the client certificate of Secret %s/%s expires on %s: Cluster API has not "
+				     "rotated it yet; idpmake registers it again each run until it has", cl->name,
+				     k->namespace, secret, day);
+		}
 	} else {
 		w.token = kc.token;
 		w.cert = pem_of(kc.cert, &w.ncert);

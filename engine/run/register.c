@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "argo/argocd.h"
 #include "argo/kubectl.h"
@@ -76,6 +77,24 @@ static struct hash repo_key(const struct planner *pl)
 	return hasher_end(h);
 }
 
+/*
+ * credential: kubeconfig: the register row's record is "RESOURCEVERSION
+ * notafter=UNIX" (argocapireg.c), the Secret it read and when the client
+ * certificate it registered expires
+ */
+#define RENEW_DAYS 30
+
+static const char *rec_rv(const char *commit)
+{
+	return commit ? astrndup(commit, strcspn(commit, " ")) : NULL;
+}
+
+static long long rec_not_after(const char *commit)
+{
+	const char *p = commit ? strstr(commit, " notafter=") : NULL;
+	return p ? strtoll(p + 10, NULL, 10) : -1;
+}
+
 void register_decide(struct planner *pl, struct step *s, const struct record *rec)
 {
 	if (!pl->argocd_server) {
@@ -125,6 +144,18 @@ void register_decide(struct planner *pl, struct step *s, const struct record *re
 	}
 	plan_compare(s, rec, s->cluster ? "the cluster's server, name, labels or credential source changed"
 				       : "the repository, the Argo CD server or the credential given changed");
+	if (!s->dirty && s->cluster && s->cluster->create.capi && s->cluster->create.capi->credential == CRED_KUBECONFIG &&
+	    rec_not_after(rec->commit) > 0 && (long long)time(NULL) >= rec_not_after(rec->commit) - RENEW_DAYS * 86400LL) {
+		/* by the local clock, no request: the certificate registered expires within 30 days */
+		time_t t = (time_t)rec_not_after(rec->commit);
+		char day[32];
+		struct tm tm;
+		strftime(day, sizeof(day), "%Y-%m-%d %H:%M UTC", gmtime_r(&t, &tm));
+		s->dirty = 1;
+		s->reason = R_FORCED;
+		s->why = aprintf("the client certificate registered for '%s' expires on %s (%d days or less): "
+				 "registering the kubeconfig Secret's certificate again", s->cluster->name, day, RENEW_DAYS);
+	}
 }
 
 /* a server or repository URL as Argo CD compares them: no trailing '/' (nor ".git" for a repository) */
@@ -173,10 +204,10 @@ void register_refresh(struct planner *pl, struct argocd *a)
 				continue;
 			if (!(rv = kubectl_secret_rv(k->mgmt, k->namespace, aprintf("%s-kubeconfig", s->cluster->name), &err)))
 				warn("--refresh: %s: cannot read the kubeconfig Secret: %s", s->id, err);
-			else if (rec.commit && strcmp(rec.commit, rv) && k->credential == CRED_KUBECONFIG)
+			else if (rec.commit && strcmp(rec_rv(rec.commit), rv) && k->credential == CRED_KUBECONFIG)
 				s->drift = aprintf("drift: the kubeconfig Secret of '%s' was rotated (resourceVersion %s, now %s): "
-						   "registering its new certificate", s->cluster->name, rec.commit, rv);
-			else if (rec.commit && strcmp(rec.commit, rv) && status_verbose())
+						   "registering its new certificate", s->cluster->name, rec_rv(rec.commit), rv);
+			else if (rec.commit && strcmp(rec_rv(rec.commit), rv) && status_verbose())
 				fprintf(stderr, "idpmake: %s: the kubeconfig Secret was rotated; the service account's "
 					"token registered does not change\n", s->id);
 		} else if (s->cluster) {

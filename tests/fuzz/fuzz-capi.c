@@ -10,7 +10,8 @@
  *   else byte 0 even: capi_status_parse (argo/argocapi.c), a Cluster's
  *                manifest as Argo CD's resource API returns it;
  *   else odd:    kubecred_parse (argo/kubecred.c) on the kubeconfig of a
- *                Secret NAME-kubeconfig, with no folder (it may name no file).
+ *                Secret NAME-kubeconfig, with no folder (it may name no file),
+ *                and cert_not_after (base/certtime.c) on its client certificate.
  * The rest of the input is the text, not NUL-terminated.
  *
  * What must hold: no read outside the text; the status's uid is NULL or a
@@ -30,6 +31,8 @@
 #include "argo/argoapi.h"
 #include "argo/argocd.h"
 #include "base/buf.h"
+#include "base/certtime.h"
+#include "base/pem.h"
 #include "base/util.h"
 #include "base/yaml.h"
 #include "distro/capi.h"
@@ -174,8 +177,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct kubecred k;
 		const char *err = NULL;
 		if (kubecred_parse("Secret fuzz/x-kubeconfig", NULL, text, size - 1, NULL, &k, &err) == 0) {
+			size_t n;
+			unsigned char *pem;
 			if (!k.server || (!k.token && !(k.cert && k.key)))
 				abort();
+			/* its notAfter (certtime.c), as credential: kubeconfig records it */
+			if (k.cert && (pem = unbase64(k.cert, &n))) {
+				(void)cert_not_after((const char *)pem, n);
+				free(pem);
+			}
 			kubecred_free(&k);
 		} else if (!err || k.ca || k.cert || k.key || k.token) {
 			abort();

@@ -107,8 +107,8 @@ class ClientCA:
     def run(self, *args):
         subprocess.run(["openssl"] + list(args), check=True, capture_output=True)
 
-    def issue(self, cn, org):
-        """(cert PEM, key PEM, sha256 of the DER certificate) of a new client certificate"""
+    def issue(self, cn, org, days=365):
+        """(cert PEM, key PEM, sha256 of the DER certificate) of a new client certificate, valid for days"""
         d = tempfile.mkdtemp(dir=self.dir)
         try:
             with open(d + "/ext", "w") as f:
@@ -117,7 +117,7 @@ class ClientCA:
             self.run("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj",
                      "/O=%s/CN=%s" % (org, cn), "-keyout", d + "/k", "-out", d + "/csr")
             self.run("x509", "-req", "-in", d + "/csr", "-CA", self.cert, "-CAkey", self.key, "-set_serial",
-                     str(int.from_bytes(os.urandom(8), "big")), "-days", "365", "-extfile", d + "/ext", "-out",
+                     str(int.from_bytes(os.urandom(8), "big")), "-days", str(days), "-extfile", d + "/ext", "-out",
                      d + "/c")
             with open(d + "/c") as f:
                 cert = f.read()
@@ -449,7 +449,7 @@ class Capi:
         ca = base64.b64encode(self.ca_pem).decode()
         cert = ""
         if self.client_ca is not None:
-            s.face.cert = self.client_ca.issue("kubernetes-admin", "system:masters")
+            s.face.cert = self.client_ca.issue("kubernetes-admin", "system:masters", getattr(s, "cert_days", 365))
             cert = "    client-certificate-data: %s\n    client-key-data: %s\n" % (
                 base64.b64encode(s.face.cert[0].encode()).decode(), base64.b64encode(s.face.cert[1].encode()).decode())
         user, ctx = s.name + "-admin", "%s-admin@%s" % (s.name, s.name)
@@ -732,7 +732,7 @@ class Capi:
             return 200, self.state()
         if not isinstance(body, dict):
             return 400, {"error": "a JSON object is needed"}
-        known = {"cluster", "namespace", "fail_provision", "rotate_kubeconfig", "expire_credentials",
+        known = {"cluster", "namespace", "fail_provision", "rotate_kubeconfig", "client_cert_days", "expire_credentials",
                  "delete_out_of_band", "stuck_delete", "unreachable", "providers"}
         if set(body) - known:
             return 400, {"error": "unknown fields: %s" % sorted(set(body) - known)}
@@ -754,6 +754,8 @@ class Capi:
         if body.get("stuck_delete"):
             s.stuck = str(body["stuck_delete"])
             self.event(s, "stuck_delete")
+        if "client_cert_days" in body:    # the next client certificate's validity (a rotation writes one)
+            s.cert_days = int(body["client_cert_days"])
         if body.get("rotate_kubeconfig") and s.face is not None:
             s.face.token = "adm-" + rand(24)
             s.face.expired = False

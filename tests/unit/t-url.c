@@ -4,10 +4,12 @@
  * is a '#' in the password), user info stripped, origins compared, bytes
  * percent-encoded, Argo CD servers turned into base URLs; names.c's check
  * of names from elsewhere; and util.c's term_safe, the escaping of hostile
- * text on its way to a terminal.
+ * text on its way to a terminal; certtime.c's notAfter of a certificate
+ * (UTCTime and GeneralizedTime, made by openssl), and its refusals.
  */
 #include <string.h>
 
+#include "base/certtime.h"
 #include "base/names.h"
 #include "base/url.h"
 #include "base/util.h"
@@ -173,5 +175,54 @@ static void test_term_safe(void)
 	CHECK(term_safe(NULL) == NULL);
 }
 
+/* openssl req -x509 -days 20: notAfter UTCTime 261223184454Z */
+static const char cert_utc[] =
+	"-----BEGIN CERTIFICATE-----\n"
+	"MIIBcTCCARegAwIBAgIUMp/TyMlnuVmIQMUfhglT7jrVt+wwCgYIKoZIzj0EAwIw\n"
+	"DjEMMAoGA1UEAwwDdXRjMB4XDTI2MTIwMzE4NDQ1NFoXDTI2MTIyMzE4NDQ1NFow\n"
+	"DjEMMAoGA1UEAwwDdXRjMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEqZOAacDr\n"
+	"F0/gZXdyf1CZk7fqCBiQT6VYOTjgBcPuJONf7K1Y49yFWFEr1TysY7gH39AKCZXo\n"
+	"l5wT47XSgxsDrKNTMFEwHQYDVR0OBBYEFH1zdWemqq4OC4fFs+2/8hAQpUAzMB8G\n"
+	"A1UdIwQYMBaAFH1zdWemqq4OC4fFs+2/8hAQpUAzMA8GA1UdEwEB/wQFMAMBAf8w\n"
+	"CgYIKoZIzj0EAwIDSAAwRQIhALoBRl67YAb7O0Kw3uk5gqAZNF0F4UtjKswM17Hg\n"
+	"hTL5AiAv+3+oIQSVZapUPmaX+Hu3XF1yUr/6mI2mg4XciV7N1A==\n"
+	"-----END CERTIFICATE-----\n";
+/* -days 11000: notAfter GeneralizedTime 20570114184454Z */
+static const char cert_gen[] =
+	"-----BEGIN CERTIFICATE-----\n"
+	"MIIBczCCARmgAwIBAgIUKfoiGwR4S2XMAXYRL8Zr52F0chswCgYIKoZIzj0EAwIw\n"
+	"DjEMMAoGA1UEAwwDZ2VuMCAXDTI2MTIwMzE4NDQ1NFoYDzIwNTcwMTE0MTg0NDU0\n"
+	"WjAOMQwwCgYDVQQDDANnZW4wWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAATVyj8p\n"
+	"A79kWxTv6SZZ6H23xQqZ8WNDCXkZC/RgFlikdfn93x9sx8j/BS5TcLO65GV5xpvt\n"
+	"nQejDwB+TZRzLOdVo1MwUTAdBgNVHQ4EFgQU0Ezyuc7nK4FeJUF0Xa9IpkS88cUw\n"
+	"HwYDVR0jBBgwFoAU0Ezyuc7nK4FeJUF0Xa9IpkS88cUwDwYDVR0TAQH/BAUwAwEB\n"
+	"/zAKBggqhkjOPQQDAgNIADBFAiBjhbGmJqzazHWcn1NKH3lUHpVRHNFk4qfeMs8u\n"
+	"hTiOKwIhAKAwdsre9+PxdpDQtOl3e0Olg93SDqaT+xh+n3xXKmk6\n"
+	"-----END CERTIFICATE-----\n";
+
+static void test_certtime(void)
+{
+	char *t;
+	size_t n = strlen(cert_utc);
+
+	CHECK(cert_not_after(cert_utc, n) == 1798051494LL);	/* date -d 'Dec 23 18:44:54 2026 GMT' +%s */
+	CHECK(cert_not_after(cert_gen, strlen(cert_gen)) == 2746723494LL);
+	/* text around the block, as a bundle has it; the first certificate counts */
+	t = xstrdup(aprintf("subject=CN=utc\n%s%s", cert_utc, cert_gen));
+	CHECK(cert_not_after(t, strlen(t)) == 1798051494LL);
+	free(t);
+	/* every cut of the text short of its last newline is refused, and read within it (ASan watches) */
+	for (size_t k = 0; k < n - 1; k++) {
+		t = xmalloc(k + 1);
+		memcpy(t, cert_utc, k);
+		t[k] = 0;
+		CHECK(cert_not_after(t, k) == -1);
+		free(t);
+	}
+	CHECK(cert_not_after("", 0) == -1);
+	CHECK(cert_not_after("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", 58) == -1);
+	CHECK(cert_not_after("-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n", 58) == -1);
+}
+
 TEST_MAIN(test_parse, test_masked, test_strip, test_origin, test_escape, test_base, test_userinfo, test_names,
-	  test_term_safe)
+	  test_term_safe, test_certtime)
