@@ -412,17 +412,20 @@ static int capi_register(struct call *c, struct step *s, const char **err)
 		json_object_set_new(tls, "certData", json_string(kc.cert));
 		json_object_set_new(tls, "keyData", json_string(kc.key));
 		w.cert = pem_of(kc.cert, &w.ncert);
-		if ((na = w.cert ? cert_not_after(w.cert, w.ncert) : -1) > 0) {
-			/* when it expires: register.c registers again 30 days before, by the local clock */
+		na = w.cert ? cert_not_after(w.cert, w.ncert) : -1;
+		s->recorded = aprintf("%s notafter=%lld", s->recorded ? s->recorded : "-", na > 0 ? na : -1LL);
+		if (na <= 0) {
+			warn("cluster '%s': the client certificate of Secret %s/%s cannot be read for its notAfter: it is "
+			     "not registered again before it expires", cl->name, k->namespace, secret);
+		} else if (na - (long long)time(NULL) < 30 * 86400LL) {
+			/* register.c registers again from 30 days before, once the Secret is rotated */
 			time_t t = (time_t)na;
 			char day[32];
 			struct tm tm;
-			s->recorded = aprintf("%s notafter=%lld", s->recorded ? s->recorded : "-", na);
 			strftime(day, sizeof(day), "%Y-%m-%d %H:%M UTC", gmtime_r(&t, &tm));
-			if (na - (long long)time(NULL) < 30 * 86400LL)
-				warn("cluster '%s': the client certificate of Secret %s/%s expires on %s: Cluster API has not "
-				     "rotated it yet; idpmake registers it again each run until it has", cl->name,
-				     k->namespace, secret, day);
+			warn("cluster '%s': the client certificate of Secret %s/%s %s on %s: Cluster API has not rotated "
+			     "it yet; idpmake registers it again once it has", cl->name, k->namespace, secret,
+			     na <= (long long)time(NULL) ? "expired" : "expires", day);
 		}
 	} else {
 		w.token = kc.token;

@@ -55,5 +55,11 @@ struct planner;
  * by lazycache_add, 1; else 0.
  */
 int lazycache_held(struct planner *pl, const struct step *s, struct hash output);
+/*
+ * The folder gitpath at commit (40 hex) of the clone, as a bundle written
+ * to the cache whatever output it has: 1 and *h its output; 0 when the
+ * commit has no such folder (*h zero); -1 when it cannot be read.
+ */
+int lazycache_folder(const char *statedir, const char *commit, const char *gitpath, struct hash *h);
 
 #endif

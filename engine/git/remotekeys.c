@@ -253,6 +253,7 @@ static struct {
 	git_commit *tip;
 	git_tree *root;
 	char tipid[41];
+	int read;		/* the remote was read: tipid its tip, or empty for a remote with none */
 	struct parent at_tip, at_rev;	/* remotekeys_folder_at's, one Application after another */
 } rk;
 
@@ -469,17 +470,20 @@ int remotekeys_renders(struct planner *pl)
 	rk.open = 1;	/* clone_close after any answer */
 	switch (clone_open(&rk.g, &rk.o, 1)) {
 	case 1:
+		rk.read = 1;
 		return 0;	/* the embedded default remote, not created yet */
 	case -1:
 		return -1;
 	}
 	if (remote_fetch(&rk.g, &tip, &have) < 0)
 		return -1;
+	rk.read = !have;	/* a tip: read once it is looked up */
 	if (!have || git_commit_lookup(&rk.tip, rk.g.repo, &tip) < 0 || git_commit_tree(&rk.root, rk.tip) < 0) {
 		git_error_clear();
 		return 0;
 	}
 	git_oid_tostr(rk.tipid, sizeof(rk.tipid), &tip);
+	rk.read = 1;
 	if (read_index(&rk.g, rk.root, &v, &n) < 0)
 		return -1;
 	if (!n)
@@ -551,6 +555,11 @@ int remotekeys_proving(const struct step *r)
 const char *remotekeys_tip(void)
 {
 	return rk.tipid;
+}
+
+int remotekeys_read(void)
+{
+	return rk.read;
 }
 
 int remotekeys_folder_at(const char *rev, const char *folder)

@@ -76,6 +76,8 @@ int remotekeys_sync(struct planner *pl, struct step *s, const struct record *rec
 int remotekeys_proving(const struct step *r);
 /* the tip's commit id (40 hex) */
 const char *remotekeys_tip(void);
+/* was the remote read by remotekeys_renders (its tip, or a remote with no commit)? */
+int remotekeys_read(void);
 /* is rev (40 hex) a commit of the clone whose folder is the tip's folder? */
 int remotekeys_folder_at(const char *rev, const char *folder);
 /* the run's end: close what reconstruction kept open */

@@ -67,7 +67,8 @@ struct step {
 	int behind;			/* render of a cloned cluster held at its last render (fleet.md) */
 	int capi_class;			/* render of a class package on its management cluster (capiclass.h) */
 	const char *class_keep;		/* ... the classes its synced Clusters name, space-separated (classplan.c) */
-	struct hash class_from;		/* ... the output that holds its earlier revisions (classplan.c) */
+	struct hash class_from;		/* ... the output that holds its earlier revisions (classplan.c), */
+	int class_from_known;		/* ... when known (zero: an empty folder) */
 	int unproven;			/* render: its folder's recorded output never read (plan.c): 1;
 					 * read and equal 0, read and not 2 */
 	struct step *same;		/* render: first dirty render of equal key (share.c), or NULL */

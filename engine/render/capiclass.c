@@ -213,50 +213,110 @@ static int on_top(const struct objects *o, const char *name)
  * render's classes that the last output does not hold is an error: it is
  * never dropped (the class's sync prunes).  0, or -1 with *err.
  */
+struct names {
+	const char **v;
+	size_t n;
+};
+
+static void names_add(struct names *l, const char *s)
+{
+	l->v = agrow(l->v, l->n, sizeof(*l->v));
+	l->v[l->n++] = s;
+}
+
+/* copy the folder of revision rev (8 hex) of b into o, once: 1 if b has it, else 0 */
+static int copy_revision(struct objects *o, const struct bundle *b, const char *rev, struct names *copied)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < copied->n; i++)
+		if (!strcmp(copied->v[i], rev))
+			return 1;
+	for (size_t i = 0; i < b->n; i++) {
+		const char *e = b->v[i].name, *slash = strchr(e, '/');
+		if (slash && slash - e == 8 && !strncmp(e, rev, 8)) {
+			objects_add_file(o, e, b->v[i].data, b->v[i].len);
+			found = 1;
+		}
+	}
+	if (found)
+		names_add(copied, rev);
+	return found;
+}
+
+/* a class from before revisions (the top of the folder): its files that this render no longer has there, once */
+static void copy_legacy(struct objects *o, const struct bundle *b, int *done)
+{
+	if ((*done)++)
+		return;
+	for (size_t i = 0; i < b->n; i++)
+		if (!strchr(b->v[i].name, '/') && !on_top(o, b->v[i].name))
+			objects_add_file(o, b->v[i].name, b->v[i].data, b->v[i].len);
+}
+
+static int legacy_class(const struct bundle *b, const char *name)
+{
+	const char *file = aprintf("clusterclass.%s.yaml", lowered(name));
+
+	for (size_t i = 0; i < b->n; i++)
+		if (!strcmp(b->v[i].name, file))
+			return 1;
+	return 0;
+}
+
+/*
+ * The earlier revisions that the synced Clusters may name (s->class_keep),
+ * from what the folder held (s->class_from): a revision NAME-<h8>'s folder
+ * <h8>/, each once; a class named without one (the layout before
+ * revisions, or a name that only looks like one) the top-level files this
+ * render no longer has there.  CAPI_KEEP_ALL keeps all of them.  A class
+ * of this render's that a Cluster names and the folder did not hold, or a
+ * folder not known at all, is an error: never dropped.  0, or -1 with *err.
+ */
 static int keep_earlier(const char *statedir, const struct step *s, struct objects *o, const struct revise *r,
 			size_t nclass, const char *h8, const char **err)
 {
 	struct bundle b = { 0 };
+	struct names copied = { 0 };
 	const char *p = s->class_keep, *missing = NULL;
 	int legacy = 0;
 
 	if (!p || !*p)
 		return 0;
+	if (!s->class_from_known) {
+		*err = aprintf("the state has no record of what the folder of class package '%s' holds, and the GitOps "
+			       "repository was not read: not rendered, so that no revision a Cluster names is dropped",
+			       s->pkg->name);
+		return -1;
+	}
 	if (!hash_zero(s->class_from) && bundle_read(bundle_path(statedir, s->class_from), &b) < 0) {
 		*err = aprintf("cannot read the last render of class package '%s', which holds the revisions its "
 			       "Clusters name", s->pkg->name);
 		return -1;
 	}
+	names_add(&copied, h8);	/* the current one is this render's */
 	if (!strcmp(p, CAPI_KEEP_ALL)) {
-		/* what the Clusters name is not known (a state without their rows): every revision stays */
+		/* what the Clusters name is not known (a state without their rows): everything stays */
 		for (size_t i = 0; i < b.n; i++) {
 			const char *e = b.v[i].name, *slash = strchr(e, '/');
-			if (slash && slash - e == 8 && strncmp(e, h8, 8))
-				objects_add_file(o, e, b.v[i].data, b.v[i].len);
+			if (slash && slash - e == 8)
+				copy_revision(o, &b, astrndup(e, 8), &copied);
 		}
+		copy_legacy(o, &b, &legacy);
 		p = "";
 	}
 	while (*p) {
-		size_t n = strcspn(p, " "), found = 0;
+		size_t n = strcspn(p, " ");
 		const char *name = astrndup(p, n), *rev = capi_class_revision_of(name);
 		const char *base = rev ? astrndup(name, strlen(name) - 9) : name;
+		int found;
 		p += n + (p[n] == ' ');
-		if (rev && !strcmp(rev, h8))
-			continue;	/* the current one */
-		for (size_t i = 0; i < b.n; i++) {
-			const char *e = b.v[i].name, *slash = strchr(e, '/');
-			if (rev ? slash && (size_t)(slash - e) == 8 && !strncmp(e, rev, 8) :
-			    !slash && !strcmp(e, aprintf("clusterclass.%s.yaml", lowered(name))))
-				found++;
-			if (rev && found && slash && !strncmp(e, rev, 8) && (size_t)(slash - e) == 8)
-				objects_add_file(o, e, b.v[i].data, b.v[i].len);
+		found = rev && copy_revision(o, &b, rev, &copied);
+		if (!found && legacy_class(&b, name)) {
+			copy_legacy(o, &b, &legacy);
+			found = 1;
 		}
-		if (!rev && found && !legacy++)
-			/* a Cluster of before revisions: its class and templates where they were */
-			for (size_t i = 0; i < b.n; i++)
-				if (!strchr(b.v[i].name, '/') && !on_top(o, b.v[i].name))
-					objects_add_file(o, b.v[i].name, b.v[i].data, b.v[i].len);
-		if (!found && a_class(r, nclass, base) && !missing)
+		if (!found && (a_class(r, nclass, base) || a_class(r, nclass, name)) && !missing)
 			missing = name;
 	}
 	bundle_free(&b);

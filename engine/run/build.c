@@ -67,6 +67,7 @@ struct job {
 	struct hash output;
 	const char *err;
 	const char *note;		/* provision: the Cluster's uid */
+	const char *refused;		/* fails at once with this, running nothing */
 	int waits;			/* counted among the waits, not the -j jobs */
 	double started;
 };
@@ -206,7 +207,10 @@ static void run_job(struct job *j)
 		j->rc = tlscert_run(pl, s, &j->output, &j->err);
 		break;
 	case STEP_SYNC:
-		if (s->pkg->deploy_kubectl) {
+		if (j->refused) {
+			j->rc = -1;
+			j->err = j->refused;
+		} else if (s->pkg->deploy_kubectl) {
 			/* deploy: kubectl (kubectl.c) */
 			struct step *r = render_of(s);
 			j->rc = kubectl_apply(s, unpack(pl->statedir, s, r ? r->output : (struct hash){ 0, 0 }), &j->err);
@@ -580,10 +584,10 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 				 * killed now leaves what --prune must never take for a plain Application (capiprune.c) */
 				state_step_failed(pl->st, aprintf("%s:provision", s->pkg->capi_of->name),
 						  "its Cluster was being synced", 0);
-			if (s->kind == STEP_SYNC && classplan_cluster_sync(pl, s, 0) < 0)
-				/* what it may leave live is kept by its class package (classplan.c) */
-				warn("%s: the state cannot record the class revision it syncs", s->id);
 			j = xcalloc(1, sizeof(*j));
+			if (s->kind == STEP_SYNC && classplan_cluster_sync(pl, s, 0) < 0)
+				/* what it may leave live is kept by its class package only once recorded (classplan.c) */
+				j->refused = "the state cannot record the class revision this Cluster will name: not synced";
 			j->s = s;
 			s->state = S_RUNNING;
 			rollout_started(s);

@@ -219,11 +219,18 @@ int capi_prune(struct ctx *c, struct argocd *a)
 		}
 		if (!v[i].app) {
 			/* no record of the Application that holds its Cluster (a run killed while it synced): ask */
+			size_t nids;
+			const char **ids, *tail = aprintf("/cluster-%s:class", name);
 			if ((err = cluster_still_there(c, name, NULL, NULL))) {
 				error("--prune: cluster '%s': %s", name, err);
 				failed++;
 				continue;
 			}
+			/* and the class revision that first sync recorded (classplan.c) goes with it */
+			ids = state_step_ids(c->st, &nids);
+			for (size_t k = 0; k < nids; k++)
+				if (strlen(ids[k]) > strlen(tail) && !strcmp(ids[k] + strlen(ids[k]) - strlen(tail), tail))
+					state_forget(c->st, ids[k]);
 		} else {
 			int d = argocd_capi_destroy(a, v[i].app, name,
 						    (int)delete_timeout(state_step(c->st, aprintf("%s:provision", name)).commit),

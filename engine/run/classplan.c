@@ -26,6 +26,7 @@
 #include "base/util.h"
 #include "distro/capi.h"
 #include "git/lazycache.h"
+#include "git/remotekeys.h"
 #include "render/bundle.h"
 #include "render/capicheck.h"
 #include "render/capiclass.h"
@@ -71,14 +72,13 @@ static const char *synced_class(struct planner *pl, const char *mgmt, const char
 static const char *class_keep(struct planner *pl, const struct step *s)
 {
 	const struct distro *d = pl->g->d;
-	const char *prefix = aprintf("%s/cluster-", s->cluster->name), **v;
-	size_t n = 0, cap = 8;
+	const char *prefix = aprintf("%s/cluster-", s->cluster->name), **v = NULL;
+	size_t n = 0;
 	struct buf b = BUF_INIT;
 	const char *ret;
 	int unknown = 0;
 
 	class_ids(pl);
-	v = amalloc(cap * sizeof(*v));
 	for (size_t i = 0; i < pl->nclass_ids + d->nclusters; i++) {
 		const char *row = NULL;
 		if (i < pl->nclass_ids) {
@@ -89,6 +89,13 @@ static const char *class_keep(struct planner *pl, const struct step *s)
 				continue;
 			r = state_step(pl->st, id);
 			row = r.have ? r.commit : NULL;
+			if (row && *row == '@') {
+				/* "@PKG CLASS...": another class package's Clusters are not this one's */
+				size_t len = strcspn(row + 1, " ");
+				if (len != strlen(s->pkg->name) || strncmp(row + 1, s->pkg->name, len))
+					continue;
+				row += 1 + len;
+			}
 		} else {
 			/* a Cluster of this class synced before the rows existed */
 			const struct cluster *c = &d->clusters[i - pl->nclass_ids];
@@ -101,10 +108,11 @@ static const char *class_keep(struct planner *pl, const struct step *s)
 				unknown = 1;	/* not synced here yet, or a state that lost it: keep them all */
 		}
 		while (row && *row) {
-			size_t len = strcspn(row, " ");
+			size_t len;
+			row += strspn(row, " ");
+			len = strcspn(row, " ");
 			if (len) {
-				if (n + 1 >= cap)
-					v = agrow(v, cap, sizeof(*v)), cap *= 2;
+				v = agrow(v, n, sizeof(*v));
 				v[n++] = astrndup(row, len);
 			}
 			row += len + (row[len] == ' ');
@@ -112,7 +120,8 @@ static const char *class_keep(struct planner *pl, const struct step *s)
 	}
 	if (unknown)
 		return CAPI_KEEP_ALL;
-	qsort(v, n, sizeof(*v), strptrcmp);
+	if (n)
+		qsort(v, n, sizeof(*v), strptrcmp);
 	for (size_t i = 0; i < n; i++)
 		if (!i || strcmp(v[i], v[i - 1]))
 			buf_addf(&b, "%s%s", b.len ? " " : "", v[i]);
@@ -158,8 +167,30 @@ void classplan_from(struct planner *pl, struct step *s, const struct record *rec
 		return;
 	/* the earlier revisions come from its last output, else (forgotten) from what its folder holds */
 	s->class_from = rec->have ? rec->output : (struct hash){ 0, 0 };
-	if (hash_zero(s->class_from) && state_pushed(pl->st, pushed_key(pl, s->gitpath), &pu) == 1)
+	s->class_from_known = !hash_zero(s->class_from);
+	if (!s->class_from_known && state_pushed(pl->st, pushed_key(pl, s->gitpath), &pu) == 1) {
 		s->class_from = pu.output;
+		s->class_from_known = 1;
+	}
+}
+
+void classplan_sources(struct planner *pl)
+{
+	const char *tip = remotekeys_tip();
+
+	for (size_t i = 0; i < pl->g->nsteps; i++) {
+		struct step *s = pl->g->steps[i];
+		struct hash h;
+		if (s->kind != STEP_RENDER || !s->capi_class || !s->selected || !s->dirty || s->class_from_known)
+			continue;
+		/* a state without its render (rebuilt, its key changed): what the remote's folder holds */
+		if (tip && *tip && lazycache_folder(pl->statedir, tip, s->gitpath, &h) >= 0) {
+			s->class_from = h;
+			s->class_from_known = 1;
+		} else if (remotekeys_read() && !(tip && *tip)) {
+			s->class_from_known = 1;	/* a remote with no commit: no folder, nothing live from it */
+		}
+	}
 }
 
 int classplan_stale(struct planner *pl, struct step *s, const struct record *rec)
@@ -190,17 +221,20 @@ int classplan_cluster_sync(struct planner *pl, const struct step *sync, int done
 	const char *id = aprintf("%s/%s:class", sync->cluster->name, sync->pkg->name), *now, *before, *row;
 	struct record rec;
 
-	if (!r || !sync->pkg->capi_of || !sync->pkg->capi_of->create.capi->class_pkg ||
-	    !(now = capi_cluster_class(pl->statedir, r->output)))
+	const char *pkg = sync->pkg->capi_of ? sync->pkg->capi_of->create.capi->class_pkg : NULL;
+
+	if (!r || !pkg || !(now = capi_cluster_class(pl->statedir, r->output)))
 		return 0;
 	rec = state_step(pl->st, id);
 	before = rec.have && rec.commit ? rec.commit : synced_class(pl, sync->cluster->name, sync->pkg->name + 8);
-	if (done)
-		row = now;
-	else if (before && *before && strcmp(before, now))
-		row = aprintf("%s %s", before, now);
+	if (before && *before == '@')
+		before += 1 + strcspn(before + 1, " ");	/* its package: this Cluster's class package now */
+	if (before)
+		before += strspn(before, " ");
+	if (done || !before || !*before || !strcmp(before, now))
+		row = aprintf("@%s %s", pkg, now);
 	else
-		row = now;
+		row = aprintf("@%s %s %s", pkg, before, now);
 	if (rec.have && rec.commit && !strcmp(rec.commit, row))
 		return 0;
 	return state_step_ok(pl->st, id, (struct hash){ 0, 0 }, (struct hash){ 0, 0 }, NULL, row, 0) < 0 ? -1 : 0;

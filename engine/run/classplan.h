@@ -25,6 +25,12 @@ int classplan_stale(struct planner *pl, struct step *s, const struct record *rec
 /* s, a class render: where its earlier revisions come from (s->class_from): its last output, else its folder's */
 void classplan_from(struct planner *pl, struct step *s, const struct record *rec);
 /*
+ * once the remote's tip is read (remotekeys.c): a class render that runs
+ * with no record of what its folder holds reads it there; one that still
+ * has none refuses to drop what a Cluster may name (capiclass.c)
+ */
+void classplan_sources(struct planner *pl);
+/*
  * The sync of Cluster render r (MGMT/cluster-NAME) starts: its row
  * MGMT/cluster-NAME:class names the class of the render and the one it
  * named before, so that both are kept whatever the sync leaves on the

@@ -422,6 +422,7 @@ int plan_renders(struct planner *pl)
 	/* an empty or lost state: what the GitOps repository proves done is not rendered again */
 	if (!ret && pl->reconstruct && !pl->dry_run && remotekeys_renders(pl) < 0)
 		warn("cannot read what the GitOps repository holds (%s): rendering", REMOTEKEYS_PATH);
+	classplan_sources(pl);
 	free(seen.v);
 	hold_clones(pl);
 	share_group(pl->g);

@@ -95,6 +95,49 @@ static long long rec_not_after(const char *commit)
 	return p ? strtoll(p + 10, NULL, 10) : -1;
 }
 
+/*
+ * credential: kubeconfig, up to date: from 30 days before the notAfter of
+ * the certificate it registered (by the local clock), it reads the
+ * Secret's resourceVersion (kubectl, no request to Argo CD) and registers
+ * again once Cluster API has rotated it; until then it says so.  A record
+ * from before notAfter was recorded registers once, to record it.
+ */
+static void renew(struct step *s, const struct record *rec)
+{
+	const struct capi *k = s->cluster->create.capi;
+	long long na = rec_not_after(rec->commit), now = (long long)time(NULL);
+	const char *rv, *err = NULL;
+	time_t t = (time_t)na;
+	char day[32];
+	struct tm tm;
+
+	if (!rec->commit || !strstr(rec->commit, " notafter=")) {
+		s->dirty = 1;
+		s->reason = R_FORCED;
+		s->why = "the notAfter of the client certificate registered is not recorded (an earlier idpmake "
+			 "registered it): registering it again";
+		return;
+	}
+	if (na <= 0 || now < na - RENEW_DAYS * 86400LL)
+		return;
+	strftime(day, sizeof(day), "%Y-%m-%d %H:%M UTC", gmtime_r(&t, &tm));
+	if (!(rv = kubectl_secret_rv(k->mgmt, k->namespace, aprintf("%s-kubeconfig", s->cluster->name), &err))) {
+		warn("%s: the client certificate registered %s on %s, and the kubeconfig Secret cannot be read: %s",
+		     s->id, now >= na ? "expired" : "expires", day, err);
+		return;
+	}
+	if (!strcmp(rv, rec_rv(rec->commit))) {
+		warn("%s: the client certificate registered %s on %s, and Cluster API has not rotated the kubeconfig "
+		     "Secret yet", s->id, now >= na ? "expired" : "expires", day);
+		return;
+	}
+	s->dirty = 1;
+	s->reason = R_FORCED;
+	s->why = aprintf("the client certificate registered for '%s' %s on %s (%d days or less) and the kubeconfig "
+			 "Secret was rotated: registering its new certificate", s->cluster->name,
+			 now >= na ? "expired" : "expires", day, RENEW_DAYS);
+}
+
 void register_decide(struct planner *pl, struct step *s, const struct record *rec)
 {
 	if (!pl->argocd_server) {
@@ -144,18 +187,8 @@ void register_decide(struct planner *pl, struct step *s, const struct record *re
 	}
 	plan_compare(s, rec, s->cluster ? "the cluster's server, name, labels or credential source changed"
 				       : "the repository, the Argo CD server or the credential given changed");
-	if (!s->dirty && s->cluster && s->cluster->create.capi && s->cluster->create.capi->credential == CRED_KUBECONFIG &&
-	    rec_not_after(rec->commit) > 0 && (long long)time(NULL) >= rec_not_after(rec->commit) - RENEW_DAYS * 86400LL) {
-		/* by the local clock, no request: the certificate registered expires within 30 days */
-		time_t t = (time_t)rec_not_after(rec->commit);
-		char day[32];
-		struct tm tm;
-		strftime(day, sizeof(day), "%Y-%m-%d %H:%M UTC", gmtime_r(&t, &tm));
-		s->dirty = 1;
-		s->reason = R_FORCED;
-		s->why = aprintf("the client certificate registered for '%s' expires on %s (%d days or less): "
-				 "registering the kubeconfig Secret's certificate again", s->cluster->name, day, RENEW_DAYS);
-	}
+	if (!s->dirty && s->cluster && s->cluster->create.capi && s->cluster->create.capi->credential == CRED_KUBECONFIG)
+		renew(s, rec);
 }
 
 /* a server or repository URL as Argo CD compares them: no trailing '/' (nor ".git" for a repository) */
@@ -204,7 +237,8 @@ void register_refresh(struct planner *pl, struct argocd *a)
 				continue;
 			if (!(rv = kubectl_secret_rv(k->mgmt, k->namespace, aprintf("%s-kubeconfig", s->cluster->name), &err)))
 				warn("--refresh: %s: cannot read the kubeconfig Secret: %s", s->id, err);
-			else if (rec.commit && strcmp(rec_rv(rec.commit), rv) && k->credential == CRED_KUBECONFIG)
+			else if (rec.commit && strcmp(rec_rv(rec.commit), "-") && strcmp(rec_rv(rec.commit), rv) &&
+				 k->credential == CRED_KUBECONFIG)
 				s->drift = aprintf("drift: the kubeconfig Secret of '%s' was rotated (resourceVersion %s, now %s): "
 						   "registering its new certificate", s->cluster->name, rec_rv(rec.commit), rv);
 			else if (rec.commit && strcmp(rec_rv(rec.commit), rv) && status_verbose())

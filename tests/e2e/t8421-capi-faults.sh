@@ -73,16 +73,22 @@ t_report $? "k1 is registered with the Secret's certData/keyData, never a bearer
 python3 -c 'import json, sys
 sys.exit(not any(e["method"] == "POST" and e["path"] == "/api/v1/applications/k1-podinfo/sync" for e in json.load(open(sys.argv[1]))))' "$T/k1.json"
 t_report $? "k1's packages synced through that registration"
-# its client certificate near its NotAfter: registered again 30 days before it, by the local clock
+# its client certificate near its NotAfter: from 30 days before it (by the local clock), registered again once
+# Cluster API has rotated the Secret
 kemu_post capi '{"cluster": "k1", "namespace": "fleet", "client_cert_days": 20, "rotate_kubeconfig": true}'
 t_ok "up --refresh registers k1's rotated certificate (20 days left)" idpmake up --refresh
 save k1-20d
 t_grep "saying that Cluster API has not rotated it yet" "cluster 'k1': the client certificate of Secret fleet/k1-kubeconfig expires on 20[0-9-]* [0-9:]* UTC: Cluster API has not rotated it yet" "$OUTPUT"
-t_ok "plan" idpmake plan
-t_grep "plan: k1:register runs, the NotAfter within 30 days" "k1:register.*expires on 20[0-9-]* [0-9:]* UTC \(30 days or less\)" "$OUTPUT"
-kemu_post capi '{"cluster": "k1", "namespace": "fleet", "client_cert_days": 365, "rotate_kubeconfig": true}'
 n=$(nargo)
-t_ok "plain up, once Cluster API has rotated it" idpmake up
+t_ok "plain up, the Secret not rotated since" idpmake up
+save k1-wait
+t_grep "says the certificate expires and the Secret is not rotated" "k1:register: the client certificate registered expires on 20[0-9-]* [0-9:]* UTC, and Cluster API has not rotated the kubeconfig Secret yet" "$OUTPUT"
+t_nogrep "and registers nothing (the same certificate)" '^POST /api/v1/clusters' <(since "$n")
+kemu_post capi '{"cluster": "k1", "namespace": "fleet", "client_cert_days": 365, "rotate_kubeconfig": true}'
+t_ok "plan, once Cluster API has rotated it" idpmake plan
+t_grep "plan: k1:register runs, the notAfter within 30 days and the Secret rotated" "k1:register.*expires on 20[0-9-]* [0-9:]* UTC \(30 days or less\) and the kubeconfig Secret was rotated" "$OUTPUT"
+n=$(nargo)
+t_ok "plain up (no --refresh)" idpmake up
 save k1-renew
 since_json "$n" "$T/k1.json"
 python3 - "$T/k1.json" "$(kget get secret -n fleet k1-kubeconfig -o jsonpath='{.data.value}' | base64 -d |
@@ -97,6 +103,7 @@ t_report $? "registers k1 again, with the Secret's new certificate" "$T/why"
 n=$(nargo)
 t_ok "then up" idpmake up
 t_nogrep "is a no-op for k1 (its certificate has 365 days)" '^POST /api/v1/clusters' <(since "$n")
+t_nogrep "with nothing to say of it" 'k1.*(expires|expired)' "$OUTPUT"
 
 # ---- 4. deleted out of band --------------------------------------------------
 remember_secrets

@@ -11,7 +11,9 @@
 #   fresh   a state folder lost while us-1 lags: a created cluster whose row
 #           is not known keeps every revision the folder holds;
 #   row     a Cluster synced before the rows existed (its row forgotten):
-#           its revision is read from its sync's recorded render.
+#           its revision is read from its sync's recorded render;
+#   two     two ClusterClasses in the package, one for each Cluster: one
+#           revision of both, its folder kept once.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -107,4 +109,28 @@ fail_us1
 t_exit 1 "up, us-1 still failing" idpmake up
 t_eq "its revision, read from its sync's render, stays" "$(both "$h4" "$h5")" "$(revs)"
 emu_reset
+t_ok "up, us-1's sync let through" idpmake up
+
+# ---- two classes in the package, one a Cluster -------------------------------------
+python3 - packages/capi-classes/quick-start.yaml <<'ZZPY3'
+import sys
+s = open(sys.argv[1]).read()
+cc = s[s.index("apiVersion: cluster.x-k8s.io/v1beta2\nkind: ClusterClass"):s.index("---")]
+open(sys.argv[1], "w").write(s + "---\n" + cc.replace("name: quick-start\n", "name: quick-start-b\n", 1))
+ZZPY3
+sed -i '/^  us-1:/,/^  [a-z]/ s/name: quick-start}/name: quick-start-b}/' distro.yaml
+t_ok "us-1 moves to a second class of the package" idpmake up
+h6=$(rev_of eu-1)
+t_eq "quick-start-b at the package's revision" "quick-start-b-$h6" \
+	"$(kget get clusters.cluster.x-k8s.io -n fleet us-1 -o jsonpath='{.spec.topology.classRef.name}')"
+bump v1.33.6
+fail_us1
+t_exit 1 "a class change; us-1's sync fails" idpmake up
+h7=$(rev_of eu-1)
+emu_reset
+t_ok "up: each revision's folder copied once, whichever classes of it the Clusters name" idpmake up
+t_eq "us-1 on quick-start-b's new revision" "quick-start-b-$h7" \
+	"$(kget get clusters.cluster.x-k8s.io -n fleet us-1 -o jsonpath='{.spec.topology.classRef.name}')"
+t_ok "the next up" idpmake up
+t_eq "leaves the one revision both name" "$h7 " "$(revs)"
 t_done

@@ -183,7 +183,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			/* its notAfter (certtime.c), as credential: kubeconfig records it */
 			if (k.cert && (pem = unbase64(k.cert, &n))) {
-				(void)cert_not_after((const char *)pem, n);
+				long long t = cert_not_after((const char *)pem, n);
+				if (t < -1 || t > 253402300799LL)	/* 9999-12-31T23:59:59Z, GeneralizedTime's last */
+					abort();
 				free(pem);
 			}
 			kubecred_free(&k);
