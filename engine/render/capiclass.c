@@ -273,8 +273,8 @@ static int legacy_class(const struct bundle *b, const char *name)
  * of this render's that a Cluster names and the folder did not hold, or a
  * folder not known at all, is an error: never dropped.  0, or -1 with *err.
  */
-static int keep_earlier(const char *statedir, const struct step *s, struct objects *o, const struct revise *r,
-			size_t nclass, const char *h8, const char **err)
+static int keep_earlier(const char *statedir, int readonly, const struct step *s, struct objects *o,
+			const struct revise *r, size_t nclass, const char *h8, const char **err)
 {
 	struct bundle b = { 0 };
 	struct names copied = { 0 };
@@ -283,6 +283,8 @@ static int keep_earlier(const char *statedir, const struct step *s, struct objec
 
 	if (!p || !*p)
 		return 0;
+	if (!s->class_from_known && readonly)
+		return 0;	/* validate, plan: nothing is pushed from here */
 	if (!s->class_from_known) {
 		*err = aprintf("the state has no record of what the folder of class package '%s' holds, and the GitOps "
 			       "repository was not read: not rendered, so that no revision a Cluster names is dropped",
@@ -329,7 +331,7 @@ static int keep_earlier(const char *statedir, const struct step *s, struct objec
 	return 0;
 }
 
-int capi_class_revise(const char *statedir, const struct step *s, struct objects *o, const char **err)
+int capi_class_revise(const char *statedir, int readonly, const struct step *s, struct objects *o, const char **err)
 {
 	struct revise r = { .p = o->pool, .o = o };
 	struct hasher *h;
@@ -426,7 +428,7 @@ int capi_class_revise(const char *statedir, const struct step *s, struct objects
 		for (size_t k = 0; k < r.n; k++)
 			if (!strcmp(r.v[k].kind, "ClusterClass") && !strncmp(yget(r.v[k].doc, "apiVersion")->s, "cluster.x-k8s.io/", 17))
 				cl.v[nc++] = r.v[k];
-		return keep_earlier(statedir, s, o, &cl, nc, h8, err);
+		return keep_earlier(statedir, readonly, s, o, &cl, nc, h8, err);
 	}
 }
 

@@ -19,10 +19,11 @@ struct bundle;
  * s renders a class package on its management cluster (s->capi_class): its
  * ClusterClasses and the templates they name become this render's revision
  * (renamed NAME-<h8>, under <h8>/, CAPI_REVISION_FILE naming it), beside the
- * earlier revisions that s->class_keep names, copied from the render's last
- * output.  0, or -1 with *err.
+ * earlier revisions that s->class_keep names, copied from what its folder
+ * held (s->class_from; readonly: a render nothing pushes, which renders
+ * without them when that is not known).  0, or -1 with *err.
  */
-int capi_class_revise(const char *statedir, const struct step *s, struct objects *o, const char **err);
+int capi_class_revise(const char *statedir, int readonly, const struct step *s, struct objects *o, const char **err);
 /* the class a Cluster render's output names (classRef.name, or v1beta1's class; arena), or NULL */
 const char *capi_cluster_class(const char *statedir, struct hash output);
 

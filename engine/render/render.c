@@ -299,7 +299,7 @@ static int render_all(const struct render_ctx *rc, struct step *s, struct object
 		return 0;	/* a refused object said why; naming them says so */
 	if (capi_spec_done(s, o->capi_cluster, err) < 0)
 		return -1;
-	return s->capi_class ? capi_class_revise(rc->statedir, s, o, err) : 0;
+	return s->capi_class ? capi_class_revise(rc->statedir, rc->readonly, s, o, err) : 0;
 }
 
 int render_to_bundle(const struct render_ctx *rc, struct step *s, struct bundle *b, const char **err)

@@ -11,6 +11,8 @@ struct render_ctx {
 	const char *statedir;
 	const char *remote_url;		/* the GitOps repository as Argo CD sees it */
 	int verbose;
+	int readonly;			/* nothing rendered is pushed (plan, validate, diff): a class render that
+					   cannot tell what its folder holds renders without its earlier revisions */
 };
 
 /*

@@ -159,7 +159,8 @@ static int read_cluster(struct check *k, const struct cluster *cl, struct capi *
 		error("cluster '%s': %s", cl->name, err);
 		*fatal = 1;
 	} else if (r.status == 404 || (r.status == 403 && r.message && !strcmp(r.message, "permission denied"))) {
-		if (cl->reg.set) {
+		if (cl->reg.set || cl->create.capi) {
+			/* a cluster Cluster API makes is registered by its own register step too */
 			warn("cluster '%s' (%s) is not registered in Argo CD yet (its register step does that): "
 			     "its kinds are not checked", cl->name, who);
 			api->state = -1;

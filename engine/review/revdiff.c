@@ -241,7 +241,7 @@ static int load_side(struct ctx *c, struct side *sd, const char *file, char *use
 	}
 	sd->pl = (struct planner){ .g = sd->g, .st = c->st, .statedir = c->statedir, .run_start = wall_ns(),
 				   .dry_run = 1, .jobs = c->jobs, .argocd_server = argocd_server(sd->d) };
-	sd->pl.rc = (struct render_ctx){ sd->d, c->statedir, argocd_repo_url(sd->d, c->statedir), c->verbose };
+	sd->pl.rc = (struct render_ctx){ sd->d, c->statedir, argocd_repo_url(sd->d, c->statedir), c->verbose, 1 };
 	if (plan_renders(&sd->pl) < 0)
 		return 1;
 	for (size_t i = 0; i < sd->g->nsteps; i++) {

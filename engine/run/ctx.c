@@ -95,6 +95,7 @@ int ctx_load(struct ctx *c, int readonly)
 	c->pl.rc.d = c->d;
 	c->pl.rc.statedir = c->statedir;
 	c->pl.rc.verbose = c->verbose;
+	c->pl.rc.readonly = readonly;
 	/* the GitOps repository as Argo CD sees it, in Applications and cnoe:// rewrites alike */
 	c->pl.rc.remote_url = argocd_repo_url(c->d, c->statedir);
 	return 0;

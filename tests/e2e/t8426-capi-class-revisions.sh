@@ -39,6 +39,10 @@ bump() { sed -i "s|^spec: {template: {spec: {[^}]*}}}$|spec: {template: {spec: {
 fail_us1() { emu_post fault '{"path_regex": "/applications/mgmt-cluster-us-1/sync$", "status": 500, "count": 100, "message": "sync refused by the test"}'; }
 nargo() { curl -fsS -m 10 "$emu/requests" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
 
+kget create namespace fleet >/dev/null || t_bail "cannot create the namespace fleet"
+t_ok "validate --live before anything is made (a state that knows no folder)" idpmake validate --live
+t_grep "the class revision accepted" "mgmt/capi-classes:render: [0-9]+ objects accepted by 'mgmt'" "$OUTPUT"
+t_ok "plan too" idpmake plan
 t_ok "up makes both clusters" idpmake up -j 4
 h1=$(rev_of eu-1)
 t_ok "the ConfigMap stays on the folder's top, under its own name" \

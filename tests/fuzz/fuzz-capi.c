@@ -117,7 +117,7 @@ static void class_objects(const char *text, size_t len)
 	s.id = "mgmt/capi-classes:render";
 	objects_init(&o, &s);
 	if (yaml_parse_each("render", text, len, NULL, add_each, &o) == 0 && !o.errs &&
-	    capi_class_revise("/nonexistent", &s, &o, &err) == 0 && objects_bundle(&o, &b, &err) == 0) {
+	    capi_class_revise("/nonexistent", 0, &s, &o, &err) == 0 && objects_bundle(&o, &b, &err) == 0) {
 		rev = capi_class_current(&b);
 		for (size_t i = 0; i < b.n; i++) {
 			const char *slash = strchr(b.v[i].name, '/');
