@@ -369,13 +369,13 @@ static int capi_register(struct call *c, struct step *s, const char **err)
 	if (k->credential == CRED_EXTERNAL)
 		return external(c, s, err);
 	note(c, 0, "reading Secret %s/%s from the management cluster '%s' (kubectl)", k->namespace, secret, k->management);
+	/* which Secret it was, read first: a rotation between the two reads is seen as one next time (register.c) */
+	s->recorded = kubectl_secret_rv(k->mgmt, k->namespace, secret, &(const char *){ NULL });
 	if (!(text = kubectl_secret_value(k->mgmt, k->namespace, secret, "value", err))) {
 		*err = aprintf("management cluster '%s': cannot read Secret %s/%s: %s", k->management, k->namespace,
 			       secret, *err);
 		return -1;
 	}
-	/* which Secret it was: a rotation (a new resourceVersion) is seen by --refresh (register.c) */
-	s->recorded = kubectl_secret_rv(k->mgmt, k->namespace, secret, &(const char *){ NULL });
 	ret = kubecred_parse(aprintf("Secret %s/%s", k->namespace, secret), NULL, text, strlen(text), NULL, &kc, err);
 	zfree(text, strlen(text));
 	if (ret < 0)

@@ -254,6 +254,19 @@ static void copy_legacy(struct objects *o, const struct bundle *b, int *done)
 			objects_add_file(o, b->v[i].name, b->v[i].data, b->v[i].len);
 }
 
+/* is b a folder of before revisions (a ClusterClass on top, no REVISION)? */
+static int legacy_layout(const struct bundle *b)
+{
+	int cls = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		if (!strcmp(b->v[i].name, CAPI_REVISION_FILE))
+			return 0;
+		cls |= !strchr(b->v[i].name, '/') && !strncmp(b->v[i].name, "clusterclass.", 13);
+	}
+	return cls;
+}
+
 static int legacy_class(const struct bundle *b, const char *name)
 {
 	const char *file = aprintf("clusterclass.%s.yaml", lowered(name));
@@ -304,21 +317,23 @@ static int keep_earlier(const char *statedir, int readonly, const struct step *s
 			if (slash && slash - e == 8)
 				copy_revision(o, &b, astrndup(e, 8), &copied);
 		}
-		copy_legacy(o, &b, &legacy);
+		if (legacy_layout(&b))
+			copy_legacy(o, &b, &legacy);
 		p = "";
 	}
 	while (*p) {
 		size_t n = strcspn(p, " ");
-		const char *name = astrndup(p, n), *rev = capi_class_revision_of(name);
+		int soft = *p == '?';	/* a Cluster of another class package: kept when here, never missing */
+		const char *name = soft ? astrndup(p + 1, n - 1) : astrndup(p, n), *rev = capi_class_revision_of(name);
 		const char *base = rev ? astrndup(name, strlen(name) - 9) : name;
 		int found;
 		p += n + (p[n] == ' ');
 		found = rev && copy_revision(o, &b, rev, &copied);
-		if (!found && legacy_class(&b, name)) {
+		if (!found && legacy_layout(&b) && legacy_class(&b, name)) {
 			copy_legacy(o, &b, &legacy);
 			found = 1;
 		}
-		if (!found && (a_class(r, nclass, base) || a_class(r, nclass, name)) && !missing)
+		if (!found && !soft && (a_class(r, nclass, base) || a_class(r, nclass, name)) && !missing)
 			missing = name;
 	}
 	bundle_free(&b);

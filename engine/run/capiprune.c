@@ -221,7 +221,8 @@ int capi_prune(struct ctx *c, struct argocd *a)
 			/* no record of the Application that holds its Cluster (a run killed while it synced): ask */
 			size_t nids;
 			const char **ids, *tail = aprintf("/cluster-%s:class", name);
-			if ((err = cluster_still_there(c, name, NULL, NULL))) {
+			if ((err = cluster_still_there(c, name, provision_field(state_step(c->st, aprintf("%s:provision",
+											 name)).commit, 3), NULL))) {
 				error("--prune: cluster '%s': %s", name, err);
 				failed++;
 				continue;

@@ -81,6 +81,7 @@ static const char *class_keep(struct planner *pl, const struct step *s)
 	class_ids(pl);
 	for (size_t i = 0; i < pl->nclass_ids + d->nclusters; i++) {
 		const char *row = NULL;
+		int soft = 0;
 		if (i < pl->nclass_ids) {
 			const char *id = pl->class_ids[i];
 			size_t len = strlen(id);
@@ -90,11 +91,12 @@ static const char *class_keep(struct planner *pl, const struct step *s)
 			r = state_step(pl->st, id);
 			row = r.have ? r.commit : NULL;
 			if (row && *row == '@') {
-				/* "@PKG CLASS...": another class package's Clusters are not this one's */
-				size_t len = strcspn(row + 1, " ");
-				if (len != strlen(s->pkg->name) || strncmp(row + 1, s->pkg->name, len))
-					continue;
-				row += 1 + len;
+				/* "@PKG CLASS...": a Cluster of another class package names its classes softly here
+				 * (kept when this folder has them: a Cluster moved between packages whose sync failed),
+				 * never an error when it does not */
+				size_t plen = strcspn(row + 1, " ");
+				soft = plen != strlen(s->pkg->name) || strncmp(row + 1, s->pkg->name, plen);
+				row += 1 + plen;
 			}
 		} else {
 			/* a Cluster of this class synced before the rows existed */
@@ -113,7 +115,7 @@ static const char *class_keep(struct planner *pl, const struct step *s)
 			len = strcspn(row, " ");
 			if (len) {
 				v = agrow(v, n, sizeof(*v));
-				v[n++] = astrndup(row, len);
+				v[n++] = soft ? aprintf("?%.*s", (int)len, row) : astrndup(row, len);
 			}
 			row += len + (row[len] == ' ');
 		}
@@ -151,7 +153,7 @@ static int names(const char *keep, const char *h)
 		return 1;
 	while (keep && *keep) {
 		size_t n = strcspn(keep, " ");
-		const char *rev = capi_class_revision_of(astrndup(keep, n));
+		const char *rev = capi_class_revision_of(*keep == '?' ? astrndup(keep + 1, n - 1) : astrndup(keep, n));
 		if (rev && !strcmp(rev, h))
 			return 1;
 		keep += n + (keep[n] == ' ');
@@ -174,6 +176,25 @@ void classplan_from(struct planner *pl, struct step *s, const struct record *rec
 	}
 }
 
+/* has the state seen a Cluster of s's class package on s's cluster (a row, or a provision of one of its clusters)? */
+static int seen_clusters(struct planner *pl, const struct step *s)
+{
+	const struct distro *d = pl->g->d;
+	const char *prefix = aprintf("%s/cluster-", s->cluster->name);
+
+	class_ids(pl);
+	for (size_t i = 0; i < pl->nclass_ids; i++)
+		if (!strncmp(pl->class_ids[i], prefix, strlen(prefix)))
+			return 1;
+	for (size_t i = 0; i < d->nclusters; i++) {
+		const struct capi *k = d->clusters[i].create.capi;
+		if (k && k->mgmt == s->cluster && k->class_pkg && package_is(s->pkg, k->class_pkg) &&
+		    state_step(pl->st, aprintf("%s:provision", d->clusters[i].name)).have)
+			return 1;
+	}
+	return 0;
+}
+
 void classplan_sources(struct planner *pl)
 {
 	const char *tip = remotekeys_tip();
@@ -189,6 +210,10 @@ void classplan_sources(struct planner *pl)
 			s->class_from_known = 1;
 		} else if (remotekeys_read() && !(tip && *tip)) {
 			s->class_from_known = 1;	/* a remote with no commit: no folder, nothing live from it */
+		} else if (!remotekeys_read() && !seen_clusters(pl, s)) {
+			/* the remote not read (up --overwrite, --plan, a bootstrap's remote still to be made), and no
+			 * Cluster of the class ever seen here: a first run, with nothing to keep */
+			s->class_from_known = 1;
 		}
 	}
 }
@@ -223,8 +248,12 @@ int classplan_cluster_sync(struct planner *pl, const struct step *sync, int done
 
 	const char *pkg = sync->pkg->capi_of ? sync->pkg->capi_of->create.capi->class_pkg : NULL;
 
-	if (!r || !pkg || !(now = capi_cluster_class(pl->statedir, r->output)))
+	if (!r || !pkg)
 		return 0;
+	if (access(bundle_path(pl->statedir, r->output), R_OK) < 0)
+		(void)lazycache_held(pl, (struct step *)r, r->output);	/* not in the cache: from its folder */
+	if (!(now = capi_cluster_class(pl->statedir, r->output)))
+		return done ? 0 : -1;	/* what it will name is not known: not synced (build.c) */
 	rec = state_step(pl->st, id);
 	before = rec.have && rec.commit ? rec.commit : synced_class(pl, sync->cluster->name, sync->pkg->name + 8);
 	if (before && *before == '@')
@@ -233,6 +262,8 @@ int classplan_cluster_sync(struct planner *pl, const struct step *sync, int done
 		before += strspn(before, " ");
 	if (done || !before || !*before || !strcmp(before, now))
 		row = aprintf("@%s %s", pkg, now);
+	else if (strstr(aprintf(" %s ", before), aprintf(" %s ", now)))
+		row = aprintf("@%s %s", pkg, before);	/* widened already (a sync that failed before) */
 	else
 		row = aprintf("@%s %s %s", pkg, before, now);
 	if (rec.have && rec.commit && !strcmp(rec.commit, row))
