@@ -181,20 +181,15 @@ static int put_cached(const char *path, const char *data, size_t len)
 	return ok ? 0 : -1;
 }
 
-/*
- * Does folder at commit, in the clone of statedir, hold the bundle of output
- * h?  With put, the bundle is written to the cache as well.  A repository of
- * the calling thread's own (libgit2's rule).
- */
-static int folder_is(const char *statedir, const char *commit, const char *folder, struct hash h, int put)
+/* the folder at commit as a bundle into out: 1; 0 when the commit has none (out: the empty bundle); -1 */
+static int folder_read(const char *statedir, const char *commit, const char *folder, struct buf *out)
 {
 	struct git g = { 0 };
 	git_oid id;
 	git_commit *c = NULL;
 	git_tree *root = NULL, *t = NULL;
 	git_tree_entry *e = NULL;
-	struct buf out = BUF_INIT;
-	int ok = 0;
+	int ret = -1;
 
 	pthread_once(&init_once, init_libgit2);
 	g.clone = path_join(statedir, "repo");
@@ -205,54 +200,46 @@ static int folder_is(const char *statedir, const char *commit, const char *folde
 		/* no folder: an empty render, pushed as no folder */
 		if (err == GIT_ENOTFOUND ||
 		    (err == 0 && git_tree_entry_type(e) == GIT_OBJECT_TREE && git_tree_lookup(&t, g.repo, git_tree_entry_id(e)) == 0))
-			ok = folder_bundle(&g, t, &out) == 0 && hash_eq(hash_bytes(out.s, out.len), h) &&
-			     (!put || put_cached(bundle_path(statedir, h), out.s, out.len) == 0);
+			ret = folder_bundle(&g, t, out) == 0 ? err != GIT_ENOTFOUND : -1;
 	}
 	git_error_clear();
-	buf_release(&out);
 	git_tree_free(t);
 	git_tree_entry_free(e);
 	git_tree_free(root);
 	git_commit_free(c);
 	git_odb_free(g.odb);
 	git_repository_free(g.repo);
+	return ret;
+}
+
+/*
+ * Does folder at commit, in the clone of statedir, hold the bundle of output
+ * h?  With put, the bundle is written to the cache as well.  A repository of
+ * the calling thread's own (libgit2's rule).
+ */
+static int folder_is(const char *statedir, const char *commit, const char *folder, struct hash h, int put)
+{
+	struct buf out = BUF_INIT;
+	int ok = folder_read(statedir, commit, folder, &out) >= 0 && hash_eq(hash_bytes(out.s, out.len), h) &&
+		 (!put || put_cached(bundle_path(statedir, h), out.s, out.len) == 0);
+
+	buf_release(&out);
 	return ok;
 }
 
 int lazycache_folder(const char *statedir, const char *commit, const char *gitpath, struct hash *h)
 {
-	struct git g = { 0 };
-	git_oid id;
-	git_commit *c = NULL;
-	git_tree *root = NULL, *t = NULL;
-	git_tree_entry *e = NULL;
 	struct buf out = BUF_INIT;
 	const char *f = norm_path(gitpath);
-	int ret = -1, err;
+	int ret = f && commit && strlen(commit) == 40 ? folder_read(statedir, commit, f, &out) : -1;
 
-	pthread_once(&init_once, init_libgit2);
-	g.clone = path_join(statedir, "repo");
-	if (f && commit && strlen(commit) == 40 &&
-	    git_repository_open_ext(&g.repo, g.clone, GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE, NULL) == 0 &&
-	    git_repository_odb(&g.odb, g.repo) == 0 && git_oid_fromstr(&id, commit) == 0 &&
-	    git_commit_lookup(&c, g.repo, &id) == 0 && git_commit_tree(&root, c) == 0) {
-		if ((err = git_tree_entry_bypath(&e, root, f)) == GIT_ENOTFOUND) {
-			*h = (struct hash){ 0, 0 };
-			ret = 0;
-		} else if (err == 0 && git_tree_entry_type(e) == GIT_OBJECT_TREE &&
-			   git_tree_lookup(&t, g.repo, git_tree_entry_id(e)) == 0 && folder_bundle(&g, t, &out) == 0) {
-			*h = hash_bytes(out.s, out.len);
-			ret = put_cached(bundle_path(statedir, *h), out.s, out.len) == 0 ? 1 : -1;
-		}
+	*h = (struct hash){ 0, 0 };
+	if (ret == 1) {
+		*h = hash_bytes(out.s, out.len);
+		if (put_cached(bundle_path(statedir, *h), out.s, out.len) < 0)
+			ret = -1;
 	}
-	git_error_clear();
 	buf_release(&out);
-	git_tree_free(t);
-	git_tree_entry_free(e);
-	git_tree_free(root);
-	git_commit_free(c);
-	git_odb_free(g.odb);
-	git_repository_free(g.repo);
 	return ret;
 }
 
