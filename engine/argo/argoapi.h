@@ -124,18 +124,23 @@ char *kubecred_file_base64(const char *path, const char *what, enum pem_want wan
 /*
  * argoreg.c: upsert a cluster idpmake created (argocapireg.c) at `server` with
  * config `cfg` (its secrets also in sv[n], masked in messages): 0; 1 when
- * Argo CD could not reach it yet (*err says so); -1 with *err
+ * Argo CD could not reach it yet (*err says so); -1 with *err.  Before
+ * any credential of it goes anywhere, argocd_created_entry: 0 when Argo CD
+ * has nothing at `server`, or cl's entry of this distro (or unmarked);
+ * -1 with *err when it has that server under another name, or as another
+ * distro's (unless up --adopt), or cannot say
  */
+int argocd_created_entry(struct call *c, const struct cluster *cl, const char *server, const char **err);
 int argocd_register_created(struct call *c, const struct cluster *cl, const char *server, json_t *cfg,
 			    const char *const *sv, size_t n, const char **err);
 /*
  * argoreg.c: PUT the labels of a cluster someone else registered (credential:
- * external), nothing else: its labels now (have, an object or NULL) less
+ * external; `entry` Argo CD's answer for it: refused when another distro's), nothing else: its labels now (have, an object or NULL) less
  * `drop` (the keys idpmake set before that the distro no longer has), with
  * the distro's over them; no request when they are so already.  0 or -1.
  */
-int argocd_cluster_labels(struct call *c, const struct cluster *cl, const char *server, const json_t *have,
-			  const struct strlist *drop, const char **err);
+int argocd_cluster_labels(struct call *c, const struct cluster *cl, const char *server, json_t *entry,
+			  const json_t *have, const struct strlist *drop, const char **err);
 
 /* is t a token a header may carry (no byte <= ' ', no DEL)? */
 int argocd_token_ok(const char *t);

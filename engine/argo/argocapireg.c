@@ -21,6 +21,7 @@
  * Invariant: no credential reaches a log, a message, the state or a key;
  * the request bodies that carry them are logged masked (argoreg.c).
  */
+#include <ctype.h>
 #include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +29,12 @@
 
 #include "argo/argoapi.h"
 #include "argo/argocd.h"
+#include "argo/capiowner.h"
 #include "argo/kubectl.h"
 #include "base/buf.h"
 #include "base/certtime.h"
 #include "base/pem.h"
+#include "base/url.h"
 #include "base/util.h"
 #include "distro/capi.h"
 
@@ -245,6 +248,57 @@ static int server_ok(const char *s)
 	return end > host && !memchr(host, '@', (size_t)(end - host));
 }
 
+/* a host as compared: no IPv6 brackets, lower case (arena) */
+static const char *host_of(const char *h)
+{
+	size_t n = strlen(h);
+	char *r;
+
+	if (n >= 2 && h[0] == '[' && h[n - 1] == ']')
+		h++, n -= 2;
+	r = astrndup(h, n);
+	for (char *p = r; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	return r;
+}
+
+/*
+ * Before a created cluster's credential goes anywhere: its Cluster on the
+ * management cluster is this distro's (capiowner.h; up --adopt takes
+ * another's over), and the kubeconfig Secret's server is the Cluster's
+ * spec.controlPlaneEndpoint, host and port (issue 35 #5): a Secret that
+ * names another cluster's server would register this name over that
+ * cluster's entry; and Argo CD's entry at that server, if any, is this
+ * one's (argocd_created_entry).  0, or -1 with *err.
+ */
+static int cluster_check(struct call *c, const struct cluster *cl, const char *server, const char **err)
+{
+	const struct capi *k = cl->create.capi;
+	const char *whose = NULL, *ep = NULL, *e = NULL, *have;
+	struct url u;
+	int r = capiowner_whose(k->mgmt, k->namespace, cl->name, k->distro, NULL, &whose, &ep, &e);
+
+	if (r < 0)
+		return *err = aprintf("%s: not registered", e), -1;
+	if (r > 0 && !capiowner_adopt())
+		return *err = capiowner_refusal(cl, k->namespace, k->management, whose, k->distro), -1;
+	if (r > 0)
+		note(c, 1, "adopting the Cluster %s/%s of %s (--adopt)", k->namespace, cl->name, whose);
+	if (!ep)
+		return *err = aprintf("the Cluster %s/%s on '%s' has no spec.controlPlaneEndpoint yet: its kubeconfig "
+				      "Secret cannot be checked against it; not registered", k->namespace, cl->name,
+				      k->management), -1;
+	if (url_parse(server, &u) < 0 || !u.host || !u.port)
+		return *err = aprintf("Secret %s/%s-kubeconfig: its server is not a URL of a host and port", k->namespace,
+				      cl->name), -1;
+	have = aprintf("%s:%s", host_of(u.host), u.port);
+	if (strcmp(have, host_of(ep)))
+		return *err = aprintf("Secret %s/%s-kubeconfig names the server %s, which is not the Cluster's "
+				      "spec.controlPlaneEndpoint %s: not registered (the Secret of another cluster?)",
+				      k->namespace, cl->name, server, ep), -1;
+	return argocd_created_entry(c, cl, server, err);	/* what Argo CD has at that server */
+}
+
 static char *pem_of(const char *b64, size_t *n)
 {
 	unsigned char *p = b64 ? unbase64(b64, n) : NULL;
@@ -322,13 +376,13 @@ static int external(struct call *c, struct step *s, const char **err)
 			break;
 		server = r.status == 200 ? jstr(r.json, "server") : NULL;
 		if (server && *server) {
-			json_t *have = json_incref(json_object_get(r.json, "labels"));
+			json_t *entry = json_incref(r.json), *have = json_object_get(entry, "labels");
 			server = astrdup(server);
 			resp_reset(&r);
 			/* kept beside the key once the step succeeds (register_decide hands it back) */
 			s->recorded = owned_labels(cl, prev, have, &drop);
-			ret = argocd_cluster_labels(c, cl, server, have, &drop, err);
-			json_decref(have);
+			ret = argocd_cluster_labels(c, cl, server, entry, have, &drop, err);
+			json_decref(entry);
 			if (ret == 0)
 				note(c, 0, "cluster '%s' (%s), registered by another, has its labels", cl->name, server);
 			return ret;
@@ -392,6 +446,8 @@ static int capi_register(struct call *c, struct step *s, const char **err)
 			       k->namespace, secret, kc.insecure ? "skips TLS verification" : "has no certificate-authority-data");
 		goto out;
 	}
+	if (cluster_check(c, cl, kc.server, err) < 0)
+		goto out;
 	w.server = kc.server;
 	w.insecure = kc.insecure;
 	w.ca = pem_of(kc.ca, &w.nca);

@@ -51,6 +51,7 @@
 #include "base/util.h"
 #include "base/yaml.h"
 #include "argo/argohome.h"
+#include "argo/capiowner.h"
 #include "distro/capi.h"
 
 /* ---- secrets: kept in malloc'd memory, wiped after use ------------------- */
@@ -438,14 +439,65 @@ out:
 	return ret;
 }
 
+/*
+ * Argo CD's entry `have` (GET by server or by name) before created cluster
+ * cl is registered over it, or its labels set: NULL when it is cl's, this
+ * distro's or unmarked (registered by hand, or by the registrar of
+ * credential: external); else why not (arena).  Another cluster's name at
+ * that server is refused even with up --adopt: the upsert is keyed by
+ * server, and would rename it (issue 35 #5).
+ */
+static const char *created_over(struct call *c, const struct cluster *cl, const char *server, json_t *have)
+{
+	json_t *ann = json_object_get(have, "annotations");
+	json_t *w = json_object_get(ann, "idpmake.io/distro");	/* a key with dots: not jstr's path */
+	const char *name = jstr(have, "name"), *who = json_is_string(w) ? json_string_value(w) : "";
+	const char *mine = c->a->d->name;
+
+	if (*name && strcmp(name, cl->name))
+		return aprintf("Argo CD has the server %s registered as cluster '%s': cluster '%s' is not registered over "
+			       "it (two clusters' kubeconfigs name one server?); remove that entry if it is stale",
+			       server, term_safe(name), cl->name);
+	if ((*who && strcmp(who, mine ? mine : "")) || (*who && !owner_same_home(c->a, ann))) {
+		if (capiowner_adopt()) {
+			note(c, 1, "adopting cluster '%s' (%s), registered by distro '%s' (--adopt)", cl->name, server,
+			     term_safe(who));
+			return NULL;
+		}
+		return aprintf("cluster '%s' (%s) in Argo CD belongs to distro '%s'%s, not to distro '%s': not registered "
+			       "over; take it over on purpose: idpmake up --adopt", cl->name, server, term_safe(who),
+			       strcmp(who, mine ? mine : "") ? "" : " pushing elsewhere", mine ? mine : "");
+	}
+	return NULL;
+}
+
+int argocd_created_entry(struct call *c, const struct cluster *cl, const char *server, const char **err)
+{
+	struct resp r = { .code = -1 };
+	int ret = 0;
+
+	if (request(c, "GET", aprintf("/api/v1/clusters/%s", seg(c, server)), NULL, &r, err) < 0)
+		return -1;
+	if (r.status == 200) {
+		if ((*err = created_over(c, cl, server, r.json)))
+			ret = -1;
+	} else if (r.status != 404 && !(r.status == 403 && r.message && !strcmp(r.message, "permission denied"))) {
+		*err = api_error(c, aprintf("looking up the cluster at %s", server), &r);
+		ret = -1;
+	}
+	resp_reset(&r);
+	return ret;
+}
+
 int argocd_register_created(struct call *c, const struct cluster *cl, const char *server, json_t *cfg,
 			    const char *const *sv, size_t n, const char **err)
 {
 	struct secrets sc = { { 0 }, 0 };
 	struct resp r = { .code = -1 };
-	json_t *body = cluster_body(c->a, cl);
+	json_t *body;
 	int ret = -1;
 
+	body = cluster_body(c->a, cl);
 	for (size_t i = 0; i < n; i++)
 		keep(&sc, sv[i]);
 	json_object_set_new(body, "server", json_string(server));
@@ -472,12 +524,17 @@ out:
 	return ret;
 }
 
-int argocd_cluster_labels(struct call *c, const struct cluster *cl, const char *server, const json_t *have,
-			  const struct strlist *drop, const char **err)
+int argocd_cluster_labels(struct call *c, const struct cluster *cl, const char *server, json_t *entry,
+			  const json_t *have, const struct strlist *drop, const char **err)
 {
-	json_t *labels = json_is_object(have) ? json_deep_copy(have) : json_object(), *ours = kv_object(&cl->labels), *body;
+	json_t *labels, *ours, *body;
 	struct resp r = { .code = -1 };
 	int ret;
+
+	if (entry && (*err = created_over(c, cl, server, entry)))
+		return -1;	/* another distro's registration: its labels are not this one's to set */
+	labels = json_is_object(have) ? json_deep_copy(have) : json_object();
+	ours = kv_object(&cl->labels);
 
 	for (size_t i = 0; drop && i < drop->n; i++)
 		json_object_del(labels, drop->v[i]);	/* idpmake's, dropped from the distro since */

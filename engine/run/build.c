@@ -217,6 +217,8 @@ static void run_job(struct job *j)
 		} else if (!build_sync.sync) {
 			j->rc = -1;
 			j->err = "this idpmake cannot talk to Argo CD";
+		} else if (s->pkg->capi_of && provision_owner(pl->g->d, s, &j->note, &j->err) < 0) {
+			j->rc = -1;	/* another's Cluster: never applied over (capiowner.h) */
 		} else {
 			j->rc = build_sync.sync(build_sync.ctx, s, q.commit, &j->err);
 		}
@@ -416,6 +418,8 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 		sum->synced++;
 		if (s->pkg->deploy_kubectl && j->err)
 			*note = j->err;	/* what up --adopt took over (kubectl.h) */
+		if (s->pkg->capi_of && j->note)
+			*note = j->note;	/* the Cluster up --adopt took over (capiowner.h) */
 		return 0;
 	case STEP_WAVE:
 		if (state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms) < 0)

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "argo/argocd.h"
+#include "argo/capiowner.h"
 #include "argo/kubectl.h"
 #include "graph/state.h"
 #include "graph/status.h"
@@ -139,6 +140,30 @@ static const char *cluster_still_there(struct ctx *c, const char *name, const ch
 		       err ? err : "?");
 }
 
+/*
+ * Is the Cluster of `name` on its management cluster another's (capiowner.h)?
+ * Why it is not deleted then, else NULL: a second distro that declared the
+ * same name never deletes the first one's cluster, --adopt or not.
+ */
+static const char *not_ours(struct ctx *c, const char *name, const char *mgmt, const char *app)
+{
+	const char *commit = state_step(c->st, aprintf("%s:provision", name)).commit;
+	const char *ns = provision_field(commit, 2), *whose = NULL, *err = NULL;
+	const struct cluster *m = mgmt ? find_cluster(c->d, mgmt) : NULL;
+	int r;
+
+	if (!ns || !*ns || !m)
+		return NULL;	/* cannot be asked: cluster_still_there and Argo CD's tree decide, as before */
+	r = capiowner_whose(m, ns, name, c->d->name, app, &whose, NULL, &err);
+	if (r < 0)
+		return aprintf("%s: not deleted; run again once the management cluster answers", err);
+	if (r > 0)
+		return aprintf("its Cluster %s/%s on '%s' belongs to %s, not to distro '%s': not deleted; this distro "
+			       "forgets it with `idpmake forget %s:provision`", ns, name, mgmt, whose,
+			       c->d->name ? c->d->name : "", name);
+	return NULL;
+}
+
 /* seconds in s (1 .. 604800, more is 604800; blanks around), or 0 when s is not such a number */
 static long seconds(const char *s)
 {
@@ -196,6 +221,11 @@ int capi_prune(struct ctx *c, struct argocd *a)
 		}
 		if (!a) {
 			error("--prune --delete-clusters: cluster '%s': no Argo CD to delete it through", name);
+			failed++;
+			continue;
+		}
+		if ((err = not_ours(c, name, v[i].mgmt, v[i].app))) {
+			error("--prune: cluster '%s': %s", name, err);
 			failed++;
 			continue;
 		}

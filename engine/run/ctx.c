@@ -9,6 +9,7 @@
 #include "run/tlscert.h"
 #include "distro/context.h"
 #include "argo/kubectl.h"
+#include "argo/capiowner.h"
 #include "distro/manifest.h"
 #include "pack/pack.h"
 #include "run/targets.h"
@@ -67,6 +68,7 @@ int ctx_load(struct ctx *c, int readonly)
 			warn("%s", why);
 	}
 	kubectl_set_owner(c->d->name, c->adopt);
+	capiowner_set_adopt(c->adopt);
 	if (!(c->g = graph_build(c->d)))
 		return 2;
 	if (graph_select(c->g, c->targets, c->ntargets, &c->labels) < 0)

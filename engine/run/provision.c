@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "argo/argocd.h"
+#include "argo/capiowner.h"
 #include "base/buf.h"
 #include "distro/capi.h"
 #include "graph/state.h"
@@ -189,4 +191,30 @@ const char *provision_skew(struct planner *pl, const struct step *s)
 		return aprintf("%s:%d:%d: create.version %s is below the synced %s: Cluster API never goes down a minor",
 			       k->version_loc.file, k->version_loc.line, k->version_loc.col, k->version, old);
 	return NULL;
+}
+
+int provision_owner(const struct distro *d, const struct step *sync, const char **note, const char **err)
+{
+	const struct cluster *cl = sync->pkg->capi_of;
+	const struct capi *k = cl->create.capi;
+	const char *whose = NULL, *app = argocd_app_name(d, sync);
+	int r;
+
+	*note = NULL;
+	if (!k || !k->mgmt)
+		return 0;
+	r = capiowner_whose(k->mgmt, k->namespace, cl->name, k->distro, app, &whose, NULL, err);
+	if (r < 0) {
+		*err = aprintf("cluster '%s': %s: not synced (a Cluster of another distro is never applied over)",
+			       cl->name, *err);
+		return -1;
+	}
+	if (!r)
+		return 0;
+	if (!capiowner_adopt()) {
+		*err = capiowner_refusal(cl, k->namespace, k->management, whose, k->distro);
+		return -1;
+	}
+	*note = aprintf("adopted (--adopt) the Cluster %s/%s of %s", k->namespace, cl->name, whose);
+	return 0;
 }

@@ -30,4 +30,11 @@ const char *provision_moved(struct planner *pl, const struct step *s);
  * create.delete-timeout, absent from rows before it) of what the state keeps of a provision, or NULL */
 const char *provision_field(const char *commit, int n);
 
+/*
+ * sync, the sync of a created cluster's Cluster (MGMT/cluster-NAME): may it
+ * apply over what its management cluster has (capiowner.h)?  0 (with
+ * *note when up --adopt takes another's over), or -1 with *err: refused
+ */
+int provision_owner(const struct distro *d, const struct step *sync, const char **note, const char **err);
+
 #endif

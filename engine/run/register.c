@@ -213,10 +213,19 @@ static int listed(const char *const *v, int n, const char *u, int repo)
 	return 0;
 }
 
+/* is `name` one of v[n] (Argo CD's cluster names, as it compares them: exactly)? */
+static int named(const char *const *v, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(v[i], name))
+			return 1;
+	return 0;
+}
+
 void register_refresh(struct planner *pl, struct argocd *a)
 {
-	const char **clusters = NULL, **repos = NULL;
-	int nclusters = -2, nrepos = -2;
+	const char **clusters = NULL, **repos = NULL, **names = NULL;
+	int nclusters = -2, nrepos = -2, nnames = -2;
 
 	for (size_t i = 0; i < pl->g->nsteps; i++) {
 		struct step *s = pl->g->steps[i];
@@ -230,9 +239,19 @@ void register_refresh(struct planner *pl, struct argocd *a)
 		     !hash_eq(rec.key, s->cluster ? cluster_key(pl, s->cluster) : repo_key(pl))))
 			continue;	/* it runs anyway */
 		if (s->cluster && s->cluster->create.capi) {
-			/* made through Cluster API: has its kubeconfig Secret been rotated since (a new resourceVersion)? */
+			/* made through Cluster API: does Argo CD still have it (by name: its server is the Secret's)? */
 			const struct capi *k = s->cluster->create.capi;
 			const char *rv;
+			if (k->credential != CRED_EXTERNAL) {
+				if (nnames == -2 && (nnames = argocd_list_field(a, "clusters", "name", &names, &err)) < 0)
+					warn("--refresh: cannot list Argo CD's clusters: %s", err);
+				if (nnames >= 0 && !named(names, nnames, s->cluster->name)) {
+					s->drift = aprintf("drift: Argo CD no longer has cluster '%s' (made through Cluster API "
+							   "on '%s'): registering it again", s->cluster->name, k->management);
+					goto said;
+				}
+			}
+			/* has its kubeconfig Secret been rotated since (a new resourceVersion)? */
 			if (k->credential != CRED_KUBECONFIG && k->credential != CRED_SERVICE_ACCOUNT)
 				continue;
 			if (!(rv = kubectl_secret_rv(k->mgmt, k->namespace, aprintf("%s-kubeconfig", s->cluster->name), &err)))
@@ -261,6 +280,7 @@ void register_refresh(struct planner *pl, struct argocd *a)
 				s->drift = aprintf("drift: Argo CD no longer has the repository %s",
 						   argocd_repo_url(pl->g->d, pl->statedir));
 		}
+	said:
 		if (s->drift && status_verbose())
 			fprintf(stderr, "idpmake: %s: %s\n", s->id, s->drift);
 	}

@@ -177,6 +177,14 @@ class FleetMixin:
             return ordered(out, ["server", "name", "config", "connectionState", "serverVersion", "namespaces",
                                  "info", "labels", "annotations", "project"])
         live = self.live_api_versions(c["server"]) if c["server"] not in self.cluster_api else None
+        down = self.live_down(c["server"]) if live is None and c["server"] not in self.cluster_api else None
+        if down:
+            # a cluster that does not answer: Failed, with the error (controller/clusterinfoupdater.go)
+            info = {"connectionState": {"status": "Failed", "message": down, "attemptedAt": now}, "cacheInfo": {},
+                    "applicationsCount": apps}
+            out.update(info=info, connectionState=info["connectionState"])
+            return ordered(out, ["server", "name", "config", "connectionState", "serverVersion", "namespaces",
+                                 "info", "labels", "annotations", "project"])
         versions = list(live if live is not None else self.cluster_api.get(c["server"], self.api_versions))
         for r in self.apps.values():  # CRDs synced to this cluster add their kinds, as the cluster cache would
             if (r.obj["spec"].get("destination") or {}).get("server", IN_CLUSTER) != c["server"]:

@@ -407,6 +407,11 @@ class LiveMixin:
         return out
 
     # -- which clusters are live
+    def live_down(self, server):
+        """why a live cluster did not answer its last discovery, or None"""
+        k = self.live_client(server)
+        return getattr(k, "down", None) if k is not None else None
+
     def live_api_versions(self, server):
         """a live cluster's info.apiVersions, as the cluster cache learns them from discovery: every
         GROUP/VERSION it serves and GROUP/VERSION/Kind of its preferred versions (read again after 1 s);
@@ -421,8 +426,14 @@ class LiveMixin:
             types = k.discover(force=True)
             gvs = ["v1"] + [v["groupVersion"] for g in k.request("GET", "/apis").get("groups") or []
                             for v in g.get("versions") or []]
+        except KubeDown as e:
+            # controller/cache: the cluster's connection state goes Failed; the list still answers
+            # (server/cluster/cluster.go List never fails on one cluster's connection)
+            k.down = str(e)
+            return None
         except (KubeError, OSError, ValueError):
             return None
+        k.down = None
         out = set(gvs)
         for (group, kind), (version, _, _) in types.items():
             gv = "%s/%s" % (group, version) if group else version

@@ -181,6 +181,7 @@ class Capi:
         self.events = {}            # "ns/name" -> [{"t", "time", "event"}], kept after deletion until a reset
         self.unreachable = False
         self.port = 0
+        self.listen = self.close = None     # kubeemu.py: a listener of a Cluster's own, and its end
         emu.store.capi = self
         self.install()
         self.thread = threading.Thread(target=self.loop, daemon=True)
@@ -204,6 +205,8 @@ class Capi:
                 if s.face is not None:
                     s.face.expired = False
             if objects:
+                for s in self.clusters.values():
+                    self.unlisten(s)
                 self.clusters, self.faces, self.events = {}, {}, {}
                 self.install()
 
@@ -216,8 +219,21 @@ class Capi:
             {"t": now, "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + ".%03dZ" % (now % 1 * 1000),
              "event": what, "uid": s.uid})
 
-    def server(self, name):
-        return "https://127.0.0.1:%d/k8s/%s" % (self.port, name)
+    def server(self, s):
+        """the workload face's URL: each Cluster's own listener (spec.controlPlaneEndpoint), as a real cluster has
+        its own endpoint; a Cluster made again gets another (issue 35 #5, issue 33 #7)"""
+        return "https://127.0.0.1:%d/k8s/%s" % (getattr(s, "port", 0) or self.port, s.name)
+
+    def endpoint(self, s):
+        """a listener of its own for Cluster s (kubeemu.py's listen), once: its port"""
+        if not getattr(s, "port", 0):
+            s.port = self.listen(s.name) if self.listen is not None else self.port
+        return s.port
+
+    def unlisten(self, s):
+        if getattr(s, "port", 0) and self.close is not None and s.port != self.port:
+            self.close(s.port)
+        s.port = 0
 
     # ---- webhooks -------------------------------------------------------------------------------------------
     def admit(self, st, res, ns, obj):
@@ -353,6 +369,7 @@ class Capi:
         if self.faces.get(s.name) is s.face:
             self.faces.pop(s.name, None)
         s.face = None
+        self.unlisten(s)
         self.clusters.pop((s.ns, s.name), None)
         self.event(s, "deleted")
 
@@ -409,7 +426,7 @@ class Capi:
             self.event(s, "phase Pending")
         elif s.step == "pending" and s.fail is None:
             s.step = "provisioning"
-            obj.setdefault("spec", {})["controlPlaneEndpoint"] = {"host": "127.0.0.1", "port": self.port}
+            obj.setdefault("spec", {})["controlPlaneEndpoint"] = {"host": "127.0.0.1", "port": self.endpoint(s)}
             self.event(s, "phase Provisioning")
             self.event(s, "infrastructureProvisioned")
         elif s.step == "provisioning" and s.fail is None:
@@ -456,7 +473,7 @@ class Capi:
         kc = ("apiVersion: v1\nkind: Config\nclusters:\n- name: %s\n  cluster:\n    server: %s\n"
               "    certificate-authority-data: %s\ncontexts:\n- name: %s\n  context:\n    cluster: %s\n"
               "    user: %s\ncurrent-context: %s\nusers:\n- name: %s\n  user:\n    token: %s\n%s" %
-              (s.name, self.server(s.name), ca, ctx, s.name, user, ctx, user, s.face.token, cert))
+              (s.name, self.server(s), ca, ctx, s.name, user, ctx, user, s.face.token, cert))
         sec = st.by_kind("", "Secret")
         st.write(sec, s.ns, {"metadata": {"name": s.name + "-kubeconfig", "namespace": s.ns,
                                           "labels": {"cluster.x-k8s.io/cluster-name": s.name},
@@ -712,7 +729,7 @@ class Capi:
             d = {"namespace": ns, "name": name, "events": evs, "exists": s is not None}
             if s is not None:
                 d.update(uid=s.uid, step=s.step, phase=(s.status or {}).get("phase"), answering=s.face is not None,
-                         server=self.server(name), version=getattr(s, "version", None), kcp=s.kcp,
+                         server=self.server(s), version=getattr(s, "version", None), kcp=s.kcp,
                          control_plane=[dict(m) for m in s.cp],
                          workers={n: [dict(m) for m in d2["machines"]] for n, d2 in s.md.items()},
                          cni=s.face_cni, deleting=s.deleting)

@@ -229,6 +229,12 @@ class Handler(BaseHTTPRequestHandler):
         if emu.capi is not None:
             # a workload cluster's face: /k8s/NAME/...; it answers once its control plane is initialized
             m = re.match(r"^/k8s/([^/]+)(/.*)?$", path)
+            own = getattr(self.server, "face_name", None)
+            if own is not None and (not m or m.group(1) != own):
+                # a workload cluster's own endpoint answers for that cluster alone
+                return self.send_json(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                            "reason": "NotFound", "code": 404,
+                                            "message": "the server could not find the requested resource"})
             with emu.store.lock:
                 self.face = emu.capi.faces.get(m.group(1)) if m else None
                 drop = (self.face is None) if m else emu.capi.unreachable
@@ -656,6 +662,31 @@ class Server(ThreadingHTTPServer):
     allow_reuse_address = True
 
 
+def face_listeners(main_srv, host):
+    """listen(name) -> port: a server of its own for workload cluster `name` (its controlPlaneEndpoint), with the
+    main server's TLS and store, bound by the kernel to a free port (no race); close(port) ends it"""
+    faces = {}
+
+    def listen(name):
+        srv = Server((host, 0), Handler)
+        srv.emu, srv.face_name = main_srv.emu, name
+        if isinstance(main_srv.socket, ssl.SSLSocket):
+            srv.socket = main_srv.socket.context.wrap_socket(srv.socket, server_side=True,
+                                                             do_handshake_on_connect=False)
+        port = srv.server_address[1]
+        faces[port] = srv
+        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
+        return port
+
+    def close(port):
+        srv = faces.pop(port, None)
+        if srv is not None:
+            # not under the store's lock: shutdown waits for the serving loop
+            threading.Thread(target=lambda: (srv.shutdown(), srv.server_close()), daemon=True).start()
+
+    return listen, close
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Kubernetes API server emulator (test fixture)")
     ap.add_argument("--host", default="127.0.0.1")
@@ -697,6 +728,7 @@ def main(argv=None):
             srv.socket.context.load_verify_locations(client_ca.cert)
         srv.emu.capi = capi.Capi(srv.emu, a.capi_ms, a.capi_api, a.capi_topology_gate == "true", ca, client_ca)
         srv.emu.capi.port = srv.server_address[1]
+        srv.emu.capi.listen, srv.emu.capi.close = face_listeners(srv, a.host)
     else:
         srv.emu = Emu(a.token, a.namespace, not a.no_anonymous)
     if a.port_file:

@@ -222,9 +222,17 @@ class CapiTest(unittest.TestCase):
         self.assertEqual(sec["metadata"]["ownerReferences"][0]["kind"], "KubeadmControlPlane")
         with open(kc) as f:
             text = f.read()
-        self.assertIn("server: %s/k8s/eu-3" % self.emu.server, text)
         self.assertIn("eu-3-admin@eu-3", text)
         c = self.cluster("eu-3")
+        # its own endpoint, as a real workload cluster has: the Secret's server is spec.controlPlaneEndpoint
+        ep = c["spec"]["controlPlaneEndpoint"]
+        self.assertIn("server: https://%s:%d/k8s/eu-3" % (ep["host"], ep["port"]), text)
+        self.assertNotIn("server: %s/k8s/eu-3" % self.emu.server, text)
+        # which answers for eu-3 alone
+        other = "https://%s:%d/k8s/other/api" % (ep["host"], ep["port"])
+        p = subprocess.run(["curl", "-sk", "-o", "/dev/null", "-w", "%{http_code}", other], capture_output=True,
+                           text=True, timeout=20)
+        self.assertEqual(p.stdout, "404")
         self.assertIn("cluster.cluster.x-k8s.io", c["metadata"]["finalizers"])
         if self.api == "v1beta2":
             self.assertTrue(c["status"]["initialization"]["controlPlaneInitialized"])
