@@ -391,12 +391,85 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 # ---- helpers -----------------------------------------------------------
+# Ports. A port chosen free, closed, then bound later by a server is a race
+# between the scripts that run at once (tests/e2e/run.sh runs two, `ninja
+# test` two passes of two): another script's server can take it in between,
+# and the script then talks to that server. So a port is held from the
+# moment it is chosen: listen_exec hands the listening socket to the server,
+# dead_port holds a port that refuses; free_port is left for sshd alone,
+# which can take no socket and retries on "address already in use".
 # free_port: a TCP port on 127.0.0.1 that was free a moment ago.
 free_port() {
 	python3 -c 'import socket
 s = socket.socket()
 s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])'
+}
+
+# listen_exec PORTFILE TEMPLATE CONF CMD...: CMD (exec'd, same process id)
+# with a socket listening on 127.0.0.1 at a port the kernel picked, as fd 3
+# (systemd's socket activation: LISTEN_FDS=1, LISTEN_PID; lighttpd:
+# server.systemd-socket-activation = "enable"); TEMPLATE with @PORT@
+# replaced by the port is written to CONF first, and the port to PORTFILE.
+# The socket listens before the port is written: nothing else can take it.
+# Run it in the background (listen_exec ... &): it execs, so $! is the
+# server's process id, for t_pids.
+listen_exec() {
+	[ "$BASHPID" != "$$" ] || { echo "listen_exec: run it in the background (&)" >&2; return 2; }
+	exec python3 -c 'import os, socket, sys
+portfile, tmpl, conf = sys.argv[1:4]
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(128)
+port = s.getsockname()[1]
+with open(tmpl) as f:
+    text = f.read()
+with open(conf, "w") as f:
+    f.write(text.replace("@PORT@", str(port)))
+if s.fileno() != 3:
+    os.dup2(s.fileno(), 3)
+os.set_inheritable(3, True)
+os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()))
+with open(portfile + ".tmp", "w") as f:
+    f.write("%d\n" % port)
+os.replace(portfile + ".tmp", portfile)
+os.execvp(sys.argv[4], sys.argv[4:])' "$@"
+}
+
+# read_port PORTFILE PID: the port PORTFILE names once it is written (10 s
+# at most, while PID runs); nothing and status 1 otherwise
+read_port() {
+	local p
+	for _ in $(seq 100); do
+		if [ -s "$1" ]; then
+			p=$(tr -d ' \n' <"$1")
+			case $p in '' | *[!0-9]*) ;; *) echo "$p"; return 0 ;; esac
+		fi
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# dead_port VAR: VAR set to a port on 127.0.0.1 that refuses connections
+# while the script runs: bound (not listening) by a process of its own, so
+# no other script's server can take it (not in $(...): the process is the
+# script's, stopped at its end)
+dead_port() {
+	local f pid p
+	f=$(mktemp "$T/dead-port.XXXXXX") || return 1
+	rm -f "$f"
+	python3 -c 'import os, socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write("%d\n" % s.getsockname()[1])
+os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(86400)' "$f" </dev/null >/dev/null 2>&1 &
+	pid=$!
+	t_pids="$t_pids $pid"
+	p=$(read_port "$f" "$pid") || return 1
+	printf -v "$1" %s "$p"
 }
 
 # random_string: 24 hex digits.
@@ -423,6 +496,13 @@ EOF
 	fi
 }
 
+# answers CODE URL [CURL-ARGS...]: the URL answers with HTTP status CODE
+answers() {
+	local code=$1
+	shift
+	[ "$(http_code "$@")" = "$code" ]
+}
+
 # mkchart NAME VERSION [TEMPLATE...]: the chart src/NAME (Chart.yaml, a
 # ConfigMap NAME-values that shows the values it got, and each TEMPLATE file)
 # packaged into repo/ with `helm package`, in the current folder
@@ -446,33 +526,29 @@ EOF
 
 # ---- a Helm chart repository: lighttpd serving a folder ----------------
 start_chart_repo() {
-	local dir=$1 lighttpd port pid started=
+	local dir=$1 lighttpd port pid
 	lighttpd=$(command -v lighttpd || ls /usr/sbin/lighttpd 2>/dev/null)
 	[ -n "$lighttpd" ] || t_bail "lighttpd missing: run ./configure --install-deps"
-	for _ in 1 2 3 4 5; do
-		port=$(free_port) || t_bail "cannot pick a free port"
-		helm repo index "$dir" --url "http://127.0.0.1:$port" || t_bail "helm repo index failed"
-		cat >"$T/chart-repo.conf" <<EOF
+	cat >"$T/chart-repo.conf.in" <<EOF
 server.modules = ()
 server.document-root = "$dir"
 server.bind = "127.0.0.1"
-server.port = $port
+server.port = @PORT@
+server.systemd-socket-activation = "enable"
 server.errorlog = "$T/chart-repo-error.log"
 mimetype.assign = (".yaml" => "text/yaml", ".tgz" => "application/gzip")
 EOF
-		: >"$T/chart-repo-error.log"
+	: >"$T/chart-repo-error.log"
+	rm -f "$T/chart-repo.port"
+	listen_exec "$T/chart-repo.port" "$T/chart-repo.conf.in" "$T/chart-repo.conf" \
 		"$lighttpd" -D -f "$T/chart-repo.conf" >"$T/chart-repo.out" 2>&1 &
-		pid=$!
-		t_pids="$t_pids $pid"
-		for _ in $(seq 100); do
-			kill -0 "$pid" 2>/dev/null || break
-			[ "$(http_code "http://127.0.0.1:$port/index.yaml")" = 200 ] && { started=1; break; }
-			sleep 0.1
-		done
-		[ -n "$started" ] && break
-		kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-	done
-	[ -n "$started" ] || { cat "$T/chart-repo.out" "$T/chart-repo-error.log" >&2; t_bail "lighttpd did not serve the chart repository"; }
+	pid=$!
+	t_pids="$t_pids $pid"
+	port=$(read_port "$T/chart-repo.port" "$pid") ||
+		{ cat "$T/chart-repo.out" >&2; t_bail "no port for the chart repository"; }
+	helm repo index "$dir" --url "http://127.0.0.1:$port" || t_bail "helm repo index failed"
+	t_wait_for 10 answers 200 "http://127.0.0.1:$port/index.yaml" ||
+		{ cat "$T/chart-repo.out" "$T/chart-repo-error.log" >&2; t_bail "lighttpd did not serve the chart repository"; }
 	REPO=http://127.0.0.1:$port
 	CHART_REPO_PID=$pid
 }
@@ -494,13 +570,12 @@ start_git_server() {
 	GIT_USER=idp
 	GIT_PASS=$(random_string)
 	printf '%s:%s\n' "$GIT_USER" "$GIT_PASS" >"$srv/users"
-	for _ in 1 2 3 4 5; do
-		port=$(free_port) || t_bail "cannot pick a free port (python3 missing?)"
-		cat >"$srv/lighttpd.conf" <<EOF
+	cat >"$srv/lighttpd.conf.in" <<EOF
 server.modules = ("mod_auth", "mod_authn_file", "mod_alias", "mod_setenv", "mod_cgi")
 server.document-root = "$srv/repos"
 server.bind = "127.0.0.1"
-server.port = $port
+server.port = @PORT@
+server.systemd-socket-activation = "enable"
 server.pid-file = "$srv/lighttpd.pid"
 server.errorlog = "$srv/error.log"
 auth.backend = "plain"
@@ -510,31 +585,27 @@ alias.url = ( "/git/" => "$srv/git-http-backend/" )
 setenv.set-environment = ( "GIT_PROJECT_ROOT" => "$srv/repos", "GIT_HTTP_EXPORT_ALL" => "1" )
 cgi.assign = ( "" => "" )
 EOF
-		: >"$srv/error.log"
+	: >"$srv/error.log"
+	rm -f "$srv/port"
+	listen_exec "$srv/port" "$srv/lighttpd.conf.in" "$srv/lighttpd.conf" \
 		"$lighttpd" -D -f "$srv/lighttpd.conf" >"$srv/stdout.log" 2>&1 &
-		pid=$!
-		t_pids="$t_pids $pid"
-		for _ in $(seq 100); do
-			kill -0 "$pid" 2>/dev/null || break
-			code=$(http_code "http://127.0.0.1:$port/git/")
-			if [ "$code" != 000 ]; then
-				export GIT_USER GIT_PASS
-				export GIT_HTTP_BASE=http://127.0.0.1:$port/git
-				export IDPMAKE_GIT_ALLOW_HTTP=1
-				GIT_SRV_PID=$pid
-				return 0
-			fi
-			sleep 0.1
-		done
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-		t_pids=${t_pids/ $pid/}
-		if ! grep -q -i 'address already in use' "$srv/error.log" "$srv/stdout.log"; then
-			cat "$srv/stdout.log" "$srv/error.log" >&2
-			t_bail "lighttpd did not answer on port $port within 10 s"
+	pid=$!
+	t_pids="$t_pids $pid"
+	port=$(read_port "$srv/port" "$pid") || { cat "$srv/stdout.log" >&2; t_bail "no port for the git server"; }
+	for _ in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		code=$(http_code "http://127.0.0.1:$port/git/")
+		if [ "$code" != 000 ]; then
+			export GIT_USER GIT_PASS
+			export GIT_HTTP_BASE=http://127.0.0.1:$port/git
+			export IDPMAKE_GIT_ALLOW_HTTP=1
+			GIT_SRV_PID=$pid
+			return 0
 		fi
+		sleep 0.1
 	done
-	t_bail "lighttpd: no free port after 5 tries"
+	cat "$srv/stdout.log" "$srv/error.log" >&2
+	t_bail "lighttpd did not answer on port $port within 10 s"
 }
 
 # new_remote NAME: a bare repository NAME.git on the git server; prints its URL.

@@ -101,6 +101,38 @@ t_grep "with 'Authentication failed'" 'Authentication failed' "$OUTPUT"
 t_eq "and 401" 401 "$(http_code "$url/info/refs?service=git-upload-pack" -u "$GIT_USER:wrong")"
 t_fail "a push with a wrong password is refused" git -C work push "$bad" main:other
 
+# ---- ports: held from the moment they are chosen ---------------------------
+# A port chosen free, closed, and bound later by a server can be taken in
+# between by a server of another script running at once (run.sh runs two,
+# `ninja test` four): the script then talks to that server. The servers get
+# their socket from listen_exec, or bind port 0 and say which they got.
+binds() {	# binds PORT: another process can bind 127.0.0.1:PORT now
+	python3 -c 'import socket, sys; socket.socket().bind(("127.0.0.1", int(sys.argv[1])))' "$1" 2>/dev/null
+}
+t_ok "no script picks a port for a server to bind later (free_port: sshd in t5500 alone)" \
+	sh -c '! grep -n -e free_port -e "print(s.getsockname()\[1\])" "$1"/t[0-9]*.sh | grep -v -e "^$1/t5500-" -e "^$1/t0000-"' sh "$top/tests/e2e"
+cat >"$T/held.conf.in" <<'EOF'
+port @PORT@
+EOF
+listen_exec "$T/held.port" "$T/held.conf.in" "$T/held.conf" \
+	python3 -c 'import os, socket, time
+s = socket.socket(fileno=3)
+assert os.environ["LISTEN_PID"] == str(os.getpid()) and os.environ["LISTEN_FDS"] == "1"
+c, _ = s.accept(); c.sendall(b"held %d\n" % s.getsockname()[1]); c.close(); time.sleep(30)' &
+held_pid=$!
+t_pids="$t_pids $held_pid"
+held=$(read_port "$T/held.port" "$held_pid")
+t_ok "listen_exec says the port" test -n "$held"
+t_eq "... writes it into the configuration" "port $held" "$(cat "$T/held.conf")"
+t_fail "... and holds it: another process cannot bind it" binds "$held"
+t_eq "... the command it runs gets the listening socket as fd 3" "held $held" \
+	"$(python3 -c 'import socket, sys; print(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10).makefile().readline().strip())' "$held")"
+dead=
+dead_port dead
+t_ok "dead_port sets a port" test -n "$dead"
+t_fail "... that refuses connections" python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)' "$dead"
+t_fail "... and that another process cannot bind" binds "$dead"
+
 # ---- the Argo CD emulator, once it exists --------------------------------
 if [ -f "$top/tests/argocd-emu/emulator.py" ]; then
 	# shellcheck disable=SC2119

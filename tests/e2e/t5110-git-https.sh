@@ -50,15 +50,14 @@ except Exception:
 EOF
 }
 
-port=
-for _ in 1 2 3 4 5; do
-	p=$(free_port) || t_bail "cannot pick a free port (python3 missing?)"
-	cat >"$srvdir/lighttpd.conf" <<EOF
+# the listening socket from listen_exec (lib.sh): the port is held from the moment it is chosen
+cat >"$srvdir/lighttpd.conf.in" <<EOF
 server.modules = ("mod_openssl", "mod_auth", "mod_authn_file", "mod_alias", "mod_setenv", "mod_cgi")
 server.modules-directory = "$moddir"
 server.document-root = "$srvdir/repos"
 server.bind = "127.0.0.1"
-server.port = $p
+server.port = @PORT@
+server.systemd-socket-activation = "enable"
 server.pid-file = "$srvdir/lighttpd.pid"
 server.errorlog = "$srvdir/error.log"
 ssl.engine = "enable"
@@ -71,26 +70,18 @@ alias.url = ( "/git/" => "$backend/" )
 setenv.set-environment = ( "GIT_PROJECT_ROOT" => "$srvdir/repos", "GIT_HTTP_EXPORT_ALL" => "1" )
 cgi.assign = ( "" => "" )
 EOF
-	: >"$srvdir/error.log"
+: >"$srvdir/error.log"
+listen_exec "$srvdir/port" "$srvdir/lighttpd.conf.in" "$srvdir/lighttpd.conf" \
 	"$lighttpd" -D -f "$srvdir/lighttpd.conf" >"$srvdir/stdout.log" 2>&1 &
-	pid=$!
-	t_pids="$t_pids $pid"
-	for _ in $(seq 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		# 401: TLS with our CA and the name localhost works, and auth is on
-		[ "$(tls_code "https://localhost:$p/git/")" = 401 ] && { port=$p; break; }
-		sleep 0.1
-	done
-	[ -n "$port" ] && break
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	t_pids=${t_pids/ $pid/}
-	grep -q -i 'address already in use' "$srvdir/error.log" "$srvdir/stdout.log" || {
-		sed 's/^/# /' "$srvdir/stdout.log" "$srvdir/error.log"
-		t_bail "lighttpd (TLS) did not answer 401 on https://localhost:$p/git/ within 10 s (log above)"
-	}
-done
-[ -n "$port" ] || t_bail "lighttpd (TLS): no free port after 5 tries"
+pid=$!
+t_pids="$t_pids $pid"
+port=$(read_port "$srvdir/port" "$pid") || { sed 's/^/# /' "$srvdir/stdout.log"; t_bail "no port for lighttpd (TLS)"; }
+# 401: TLS with our CA and the name localhost works, and auth is on
+tls_answers() { [ "$(tls_code "https://localhost:$port/git/")" = 401 ]; }
+t_wait_for 10 tls_answers || {
+	sed 's/^/# /' "$srvdir/stdout.log" "$srvdir/error.log"
+	t_bail "lighttpd (TLS) did not answer 401 on https://localhost:$port/git/ within 10 s (log above)"
+}
 
 # new_remote (lib.sh) makes the bare repository and prints its URL from GIT_HTTP_BASE
 export GIT_USER GIT_PASS GIT_HTTP_BASE=https://localhost:$port/git

@@ -81,7 +81,7 @@ t_eq "its trailing newline trimmed" True \
 # ---- unreachable servers --------------------------------------------------
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 bump app
-closed=$(free_port)
+closed= && dead_port closed || t_bail "cannot hold a port that refuses"
 t_exit 1 "a refused connection fails after retries" env ARGOCD_SERVER="127.0.0.1:$closed" "$IDPMAKE" up
 t_grep "naming the server" "cannot reach Argo CD at http://127.0.0.1:$closed: .*\(tried 6 times\)" "$OUTPUT"
 t_exit 1 "https to a plain-HTTP server fails" env ARGOCD_SERVER="$server" ARGOCD_OPTS= "$IDPMAKE" up

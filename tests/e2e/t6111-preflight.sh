@@ -88,7 +88,7 @@ t_grep "one problem" "pre-flight: 1 problem;" "$OUTPUT"
 t_eq "with one request, GET /api/version" "GET /api/version" "$(lines)"
 t_eq "the remote has no branch yet" none "$(head_of)"
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
-closed=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+closed= && dead_port closed || t_bail "cannot hold a port that refuses"
 t_exit 1 "an Argo CD that does not answer" env ARGOCD_SERVER="127.0.0.1:$closed" "$IDPMAKE" up
 t_grep "is found before the push" "error: Argo CD at http://127.0.0.1:$closed does not answer \(GET /api/version\)" "$OUTPUT"
 t_eq "the remote has no branch yet" none "$(head_of)"

@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 
 start_gitops_argocd
-dead=$(free_port)
+dead= && dead_port dead || t_bail "cannot hold a port that refuses"
 EU_TOKEN="eu-$(random_string)"
 export EU_TOKEN
 mkdistro d <<EOF

@@ -14,7 +14,7 @@ git init -q --bare -b main "$ext" || t_bail "git init failed"
 hlog=$T/hostile.log
 : >"$hlog"
 cat >"$T/hostile.py" <<'EOF'
-import http.server, socketserver, sys, time
+import http.server, os, socketserver, sys, time
 log = open(sys.argv[2], "a", buffering=1)
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -33,12 +33,17 @@ class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a): pass
 class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
-port = int(sys.argv[1])
-S(("127.0.0.1", port), H).serve_forever()
+srv = S(("127.0.0.1", 0), H)
+port = srv.server_address[1]
+open(sys.argv[1] + ".tmp", "w").write("%d\n" % port)
+os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+srv.serve_forever()
 EOF
-port=$(free_port) || t_bail "cannot pick a free port"
-python3 "$T/hostile.py" "$port" "$hlog" &
+# the server binds a port the kernel picks and says which (a port chosen
+# before, then bound, can be another script's server by then)
+python3 "$T/hostile.py" "$T/hostile.port" "$hlog" &
 t_pids="$t_pids $!"
+port=$(read_port "$T/hostile.port" $!) || t_bail "the hostile server did not start"
 h=http://127.0.0.1:$port
 t_wait_for 10 curl -s -o /dev/null "$h/auth/" || t_bail "the hostile server did not start"
 

@@ -6,17 +6,19 @@
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-port=$(free_port)
+# the listener binds a port the kernel picks and says which (a port chosen
+# before, then bound, can be another script's server by then)
 python3 -c '
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8)
+import os, socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1] + ".tmp", "w").write("%d\n" % s.getsockname()[1]); os.replace(sys.argv[1] + ".tmp", sys.argv[1])
 while True:
     c, _ = s.accept(); d = c.recv(65536)
     open(sys.argv[2], "ab").write(d)
-    c.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"); c.close()' "$port" "$T/got.txt" &
+    c.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"); c.close()' "$T/listener.port" "$T/got.txt" &
 t_pids="$t_pids $!"
-t_wait_for 10 sh -c "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", $port))' 2>/dev/null" || t_bail "the listener did not start"
+port=$(read_port "$T/listener.port" $!) || t_bail "the listener did not start"
 bare=$T/gitops.git
 git init -q --bare -b main "$bare" || t_bail "git init failed"
 mkdistro d <<EOF2

@@ -135,14 +135,13 @@ start_https_git() {
 	git -C "$srvdir/repos/gitops.git" config http.receivepack true
 	printf 'idp:%s\n' "$GPASS" >"$srvdir/users"
 	gport=
-	for _ in 1 2 3 4 5; do
-		p=$(free_port)
-		cat >"$srvdir/lighttpd.conf" <<EOF
+	cat >"$srvdir/lighttpd.conf.in" <<EOF
 server.modules = ("mod_openssl", "mod_auth", "mod_authn_file", "mod_alias", "mod_setenv", "mod_cgi")
 server.modules-directory = "$moddir"
 server.document-root = "$srvdir/repos"
 server.bind = "127.0.0.1"
-server.port = $p
+server.port = @PORT@
+server.systemd-socket-activation = "enable"
 server.errorlog = "$srvdir/error.log"
 ssl.engine = "enable"
 ssl.pemfile = "$1"
@@ -154,16 +153,17 @@ alias.url = ( "/git/" => "$backend/" )
 setenv.set-environment = ( "GIT_PROJECT_ROOT" => "$srvdir/repos", "GIT_HTTP_EXPORT_ALL" => "1" )
 cgi.assign = ( "" => "" )
 EOF
+	# the listening socket from listen_exec (lib.sh): the port is held from the moment it is chosen
+	listen_exec "$srvdir/port" "$srvdir/lighttpd.conf.in" "$srvdir/lighttpd.conf" \
 		"$lighttpd" -D -f "$srvdir/lighttpd.conf" >"$srvdir/stdout.log" 2>&1 &
-		pid=$!
-		t_pids="$t_pids $pid"
-		for _ in $(seq 100); do
-			kill -0 "$pid" 2>/dev/null || break
-			code=$(curl -sk -o /dev/null -w '%{http_code}' "https://localhost:$p/git/" 2>/dev/null)
-			[ "$code" = 401 ] && { gport=$p; return 0; }
-			sleep 0.1
-		done
-		kill "$pid" 2>/dev/null
+	pid=$!
+	t_pids="$t_pids $pid"
+	p=$(read_port "$srvdir/port" "$pid") || t_bail "no port for lighttpd (TLS)"
+	for _ in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		code=$(curl -sk -o /dev/null -w '%{http_code}' "https://localhost:$p/git/" 2>/dev/null)
+		[ "$code" = 401 ] && { gport=$p; return 0; }
+		sleep 0.1
 	done
 	t_bail "lighttpd (TLS) did not start"
 }
