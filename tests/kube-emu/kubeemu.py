@@ -150,6 +150,9 @@ def fields_match(obj, sel):
     return True
 
 
+HANDSHAKE_SECONDS = 30     # a TLS client that has not finished its handshake by then is dropped
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "kubeemu"
@@ -159,6 +162,22 @@ class Handler(BaseHTTPRequestHandler):
         # headers and body go out in two writes: without this, Nagle's algorithm and the client's
         # delayed ACK hold every answer back 40 ms
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        # the TLS handshake runs here, in the connection's own thread (main() wraps the listener with
+        # do_handshake_on_connect=False): in accept() it held the one thread that accepts, so a client that
+        # connected and sent nothing (a probe, an aborted handshake) left every other connection unanswered
+        self.tls_failed = False
+        if isinstance(self.connection, ssl.SSLSocket):
+            self.connection.settimeout(HANDSHAKE_SECONDS)
+            try:
+                self.connection.do_handshake()
+            except (ssl.SSLError, OSError) as e:
+                self.tls_failed = True
+                sys.stderr.write("%s TLS handshake failed: %s\n" % (self.log_date_time_string(), e))
+            self.connection.settimeout(self.timeout)
+
+    def handle(self):
+        if not self.tls_failed:
+            super().handle()
 
     def log_message(self, fmt, *args):
         sys.stderr.write("%s %s\n" % (self.log_date_time_string(), fmt % args))
@@ -712,7 +731,7 @@ def main(argv=None):
     if a.tls_cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(a.tls_cert, a.tls_key)
-        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True, do_handshake_on_connect=False)
     if a.capi:
         import capi
         srv.emu = Emu(a.token, a.namespace, not a.no_anonymous, capi.MgmtStore)

@@ -7,6 +7,7 @@ import base64
 import json
 import os
 import shutil
+import socket
 import ssl
 import subprocess
 import sys
@@ -138,6 +139,26 @@ class KubectlTest(unittest.TestCase):
         with open(path, "w") as f:
             f.write(text)
         return path
+
+    def test_a_stalled_tls_client_does_not_hold_the_others(self):
+        # clients that connect and send nothing (no ClientHello, or half of one): the emulator's one
+        # accepting thread must not wait on their handshake, so another client is answered at once
+        host, port = self.server[len("https://"):].rsplit(":", 1)
+        stalled = [socket.create_connection((host, int(port)), timeout=5) for _ in range(3)]
+        stalled[-1].sendall(b"\x16\x03\x01\x02\x00")    # a TLS record header, then nothing
+        try:
+            t0 = time.time()
+            r = urllib.request.Request(self.server + "/version", headers={"Authorization": "Bearer " + TOKEN})
+            try:
+                with urllib.request.urlopen(r, context=self.ssl, timeout=5) as resp:
+                    status = resp.status
+            except OSError as e:
+                status = "no answer within 5 s: %s" % e
+            self.assertEqual(status, 200)
+            self.assertLess(time.time() - t0, 5)
+        finally:
+            for s in stalled:
+                s.close()
 
     def test_version(self):
         r = self.kubectl("version", "-o", "json")
