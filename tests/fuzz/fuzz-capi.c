@@ -11,7 +11,8 @@
  *                manifest as Argo CD's resource API returns it;
  *   else odd:    kubecred_parse (argo/kubecred.c) on the kubeconfig of a
  *                Secret NAME-kubeconfig, with no folder (it may name no file),
- *                and cert_not_after (base/certtime.c) on its client certificate.
+ *                and cert_not_after (base/certtime.c: libcrypto's PEM and X.509
+ *                readers) on its client certificate.
  * The rest of the input is the text, not NUL-terminated.
  *
  * What must hold: no read outside the text; the status's uid is NULL or a

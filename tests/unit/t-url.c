@@ -5,7 +5,8 @@
  * percent-encoded, Argo CD servers turned into base URLs; names.c's check
  * of names from elsewhere; and util.c's term_safe, the escaping of hostile
  * text on its way to a terminal; certtime.c's notAfter of a certificate
- * (UTCTime and GeneralizedTime, made by openssl), and its refusals.
+ * (UTCTime and GeneralizedTime, made by openssl), read by libcrypto, and
+ * its refusals.
  */
 #include <string.h>
 
@@ -222,6 +223,19 @@ static void test_certtime(void)
 	CHECK(cert_not_after("", 0) == -1);
 	CHECK(cert_not_after("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", 58) == -1);
 	CHECK(cert_not_after("-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n", 58) == -1);
+	/* a block that asks for a pass phrase gets none: no prompt on the terminal */
+	t = xstrdup(aprintf("-----BEGIN CERTIFICATE-----\nProc-Type: 4,ENCRYPTED\n"
+			    "DEK-Info: AES-128-CBC,00112233445566778899AABBCCDDEEFF\n\n%s",
+			    strchr(cert_utc + 1, '\n') + 1));
+	CHECK(cert_not_after(t, strlen(t)) == -1);
+	free(t);
+	/* over 1 MiB of text is not read at all */
+	t = xmalloc((1 << 20) + n + 1);
+	memset(t, '\n', 1 << 20);
+	memcpy(t + (1 << 20), cert_utc, n + 1);
+	CHECK(cert_not_after(t + n, 1 << 20) == 1798051494LL);	/* 1 MiB is */
+	CHECK(cert_not_after(t, (1 << 20) + n) == -1);
+	free(t);
 }
 
 TEST_MAIN(test_parse, test_masked, test_strip, test_origin, test_escape, test_base, test_userinfo, test_names,
