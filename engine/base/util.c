@@ -416,17 +416,23 @@ int write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
-int open_tmp_beside(const char *path, char **tmp)
+/* open_tmp_beside's, created with mode (less the umask) */
+static int open_tmp_mode(const char *path, char **tmp, mode_t mode)
 {
 	static unsigned long counter;	/* threads write too: a name per call */
 	int fd;
 
 	*tmp = xmalloc(strlen(path) + 48);
 	sprintf(*tmp, "%s.tmp%ld.%lu", path, (long)getpid(), __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
-	fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0 && errno == EEXIST && unlink(*tmp) == 0)	/* left by a crashed run with our pid */
-		fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	return fd;
+}
+
+int open_tmp_beside(const char *path, char **tmp)
+{
+	return open_tmp_mode(path, tmp, 0666);
 }
 
 /* fsync the folder holding path, so that a rename in it survives a crash */
@@ -464,7 +470,8 @@ int sync_dir(const char *path)
 static int write_file_mode(const char *path, const void *data, size_t len, mode_t mode, int sync)
 {
 	char *tmp;
-	int fd = open_tmp_beside(path, &tmp), e;
+	/* a mode is the file's from its creation: no moment where another user may open it */
+	int fd = open_tmp_mode(path, &tmp, mode == (mode_t)-1 ? 0666 : mode), e;
 
 	if (fd < 0)
 		goto fail;
@@ -501,6 +508,11 @@ int write_file_atomic(const char *path, const void *data, size_t len)
 int write_file_copy(const char *path, const void *data, size_t len)
 {
 	return write_file_mode(path, data, len, (mode_t)-1, 0);
+}
+
+int write_file_private(const char *path, const void *data, size_t len)
+{
+	return write_file_mode(path, data, len, 0600, 1);
 }
 
 int write_file_user(const char *path, const void *data, size_t len)

@@ -113,6 +113,7 @@ int open_regular(const char *path);		/* read-only fd of a regular file, never wa
 int write_file_atomic(const char *path, const void *data, size_t len);	/* renamed into place, fsynced */
 int write_file_copy(const char *path, const void *data, size_t len);	/* renamed into place, no fsync */
 int write_file_user(const char *path, const void *data, size_t len);	/* as _copy, mode 0666 & ~user_umask */
+int write_file_private(const char *path, const void *data, size_t len);	/* as _atomic, 0600 from its creation (a key) */
 char *path_join(const char *a, const char *b);	/* arena */
 const char *path_base(const char *p);
 char *path_dir(const char *p);			/* arena */
