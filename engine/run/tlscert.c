@@ -6,8 +6,9 @@
  *
  * The CA's key never leaves STATE/tls (0600 in a 0700 folder); the hooks
  * get the paths of the certificate, its key and the CA (hook.c), as the
- * cnoe distro's tls hook puts them in the ingress Secret.  openssl runs
- * through exec.c (no shell), its arguments the checked names alone.
+ * cnoe distro's tls hook puts them in the ingress Secret.  The keys and
+ * certificates are made in this process by libcrypto (base/certmake.c):
+ * no openssl child, no key in an argv.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
-#include "base/exec.h"
+#include "base/certmake.h"
 #include "base/hash.h"
 #include "base/url.h"
 #include "base/util.h"
@@ -57,7 +58,7 @@ static struct hash key_of(const char **v, size_t n)
 {
 	struct hasher *h = hasher_new();
 
-	hasher_adds(h, "tls v2: a CA constrained to the names, then a certificate for");
+	hasher_adds(h, "tls v3: a CA constrained to the names (no address, URI or email), then a certificate for");
 	for (size_t i = 0; i < n; i++)
 		hasher_adds(h, v[i]);
 	return hasher_end(h);
@@ -93,20 +94,6 @@ void tlscert_decide(struct planner *pl, struct step *s, const struct record *rec
 	plan_compare(s, rec, "the certificate's names changed");
 }
 
-static int openssl(const char *dir, const char *const *argv, const char **err)
-{
-	struct proc p = { 0 };
-	const char *why;
-
-	p.argv = argv;
-	p.cwd = dir;
-	p.timeout = 120;
-	if (proc_run_why(&p, &why) == 0)
-		return 0;
-	*err = aprintf("%s: %s", proc_command(argv), why);
-	return -1;
-}
-
 static struct hash hash_certs(const char *statedir)
 {
 	struct hasher *h = hasher_new();
@@ -124,8 +111,9 @@ int tlscert_run(struct planner *pl, struct step *s, struct hash *output, const c
 {
 	const struct distro *d = pl->g->d;
 	const char *dir = aprintf("%s/tls", pl->statedir), **v, *names = aprintf("%s/names", dir);
-	const char *canames = aprintf("%s/ca.names", dir);
-	struct buf san = BUF_INIT, want = BUF_INIT, nc = BUF_INIT;
+	const char *canames = aprintf("%s/ca.names", dir), *cacrt = tlscert_file(pl->statedir, "ca.crt");
+	const char *cakey = tlscert_file(pl->statedir, "ca.key");
+	struct buf want = BUF_INIT, cawant = BUF_INIT;
 	size_t n, len;
 	char *had;
 	int r = -1;
@@ -137,33 +125,16 @@ int tlscert_run(struct planner *pl, struct step *s, struct hash *output, const c
 		*err = aprintf("cannot make %s: %s", dir, strerror(errno));
 		return -1;
 	}
-	for (size_t i = 0; i < n; i++) {
-		buf_addf(&san, "%sDNS:%s", i ? "," : "subjectAltName=", v[i]);
+	for (size_t i = 0; i < n; i++)
 		buf_addf(&want, "%s\n", v[i]);
-		/* the CA may sign for these names alone (a "*.x" name: x and below) */
-		const char *dn = strncmp(v[i], "*.", 2) ? v[i] : v[i] + 2;
-		int dup = 0;
-		for (size_t k = 0; k < i; k++)
-			dup |= !strcmp(dn, strncmp(v[k], "*.", 2) ? v[k] : v[k] + 2);
-		if (!dup)
-			buf_addf(&nc, "%sDNS:%s", nc.len ? ",permitted;" : "nameConstraints=critical,permitted;", dn);
-	}
-	buf_adds(&nc, ",excluded;IP:0.0.0.0/0.0.0.0,excluded;IP:::/::");	/* and no address at all */
+	/* ca.names says what the CA was made as: a CA of before v3 (URIs and emails not refused) is made again */
+	buf_addf(&cawant, "# constraints v3\n%s", want.s);
 	/* the CA once for these names: an interrupted bootstrap keeps it (and what trusts it) */
 	had = read_file(canames, &len);
-	if (!had || strcmp(had, want.s) || access(tlscert_file(pl->statedir, "ca.crt"), R_OK) ||
-	    access(tlscert_file(pl->statedir, "ca.key"), R_OK)) {
-		const char *argv[] = { "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "3650",
-				       "-subj", aprintf("/CN=idpmake CA for %s", d->name),
-				       "-addext", "basicConstraints=critical,CA:TRUE,pathlen:0",
-				       "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-				       "-addext", nc.s,
-				       "-keyout", "ca.key.new", "-out", "ca.crt.new", NULL };
+	if (!had || strcmp(had, cawant.s) || access(cacrt, R_OK) || access(cakey, R_OK)) {
 		unlink(names);	/* a new CA: a new certificate */
-		if (openssl(dir, argv, err) < 0 || chmod(aprintf("%s/ca.key.new", dir), 0600) < 0 ||
-		    rename(aprintf("%s/ca.key.new", dir), tlscert_file(pl->statedir, "ca.key")) < 0 ||
-		    rename(aprintf("%s/ca.crt.new", dir), tlscert_file(pl->statedir, "ca.crt")) < 0 ||
-		    write_file_copy(canames, want.s, want.len) < 0) {
+		if (certmake_ca(cacrt, cakey, aprintf("idpmake CA for %.48s", d->name), v, n, 3650, err) < 0 ||
+		    write_file_atomic(canames, cawant.s, cawant.len) < 0) {
 			if (!*err)
 				*err = aprintf("cannot keep the CA in %s: %s", dir, strerror(errno));
 			free(had);
@@ -174,31 +145,25 @@ int tlscert_run(struct planner *pl, struct step *s, struct hash *output, const c
 	had = read_file(names, &len);
 	if (!had || strcmp(had, want.s) || access(tlscert_file(pl->statedir, "tls.crt"), R_OK) ||
 	    access(tlscert_file(pl->statedir, "tls.key"), R_OK)) {
-		const char *req[] = { "openssl", "req", "-new", "-newkey", "rsa:2048", "-nodes", "-subj",
-				      aprintf("/CN=%s", v[0]), "-addext", san.s, "-keyout", "tls.key.new", "-out", "tls.csr",
-				      NULL };
-		const char *sign[] = { "openssl", "x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-				       "-CAcreateserial", "-days", "825", "-copy_extensions", "copyall", "-out",
-				       "tls.crt.new", NULL };
-		if (openssl(dir, req, err) < 0 || chmod(aprintf("%s/tls.key.new", dir), 0600) < 0 ||
-		    openssl(dir, sign, err) < 0 ||
-		    rename(aprintf("%s/tls.key.new", dir), tlscert_file(pl->statedir, "tls.key")) < 0 ||
-		    rename(aprintf("%s/tls.crt.new", dir), tlscert_file(pl->statedir, "tls.crt")) < 0 ||
-		    write_file_copy(names, want.s, want.len) < 0) {
+		/* signed for the names the CA was made for (ca.names, above) and no others */
+		if (certmake_leaf(tlscert_file(pl->statedir, "tls.crt"), tlscert_file(pl->statedir, "tls.key"), cacrt,
+				  cakey, v, n, v, n, 825, err) < 0 ||
+		    write_file_atomic(names, want.s, want.len) < 0) {
 			if (!*err)
 				*err = aprintf("cannot keep the certificate in %s: %s", dir, strerror(errno));
 			free(had);
 			goto out;
 		}
+		unlink(aprintf("%s/tls.csr", dir));	/* left by the openssl commands of before */
+		unlink(aprintf("%s/ca.srl", dir));
 		s->why = aprintf("a certificate for %s, signed by the CA in %s", v[0], dir);
 	}
 	free(had);
 	*output = hash_certs(pl->statedir);
 	r = 0;
 out:
-	buf_release(&san);
 	buf_release(&want);
-	buf_release(&nc);
+	buf_release(&cawant);
 	return r;
 }
 

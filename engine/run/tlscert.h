@@ -15,7 +15,7 @@ const char *tlscert_file(const char *statedir, const char *name);
 void tlscert_decide(struct planner *pl, struct step *s, const struct record *rec);
 
 /*
- * Run it with the real openssl: a CA when there is none (kept across
+ * Run it (libcrypto, base/certmake.h): a CA when there is none (kept across
  * runs: made once, so an interrupted bootstrap never makes a second), and
  * a certificate for the names signed by it when the names changed or it
  * is missing.  *output hashes the two certificates.  0, or -1 with *err.

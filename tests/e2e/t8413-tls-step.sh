@@ -1,11 +1,12 @@
 #!/bin/bash
 # The distro's certificate (issue 24 #3, `tls`): a step `tls` makes a CA and
-# a certificate for tls.hosts with the real openssl, keeps them 0600 in
+# a certificate for tls.hosts (libcrypto, no openssl child), keeps them 0600 in
 # STATE/tls (the CA once), gives hooks their paths (IDPMAKE_TLS_CERT, _KEY,
 # _CA), and idpmake's own Argo CD client trusts the CA when the distro
 # gives no ca-file: an Argo CD emulator serving a certificate that CA
 # signed is reached with no ca-file and no insecure (a server of those
-# names only).  The CA may sign for those names alone.  A no-op makes
+# names only).  The CA may sign for those names alone: no address, URI
+# or email name (issue 35 #9).  A no-op makes
 # nothing; new names make a new CA and certificate, and rerun the hooks
 # that ask for them, not the others; a file gone is made again.
 # shellcheck source=tests/e2e/lib.sh
@@ -66,6 +67,27 @@ printf 'subjectAltName=DNS:evil.example\n' >evil.ext
 openssl req -new -newkey rsa:2048 -nodes -subj /CN=evil.example -keyout evil.key -out evil.csr 2>/dev/null
 openssl x509 -req -in evil.csr -CA "$S/ca.crt" -CAkey "$S/ca.key" -set_serial 9 -days 2 -extfile evil.ext -out evil.pem 2>/dev/null
 t_fail "a certificate it signs for another name does not verify" openssl verify -CAfile "$S/ca.crt" evil.pem
+# issue 35 #9: nor for a URI or an email name, even beside a name it may sign for
+openssl x509 -in "$S/ca.crt" -noout -text >"$T/ca.txt"
+t_ok "the CA's constraints are critical" grep -q 'Name Constraints: critical' "$T/ca.txt"
+sed -n '/Excluded:/,/X509v3/p' "$T/ca.txt" >"$T/excluded"
+t_grep "it excludes every URI" '^ +URI:$' "$T/excluded"
+t_grep "and every email name" '^ +email:$' "$T/excluded"
+t_grep "and every address" '^ +IP:0\.0\.0\.0/0\.0\.0\.0$' "$T/excluded"
+sed -n '/Permitted:/,/Excluded:/p' "$T/ca.txt" >"$T/permitted"
+t_grep "it permits URIs under .invalid alone (OpenSSL reads no empty constraint)" '^ +URI:\.invalid$' "$T/permitted"
+t_grep "and email names" '^ +email:\.invalid$' "$T/permitted"
+for alt in URI:https://localhost/ email:root@localhost; do
+	printf 'subjectAltName=DNS:localhost,%s\n' "$alt" >alt.ext
+	openssl x509 -req -in evil.csr -CA "$S/ca.crt" -CAkey "$S/ca.key" -set_serial 10 -days 2 -extfile alt.ext \
+		-out alt.pem 2>/dev/null
+	t_fail "a certificate it signs for DNS:localhost and ${alt%%:*} does not verify" \
+		openssl verify -CAfile "$S/ca.crt" alt.pem
+done
+openssl x509 -in "$S/tls.crt" -noout -text >"$T/tls.txt"
+t_grep "the certificate is a server's" 'TLS Web Server Authentication' "$T/tls.txt"
+t_grep "and no CA" 'CA:FALSE' "$T/tls.txt"
+t_grep "it names its CA's key" 'Authority Key Identifier' "$T/tls.txt"
 
 distro two
 t_ok "new names" idpmake -C d up
