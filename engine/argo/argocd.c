@@ -49,6 +49,7 @@
 #include "argo/argoapi.h"
 #include "argo/argocd.h"
 #include "base/buf.h"
+#include "base/gitcred.h"
 #include "base/intr.h"
 #include "graph/status.h"
 #include "render/bundle.h"
@@ -636,7 +637,7 @@ static const char *unknown_server(const struct cluster *cl, const struct resp *r
  */
 static const char *repo_denied(const struct argocd *a, const struct resp *r, const char *err)
 {
-	const char *m = r->message ? r->message : "", *tok = getenv("IDPMAKE_GIT_TOKEN");
+	const char *m = r->message ? r->message : "";
 
 	if (!strstr(m, "authentication required") && !strstr(m, "repository not accessible"))
 		return err;
@@ -644,7 +645,7 @@ static const char *repo_denied(const struct argocd *a, const struct resp *r, con
 		return aprintf("%s; argocd.repository: registered says Argo CD has credentials for %s: add them "
 			       "(argocd repo add), or drop that setting and set IDPMAKE_GIT_TOKEN so that "
 			       "idpmake registers the repository with them", err, a->repo_url);
-	if (!tok || !*tok)
+	if (!gitcred_given())
 		return aprintf("%s; Argo CD has no credentials for %s: set IDPMAKE_GIT_TOKEN (and IDPMAKE_GIT_USERNAME) "
 			       "and run up again, so that repository:register gives them, or add them to Argo CD "
 			       "yourself (argocd repo add)", err, a->repo_url);

@@ -11,6 +11,7 @@
 
 #include "argo/argoapi.h"
 #include "argo/argolist.h"
+#include "base/gitcred.h"
 #include "base/url.h"
 #include "base/util.h"
 #include "graph/status.h"
@@ -22,8 +23,8 @@ static const char *const kind_list[] = { "Applications", "ApplicationSets", "clu
 static const char *masked(const struct distro *d, const char *s)
 {
 	for (size_t i = 0; s && i <= d->nclusters; i++) {
-		const char *env = i < d->nclusters ? d->clusters[i].reg.token_env : "IDPMAKE_GIT_TOKEN";
-		const char *secret = env ? getenv(env) : NULL, *hit;
+		const char *env = i < d->nclusters ? d->clusters[i].reg.token_env : NULL;
+		const char *secret = i < d->nclusters ? (env ? getenv(env) : NULL) : gitcred_held(), *hit;
 		size_t n = secret ? strlen(secret) : 0, from = 0;
 		/* on from after each "***": a secret that is, or holds, "***" cannot loop */
 		while (n >= 3 && (hit = strstr(s + from, secret))) {

@@ -45,6 +45,7 @@
 
 #include "argo/argoapi.h"
 #include "argo/argocd.h"
+#include "base/gitcred.h"
 #include "base/hash.h"
 #include "base/pem.h"
 #include "base/url.h"
@@ -562,13 +563,13 @@ int argocd_cluster_labels(struct call *c, const struct cluster *cl, const char *
 static int register_repo(struct call *c, const char **err)
 {
 	struct argocd *a = c->a;
-	const char *token = getenv("IDPMAKE_GIT_TOKEN"), *user = getenv("IDPMAKE_GIT_USERNAME");
+	const char *token = NULL, *user = NULL;
 	struct secrets sc = { { 0 }, 0 };
 	struct resp r = { .code = -1 };
 	json_t *body;
 	int ret = -1;
 
-	if (!token || !*token) {
+	if (!gitcred_given()) {
 		note(c, 1, "no IDPMAKE_GIT_TOKEN: the repository %s is left to Argo CD's own settings", a->repo_url);
 		return 0;
 	}
@@ -579,7 +580,10 @@ static int register_repo(struct call *c, const char **err)
 			return *err = aprintf("repository:register would send %s to Argo CD at %s over plain http: use "
 					      "https, or set IDPMAKE_GIT_ALLOW_HTTP=1", url_git_token_name(), a->base), -1;
 	}
-	if (!user || !*user)
+	/* read now, when it is sent (gitcred.h): a bootstrap's hooks may have made it */
+	if (gitcred_get(&user, &token, 0) <= 0)
+		return *err = aprintf("repository:register: %s could not be read (said above)", url_git_token_name()), -1;
+	if (!user)
 		user = "git";
 	/* named idpmake/DISTRO: a repository has no labels, the name tells whose it is (owner.c) */
 	body = json_pack("{s:s, s:s, s:s, s:s, s:s}", "repo", a->repo_url, "type", "git", "name", owner_repo_name(a->d),
@@ -627,9 +631,8 @@ int argocd_register_check(struct argocd *a, const struct step *s, const char **e
 
 	if (!s->cluster) {
 		/* repository:register sends IDPMAKE_GIT_TOKEN in its body: to Argo CD over plain http only when allowed */
-		const char *token = getenv("IDPMAKE_GIT_TOKEN");
 		struct url u;
-		if (a && token && *token && url_parse(a->base, &u) == 0 &&
+		if (a && gitcred_given() && url_parse(a->base, &u) == 0 &&
 		    !url_may_send_credentials(&u, aprintf("%s (repository:register)", url_git_token_name())))
 			return *err = aprintf("it would send %s to Argo CD at %s over plain http: use https, or set "
 					      "IDPMAKE_GIT_ALLOW_HTTP=1", url_git_token_name(), a->base), -1;

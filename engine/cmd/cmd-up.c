@@ -12,7 +12,6 @@
 #include "base/intr.h"
 #include "git/gitops.h"
 #include "distro/manifest.h"
-#include "run/gitcreds.h"
 #include "run/kindcluster.h"
 #include "run/capiprune.h"
 #include "run/orphans.h"
@@ -459,7 +458,6 @@ int cmd_up(struct ctx *c)
 	struct summary boot = { 0 };
 	const char *err;
 	char *local;
-	const char *creds_err;
 	int booting = 0;
 
 	if (c->overwrite && !c->ntargets) {
@@ -475,8 +473,6 @@ int cmd_up(struct ctx *c)
 		return 2;
 	}
 	kindcluster_set_adopt(c->adopt);
-	/* a bootstrap reads them again once it made what holds them (bootstrap.h) */
-	creds_err = gitcreds_load(c);
 	a = connect_argocd(c, &pf);
 	warn_insecure(c->d);
 	if (state_lock(c->st, c->wait) < 0)
@@ -492,12 +488,11 @@ int cmd_up(struct ctx *c)
 	o.run = run;
 	/*
 	 * an empty or lost state: reconstructed from the GitOps repository and Argo CD (remotekeys.h);
-	 * not while git.credentials cannot be read yet: the cluster that holds them (in a bootstrap,
-	 * the remote too) is still to be made, and the fetch could only fail, asking for a token in a
-	 * run that needs none (t8412).  What is not reconstructed runs, as ever
+	 * not while git.credentials cannot be read yet (remotekeys.c): the cluster that holds them (in a
+	 * bootstrap, the remote too) is still to be made.  What is not reconstructed runs, as ever
 	 */
 	struct gitops_opts go = ctx_gitops(c);
-	if (!c->overwrite && !c->plan_file && !creds_err) {
+	if (!c->overwrite && !c->plan_file) {
 		c->pl.reconstruct = &go;
 		c->pl.argo = a;
 	}
@@ -535,9 +530,7 @@ int cmd_up(struct ctx *c)
 				argocd_close(a);
 			return interrupted() ? intr_exit_status() : r ? r : 1;
 		}
-		/* what the bootstrap made may hold the credentials, serve Argo CD and be its CA */
-		if (creds_err && (creds_err = gitcreds_load(c)))
-			warn("%s", creds_err);
+		/* what the bootstrap made may serve Argo CD and be its CA (the credentials are read when the push needs them) */
 		if (tlscert_trust(c->d, c->statedir) && a) {
 			argocd_close(a);
 			a = NULL;
@@ -545,8 +538,6 @@ int cmd_up(struct ctx *c)
 		if (!a && (a = connect_argocd(c, &pf)))
 			pf.argocd_err = NULL;
 		c->pl.argo = c->pl.reconstruct ? a : NULL;
-	} else if (creds_err) {
-		warn("%s", creds_err);
 	}
 	/* --refresh asks Argo CD only when it answers; then, before anything runs, what the run needs */
 	if (c->refresh && a && preflight_argocd(&pf, a) == 0)

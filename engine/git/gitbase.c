@@ -12,6 +12,7 @@
 
 #include "base/buf.h"
 #include "git/gitremote.h"
+#include "base/gitcred.h"
 #include "base/url.h"
 #include "base/util.h"
 
@@ -67,7 +68,7 @@ int gerror(struct git *g, int code, const char *fmt, ...)
 {
 	const git_error *e = git_error_last();
 	const char *m = e && e->message && *e->message ? e->message : "unknown libgit2 error";
-	const char *token = getenv("IDPMAKE_GIT_TOKEN"), *pw = g ? g->parsed.password : NULL;
+	const char *token = gitcred_held(), *pw = g ? g->parsed.password : NULL;
 	struct buf msg = BUF_INIT;
 	size_t len = strlen(m);
 	va_list ap;
@@ -83,6 +84,9 @@ int gerror(struct git *g, int code, const char *fmt, ...)
 		buf_addf(&msg, "authentication failed: credentials were asked for by a server other"
 			 " than %s (a redirect?); idpmake offers the remote's credentials to its own"
 			 " scheme, host and port only", g->parsed.host);
+	else if (g && g->auth == AUTH_NONE && !pw && gitcred_has_source())
+		buf_addf(&msg, "authentication failed: %s could not be read (said above); set IDPMAKE_GIT_TOKEN"
+			 " to give a token instead", url_git_token_name());
 	else if (g && g->auth == AUTH_NONE)
 		buf_addf(&msg, "authentication failed%s; set IDPMAKE_GIT_TOKEN to a token (or password)"
 			 " with write access, and IDPMAKE_GIT_USERNAME if the server wants a user"

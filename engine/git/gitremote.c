@@ -26,6 +26,7 @@
 #include "render/bundle.h"
 #include "git/gitops.h"
 #include "git/gitremote.h"
+#include "base/gitcred.h"
 #include "base/url.h"
 #include "base/pem.h"
 #include "base/util.h"
@@ -49,17 +50,17 @@ static int credentials(git_credential **out, const char *url, const char *url_us
 		       unsigned int allowed, void *payload)
 {
 	struct git *g = payload;
-	const char *token = getenv("IDPMAKE_GIT_TOKEN"), *user = getenv("IDPMAKE_GIT_USERNAME");
+	const char *token = NULL, *user = getenv("IDPMAKE_GIT_USERNAME");
+	int given = gitcred_given();
 
 	if (user && !*user)
 		user = NULL;
 	if (url_user && !*url_user)
 		url_user = NULL;
-	if (token && !*token)
-		token = NULL;
 	if (g->parsed.password) {	/* the URL's own user and password come first */
 		token = g->parsed.password;
 		user = g->parsed.user;
+		given = 1;
 	}
 	if (allowed & GIT_CREDENTIAL_SSH_KEY) {
 		if (!g->tried_agent++)
@@ -70,12 +71,14 @@ static int credentials(git_credential **out, const char *url, const char *url_us
 			return git_credential_username_new(out, user ? user : "git");
 		g->auth = AUTH_UNSUPPORTED;
 	} else if (allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) {
-		if (!token)
+		if (!given)
 			g->auth = AUTH_NONE;
 		else if (!url || !url_same_origin(url, g->bare))
 			g->auth = AUTH_HOST;
 		else if (!url_may_send_credentials(&g->parsed, "the GitOps remote's credentials"))
 			g->auth = AUTH_HTTP;
+		else if (!token && gitcred_get(&user, &token, 0) <= 0)	/* read now, when it is needed (gitcred.h) */
+			g->auth = AUTH_NONE;
 		else if (!g->tried_pass++) {
 			snprintf(g->user, sizeof(g->user), "%s", user ? user : url_user ? url_user : "git");
 			return git_credential_userpass_plaintext_new(out, g->user, token);

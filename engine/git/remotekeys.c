@@ -30,6 +30,8 @@
 #include <git2/sys/odb_backend.h>
 
 #include "base/buf.h"
+#include "base/gitcred.h"
+#include "base/url.h"
 #include "render/bundle.h"
 #include "git/gitdrift.h"
 #include "git/gitremote.h"
@@ -466,6 +468,14 @@ int remotekeys_renders(struct planner *pl)
 	}
 	if (!want)
 		return 0;
+	/* git.credentials not readable yet: the cluster that holds them (in a bootstrap, the remote too)
+	 * is still to be made, and the fetch could only fail, asking for a token in a run that needs none
+	 * (t8412); what is not reconstructed runs.  Read here only when there is something to reconstruct */
+	if (gitcred_get(NULL, NULL, 1) < 0) {
+		if (pl->rc.verbose)
+			fprintf(stderr, "idpmake: nothing reconstructed: %s cannot be read yet\n", url_git_token_name());
+		return 0;
+	}
 	rk.o = *pl->reconstruct;
 	rk.open = 1;	/* clone_close after any answer */
 	switch (clone_open(&rk.g, &rk.o, 1)) {

@@ -61,12 +61,8 @@ int ctx_load(struct ctx *c, int readonly)
 	}
 	kubectl_set_context(c->kube_context);	/* before any kubectl: the Secrets are read through it too */
 	tlscert_trust(c->d, c->statedir);	/* the distro's CA, once made (up makes it: tlscert.h) */
-	/* after the context, which may drop them; up reads them itself, around its bootstrap (cmd-up.c) */
-	if (!c->command || strcmp(c->command, "up")) {
-		const char *why = gitcreds_load(c);
-		if (why)
-			warn("%s", why);
-	}
+	/* after the context, which may drop them: read when a fetch or a push first needs them (gitcred.h) */
+	gitcreds_source(c);
 	kubectl_set_owner(c->d->name, c->adopt);
 	capiowner_set_adopt(c->adopt);
 	if (!(c->g = graph_build(c->d)))

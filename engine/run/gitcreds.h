@@ -6,13 +6,13 @@ struct ctx;
 
 /*
  * For the commands that talk to the GitOps remote (up, promote, plan,
- * diff), with git.credentials set and no IDPMAKE_GIT_TOKEN given: read the
- * user and password from the Secret with kubectl into IDPMAKE_GIT_USERNAME
- * and IDPMAKE_GIT_TOKEN of this process (no child gets them: exec.c).  A
- * Secret that cannot be read: the warning to give (the caller gives it;
- * up tries again once its bootstrap made the cluster, bootstrap.h), and
- * the remote gets no credentials (it says so if it wants some); else NULL.
+ * diff), with git.credentials set and no IDPMAKE_GIT_TOKEN given: the
+ * Secret becomes the source of base/gitcred.h, read with kubectl when a
+ * fetch, a push or repository:register first needs the credentials (not
+ * here), kept in memory for the run; no child gets them (exec.c).  A
+ * Secret that cannot be read then is a warning, and the remote gets no
+ * credentials (it says so if it wants some).
  */
-const char *gitcreds_load(const struct ctx *c);
+void gitcreds_source(const struct ctx *c);
 
 #endif

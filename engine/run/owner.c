@@ -48,6 +48,7 @@
 #include "run/owner.h"
 #include "run/plan.h"
 #include "graph/state.h"
+#include "base/gitcred.h"
 #include "base/url.h"
 #include "base/util.h"
 #include "base/yaml.h"
@@ -123,7 +124,6 @@ static size_t wants(struct ctx *c, struct want **v)
 	size_t n = 0;
 
 	*v = amalloc((3 * g->nsteps + 1) * sizeof(**v));
-	const char *tok = getenv("IDPMAKE_GIT_TOKEN");
 	for (size_t i = 0; i < g->nsteps; i++) {
 		struct step *s = g->steps[i];
 		if (!s->selected)
@@ -138,7 +138,7 @@ static size_t wants(struct ctx *c, struct want **v)
 			if (s->dirty)
 				(*v)[n++] = (struct want){ W_CLUSTER, s->cluster->server, s, 0 };
 		}
-		if (s->kind == STEP_REGISTER && !s->cluster && tok && *tok) {
+		if (s->kind == STEP_REGISTER && !s->cluster && gitcred_given()) {
 			/* repository:register with a token: it would register over what Argo CD has */
 			plan_decide(&c->pl, s);
 			if (s->dirty)

@@ -45,6 +45,7 @@
 #include "run/plan.h"
 #include "run/preflight.h"
 #include "run/provision.h"
+#include "base/gitcred.h"
 #include "base/url.h"
 #include "base/util.h"
 
@@ -55,11 +56,11 @@ struct problems {
 	size_t n;
 };
 
-/* is IDPMAKE_GIT_TOKEN given?  Without it repository:register asks Argo CD nothing */
+/* is IDPMAKE_GIT_TOKEN given, or git.credentials to read it from?  Without it repository:register asks
+ * Argo CD nothing; nothing is read here (gitcred.h) */
 static int git_token(void)
 {
-	const char *t = getenv("IDPMAKE_GIT_TOKEN");
-	return t && *t;
+	return gitcred_given();
 }
 
 static void add(struct problems *p, const char *what)

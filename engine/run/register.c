@@ -33,6 +33,8 @@
 #include "run/register.h"
 #include "graph/state.h"
 #include "graph/status.h"
+#include "base/gitcred.h"
+#include "base/url.h"
 #include "base/util.h"
 #include "argo/argolist.h"
 
@@ -73,7 +75,10 @@ static struct hash repo_key(const struct planner *pl)
 	hasher_adds(h, pl->rc.remote_url);
 	/* that a credential is given (the step runs only then) and for whom: never the credential */
 	hasher_adds(h, "IDPMAKE_GIT_TOKEN for");
-	hasher_adds(h, given("IDPMAKE_GIT_USERNAME") ? getenv("IDPMAKE_GIT_USERNAME") : "git");
+	if (gitcred_has_source())	/* git.credentials: the Secret it is read from, so that no plan reads it */
+		hasher_adds(h, url_git_token_name());
+	else
+		hasher_adds(h, given("IDPMAKE_GIT_USERNAME") ? getenv("IDPMAKE_GIT_USERNAME") : "git");
 	return hasher_end(h);
 }
 
@@ -146,7 +151,7 @@ void register_decide(struct planner *pl, struct step *s, const struct record *re
 		s->why = "skipped: no argocd configured";
 		return;
 	}
-	if (!s->cluster && !given("IDPMAKE_GIT_TOKEN")) {
+	if (!s->cluster && !gitcred_given()) {
 		/* nothing to register, and nothing recorded: a later run with the token registers */
 		s->dirty = 0;
 		s->reason = R_UP_TO_DATE;
@@ -272,7 +277,7 @@ void register_refresh(struct planner *pl, struct argocd *a)
 				s->drift = aprintf("drift: Argo CD no longer has cluster '%s' (%s)", s->cluster->name,
 						   s->cluster->server);
 		} else {
-			if (!given("IDPMAKE_GIT_TOKEN"))
+			if (!gitcred_given())
 				continue;	/* nothing registered: Argo CD's own settings */
 			if (nrepos == -2 && (nrepos = argo_listed(a, 1, &repos, &err)) < 0)
 				warn("--refresh: cannot list Argo CD's repositories: %s", err);

@@ -14,7 +14,11 @@
 # (argocd.login) and syncs the rest.  Then a no-op up does nothing, and a
 # change to one package runs only that package's steps.  A second scenario:
 # an existing cluster (create: null, kube-context) is bootstrapped the same
-# way, and kind is never called (issue 24 #5).
+# way, and kind is never called (issue 24 #5).  A third: a first up stopped
+# after the certificate and Argo CD's apply, before Gitea's Secret exists, is
+# finished by ONE more up, which reads git.credentials when its push needs it
+# (issue 35 #4); and a no-op up, plan and diff read that Secret only for a
+# fetch that asks for a login (#13).
 #
 # The user runs ONE idpmake command for the bootstrap (`idpmake up`); the
 # test prints its wall time as a `# ` line: about 10 s on an idle machine
@@ -146,7 +150,35 @@ case $code in 2*) exit 0 ;; esac
 exit 22
 EOF
 chmod +x "$T/bin/curl"
+
+# ---- kubectl, idpmake's and the hooks': a wrapper that logs every call's arguments ----
+# (a password in them is what the test looks for; the reads of gitea-credential are
+# counted) and fails the making of Gitea's Secret once while $T/fail-gitea-admin
+# exists: a first up stopped after the certificate and Argo CD's apply, before
+# Gitea's Secret exists (issue 35 #4)
+real_kubectl=$(command -v kubectl) || t_skip_rest "kubectl is not installed"
+cat >"$T/bin/kubectl" <<EOF
+#!/bin/sh
+T=$(t_shquote "$T")
+REAL=$(t_shquote "$real_kubectl")
+EOF
+cat >>"$T/bin/kubectl" <<'EOF'
+echo "kubectl $*" >>"$T/kubectl.log"
+case "$*" in
+*"create secret generic gitea-credential"*)
+	if [ -e "$T/fail-gitea-admin" ]; then
+		rm -f "$T/fail-gitea-admin"
+		echo "kubectl: stopped here by the test" >&2
+		exit 1
+	fi
+	;;
+esac
+exec "$REAL" "$@"
+EOF
+chmod +x "$T/bin/kubectl"
 export PATH=$T/bin:$PATH
+# the reads of Gitea's Secret so far, idpmake's (git.credentials) and the hooks'
+secret_reads() { grep -c 'get secret gitea-credential' "$T/kubectl.log"; }
 
 # ---- the distro -----------------------------------------------------------------
 mkdistro d <<EOF
@@ -253,6 +285,7 @@ fi
 # ---- a no-op ----------------------------------------------------------------------
 emu_reset
 pushes_before=$(pushes)
+reads_before=$(secret_reads)
 t_ok "up again" idpmake -C d up
 t_grep "nothing runs" ' 0 rendered, nothing pushed, 0 synced, 0 hooks, [0-9]+ up to date' "$STDOUT"
 t_eq "no second kind cluster" 1 "$(creates)"
@@ -262,6 +295,15 @@ t_eq "no sync" "" "$(syncs)"
 echo "# the no-op logged in to Argo CD $(logins) time(s) (argocd.login waits for a request; the ownership check still makes one when a render reruns)"
 t_nostring "the passwords in no output" "$PW" "$OUTPUT"
 [ -z "$GPW" ] || t_nostring "(Gitea's)" "$GPW" "$OUTPUT"
+# git.credentials is read when a fetch or a push needs it, and a no-op needs neither (issue 35 #13)
+t_eq "the no-op up read no Secret gitea-credential" "$reads_before" "$(secret_reads)"
+t_ok "plan" idpmake -C d plan
+t_eq "plan read no Secret gitea-credential" "$reads_before" "$(secret_reads)"
+fetches_before=$(grep -c '^GET /giteaAdmin/idpmake-gitops.git/info/refs?service=git-upload-pack giteaAdmin$' "$T/git-srv/access.log")
+t_ok "diff" idpmake -C d diff
+t_eq "diff read it once: for its fetch, which the git server asks a login for" "$((reads_before + 1))" "$(secret_reads)"
+t_eq "(the fetch, as giteaAdmin)" "$((fetches_before + 1))" \
+	"$(grep -c '^GET /giteaAdmin/idpmake-gitops.git/info/refs?service=git-upload-pack giteaAdmin$' "$T/git-srv/access.log")"
 
 # ---- one package changed: only its steps run ---------------------------------------
 cat >>d/distro.yaml <<'EOF'
@@ -376,5 +418,50 @@ done
 t_eq "one login" 1 "$(logins)"
 t_nostring "Argo CD's password is in no output, state or repository" "$PW" "$OUTPUT" "$state2" "$repo_dir"
 [ -z "$GPW2" ] || t_nostring "nor Gitea's" "$GPW2" "$OUTPUT" "$state2" "$repo_dir"
+
+# ---- an interrupted bootstrap resumes (issue 35 #4) --------------------------------------
+# A third cluster (create: null, as above), its own Argo CD and a fresh Gitea.  The
+# first up stops after the certificate and Argo CD's apply, as Gitea's Secret is
+# being made (the kubectl wrapper fails it once: where a Ctrl-C during Argo CD's
+# rollout leaves a real bootstrap).  The next up is no bootstrap any more (the
+# certificate is made): its gitea hooks make the Secret and the repository, and the
+# push reads git.credentials then, when it needs them: ONE more up finishes.
+# shellcheck disable=SC2119 # no arguments
+start_kube_emulator
+t_ok "a context mine3 reaches a third cluster" sh -c "kubectl config set-cluster mine3 --server '$KUBE_SERVER' --certificate-authority '$KUBE_CA' >/dev/null &&
+	kubectl config set-credentials mine3 --token '$KUBE_TOKEN' >/dev/null &&
+	kubectl config set-context mine3 --cluster mine3 --user mine3 >/dev/null"
+t_ok "its CoreDNS" kubectl --context mine3 apply --server-side --field-manager=kubeadm -f "$T/coredns.yaml"
+rm -rf "${T:?}/git-srv/repos/giteaAdmin"
+start_argocd_emulator --user "admin:$PW" --rootpath /argocd --repo-map "$remote=$repo_dir" \
+	--op-ms 50 --health-ms 50 --reconcile-ms 20 \
+	--tls-cert "$T/kube-tls/server.pem" --tls-key "$T/kube-tls/server.key"
+emu=https://$ARGOCD_SERVER/_emu
+sed -e "s|kube-context: mine}|kube-context: mine3}|" -e "s|^  server: .*|  server: \"$ARGOCD_SERVER\"|" d2/distro.yaml >"$T/d3.yaml"
+mkdistro d3 <"$T/d3.yaml"
+t_grep "d3 is d2 in the third cluster" "kube-context: mine3" d3/distro.yaml
+unset ARGOCD_SERVER ARGOCD_OPTS ARGOCD_AUTH_TOKEN ARGOCD_TEST_TOKEN
+km3() { kubectl --context mine3 "$@"; }
+admin_pushes() { grep -c '^POST /giteaAdmin/idpmake-gitops.git/git-receive-pack? giteaAdmin$' "$T/git-srv/access.log"; }
+admin_pushes_before=$(admin_pushes)
+touch "$T/fail-gitea-admin"
+t_fail "the first up stops as Gitea's Secret is made" idpmake -C d3 up
+t_ok "(the test's fault stopped it)" test ! -e "$T/fail-gitea-admin"
+t_ok "after the certificate" test -s "$T/d3/.idpmake/tls/ca.crt"
+t_ok "and Argo CD's apply" km3 -n argocd get configmap argo-cd-values
+t_fail "before Gitea's Secret" km3 -n gitea get secret gitea-credential
+emu_reset
+t_ok "the next up finishes the bootstrap" idpmake -C d3 up
+t_nogrep "with no error, nor a word of a token" 'error:|IDPMAKE_GIT_TOKEN' "$STDERR"
+t_eq "it pushed, as giteaAdmin" "$((admin_pushes_before + 1))" "$(admin_pushes)"
+apps >"$T/apps3" 2>&1
+for p in external-secrets metric-server spark-operator; do
+	t_grep "the third Argo CD has in-cluster-$p, synced and healthy" "^in-cluster-$p Synced Healthy\$" "$T/apps3"
+done
+GPW3=$(km3 -n gitea get secret gitea-credential -o jsonpath='{.data.password}' | base64 -d)
+t_ok "a third Gitea password" test -n "$GPW3" -a "$GPW3" != "$GPW2"
+[ -z "$GPW3" ] || t_nostring "in no output, state or repository" "$GPW3" "$OUTPUT" "$T/d3/.idpmake" "$repo_dir"
+t_ok "and then a no-op" idpmake -C d3 up
+t_grep "(nothing runs)" ' 0 rendered, nothing pushed, 0 synced, 0 hooks, [0-9]+ up to date' "$STDOUT"
 
 t_done
