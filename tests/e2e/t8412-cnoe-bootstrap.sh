@@ -41,9 +41,11 @@
 #    password is in that chart's render by construction: the checks below
 #    look for the password itself;
 #  - a fake curl on PATH answers Gitea's API for hooks/gitea-repos.sh: POST
-#    /user/repos -u USER:PASS makes the bare repository on the git server and
-#    makes USER:PASS the git server's login (as creating the admin in Gitea
-#    would);
+#    /user/repos with the login USER:PASS in curl's config on its stdin (-K -)
+#    and --cacert the state's CA makes the bare repository on the git server
+#    and makes USER:PASS the git server's login (as creating the admin in
+#    Gitea would); every curl's and kubectl's arguments are logged, and hold
+#    no password (issue 35 #3);
 #  - the reference implementation's packages whose sources need the internet
 #    (keycloak, argo-workflows, backstage, backstage-templates) are removed;
 #    external-secrets, metric-server and spark-operator are Helm charts Argo
@@ -108,11 +110,18 @@ case "$*" in
 */gitea/api/v1/*) ;;
 *) exec "$REAL" "$@" ;;
 esac
-echo "curl $*" | sed 's/-u [^ ]*/-u USER:***/' >>"$T/curl.log"
-user='' data='' url='' wcode=''
+# every argument as given: a password in them is what the test looks for
+echo "curl $*" >>"$T/curl.log"
+user='' data='' url='' wcode='' cacert=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	-u) user=$2; shift ;;
+	-K)
+		# curl's config on stdin (hooks/gitea-repos.sh): the line user = "USER:PASS"
+		[ "$2" = - ] && user=$(sed -n 's/^user = "\(.*\)"$/\1/p' | sed 's/\\\(.\)/\1/g')
+		shift ;;
+	--cacert) cacert=$2; shift ;;
+	-k|--insecure|-[!-]*k*) echo "curl: -k: the password would go to any server" >>"$T/curl.log" ;;
 	-d) data=$2; shift ;;
 	-w) wcode=1; shift ;;
 	-o|-H|-X) shift ;;
@@ -122,10 +131,16 @@ while [ $# -gt 0 ]; do
 	shift
 done
 code=200
+# the server's certificate checked with the CA of the step tls (hooks/gitea-repos.sh, IDPMAKE_TLS_CA)
+ok=''
+for st in "$T"/d*/.idpmake/tls/ca.crt; do
+	[ -n "$cacert" ] && cmp -s "$cacert" "$st" && ok=1
+done
 case $url in
 */api/v1/version) echo '{"version":"1.24.6"}' >/dev/null ;;
 */api/v1/user/repos)
-	[ -n "$user" ] || code=401
+	[ -n "$ok" ] || { echo "curl: the certificate is not checked with the state's CA (--cacert '$cacert')" >>"$T/curl.log"; code=495; }
+	[ -n "$user" ] || [ $code != 200 ] || code=401
 	if [ $code = 200 ]; then
 		name=$(printf '%s' "$data" | sed -n 's/.*"name":"\([^"]*\)".*/\1/p')
 		u=${user%%:*}
@@ -275,7 +290,11 @@ t_eq "one login: POST /argocd/api/v1/session" 1 "$(logins)"
 t_nostring "Argo CD's password is in no output" "$PW" "$T/bootstrap.out"
 t_nostring "nor the state folder" "$PW" "$state"
 t_nostring "nor the GitOps repository" "$PW" "$repo_dir"
+# no child was given a password in its arguments (/proc/PID/cmdline), nor told to send it unchecked (issue 35 #3)
+t_nogrep "the hooks' curl checked Gitea's certificate with the state's CA, never -k" '^curl: ' "$T/curl.log"
 if [ -n "$GPW" ]; then
+	t_nostring "Gitea's password is in no kubectl's arguments" "$GPW" "$T/kubectl.log"
+	t_nostring "nor curl's" "$GPW" "$T/curl.log"
 	t_nostring "Gitea's password is in no output" "$GPW" "$T/bootstrap.out"
 	t_nostring "nor the state folder" "$GPW" "$state"
 	t_nostring "nor the GitOps repository" "$GPW" "$repo_dir"
@@ -461,6 +480,7 @@ done
 GPW3=$(km3 -n gitea get secret gitea-credential -o jsonpath='{.data.password}' | base64 -d)
 t_ok "a third Gitea password" test -n "$GPW3" -a "$GPW3" != "$GPW2"
 [ -z "$GPW3" ] || t_nostring "in no output, state or repository" "$GPW3" "$OUTPUT" "$T/d3/.idpmake" "$repo_dir"
+[ -z "$GPW3" ] || t_nostring "nor any kubectl's or curl's arguments" "$GPW3" "$T/kubectl.log" "$T/curl.log"
 t_ok "and then a no-op" idpmake -C d3 up
 t_grep "(nothing runs)" ' 0 rendered, nothing pushed, 0 synced, 0 hooks, [0-9]+ up to date' "$STDOUT"
 
