@@ -440,9 +440,24 @@ static struct argocd *connect_argocd(struct ctx *c, struct preflight *pf)
 	return a;
 }
 
+/* build_run's gate: what up put off until the renders ran (preflight_late) */
+struct late_gate {
+	struct preflight *pf;
+	struct ctx *c;
+	struct argocd *a;
+	int r;				/* its answer: nonzero, nothing more started */
+};
+
+static int up_gate(void *arg)
+{
+	struct late_gate *g = arg;
+
+	return g->r = preflight_late(g->pf, g->c, g->a);
+}
+
 int cmd_up(struct ctx *c)
 {
-	struct build_opts o = { c->jobs, c->keep_going, "up", 0 };
+	struct build_opts o = { c->jobs, c->keep_going, "up", 0, NULL, NULL };
 	struct summary sum;
 	long long run;
 	int r;
@@ -454,7 +469,7 @@ int cmd_up(struct ctx *c)
 	if ((r = ctx_load(c, 0)))
 		return r;
 	struct argocd *a = NULL;
-	struct preflight pf = { NULL, 0 };
+	struct preflight pf = { NULL, 0, NULL };
 	struct summary boot = { 0 };
 	const char *err;
 	char *local;
@@ -560,18 +575,22 @@ int cmd_up(struct ctx *c)
 		argocd_close(a);
 		return 1;
 	}
+	/* what was put off until the renders ran, asked before the push (preflight_late) */
+	struct late_gate late = { &pf, c, a, 0 };
+	o.gate = up_gate;
+	o.gate_arg = &late;
 	r = build_run(&c->pl, &o, &sum);
 	if (booting)
 		bootstrap_summary(&sum, &boot);
 	remotekeys_end();
-	if (a)
+	if (a && !late.r)
 		register_hints(c, 1);
 	/* created clusters gone from the distro: deleted only after a run that went well, as kind's below */
 	if (!r && !build_interrupted && capi_prune(c, a))
 		r = 1;
-	if (a && !build_interrupted && prune_apps(c, a) && !r)
+	if (a && !build_interrupted && !late.r && prune_apps(c, a) && !r)
 		r = 1;
-	if (a && !build_interrupted && prune_clusters(c, a) && !r)
+	if (a && !build_interrupted && !late.r && prune_clusters(c, a) && !r)
 		r = 1;
 	/* the kind clusters it made that the distro no longer makes: said, or with --delete-clusters deleted
 	 * (only after a run that went well: a cluster goes last, if at all) */
@@ -583,6 +602,9 @@ int cmd_up(struct ctx *c)
 		char *text = aprintf("%d rendered, %s, %d synced, %d hooks, %d failed, %d up to date", sum.rendered,
 				     sum.commit ? aprintf("pushed %.12s", sum.commit) : "nothing pushed", sum.synced,
 				     sum.hooks, sum.failed, sum.up_to_date);
+		if (late.r)
+			text = aprintf("%s; %s", late.r > 0 ? "refused before the push" :
+					       "refused: Argo CD could not say who owns what this run would change", text);
 		state_run_end(c->st, run, r, text, sum.commit);
 	}
 	if (booting && !r && !interrupted())

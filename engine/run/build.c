@@ -477,6 +477,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 	int nthreads = o->jobs > 0 ? o->jobs : 1, running = 0, failures = 0, total = 0, started = 0;
 	int waits = 0, nwaiters = 0;	/* provisions waiting on a Cluster: threads of their own, not -j's */
 	int looked = 0;	/* names_preflight ran */
+	int gated = !o->gate, refused = 0;	/* o->gate was called; it said no */
 	const struct distro *d = g->d;
 
 	memset(sum, 0, sizeof(*sum));
@@ -538,7 +539,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 	nthreads = started - nwaiters;
 
 	while (left) {
-		int stopping = build_interrupted || (o->keep_going > 0 && failures >= o->keep_going);
+		int stopping = build_interrupted || refused || (o->keep_going > 0 && failures >= o->keep_going);
 		/* start what is ready */
 		/* as many at once as there are workers: a failure stops what has not started (-k) */
 		while (nready && !stopping && bring_next(ready, nready, running < nthreads, waits < nwaiters)) {
@@ -570,6 +571,13 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 					if (s->out[k]->selected && --s->out[k]->pending == 0 && s->out[k]->state == S_WAITING)
 						ready[nready++] = s->out[k];
 				continue;
+			}
+			if (!gated && (s->kind == STEP_PUSH || step_talks_to_argocd(s))) {
+				gated = 1;
+				if ((refused = o->gate(o->gate_arg) != 0)) {
+					ready[nready++] = s;	/* not started: not run, below */
+					break;
+				}
 			}
 			if (s->kind == STEP_SYNC && !s->pkg->deploy_kubectl && !looked && build_sync.lookup) {
 				looked = 1;
@@ -636,7 +644,8 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 				struct step *s = g->steps[i];
 				if (s->selected && (s->state == S_WAITING || s->state == S_READY)) {
 					s->state = S_NOT_RUN;
-					s->error = build_interrupted ? "interrupted" : "stopped after failures (-k)";
+					s->error = build_interrupted ? "interrupted" : refused ? "refused before the push (see above)"
+								     : "stopped after failures (-k)";
 					sum->not_run++;
 					status_not_run(s, s->error);
 				}

@@ -11,6 +11,14 @@ struct build_opts {
 	int keep_going;			/* -k: stop after this many failures; 0 never */
 	const char *command;		/* for the run log */
 	long long run;			/* the run's number in the state: the Idpmake-Run trailer */
+	/*
+	 * Called once, on the main thread, when the push or a step that talks
+	 * to Argo CD is about to start (the first of them to run); nonzero:
+	 * it does not start, nor anything after it (up's checks put off until
+	 * the renders ran: preflight_late).  NULL: none.
+	 */
+	int (*gate)(void *arg);
+	void *gate_arg;
 };
 
 /*

@@ -32,6 +32,12 @@
  *        v
  *   collisions: all printed, exit 1, before any step runs (nothing pushed);
  *   --adopt: each said, and taken over.
+ *
+ * When the run would change nothing in Argo CD if no render changed its
+ * output (samerender.h), nothing is asked before it runs: the renders run,
+ * and just before the push or the first step that talks to Argo CD
+ * (build_opts.gate, preflight_late) owner_check_late asks, on the renders'
+ * real outputs; a render that kept its output asks nothing at all.
  */
 #include <ctype.h>
 #include <jansson.h>
@@ -47,6 +53,7 @@
 #include "distro/manifest.h"
 #include "run/owner.h"
 #include "run/plan.h"
+#include "run/samerender.h"
 #include "graph/state.h"
 #include "base/gitcred.h"
 #include "base/url.h"
@@ -85,8 +92,10 @@ static int will_sync(struct ctx *c, struct step *s)
 {
 	struct step *r = render_of(s);
 
-	if (r && r->dirty)
-		return 1;	/* rendered in this run: its Application is sent unless the output stays the same */
+	if (r && (r->state == S_FAILED || r->state == S_NOT_RUN))
+		return 0;	/* owner_check_late: its render failed, it does not run */
+	if (r && r->dirty && r->state != S_DONE)
+		return 1;	/* to render: its Application is sent unless the output stays the same */
 	plan_decide(&c->pl, s);
 	return s->dirty;
 }
@@ -261,10 +270,10 @@ static const char *owner_of(const struct ctx *c, struct argocd *a, const struct 
 	return aprintf("distro '%s'", clean(a, who, strlen(who)));
 }
 
-int owner_check(struct ctx *c, struct argocd *a)
+static int late;	/* owner_check put the check off until the renders ran */
+
+static int check(struct ctx *c, struct argocd *a, struct want *v, size_t n)
 {
-	struct want *v;
-	size_t n = wants(c, &v);
 	json_t *items[NKINDS] = { NULL };
 	const char *err = NULL;
 	int collisions = 0, apps = 0, clusters = 0, repos = 0, same = 0, ret = 0;
@@ -334,6 +343,34 @@ out:
 		json_decref(items[k]);
 	argo_list_forget();	/* from here on steps change Argo CD */
 	return ret;
+}
+
+int owner_check(struct ctx *c, struct argocd *a)
+{
+	struct samerender sr;
+	struct want *v;
+	size_t anyway, n;
+
+	/* what the run changes in Argo CD even if no render changes its output (samerender.h) */
+	samerender_begin(&c->pl, &sr);
+	anyway = wants(c, &v);
+	samerender_end(&c->pl, &sr);
+	n = wants(c, &v);
+	if ((late = !anyway && n))
+		return 0;	/* only a render's new output would: asked before the push */
+	return check(c, a, v, n);
+}
+
+int owner_check_late(struct ctx *c, struct argocd *a)
+{
+	struct want *v;
+	size_t n;
+
+	if (!late)
+		return 0;
+	late = 0;
+	n = wants(c, &v);
+	return check(c, a, v, n);
 }
 
 /* ---- up --prune ------------------------------------------------------------ */

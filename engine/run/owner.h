@@ -38,6 +38,14 @@ struct argocd;
  * not be read.
  */
 int owner_check(struct ctx *c, struct argocd *a);
+/*
+ * When every object owner_check would ask about waits on a render's new
+ * output (none would be changed if no render changed its output), it asks
+ * nothing and returns 0; owner_check_late then checks, on the renders'
+ * outputs, before the push or the first step that talks to Argo CD
+ * (preflight_late).  Its returns are owner_check's; 0 when nothing was put off.
+ */
+int owner_check_late(struct ctx *c, struct argocd *a);
 
 
 /* an Application of this distro, as its labels say */

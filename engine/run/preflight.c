@@ -44,8 +44,10 @@
 #include "run/orphans.h"
 #include "run/plan.h"
 #include "run/preflight.h"
+#include "run/owner.h"
 #include "run/provision.h"
 #include "base/gitcred.h"
+#include "run/samerender.h"
 #include "base/url.h"
 #include "base/util.h"
 
@@ -244,6 +246,36 @@ static int made_before(const struct graph *g, const char *runs, size_t i)
 	return 0;
 }
 
+/* does a step that talks to Argo CD run even if no render changes its output (samerender.h)? */
+static int argo_anyway(struct ctx *c, const char *mask, int want)
+{
+	struct samerender sr;
+	struct graph *g = c->g;
+	char *runs;
+	int any = 0;
+
+	samerender_begin(&c->pl, &sr);
+	runs = predict(c, 0, mask, want);
+	for (size_t i = 0; i < g->nsteps && !any; i++)
+		any = runs[i] && g->steps[i]->selected && argo_step(g->steps[i]) && (!mask || mask[i] == want) &&
+		      (g->steps[i]->kind != STEP_REGISTER || g->steps[i]->cluster || git_token());
+	samerender_end(&c->pl, &sr);
+	return any;
+}
+
+int preflight_late(struct preflight *pf, struct ctx *c, struct argocd *a)
+{
+	const char *first = pf->late;
+
+	pf->late = NULL;
+	if (first && preflight_argocd(pf, a) < 0) {
+		error("%s (needed by %s)", pf->argocd_err, first);
+		error("pre-flight, once the renders ran: 1 problem; nothing was pushed, synced or registered");
+		return 1;
+	}
+	return owner_check_late(c, a);
+}
+
 int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a, const char *mask, int want)
 {
 	struct graph *g = c->g;
@@ -267,6 +299,12 @@ int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a, const c
 		if (s->kind == STEP_REGISTER && c->pl.argocd_server && argocd_register_check(a, s, &err) < 0)
 			add(&p, aprintf("%s: %s", s->id, err));
 		push |= s->kind == STEP_PUSH;
+	}
+	if (c->pl.argocd_server && nargo && !((!mask || !want) && (c->refresh || prune_work(c))) &&
+	    !argo_anyway(c, mask, want)) {
+		/* only a render's new output would talk to Argo CD: asked once the renders ran (preflight_late) */
+		pf->late = first;
+		nargo = 0;
 	}
 	if (c->pl.argocd_server && (nargo || ((!mask || !want) && (c->refresh || prune_work(c)))) &&
 	    preflight_argocd(pf, a) < 0) {

@@ -19,6 +19,8 @@ struct ctx;
 struct preflight {
 	const char *argocd_err;		/* why Argo CD cannot be used (argocd_open's error, or its answer), or NULL */
 	int asked;			/* GET /api/version was asked */
+	const char *late;		/* put off until the renders ran (preflight_late): the first step that
+					 * would need Argo CD, or NULL */
 };
 
 /*
@@ -35,7 +37,19 @@ int preflight_argocd(struct preflight *pf, struct argocd *a);
  * mask[i] is want, for up's bootstrap (bootstrap.h): its local steps
  * first (want 1), the others once they ran (want 0).  The kube context of
  * a cluster made this run (CLUSTER:kind) is not checked: it is not there.
+ * When only a render's new output would make the run talk to Argo CD
+ * (samerender.h: a render to run may give its old output), Argo CD is not
+ * asked now: pf->late names the step, and preflight_late asks.
  */
 int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a, const char *mask, int want);
+
+/*
+ * build_run's gate (build_opts.gate): the renders ran, and the push or a
+ * step that talks to Argo CD is about to start.  What was put off until
+ * now: Argo CD's answer (pf->late) and who owns what the run changes
+ * (owner_check_late).  0; 1 after printing the problem or the collisions
+ * (nothing may start); -1 when Argo CD could not say who owns what.
+ */
+int preflight_late(struct preflight *pf, struct ctx *c, struct argocd *a);
 
 #endif

@@ -93,8 +93,12 @@ t_grep "and says so" "adopting Application 'in-cluster-hello', which belongs to 
 t_eq "the Application is now the second distro's" my-idp "$(app in-cluster-hello 'a["metadata"]["labels"]["idpmake.io/distro"]')"
 head=$(git ls-remote "$(authurl "$qs")" refs/heads/main)
 mkmanifest qs/packages/hello/cm.yaml ConfigMap hello2 default
+emu_reset
 t_exit 1 "now the quickstart's up, with a change to hello, is refused in turn" idpmake -C qs up
 t_eq "its push did not happen" "$head" "$(git ls-remote "$(authurl "$qs")" refs/heads/main)"
+t_grep "asked once the render gave new objects (issue 35 #12), before the push" "1 rendered, nothing pushed" "$OUTPUT"
+t_eq "with one list request" 1 "$(count GET '^/api/v1/applications$')"
+t_eq "and nothing created or updated" 0 "$(count POST '^/api/v1/applications')"
 t_grep "naming the new owner" "Application 'in-cluster-hello' in Argo CD belongs to distro 'my-idp'" "$STDERR"
 
 # an Application idpmake did not make (no idpmake labels)

@@ -63,6 +63,21 @@ for e in json.load(sys.stdin):
 t_ok "the syncs sent the session's token" test -n "$tok"
 [ -n "$tok" ] && t_nostring "which reaches no output, state or log" "$tok" "$OUTPUT" d/.idpmake
 
+# a render that runs again and gives the same output changes nothing in Argo CD: no login, no request
+# (issue 35 #12: the ownership check asked whenever a render ran)
+printf '# a comment: the same objects\n' >>d/packages/hello/cm.yaml
+emu_reset
+t_ok "up after a change that renders the same objects" idpmake -C d up
+t_grep "the render ran again, its output unchanged" 'render in-cluster/hello:render: output unchanged' "$STDOUT"
+t_grep "and nothing else ran" ' 1 rendered, nothing pushed, 0 synced' "$STDOUT"
+t_eq "no login" 0 "$(logins)"
+t_eq "no request to Argo CD at all" 0 "$(curl -fsS "$emu/requests" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')"
+printf '  changed: "yes"\n' >>d/packages/hello/cm.yaml
+emu_reset
+t_ok "a change that renders other objects" idpmake -C d up
+t_grep "is synced" '1 synced' "$STDOUT"
+t_eq "logging in once" 1 "$(logins)"
+
 # ---- idpmake secrets ------------------------------------------------------------
 secret() {	# NS NAME LABELS-JSON KEY=VALUE...: a Secret, applied server-side
 	local ns=$1 name=$2 labels=$3 kv data=
@@ -228,7 +243,10 @@ t_eq "no login when a token is exported" 0 "$(logins)"
 # the password changed since (Argo CD refuses it)
 t_ok "the Secret holds an old password" admin_secret "old-$PW"
 printf '  more: "2"\n' >>d/packages/hello/cm.yaml
+head=$(git --git-dir="$bare" rev-parse main)
 t_exit 1 "up with a refused password" idpmake -C d up
+t_eq "asked once the render gave new objects, before the push: nothing pushed" "$head" "$(git --git-dir="$bare" rev-parse main)"
+t_grep "and says so" "pre-flight, once the renders ran: 1 problem; nothing was pushed" "$OUTPUT"
 t_grep "says Argo CD refused it, and what to do" "argocd.login: Argo CD refused user 'admin' with the password in Secret argocd/argocd-initial-admin-secret \(Invalid username or password\).*set ARGOCD_AUTH_TOKEN" "$OUTPUT"
 t_nostring "the refused password reaches no output" "old-$PW" "$OUTPUT" d/.idpmake
 
