@@ -14,7 +14,11 @@
  * before `kind create cluster`, so that a run killed during the creation
  * takes it on next time instead of making a second); a kind cluster of
  * that name that this state never made is refused unless up --adopt
- * (which writes the config: it is this state's from then on).  kind runs with exec.c's environment
+ * (which writes the config: it is this state's from then on).  One this
+ * state made for another CLUSTER:kind step (the cluster renamed) or that a
+ * killed run was making is taken on only as it was made: that step's key,
+ * or the config without its comment, the same image and host port, since
+ * kind cannot change them; else refused, as a changed key is.  kind runs with exec.c's environment
  * (no credential) and its arguments only from the distro's checked fields
  * (create.c), never through a shell.
  */
@@ -148,6 +152,76 @@ const char *kindcluster_missing_tool(struct planner *pl)
 	return NULL;
 }
 
+/*
+ * A cluster renamed in the distro (or another cluster given its create.kind
+ * name): this state recorded the kind cluster as made by another CLUSTER:kind
+ * step.  It is taken on only when that step's recorded key (name, image,
+ * host port) is this one's: kind cannot change a cluster's image or ports.
+ * Decided on the main thread (kindcluster_decide), read by the step's run.
+ */
+struct heir {
+	const struct step *s;
+	const char *from;		/* the state's CLUSTER:kind row that made it */
+	int same;			/* its key is s's */
+};
+static struct heir *heirs;
+static size_t nheirs;
+static pthread_mutex_t heir_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* the other CLUSTER:kind row of this state that made kind cluster `name`, and its key; or NULL */
+static const char *made_by_other(struct planner *pl, const struct step *s, const char *name, struct hash *key)
+{
+	size_t nids;
+	const char **ids = state_step_ids(pl->st, &nids);
+
+	for (size_t i = 0; i < nids; i++) {
+		size_t len = strlen(ids[i]);
+		struct record rec;
+		if (len < 6 || strcmp(ids[i] + len - 5, ":kind") || strchr(ids[i], '/') || !strcmp(ids[i], s->id))
+			continue;
+		rec = state_step(pl->st, ids[i]);
+		if (rec.ok && rec.commit && !strcmp(rec.commit, name)) {
+			*key = rec.key;
+			return ids[i];
+		}
+	}
+	return NULL;
+}
+
+static void heir_note(const struct step *s, const char *from, int same)
+{
+	pthread_mutex_lock(&heir_lock);
+	for (size_t i = 0; i < nheirs; i++)
+		if (heirs[i].s == s) {
+			heirs[i] = (struct heir){ s, from, same };
+			pthread_mutex_unlock(&heir_lock);
+			return;
+		}
+	heirs = agrow(heirs, nheirs, sizeof(*heirs));
+	heirs[nheirs++] = (struct heir){ s, from, same };
+	pthread_mutex_unlock(&heir_lock);
+}
+
+static struct heir heir_of(const struct step *s)
+{
+	struct heir h = { s, NULL, 0 };
+
+	pthread_mutex_lock(&heir_lock);
+	for (size_t i = 0; i < nheirs; i++)
+		if (heirs[i].s == s && heirs[i].from)
+			h = heirs[i];
+	pthread_mutex_unlock(&heir_lock);
+	return h;
+}
+
+/* the refusal of a kind cluster made with another key */
+static const char *other_key(const char *name, const char *by)
+{
+	return aprintf("the kind cluster '%s' was made%s with another image or host port, and kind cannot change them: "
+		       "delete it (kind delete cluster --name %s) and run again, or put them back", name,
+		       by ? aprintf(" by %s (its cluster since renamed, or another cluster that makes it)", by) : "", name);
+}
+
 void kindcluster_decide(struct planner *pl, struct step *s, const struct record *rec)
 {
 	const char *err;
@@ -175,6 +249,19 @@ void kindcluster_decide(struct planner *pl, struct step *s, const struct record 
 		return;
 	}
 	plan_compare(s, rec, "the kind cluster's name, image or host port changed");
+	if (!rec->ok) {
+		struct hash key;
+		const char *from = made_by_other(pl, s, s->cluster->create.kind, &key);
+		heir_note(s, from, from && hash_eq(key, s->key));
+		if (from) {
+			s->reason = R_FORCED;
+			s->why = hash_eq(key, s->key) ?
+				aprintf("the kind cluster '%s' that %s made is taken on (same image and host port)",
+					s->cluster->create.kind, from) :
+				aprintf("the kind cluster '%s' that %s made has another image or host port: refused while "
+					"it exists", s->cluster->create.kind, from);
+		}
+	}
 }
 
 /* a new incarnation: every step of the cluster runs again after it */
@@ -195,18 +282,40 @@ static const char *config_path(struct planner *pl, const struct cluster *c)
 	return aprintf("%s/kind/%s.yaml", pl->statedir, c->create.kind);
 }
 
+/* the config kind makes the cluster from: the comment names the cluster, the rest is the kind cluster */
+static const char *config_text(const struct cluster *c)
+{
+	return aprintf("# written by idpmake for cluster '%s' (create.kind): idpbuilder's node\n"
+		       "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nname: %s\nnodes:\n"
+		       "  - role: control-plane\n%s%s%s"
+		       "    labels: {ingress-ready: \"true\"}\n"
+		       "    extraPortMappings:\n"
+		       "      - {containerPort: 443, hostPort: %d, protocol: TCP}\n",
+		       c->name, c->create.kind, c->create.image ? "    image: \"" : "",
+		       c->create.image ? c->create.image : "", c->create.image ? "\"\n" : "", c->create.host_port);
+}
+
+/* is the config an earlier run wrote the one c gives (its comment aside: the cluster may be renamed)? */
+static int config_same(struct planner *pl, const struct cluster *c)
+{
+	size_t len;
+	char *have = read_file(config_path(pl, c), &len);
+	const char *want = config_text(c), *h, *w;
+	int same;
+
+	if (!have)
+		return 1;	/* unreadable: as before, taken on */
+	h = strchr(have, '\n');
+	w = strchr(want, '\n');
+	same = h && w && !strcmp(h, w);
+	free(have);
+	return same;
+}
+
 static const char *config_file(struct planner *pl, const struct cluster *c, const char **err)
 {
 	const char *path = config_path(pl, c), *dir = path_dir(path);
-	const char *text = aprintf("# written by idpmake for cluster '%s' (create.kind): idpbuilder's node\n"
-				   "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nname: %s\nnodes:\n"
-				   "  - role: control-plane\n%s%s%s"
-				   "    labels: {ingress-ready: \"true\"}\n"
-				   "    extraPortMappings:\n"
-				   "      - {containerPort: 443, hostPort: %d, protocol: TCP}\n",
-				   c->name, c->create.kind, c->create.image ? "    image: \"" : "",
-				   c->create.image ? c->create.image : "", c->create.image ? "\"\n" : "",
-				   c->create.host_port);
+	const char *text = config_text(c);
 
 	if (mkdirs(dir) < 0 || write_file_copy(path, text, strlen(text)) < 0) {
 		*err = aprintf("cannot write %s: %s", path, strerror(errno));
@@ -225,17 +334,31 @@ int kindcluster_run(struct planner *pl, struct step *s, struct hash *output, con
 	if ((there = exists(name, 1, err)) < 0)
 		return -1;
 	if (there) {
+		struct heir h = heir_of(s);
 		if (rec.ok && !hash_zero(rec.key) && !hash_eq(rec.key, s->key)) {
-			*err = aprintf("the kind cluster '%s' was made with another image or host port, and kind cannot "
-				       "change them: delete it (kind delete cluster --name %s) and run again, or put "
-				       "them back", name, name);
+			*err = other_key(name, NULL);
 			return -1;
 		}
 		if (rec.ok) {
 			*output = rec.output;
 			return 0;
 		}
+		if (h.from && !h.same) {
+			*err = other_key(name, h.from);
+			return -1;
+		}
+		if (h.from) {
+			*output = incarnation(name);
+			s->why = aprintf("taken on: %s made it (same image and host port)", h.from);
+			return config_file(pl, c, err) ? 0 : -1;
+		}
 		ours = access(config_path(pl, c), F_OK) == 0;
+		if (ours && !config_same(pl, c)) {
+			*err = aprintf("the kind cluster '%s' that an earlier run was making (%s) has another image or host "
+				       "port, and kind cannot change them: delete it (kind delete cluster --name %s) and "
+				       "run again, or put them back", name, config_path(pl, c), name);
+			return -1;
+		}
 		if (!ours && !adopt_flag) {
 			*err = aprintf("a kind cluster '%s' exists, and this state never made it: `idpmake up --adopt` "
 				       "takes it on, or give create.kind.name another name", name);

@@ -29,7 +29,10 @@ void kindcluster_decide(struct planner *pl, struct step *s, const struct record 
  * when the cluster is absent (the attempt recorded first, so that a run
  * interrupted during it takes the cluster on next time, never makes a
  * second); a cluster that exists is taken on when this state made it (or
- * tried to), or with up --adopt, and refused otherwise.  *output is its
+ * tried to), or with up --adopt, and refused otherwise; made for another
+ * CLUSTER:kind step (a cluster renamed) or by a killed run, only when that
+ * step's recorded key (or the config the run wrote) has this image and
+ * host port.  *output is its
  * incarnation (new when it was made or taken on).  0, or -1 with *err.
  */
 int kindcluster_run(struct planner *pl, struct step *s, struct hash *output, const char **err);

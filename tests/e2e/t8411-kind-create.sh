@@ -193,6 +193,59 @@ t_ok "someone else makes a kind cluster six" kind create cluster --name six
 t_exit 1 "the next up refuses it: the failed run made it no one's" idpmake -C d6 up
 t_grep "saying so" "a kind cluster 'six' exists, and this state never made it" "$OUTPUT"
 
+# ---- a cluster renamed: its kind cluster is taken on only as it was made (issue 35 #10) ----
+mkdistro d7 <<EOF
+idpmake: 1
+name: seventh
+git: {remote: "$T/gitops7.git"}
+clusters:
+  alpha: {create: {kind: {name: seven, host-port: 9447}}}
+packages: {}
+EOF
+git init -q --bare gitops7.git
+t_ok "a distro makes kind cluster seven for cluster alpha" idpmake -C d7 up
+made=$(creates)
+sed -i 's/  alpha: {create: {kind: {name: seven, host-port: 9447}}}/  beta: {create: {kind: {name: seven, host-port: 9448}}}/' d7/distro.yaml
+t_ok "alpha renamed beta, with another host port: plan" idpmake -C d7 plan
+t_grep "plan says the cluster alpha made has another host port" \
+	"beta:kind: the kind cluster 'seven' that alpha:kind made has another image or host port: refused while it exists" "$STDOUT"
+t_exit 1 "up refuses to take it on" idpmake -C d7 up
+t_grep "naming both steps, and the way out" \
+	"beta:kind.*the kind cluster 'seven' was made by alpha:kind .*with another image or host port.*kind delete cluster --name seven" "$OUTPUT"
+t_eq "nothing is made" "$made" "$(creates)"
+t_exit 1 "and again: the refusal recorded nothing" idpmake -C d7 up
+sed -i 's/host-port: 9448/host-port: 9447/' d7/distro.yaml
+t_ok "beta with alpha's host port: up" idpmake -C d7 up
+t_grep "takes it on, saying from where" "taken on: alpha:kind made it" "$OUTPUT"
+t_eq "without making one" "$made" "$(creates)"
+t_ok "a later plan" idpmake -C d7 plan
+t_nogrep "has nothing to say of alpha's cluster" "alpha:kind" "$OUTPUT"
+t_nogrep "nor of beta:kind" "beta:kind" "$STDOUT"
+# a run killed while kind made it, then the host port changed: the config it wrote tells
+mkdistro d8 <<EOF
+idpmake: 1
+name: eighth
+git: {remote: "$T/gitops8.git"}
+clusters:
+  in-cluster: {create: {kind: {name: eight, host-port: 9450}}}
+packages: {}
+EOF
+git init -q --bare gitops8.git
+: >kind.hang-create
+"$IDPMAKE" -C d8 up >"$T/killed8.out" 2>&1 &
+pid=$!
+for _ in $(seq 300); do [ -e kind.hanging ] && break; sleep 0.1; done
+t_ok "kind made cluster eight and hangs" test -e kind.hanging
+kill -TERM $pid
+wait $pid
+rm -f kind.hang-create kind.hanging
+sed -i 's/host-port: 9450/host-port: 9451/' d8/distro.yaml
+t_exit 1 "another host port than the killed run's: refused" idpmake -C d8 up
+t_grep "naming the config it was made with" "the kind cluster 'eight' that an earlier run was making \(.*/kind/eight.yaml\) has another image or host port" "$OUTPUT"
+sed -i 's/host-port: 9451/host-port: 9450/' d8/distro.yaml
+t_ok "its own host port again: taken on" idpmake -C d8 up
+t_grep "as the killed run's" 'taken on: an earlier run was making it' "$OUTPUT"
+
 # ---- bad input --------------------------------------------------------------------
 mkdistro bad <<'EOF'
 idpmake: 1
