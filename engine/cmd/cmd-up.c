@@ -743,17 +743,6 @@ int cmd_plan(struct ctx *c)
 	/* the folders of packages gone from the distro, and their Applications, as up decides (orphans.c) */
 	orphans = c->json ? json_object() : NULL;
 	gone = orphans_show(c, orphan_apps_apply(c), c->json ? NULL : stdout, orphans);
-	{
-		struct kind_orphan *ko;
-		size_t nko = kindcluster_orphans(&c->pl, &ko);
-		for (size_t i = 0; i < nko && !c->json; i++)
-			if (ko[i].in_use)
-				printf("%-6s kind cluster %s (%s: no longer made by it, still used: %s)\n", "keep",
-				       ko[i].kind, ko[i].id, ko[i].in_use);
-			else
-				printf("%-6s kind cluster %s (%s: gone from the distro; up --prune --delete-clusters "
-				       "deletes it)\n", "delete", ko[i].kind, ko[i].id);
-	}
 	/* changes made outside idpmake, as the clone last fetched them (with --refresh: fetched now) */
 	drift = c->json ? json_array() : NULL;
 	if (show_drift(c, c->refresh, stdout, drift) < 0)
@@ -773,5 +762,5 @@ int cmd_plan(struct ctx *c)
 		printf("idpmake: %d step%s would run, %d up to date%s%s\n", work, work == 1 ? "" : "s", uptodate,
 		       targets_skipped_note(c), orphans_summary(gone));
 	}
-	return r ? r : c->exit_code && (work || gone.del || gone.unregister) ? 1 : 0;
+	return r ? r : c->exit_code && (work || gone.del || gone.unregister || gone.kind_del) ? 1 : 0;
 }

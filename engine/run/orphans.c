@@ -25,6 +25,7 @@
 #include "argo/argocd.h"
 #include "run/ctx.h"
 #include "distro/manifest.h"
+#include "run/kindcluster.h"
 #include "run/orphans.h"
 #include "base/util.h"
 
@@ -263,6 +264,38 @@ int capi_gone_holds(const struct capi_gone *v, size_t n, const char *cluster, co
 	return 0;
 }
 
+/*
+ * The kind clusters this state made that the distro no longer makes, as up
+ * (the whole distro selected) acts on them (kindcluster_prune): kept while
+ * the distro uses them; else left, deleted with --prune --delete-clusters,
+ * refused with --prune alone.  On f, and as json's "kind_clusters".
+ */
+static void kind_show(struct ctx *c, FILE *f, json_t *json, struct orphan_counts *cnt)
+{
+	struct kind_orphan *ko;
+	size_t n = kindcluster_orphans(&c->pl, &ko);
+	const char *act = !c->prune ? "leave" : c->delete_clusters ? "delete" : "refuse";
+	json_t *jk = json ? json_array() : NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *cl = astrndup(ko[i].id, strlen(ko[i].id) - 5);	/* CLUSTER:kind */
+		const char *why = ko[i].in_use ? aprintf("no longer made by it, still used: %s", ko[i].in_use) :
+				  !c->prune ? "gone from the distro; up --prune --delete-clusters deletes it" :
+				  c->delete_clusters ? "gone from the distro: kind delete cluster" :
+				  "gone from the distro; --prune refuses: add --delete-clusters";
+		if (f)
+			fprintf(f, "%-6s kind cluster %s (%s: %s)\n", ko[i].in_use ? "keep" : act, ko[i].kind, ko[i].id, why);
+		if (jk)
+			json_array_append_new(jk, json_pack("{s:s, s:s, s:s, s:s, s:s}", "name", ko[i].kind, "cluster", cl,
+							    "action", ko[i].in_use ? "keep" : act, "reason", why,
+							    "step", ko[i].id));
+		if (!ko[i].in_use)
+			*(c->prune && c->delete_clusters ? &cnt->kind_del : &cnt->kind_leave) += 1;
+	}
+	if (jk)
+		json_object_set_new(json, "kind_clusters", jk);
+}
+
 struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, json_t *json)
 {
 	struct orphan_counts cnt = { 0 };
@@ -359,6 +392,8 @@ struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, json_t *json
 		json_object_set_new(json, "applications", ja);
 		json_object_set_new(json, "clusters", jc);
 	}
+	if (!c->ntargets && !c->labels.n)
+		kind_show(c, f, json, &cnt);
 	cnt.remove = (int)nf;
 	for (size_t i = 0; i < na; i++)
 		*(c->prune ? &cnt.del : &cnt.leave) += !av[i].in_use;	/* "" in_use: a created cluster's */
@@ -379,5 +414,7 @@ const char *orphans_summary(struct orphan_counts n)
 	s = count(s, n.leave, "Application", "Applications", "left behind");
 	s = count(s, n.unregister, "cluster", "clusters", "to unregister");
 	s = count(s, n.keep, "cluster", "clusters", "left registered");
+	s = count(s, n.kind_del, "kind cluster", "kind clusters", "to delete");
+	s = count(s, n.kind_leave, "kind cluster", "kind clusters", "left");
 	return *s ? aprintf(";%s", s + 1) : s;
 }

@@ -65,16 +65,20 @@ struct orphan_counts {
 	int remove;			/* folders the push removes */
 	int del, leave;			/* Applications deleted (--prune), left behind */
 	int unregister, keep;		/* clusters unregistered (--prune), left registered */
+	int kind_del, kind_leave;	/* kind clusters idpmake made, gone from the distro: deleted
+					 * (--prune --delete-clusters), left (or refused: --prune alone) */
 };
 
 struct ctx;
 struct json_t;
 /*
  * plan: what the run removes, printed on `f` and put in `json`'s
- * "removals", "applications" and "clusters" arrays (each when not NULL):
- * the folders, and the Applications deleted and clusters unregistered
- * with --prune or left behind without it, as up decides (`apps`: up would
- * talk to Argo CD and the selection is the whole distro).
+ * "removals", "applications", "clusters" and "kind_clusters" arrays (each
+ * when not NULL): the folders, and the Applications deleted and clusters
+ * unregistered with --prune or left behind without it, as up decides
+ * (`apps`: up would talk to Argo CD and the selection is the whole
+ * distro), and the kind clusters idpmake made that the distro no longer
+ * makes (the whole distro selected: kindcluster_prune).
  */
 struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, struct json_t *json);
 /* the summary's words for them ("; 1 folder to remove, 1 Application left behind"), "" when none */

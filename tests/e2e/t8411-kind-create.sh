@@ -146,6 +146,13 @@ t_ok "and fills it" kubectl --context kind-four -n hello4 get configmap hello
 sed -i 's/  in-cluster: {create: {kind: {name: three}}}/  in-cluster: {kube-context: kind-three}/' d3/distro.yaml
 t_ok "the distro no longer makes kind cluster three, but uses its context" idpmake -C d3 plan
 t_grep "plan keeps it" "^keep +kind cluster three \(in-cluster:kind: no longer made by it, still used: cluster 'in-cluster' uses its context kind-three \(kube-context\)\)" "$STDOUT"
+t_ok "plan --json" idpmake -C d3 plan --json
+cp "$STDOUT" plan3.json
+t_ok "keeps it too" python3 -c '
+import json
+k = json.load(open("plan3.json"))["kind_clusters"]
+assert [(e["name"], e["action"], e["step"]) for e in k] == [("three", "keep", "in-cluster:kind")], k
+assert "kind-three (kube-context)" in k[0]["reason"], k'
 t_ok "up --prune --delete-clusters" idpmake -C d3 up --prune --delete-clusters
 t_grep "keeps it, saying why" "the kind cluster 'three' .* is still used .*: kept, never deleted" "$OUTPUT"
 t_nogrep "kind delete is not run" '^delete cluster --name three$' "$T/kind.log"
@@ -169,7 +176,24 @@ t_ok "then no longer, while kind made its context the current one" idpmake -C d5
 t_grep "the current context still reaches it: kept" "^keep +kind cluster five \(in-cluster:kind: .*uses its context kind-five \(current-context\)\)" "$STDOUT"
 t_ok "the current context is made another one" kubectl config use-context other
 t_ok "then no longer" idpmake -C d5 plan
-t_grep "plan lists it" '^delete +kind cluster five \(in-cluster:kind: gone from the distro; up --prune --delete-clusters deletes it\)' "$STDOUT"
+t_grep "plan lists it, left as up leaves it" '^leave +kind cluster five \(in-cluster:kind: gone from the distro; up --prune --delete-clusters deletes it\)' "$STDOUT"
+t_grep "and counts it" '; 1 kind cluster left$' "$STDOUT"
+# plan --json lists it too (issue 35 #11), with what up would do
+t_ok "plan --json" idpmake -C d5 plan --json
+cp "$STDOUT" plan5.json
+t_ok "kind_clusters: its name, cluster, step, action and reason" python3 -c '
+import json
+k = json.load(open("plan5.json"))["kind_clusters"]
+assert k == [{"name": "five", "cluster": "in-cluster", "step": "in-cluster:kind", "action": "leave",
+              "reason": "gone from the distro; up --prune --delete-clusters deletes it"}], k'
+t_ok "plan --json --prune --delete-clusters" idpmake -C d5 plan --json --prune --delete-clusters
+cp "$STDOUT" plan5d.json
+t_ok "its action is delete" python3 -c '
+import json
+k = json.load(open("plan5d.json"))["kind_clusters"]
+assert [(e["name"], e["action"]) for e in k] == [("five", "delete")], k'
+t_exit 1 "plan --exit-code --prune --delete-clusters: a kind cluster to delete is work" idpmake -C d5 plan --exit-code --prune --delete-clusters
+t_grep "counted as such" '; 1 kind cluster to delete$' "$STDOUT"
 t_ok "up leaves it" idpmake -C d5 up
 t_grep "and says so" "the kind cluster 'five' .* is gone from the distro; it stays" "$OUTPUT"
 t_exit 2 "--delete-clusters alone is a usage error" idpmake -C d5 up --delete-clusters
