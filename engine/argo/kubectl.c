@@ -38,6 +38,7 @@
 #include "argo/kubectl.h"
 #include "distro/create.h"
 #include "argo/kubeowner.h"
+#include "graph/adopt.h"
 #include "base/url.h"
 #include "base/util.h"
 #include "base/yaml.h"
@@ -396,8 +397,8 @@ static int kubectl(const struct step *s, const char *const *args, int timeout, c
  * Before a phase is applied: who applied its objects (kubeowner.h)?
  * `kubectl get -o json --ignore-not-found` over the phase's files.
  */
-static int owners(const struct step *s, const struct argl *files, const char *ns, int timeout, const char **adopted,
-		  const char **err)
+static int owners(const struct step *s, const struct argl *files, const char *ns, int timeout,
+		  struct kube_adopted *adopted, const char **err)
 {
 	struct argl a = { 0 };
 	struct buf out;
@@ -580,7 +581,7 @@ enum phase { PH_FIRST, PH_DEFAULT_NS, PH_OWN_NS, PH_N };
 
 /* who applied the objects of phases [from, to) before (owners), each phase's look in its namespace */
 static int phase_owners(const struct step *s, const struct argl *files, int from, int to, int timeout,
-			const char **adopted, const char **err)
+			struct kube_adopted *adopted, const char **err)
 {
 	for (int ph = from; ph < to; ph++)
 		if (owners(s, &files[ph], ph == PH_DEFAULT_NS ? s->namespace : NULL, timeout, adopted, err) < 0)
@@ -593,7 +594,8 @@ int kubectl_apply(const struct step *s, const char *dir, const char **err)
 	const struct package *p = s->pkg;
 	struct tree t;
 	struct argl files[PH_N] = { { 0 } }, crds = { 0 }, rollouts = { 0 }, rollout_ns = { 0 };
-	const char *nsfile, *adopted = NULL;	/* what up --adopt took over */
+	const char *nsfile;
+	struct kube_adopted adopted = { 0 };	/* what up --adopt took over */
 	char *nsyaml = aprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", s->namespace);
 	int timeout = p->sync.timeout > 0 ? p->sync.timeout : 300;
 
@@ -708,8 +710,10 @@ int kubectl_apply(const struct step *s, const char *dir, const char **err)
 			if (kubectl(s, a, timeout + 30, err) < 0)
 				return -1;
 		}
-	if (adopted)
-		*err = aprintf("adopted (--adopt): %s", adopted);	/* said as the step's note (kubectl.h) */
+	if (adopted.said)
+		*err = aprintf("adopted (--adopt): %s", adopted.said);	/* said as the step's note (kubectl.h) */
+	for (size_t i = 0; i < adopted.n; i++)
+		adopt_note("kubectl object", adopted.object[i], adopted.from[i], s->id);
 	return 0;
 }
 

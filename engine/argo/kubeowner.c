@@ -62,7 +62,7 @@ static const char *other_owner(const json_t *o, const char *self, int applied_be
 }
 
 int kubeowner_check(const char *json, size_t len, const char *self, int applied_before, int adopt,
-		    const char **adopted, const char **err)
+		    struct kube_adopted *adopted, const char **err)
 {
 	json_error_t jerr;
 	json_t *root, *items, *one[1];
@@ -92,9 +92,16 @@ int kubeowner_check(const char *json, size_t len, const char *self, int applied_
 		const char *who = json_is_object(o) ? other_owner(o, self, applied_before) : NULL, *ns;
 		if (!who)
 			continue;
+		ns = str(md, "namespace");
+		if (adopt && adopted) {
+			adopted->object = agrow(adopted->object, adopted->n, sizeof(*adopted->object));
+			adopted->from = agrow(adopted->from, adopted->n, sizeof(*adopted->from));
+			adopted->object[adopted->n] = aprintf("%s %s%s%s", term_safe(str(o, "kind")), *ns ? term_safe(ns) : "",
+							      *ns ? "/" : "", term_safe(str(md, "name")));
+			adopted->from[adopted->n++] = who;
+		}
 		if (refused++ >= SHOWN)
 			continue;
-		ns = str(md, "namespace");
 		buf_addf(&msg, "%s%s %s%s%s %s %s", n++ ? (adopt ? "; " : "\n") : "", term_safe(str(o, "kind")),
 			 *ns ? term_safe(ns) : "", *ns ? "/" : "", term_safe(str(md, "name")),
 			 adopt ? "from" : "was applied by", who);
@@ -109,7 +116,8 @@ int kubeowner_check(const char *json, size_t len, const char *self, int applied_
 		if (refused > SHOWN)
 			buf_addf(&msg, "; and %zu more", refused - SHOWN);
 		if (adopted)
-			*adopted = aprintf("%s%s%s", *adopted ? *adopted : "", *adopted ? "; " : "", msg.s);
+			adopted->said = aprintf("%s%s%s", adopted->said ? adopted->said : "", adopted->said ? "; " : "",
+						msg.s);
 		buf_release(&msg);
 		return 0;
 	}

@@ -22,11 +22,15 @@
  * 0: none refused; -1 with *err (arena, one line per object, at most a
  * few, names made safe for a terminal, with the ways out); an answer that
  * is not JSON is -1 too.  With adopt, what would have been refused is
- * appended to *adopted (unless NULL; arena, one line, "KIND NS/NAME from
- * OWNER; ...", at most a few named), for the run to say.
+ * added to *adopted (unless NULL), for the run to say and to sum up.
  */
+struct kube_adopted {
+	const char *said;		/* "KIND NS/NAME from OWNER; ...", one line, at most a few named, or NULL */
+	const char **object, **from;	/* each object ("KIND NS/NAME") and its owner, made safe for a terminal */
+	size_t n;
+};
 int kubeowner_check(const char *json, size_t len, const char *self, int applied_before, int adopt,
-		    const char **adopted, const char **err);
+		    struct kube_adopted *adopted, const char **err);
 
 /* the field manager of distro `name`: "idpmake/NAME" (arena; at most 128 bytes, as Kubernetes allows) */
 const char *kubeowner_manager(const char *name);

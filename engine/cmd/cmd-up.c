@@ -11,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "base/intr.h"
 #include "git/gitops.h"
+#include "graph/adopt.h"
 #include "distro/manifest.h"
 #include "run/kindcluster.h"
 #include "run/capiprune.h"
@@ -597,6 +598,7 @@ int cmd_up(struct ctx *c)
 	if (!r && !build_interrupted && !c->ntargets && !c->labels.n &&
 	    kindcluster_prune(&c->pl, c->prune, c->delete_clusters))
 		r = 1;
+	adopt_summary(c->json);	/* up --adopt: what it took over, by kind (adopt.h) */
 	status_summary(&sum);
 	{
 		char *text = aprintf("%d rendered, %s, %d synced, %d hooks, %d failed, %d up to date", sum.rendered,

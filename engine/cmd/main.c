@@ -153,7 +153,8 @@ static const struct option_help options_help[] = {
 		     "distro (or not idpmake) made in Argo CD, objects another distro applied\n"
 		     "with deploy: kubectl, a kind cluster of create.kind's name that this\n"
 		     "state did not make, and the Cluster API Cluster of a created cluster\n"
-		     "another distro made, instead of refusing", "up" },
+		     "another distro made, instead of refusing; it ends with what it took\n"
+		     "over, by kind", "up" },
 	{ "--delete-clusters", "up --prune: delete the kind clusters idpmake made that the distro no longer\n"
 			       "creates (without it, --prune refuses to)", "up" },
 	{ "--format FMT", "graph: dot (default), json or mermaid; diff --rev: text or markdown", "graph diff" },

@@ -35,6 +35,7 @@
 #include "base/intr.h"
 #include "base/util.h"
 #include "argo/kubectl.h"
+#include "graph/adopt.h"
 #include "graph/state.h"
 #include "graph/status.h"
 #include "run/kindcluster.h"
@@ -366,6 +367,8 @@ int kindcluster_run(struct planner *pl, struct step *s, struct hash *output, con
 		}
 		if (!ours && !config_file(pl, c, err))
 			return -1;
+		if (!ours)
+			adopt_note("kind cluster", name, "not made by this state", s->id);
 		*output = incarnation(name);
 		s->why = ours ? "taken on: an earlier run was making it" : "taken on (up --adopt)";
 		return 0;

@@ -49,6 +49,7 @@
 #include "argo/argocd.h"
 #include "argo/argohome.h"
 #include "argo/argolist.h"
+#include "graph/adopt.h"
 #include "run/ctx.h"
 #include "distro/manifest.h"
 #include "run/owner.h"
@@ -66,6 +67,7 @@
 
 enum want_kind { W_APP = AK_APP, W_APPSET = AK_APPSET, W_CLUSTER = AK_CLUSTER, W_REPO = AK_REPO, NKINDS = AK_N };
 static const char *const kind_word[] = { "Application", "ApplicationSet", "cluster", "repository" };
+static const char *const adopt_word[] = { "Application", "ApplicationSet", "cluster registration", "repository registration" };
 
 /* argo_home_differs, its Argo CD text cleaned for the terminal (clean: the token masked, escapes shown) */
 static const char *home_differs(const struct argocd *a, json_t *ann)
@@ -308,6 +310,8 @@ static int check(struct ctx *c, struct argocd *a, struct want *v, size_t n)
 							v[i].either ? " (the package's file, unreadable now, may be either kind)" : "");
 		if (c->adopt) {
 			status_info("idpmake: %s: adopting %s, which belongs to %s (--adopt)", v[i].s->id, what, who);
+			adopt_note(adopt_word[v[i].kind], v[i].kind == W_CLUSTER ? v[i].s->cluster->name :
+				   v[i].kind == W_REPO ? url_masked(v[i].name, "***") : v[i].name, who, v[i].s->id);
 			continue;
 		}
 		fprintf(stderr, "idpmake: %s: %s in Argo CD belongs to %s, not to distro '%s'%s\n", v[i].s->id, what, who,

@@ -90,6 +90,8 @@ t_eq "and leaves the quickstart's" quickstart "$(app in-cluster-hello 'a["metada
 sed -i 's/, app-name: "my-idp-${cluster}-${package}"//' other/distro.yaml
 t_ok "up --adopt takes them over" idpmake -C other up --adopt
 t_grep "and says so" "adopting Application 'in-cluster-hello', which belongs to distro 'quickstart' \(--adopt\)" "$OUTPUT"
+t_grep "summed up by kind at the end (issue 35 #14)" \
+	'^idpmake: adopted \(--adopt\): 2 Applications \(in-cluster-hello, in-cluster-namespaces\)$' "$STDOUT"
 t_eq "the Application is now the second distro's" my-idp "$(app in-cluster-hello 'a["metadata"]["labels"]["idpmake.io/distro"]')"
 head=$(git ls-remote "$(authurl "$qs")" refs/heads/main)
 mkmanifest qs/packages/hello/cm.yaml ConfigMap hello2 default
@@ -112,7 +114,15 @@ cat >>other/distro.yaml <<'EOF'
 EOF
 t_exit 1 "an Application idpmake did not make is refused" idpmake -C other up
 t_grep "naming it as such" "Application 'in-cluster-extra' in Argo CD belongs to nobody: idpmake did not make it" "$STDERR"
-t_ok "up --adopt takes it" idpmake -C other up --adopt
+t_ok "up --adopt --json takes it" idpmake -C other up --adopt --json
+cp "$STDOUT" adopt.jsonl
+t_ok "an adopted event names it, whose it was and the step, before the summary" python3 -c '
+import json
+ev = [json.loads(l) for l in open("adopt.jsonl") if l.strip()]
+ad = [e for e in ev if e["event"] == "adopted"]
+assert ad == [{"event": "adopted", "kind": "Application", "name": "in-cluster-extra",
+               "from": "nobody: idpmake did not make it (no idpmake.io/distro label)", "step": "in-cluster/extra:sync"}], ad
+assert ev[-1]["event"] == "summary", ev[-1]'
 t_eq "it now carries the distro's label" my-idp "$(app in-cluster-extra 'a["metadata"]["labels"]["idpmake.io/distro"]')"
 
 t_done

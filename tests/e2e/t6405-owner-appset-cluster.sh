@@ -62,6 +62,8 @@ t_eq "the ApplicationSet is the second distro's now" second \
 t_grep "says what it adopts" "adopting cluster 'k' \(https://k.example:6443\), which belongs to distro 'first'" "$OUTPUT"
 t_eq "the cluster is the second distro's now" second \
 	"$(api clusters | python3 -c 'import json,sys; print([c for c in json.load(sys.stdin)["items"] if c["server"] == "https://k.example:6443"][0]["annotations"]["idpmake.io/distro"])')"
+t_grep "and sums it up by kind at the end (issue 35 #14)" \
+	'^idpmake: adopted \(--adopt\): 1 ApplicationSet \(web\), 1 cluster registration \(k\)$' "$STDOUT"
 
 # the first distro drops k: --prune leaves what the second registered
 distro first one "$bare" "" ""

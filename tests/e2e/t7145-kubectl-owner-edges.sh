@@ -89,6 +89,7 @@ t_grep "naming rb" "ConfigMap rb-home/own was applied by distro 'rb'" "$STDERR"
 t_ok "rc --adopt" idpmake -C rc up --adopt
 t_grep "naming what it took over, and whose it was" \
 	"sync a/core:sync: adopted \\(--adopt\\): ConfigMap rb-home/own from distro 'rb' \\(field manager idpmake/rb\\)" "$STDOUT"
+t_grep "and sums it up by kind at the end (issue 35 #14)" '^idpmake: adopted \(--adopt\): 1 kubectl object \(ConfigMap rb-home/own\)$' "$STDOUT"
 t_eq "rc's now" rc "$(k get configmap own -n rb-home -o 'jsonpath={.data.who}')"
 
 # ---- two distros at the same second: neither takes it silently ---------------

@@ -90,6 +90,7 @@ t_grep "naming the way out" "a kind cluster 'dev' exists, and this state never m
 t_eq "nothing is made" 2 "$(creates)"
 t_ok "up --adopt takes it on" idpmake -C d2 up --adopt
 t_grep "and says so" 'taken on \(up --adopt\)' "$OUTPUT"
+t_grep "summed up by kind at the end (issue 35 #14)" '^idpmake: adopted \(--adopt\): 1 kind cluster \(dev\), 1 kubectl object \(ConfigMap hello/hello\)$' "$STDOUT"
 t_eq "without making one" 2 "$(creates)"
 mkdir d2b
 cp -r d/packages d2b/

@@ -33,18 +33,23 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 static void verdict(const char *text, size_t size, int applied_before, int adopt)
 {
-	const char *err = NULL, *adopted = NULL;
+	const char *err = NULL;
+	struct kube_adopted adopted = { 0 };
 	int rc = kubeowner_check(text, size, "idpmake/self", applied_before, adopt, &adopted, &err), lines = 1;
 
 	if (rc != 0 && rc != -1)
 		abort();
-	if (adopted) {
-		/* what --adopt took over: only with adopt, one line, safe for a terminal */
-		if (!adopt || rc)
+	if (adopted.said || adopted.n) {
+		/* what --adopt took over: only with adopt, one line, safe for a terminal; each object too */
+		if (!adopt || rc || !adopted.said || !adopted.n)
 			abort();
-		for (const char *p = adopted; *p; p++)
+		for (const char *p = adopted.said; *p; p++)
 			if ((unsigned char)*p < 0x20 || *p == 0x7f)
 				abort();
+		for (size_t i = 0; i < adopted.n; i++)
+			for (const char *p = adopted.object[i]; *p; p++)
+				if ((unsigned char)*p < 0x20 || *p == 0x7f)
+					abort();
 	}
 	if (rc == 0)
 		return;
