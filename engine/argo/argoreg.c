@@ -53,6 +53,7 @@
 #include "base/yaml.h"
 #include "argo/argohome.h"
 #include "argo/capiowner.h"
+#include "graph/adopt.h"
 #include "distro/capi.h"
 
 /* ---- secrets: kept in malloc'd memory, wiped after use ------------------- */
@@ -463,6 +464,7 @@ static const char *created_over(struct call *c, const struct cluster *cl, const 
 		if (capiowner_adopt()) {
 			note(c, 1, "adopting cluster '%s' (%s), registered by distro '%s' (--adopt)", cl->name, server,
 			     term_safe(who));
+			adopt_note("cluster registration", cl->name, aprintf("distro '%s'", term_safe(who)), NULL);
 			return NULL;
 		}
 		return aprintf("cluster '%s' (%s) in Argo CD belongs to distro '%s'%s, not to distro '%s': not registered "

@@ -17,6 +17,7 @@
 #include "argo/capiowner.h"
 #include "base/buf.h"
 #include "distro/capi.h"
+#include "graph/adopt.h"
 #include "graph/state.h"
 #include "run/provision.h"
 #include "base/util.h"
@@ -216,5 +217,6 @@ int provision_owner(const struct distro *d, const struct step *sync, const char 
 		return -1;
 	}
 	*note = aprintf("adopted (--adopt) the Cluster %s/%s of %s", k->namespace, cl->name, whose);
+	adopt_note("Cluster API Cluster", aprintf("%s/%s", k->namespace, cl->name), whose, sync->id);
 	return 0;
 }
