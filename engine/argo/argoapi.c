@@ -549,7 +549,9 @@ struct curl_slist *argocd_curl_setup(struct argocd *a, CURL *k, const char *url,
 		curl_easy_setopt(k, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(k, CURLOPT_SSL_VERIFYHOST, 0L);
 	} else if (a->cainfo) {
+		/* the CA given, alone: libcurl keeps its CA folder (Debian's /etc/ssl/certs) beside a CAINFO */
 		curl_easy_setopt(k, CURLOPT_CAINFO, a->cainfo);
+		curl_easy_setopt(k, CURLOPT_CAPATH, NULL);
 	}
 	return h;
 }

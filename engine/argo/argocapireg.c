@@ -109,6 +109,7 @@ static long kube(const struct workload *w, const char *method, const char *path,
 	if (w->ca) {
 		struct curl_blob blob = { w->ca, w->nca, CURL_BLOB_NOCOPY };
 		curl_easy_setopt(k, CURLOPT_CAINFO_BLOB, &blob);
+		curl_easy_setopt(k, CURLOPT_CAPATH, NULL);	/* the cluster's CA alone, not the system's folder too */
 	}
 	if (w->cert && w->key) {
 		struct curl_blob c = { w->cert, w->ncert, CURL_BLOB_NOCOPY }, kb = { w->key, w->nkey, CURL_BLOB_NOCOPY };

@@ -225,8 +225,10 @@ static const char *git_wants_credential(const struct ctx *c)
 	curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT, (long)PREFLIGHT_TIMEOUT);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	if (c->d->git.ca_file)
+	if (c->d->git.ca_file) {
 		curl_easy_setopt(curl, CURLOPT_CAINFO, c->d->git.ca_file);
+		curl_easy_setopt(curl, CURLOPT_CAPATH, NULL);	/* git.ca-file alone, as libgit2 takes it */
+	}
 	if (curl_easy_perform(curl) == CURLE_OK)
 		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
 	curl_easy_cleanup(curl);

@@ -1151,3 +1151,23 @@ rec() { idpmake -C "$T/d" --state "$state" status --json | python3 -c '
 import json, sys
 s = [s for s in json.load(sys.stdin)["steps"] if s["id"] == sys.argv[1]]
 print(s[0]["result"], s[0]["key"]) if s else print("none")' "$1"; }
+
+# ---- a CA the system trusts (t8415, t8416; root only) ------------------------
+# system_trust PEM HOST:PORT: the CA PEM trusted by the system until the script
+# ends: a copy HASH.N in the CA folder libcurl reads beside its CA file (its
+# CApath, /etc/ssl/certs on Debian; `curl -v` to any listener HOST:PORT names
+# it), removed on exit, a failure or a signal; skips the rest of the script
+# when there is no such folder or it is not writable
+t_system_ca=
+system_trust() {
+	local dir hash n=0
+	dir=$(curl -sv -m 5 -o /dev/null "https://$2/" 2>&1 | sed -n 's/^\* *CApath: //p')
+	if [ -z "$dir" ] || [ ! -d "$dir" ]; then t_skip_rest "libcurl here reads no CA folder (no CApath in curl -v): nothing to test"; fi
+	[ -w "$dir" ] || t_skip_rest "libcurl's CA folder $dir is not writable (run as root): the test needs a CA the system trusts"
+	hash=$(openssl x509 -subject_hash -noout -in "$1") || t_bail "openssl x509 -subject_hash $1 failed"
+	while [ -e "$dir/$hash.$n" ]; do n=$((n + 1)); done
+	t_system_ca=$dir/$hash.$n
+	trap 'st=$?; rm -f "$t_system_ca"; (exit $st); t_cleanup' EXIT
+	cp "$1" "$t_system_ca" || t_skip_rest "cannot write into libcurl's CA folder $dir: the test needs a CA the system trusts"
+	echo "# $1 trusted by the system as $t_system_ca until the script ends"
+}
