@@ -686,7 +686,7 @@ int request(struct call *c, const char *method, const char *path, json_t *body, 
 			     (int)((now_s() - t0) * 1000));
 			retry = ((r->status >= 500 && r->status != 501) || r->status == 429) &&
 				!(c->settled && c->settled(r));
-			if (!retry) {
+			if (!retry || c->once) {
 				ret = 0;
 				break;
 			}
@@ -705,7 +705,7 @@ int request(struct call *c, const char *method, const char *path, json_t *body, 
 			else if (rc == CURLE_SSL_CONNECT_ERROR && !strncmp(a->base, "https:", 6))
 				*err = aprintf("%s (a plain-HTTP server needs --plaintext in ARGOCD_OPTS)", *err);
 		}
-		if (!retry)
+		if (!retry || c->once)
 			break;
 		if (attempt == RETRIES) {
 			*err = aprintf("%s (tried %d times)", *err, attempt + 1);

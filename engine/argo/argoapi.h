@@ -64,6 +64,7 @@ struct call {
 	int out_of_time;		/* a request gave up because the deadline would pass before its next try */
 	const char *app;		/* the application's name */
 	int (*settled)(const struct resp *r);	/* a 5xx answer this says is final is not retried */
+	int once;			/* never retried: the request carries a password (argologin.c) */
 };
 
 struct resp {

@@ -33,6 +33,13 @@ static int loopback(const char *base)
 	       !strcmp(u.host, "[::1]");
 }
 
+/* https verified with the distro's own CA (argocd.ca-file, or the step tls's), alone (argocd_curl_setup) */
+static int distro_verified(const struct argocd *a)
+{
+	return !strncmp(a->base, "https:", 6) && !a->insecure && a->cainfo && a->d->argocd.ca_file &&
+	       !strcmp(a->cainfo, a->d->argocd.ca_file);
+}
+
 static int login(struct argocd *a, const char **err)
 {
 	const struct distro *d = a->d;
@@ -49,13 +56,17 @@ static int login(struct argocd *a, const char **err)
 		return *err = aprintf("argocd.login: no cluster '%s'", d->argocd.login.ref.cluster), -1;
 	/*
 	 * The password is the admin's of the cluster: it goes to the distro's
-	 * own server, or to a port-forward on loopback, never to another
-	 * server ARGOCD_SERVER or ARGOCD_OPTS name (whose token-file may
-	 * follow it: the user wrote that file; this password they never saw)
+	 * own server, never to another one ARGOCD_SERVER or ARGOCD_OPTS name
+	 * (whose token-file may follow it: the user wrote that file; this
+	 * password they never saw).  A port-forward on loopback gets it only
+	 * when the distro names no server, or over TLS that the distro's CA
+	 * verifies: any local user can listen on a loopback port.
 	 */
-	if (!(d->argocd.server && same_server(server, d->argocd.server)) && !loopback(a->base))
-		return *err = aprintf("argocd.login sends the admin password in Secret %s only to argocd.server (%s) or a "
-				      "port-forward on loopback, not to %s from %s: set ARGOCD_AUTH_TOKEN for that server",
+	if (!(d->argocd.server && same_server(server, d->argocd.server)) &&
+	    !(loopback(a->base) && (!d->argocd.server || distro_verified(a))))
+		return *err = aprintf("argocd.login sends the admin password in Secret %s only to argocd.server (%s), or to a "
+				      "port-forward on loopback when the distro names no server or over TLS its "
+				      "argocd.ca-file verifies, not to %s from %s: set ARGOCD_AUTH_TOKEN for that server",
 				      where, d->argocd.server ? url_masked(d->argocd.server, "***") : "not set",
 				      url_masked(server, "***"), argocd_server_from(d)), -1;
 	if (!(pw = kubectl_secret_value(cl, d->argocd.login.ref.ns, d->argocd.login.ref.name, d->argocd.login.key, err))) {
@@ -70,6 +81,7 @@ static int login(struct argocd *a, const char **err)
 		free(pw);
 		return *err = "cannot start a libcurl handle", -1;
 	}
+	c.once = 1;	/* a password is sent once: each try is a failed login where Argo CD counts them */
 	body = json_pack("{s:s, s:s}", "username", d->argocd.login.user, "password", pw);
 	a->password = pw;	/* masked in what Argo CD answers (clean) */
 	if (!body) {
