@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # functions run through t_ok and friends
 # A created cluster's CA is the only one idpmake trusts for its API (issue 35 #2):
 # CLUSTER:register talks to the new cluster over libcurl with the kubeconfig
 # Secret's CA (CURLOPT_CAINFO_BLOB), and libcurl reads its CA folder (CApath,
@@ -13,7 +14,7 @@
 command -v openssl >/dev/null || t_skip_rest "openssl missing: run ./configure --install-deps (openssl)"
 make_tls IP:127.0.0.1 "$T/kube-tls"	# start_kube_emulator's CA, made first: its stranger is the Secrets' CA
 start_capi_emulators --capi-ms 50 --ca-cert "$T/kube-tls/stranger.pem"
-capi_clusterctl_init
+capi_clusterctl_init true
 system_trust "$T/kube-tls/ca.pem" "${KUBE_SERVER#https://}"
 idpmake() { timeout -k 5 180 "$IDPMAKE" "$@"; }
 t_ok "set-up: curl trusts the clusters with the system's CAs alone" curl -fsS -m 10 -o /dev/null "$kemu/state"
