@@ -46,6 +46,7 @@
 #include "argo/argoapi.h"
 #include "argo/argocd.h"
 #include "base/gitcred.h"
+#include "argo/kubectl.h"
 #include "base/hash.h"
 #include "base/pem.h"
 #include "base/url.h"
@@ -108,27 +109,41 @@ static const char *mask(const struct secrets *sc, const char *s)
 	return r;
 }
 
+/* a JSON value that holds a credential, its strings zeroed before jansson frees them */
+static void zdecref(json_t *v)
+{
+	kubectl_json_wipe(v);
+	json_decref(v);
+}
+
+/* o's field key, if there, as "***": its string zeroed first (jansson frees it as it is) */
+static void hide_field(json_t *o, const char *key)
+{
+	json_t *v = o ? json_object_get(o, key) : NULL;
+
+	if (v) {
+		kubectl_json_wipe(v);
+		json_object_set_new(o, key, json_string("***"));
+	}
+}
+
 /* a request body for the log and -v: secret fields shown as "***" */
 static void note_body(struct call *c, const char *what, json_t *body)
 {
 	/* the CA and client certificate too: what a file held stays out of the logs, whatever it was */
 	static const char *const hide[] = { "bearerToken", "password", "keyData", "certData", "caData" };
-	json_t *copy = json_deep_copy(body), *tls;
+	json_t *copy = json_deep_copy(body);
 	char *text;
 
 	for (size_t i = 0; i < sizeof(hide) / sizeof(*hide); i++) {
-		json_t *cfg = jget(copy, "config");
-		if (json_object_get(copy, hide[i]))
-			json_object_set_new(copy, hide[i], json_string("***"));
-		if (cfg && json_object_get(cfg, hide[i]))
-			json_object_set_new(cfg, hide[i], json_string("***"));
-		if ((tls = jget(copy, "config.tlsClientConfig")) && json_object_get(tls, hide[i]))
-			json_object_set_new(tls, hide[i], json_string("***"));
+		hide_field(copy, hide[i]);
+		hide_field(jget(copy, "config"), hide[i]);
+		hide_field(jget(copy, "config.tlsClientConfig"), hide[i]);
 	}
 	text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
 	note(c, 1, "%s %s", what, text ? text : "?");
 	free(text);
-	json_decref(copy);
+	zdecref(copy);	/* what else of the body was copied (a hidden field under another name) */
 }
 
 /* ---- small helpers -------------------------------------------------------- */
@@ -327,8 +342,8 @@ static json_t *cluster_config(struct call *c, const struct cluster *cl, struct s
 	json_object_set_new(cfg, "tlsClientConfig", tls);
 	return cfg;
 fail:
-	json_decref(tls);
-	json_decref(cfg);
+	zdecref(tls);
+	zdecref(cfg);
 	return NULL;
 }
 
@@ -436,7 +451,7 @@ out:
 	if (ret < 0 && *err)
 		*err = mask(&sc, *err);
 	resp_reset(&r);
-	json_decref(body);
+	zdecref(body);
 	wipe(&sc);
 	return ret;
 }
@@ -522,7 +537,7 @@ out:
 	if (ret != 0 && *err)
 		*err = mask(&sc, *err);
 	resp_reset(&r);
-	json_decref(body);
+	json_decref(body);	/* cfg is the caller's, which may try again with it (argocapireg.c wipes it) */
 	wipe(&sc);
 	return ret;
 }
@@ -602,7 +617,7 @@ static int register_repo(struct call *c, const char **err)
 	if (ret < 0 && *err)
 		*err = mask(&sc, *err);
 	resp_reset(&r);
-	json_decref(body);
+	zdecref(body);
 	wipe(&sc);
 	return ret;
 }
@@ -650,7 +665,7 @@ int argocd_register_check(struct argocd *a, const struct step *s, const char **e
 		wipe(&sc);
 		return -1;
 	}
-	json_decref(cfg);
+	zdecref(cfg);
 	wipe(&sc);
 	return 0;
 }

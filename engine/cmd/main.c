@@ -13,6 +13,7 @@
 #include "cmd/cmd.h"
 #include "base/exec.h"
 #include "base/hash.h"
+#include "base/secret.h"
 #include "distro/manifest.h"
 #include "pack/pack.h"
 #include "base/util.h"
@@ -495,6 +496,7 @@ int main(int argc, char **argv)
 	int opt, ret, help = 0;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
+	secret_no_dumps();	/* no core file of a process that holds tokens and passwords (secret.h) */
 	/* the state, cache and logs are private (util.h); init and render -o use the user's umask */
 	user_umask = umask(077);
 	c.file = "distro.yaml";

@@ -1171,3 +1171,32 @@ system_trust() {
 	cp "$1" "$t_system_ca" || t_skip_rest "cannot write into libcurl's CA folder $dir: the test needs a CA the system trusts"
 	echo "# $1 trusted by the system as $t_system_ca until the script ends"
 }
+
+# ---- what a run leaves in its memory (heapscan.c; t8407, t8417) ---------------
+# heapscan_usable: why heapscan cannot run here (printed; status 1), or nothing:
+# it needs a C compiler, and an idpmake built without ASan (whose runtime must come first)
+heapscan_usable() {
+	command -v cc >/dev/null || { echo "no C compiler (cc) for tests/e2e/heapscan.c"; return 1; }
+	if nm -D "$IDPMAKE" 2>/dev/null | grep -q __asan_init || nm "$IDPMAKE" 2>/dev/null | grep -q __asan_init; then
+		echo "$IDPMAKE is built with ASan: heapscan.so cannot be preloaded"
+		return 1
+	fi
+}
+# heapscan_build: $T/heapscan.so (call it at the top level, not under t_ok)
+heapscan_build() {
+	cc -O1 -shared -fPIC -o "$T/heapscan.so" "$top/tests/e2e/heapscan.c" || t_bail "cannot build tests/e2e/heapscan.c"
+}
+# heapscan NEEDLE CMD...: CMD (an idpmake run) with heapscan.so preloaded; what
+# it found of NEEDLE (heapscan.c), one a line, in $T/heapscan.out (empty: none);
+# returns CMD's status
+heapscan() {
+	local needle=$1 st
+	shift
+	[ -s "$T/heapscan.so" ] || { echo "heapscan: heapscan_build first" >&2; return 1; }
+	printf %s "$needle" >"$T/heapscan.needle"
+	: >"$T/heapscan.out"
+	HEAPSCAN_NEEDLE_FILE=$T/heapscan.needle HEAPSCAN_OUT=$T/heapscan.out LD_PRELOAD=$T/heapscan.so "$@"
+	st=$?
+	rm -f "$T/heapscan.needle"
+	return $st
+}

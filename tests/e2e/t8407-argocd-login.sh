@@ -230,6 +230,14 @@ t_grep "it pushed as the Secret's user" "^POST /gitops2.git/git-receive-pack\? $
 t_nostring "the password reaches no output, state or log" "$GIT_PASS" "$OUTPUT" d2/.idpmake
 t_ok "the hook ran" test -s "$T/hook-env.txt"
 t_nostring "nor a hook's environment" "$GIT_PASS" "$T/hook-env.txt"
+printf '  scan: "1"\n' >>d2/packages/hello/cm.yaml
+if ! why=$(heapscan_usable); then
+	t_skip "the memory search: $why"
+else
+	heapscan_build
+	t_ok "up again, its memory searched at exit (heapscan)" heapscan "$GIT_PASS" env -u GIT_PASS -u ARGOCD_SERVER -u IDPMAKE_GIT_TOKEN -u IDPMAKE_GIT_USERNAME "$IDPMAKE" -C d2 up
+	t_eq "no copy of the password is left in its memory (the environment's is zeroed)" "" "$(cat "$T/heapscan.out")"
+fi
 secret gitea push-credential '{}' username="$GIT_USER" password="wrong-$GIT_PASS"
 printf '  b: "1"\n' >>d2/packages/hello/cm.yaml
 t_fail "up with a password the server refuses" env -u ARGOCD_SERVER -u IDPMAKE_GIT_TOKEN "$IDPMAKE" -C d2 up

@@ -1,0 +1,69 @@
+/*
+ * secret.c - a process that holds secrets (secret.h).
+ *
+ * A core file holds the process's memory: the Argo CD token, a git
+ * password, a cluster's key.  With core_pattern=core it is written into the
+ * working folder (a distro's, whose files the package scan reads), so none
+ * is made.  setenv copies "NAME=value" into memory of the C library's that
+ * unsetenv neither frees nor clears (glibc keeps it for getenv pointers
+ * handed out before): the value is zeroed in place first.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+
+#include "base/secret.h"
+#include "base/util.h"
+
+void secret_no_dumps(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_CORE, &rl) == 0 && rl.rlim_cur != 0) {
+		rl.rlim_cur = 0;	/* the hard limit stays: a child may raise its own */
+		setrlimit(RLIMIT_CORE, &rl);
+	}
+#if !defined(__SANITIZE_ADDRESS__)
+	/* (LeakSanitizer's exit check ptraces the process from a task of its own: a sanitized build stays dumpable) */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+#endif
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static char *names[8];
+static size_t nnames;
+
+void secret_env_wipe(void)
+{
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nnames; i++) {
+		char *v = getenv(names[i]);
+		if (v)
+			memwipe(v, strlen(v));
+		unsetenv(names[i]);
+		free(names[i]);
+	}
+	nnames = 0;
+	pthread_mutex_unlock(&lock);
+}
+
+int secret_setenv(const char *name, const char *value)
+{
+	static int registered;
+	size_t i;
+	char *old;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nnames && strcmp(names[i], name); i++)
+		;
+	if (i < nnames && (old = getenv(name)))
+		memwipe(old, strlen(old));	/* the secret this one replaces */
+	else if (i == nnames && nnames < sizeof(names) / sizeof(*names))
+		names[nnames++] = xstrdup(name);
+	if (!registered)
+		registered = atexit(secret_env_wipe) == 0;
+	pthread_mutex_unlock(&lock);
+	return setenv(name, value, 1);
+}
