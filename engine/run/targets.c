@@ -6,6 +6,7 @@
 
 #include "argo/argocd.h"
 #include "base/buf.h"
+#include "base/secret.h"
 #include "run/ctx.h"
 #include "distro/context.h"
 #include "argo/kubectl.h"
@@ -39,7 +40,7 @@ int targets_check(struct ctx *c)
 		if (x->git_token_env) {
 			const char *v = getenv(x->git_token_env);
 			if (v && *v) {
-				setenv("IDPMAKE_GIT_TOKEN", v, 1);	/* never passed to a child (exec.c) */
+				secret_setenv("IDPMAKE_GIT_TOKEN", v);	/* never passed to a child (exec.c); zeroed at exit */
 				url_git_token_from(aprintf("$%s (context %s)", x->git_token_env, x->name));
 			}
 			else
