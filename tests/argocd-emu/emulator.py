@@ -516,8 +516,8 @@ class Emu(LiveMixin, ResourcesMixin, FleetMixin, RepoServerMixin):
         why = None
         if d.get("name") and d.get("server"):
             why = "application destination can't have both name and server defined: %s %s" % (d["name"], d["server"])
-        elif d.get("name") and not self.cluster_by_name(d["name"]):
-            why = "there are no clusters with this name: %s" % d["name"]
+        elif d.get("name") and self.dest_error(spec):
+            why = self.dest_error(spec)
         elif not d.get("name") and not d.get("server"):
             why = "Destination server missing from app spec"
         elif d.get("server") and not self.cluster_by_server(d["server"].rstrip("/")):
@@ -761,6 +761,13 @@ class Emu(LiveMixin, ResourcesMixin, FleetMixin, RepoServerMixin):
                  "startedAt": now}
         st["operationState"] = state
         multi = bool(app["spec"].get("sources"))
+        bad = self.dest_error(app["spec"])
+        if bad:
+            # controller/sync.go SyncAppState: GetDestinationCluster fails the operation
+            state.update(phase="Error", message="Failed to get destination cluster: " + bad, finishedAt=now)
+            app.pop("operation", None)
+            self.reconcile(rec)
+            return
         try:
             tg = self.targets(app["spec"], so.get("revisions") if multi else [so.get("revision")])
         except GitError as e:

@@ -164,6 +164,19 @@ class FleetMixin:
     def cluster_by_name(self, name):
         return next((c for c in self.cluster_list if c.get("name") == name), None)
 
+    def dest_error(self, spec):
+        """util/argo/argo.go GetDestinationCluster's refusal of a destination.name that names no cluster or
+        more than one (a cluster made again and registered at its new server beside the old one), or None"""
+        d = spec.get("destination") or {}
+        if not d.get("name") or d.get("server"):
+            return None
+        urls = [c["server"] for c in self.cluster_list if c.get("name") == d["name"]]
+        if not urls:
+            return "there are no clusters with this name: %s" % d["name"]
+        if len(urls) > 1:
+            return "there are %d clusters with the same name: [%s]" % (len(urls), " ".join(urls))
+        return None
+
     def cluster_out(self, c):
         out = sanitized({k: v for k, v in c.items() if not k.startswith("_")})
         apps = sum(1 for r in self.apps.values() if (r.obj["spec"].get("destination") or {}).get("server") == c["server"]

@@ -6,7 +6,9 @@
 #       is cleared the next up resumes: no commit, no re-sync of the Cluster;
 #   k1  credential: kubeconfig registers the Secret's client certificate, no token;
 #   f1  deleted out of band: plain up makes no request; up --refresh syncs the
-#       Cluster again, waits for it, registers it again, syncs every package again;
+#       Cluster again, waits for it, registers it again at its new endpoint (the
+#       old entry removed: Argo CD refuses a name with two servers), syncs every
+#       package again;
 #   u1  management cluster unreachable on its first up: fails naming it, no secret;
 #   n1  no cni (a Deployment only): what the sync says (reported, nodes NotReady);
 #   and no kubeconfig or argocd-manager token in any output or in .idpmake.
@@ -108,6 +110,7 @@ t_nogrep "with nothing to say of it" 'k1.*(expires|expired)' "$OUTPUT"
 # ---- 4. deleted out of band --------------------------------------------------
 remember_secrets
 uid0=$(kcapi | python3 -c 'import json,sys; print(json.load(sys.stdin)["clusters"]["fleet/f1"]["uid"])')
+srv0=$(kcapi | python3 -c 'import json,sys; print(json.load(sys.stdin)["clusters"]["fleet/f1"]["server"])')
 kemu_post capi '{"cluster": "f1", "namespace": "fleet", "delete_out_of_band": true}'
 t_fail "set-up: f1's Cluster is gone" kget get clusters.cluster.x-k8s.io -n fleet f1
 n=$(nargo)
@@ -139,6 +142,13 @@ assert s < r, "the Cluster synced before the registration"
 assert r < at("/api/v1/applications/f1-calico/sync") < at("/api/v1/applications/f1-podinfo/sync"), "registered, then calico, podinfo"
 ZZPY
 t_report $? "mgmt/cluster-f1 re-synced, f1 registered again, then calico and podinfo synced again" "$T/why"
+# made again, f1 has a new endpoint: Argo CD keeps one entry of the name, at the new server (issue 33 #7)
+srv1=$(kcapi | python3 -c 'import json,sys; print(json.load(sys.stdin)["clusters"]["fleet/f1"]["server"])')
+argo /api/v1/clusters | python3 -c 'import json,sys
+got = [c["server"] for c in json.load(sys.stdin)["items"] if c.get("name") == "f1"]
+print("entries named f1: %s (the new server: %s; before: %s)" % (got, sys.argv[1], sys.argv[2]))
+sys.exit(got != [sys.argv[1]] or sys.argv[1] == sys.argv[2])' "$srv1" "$srv0" >"$T/why" 2>&1
+t_report $? "Argo CD has one entry named f1, at its new endpoint (the old one removed)" "$T/why"
 k=$(nkube)
 n=$(nargo)
 t_ok "the next up is a no-op" idpmake up
