@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -1347,6 +1348,17 @@ class RootPathTlsTest(unittest.TestCase):
                 st, h, body = c.req("POST", "/argocd/api/v1/session", {"username": "admin", "password": "secret"})
                 self.assertEqual(st, 200)
                 self.assertTrue(h["Set-Cookie"].endswith("; path=/argocd; SameSite=lax; httpOnly; Secure"))
+                # clients that connect and send nothing, or half a ClientHello: the handshake is in each
+                # connection's thread (Handler.setup), so the next client is answered at once (as kube-emu's)
+                stalled = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(3)]
+                stalled[-1].sendall(b"\x16\x03\x01\x02\x00")
+                try:
+                    t0 = time.time()
+                    self.assertEqual(Client("https://127.0.0.1:%d" % port, ctx).req("GET", "/argocd/api/version")[0], 200)
+                    self.assertLess(time.time() - t0, 5)
+                finally:
+                    for s in stalled:
+                        s.close()
             finally:
                 proc.terminate()
                 self.assertEqual(proc.wait(10), 0)
