@@ -81,6 +81,40 @@ static int kubectl_selected(const struct ctx *c, const struct cluster *cl)
 	return 0;
 }
 
+/* the hook steps selected on cluster cl */
+static int hooks_selected(const struct ctx *c, const struct cluster *cl)
+{
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		const struct step *s = c->g->steps[i];
+		if (s->selected && (s->kind == STEP_PRE || s->kind == STEP_POST) && s->cluster == cl)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Where the kubectl of cl's hooks goes when the distro names no context for
+ * it (kubectl_hook_kubeconfig: none of create.kind, kube-context,
+ * register.context, --kube-context): the current context it would get,
+ * said before anything runs (issue 33 #2), or NULL when one is named.
+ */
+static const char *hooks_unnamed(const struct cluster *cl)
+{
+	const struct kube_target *t;
+	const char *err = NULL;
+
+	if (cl->create.kind || cl->kube_context || cl->reg.context || kubectl_context_flag())
+		return NULL;	/* named: its packages' context, which the hooks get too */
+	if (!(t = kubectl_target(cl, &err)))
+		return aprintf("hooks %s: kubectl's current context, which cannot be used (%s)", cl->name,
+			       err ? text_last_line(err) : "?");
+	if (!t->context)
+		return aprintf("hooks %s: kubectl's in-cluster configuration (no kubeconfig; no kube-context named)",
+			       cl->name);
+	return aprintf("hooks %s: current-context %s in %s (no kube-context named)", cl->name, t->context,
+		       t->kubeconfig ? t->kubeconfig : "?");
+}
+
 /* the created clusters (create.management) whose registration, selected, reads a Secret of management cluster m */
 static const char *managed_by(const struct ctx *c, const struct cluster *m)
 {
@@ -132,6 +166,9 @@ int targets_print(struct ctx *c, FILE *f)
 			buf_addf(&b, ", cluster-api %s: context %s (%s)%s%s, for %s", cl->name,
 				 t->context ? t->context : "in-cluster", t->from, t->kubeconfig ? " in " : "",
 				 t->kubeconfig ? t->kubeconfig : "", made);
+		const char *h = hooks_selected(c, cl) && !kubectl_selected(c, cl) ? hooks_unnamed(cl) : NULL;
+		if (h)
+			buf_addf(&b, ", %s", h);
 		if (!kubectl_selected(c, cl) && !(cl->create.kind && create_selected(c, cl)))
 			continue;
 		if (cl->create.kind && !(err = kubectl_created_conflict(cl))) {

@@ -63,4 +63,43 @@ EOF
 t_ok "plan with an Argo CD sync too" env -u ARGOCD_SERVER "$IDPMAKE" -C k plan
 t_grep "which is counted as skipped" 'no argocd configured: 1 Argo CD step is skipped' "$STDOUT"
 
+# ---- hooks with no kube context named: the one they will get is said first (issue 33 #2) ----
+cat >kc <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: prod
+  cluster: {server: "https://prod.invalid:6443"}
+contexts:
+- name: PROD-DO-NOT-TOUCH
+  context: {cluster: prod, user: u}
+current-context: PROD-DO-NOT-TOUCH
+users:
+- name: u
+  user: {token: not-a-token}
+EOF
+hooks_distro() {	# hooks_distro [CLUSTERS-LINE]
+	mkdistro h <<EOF
+idpmake: 1
+name: hooks
+git: {remote: "$bare"}
+argocd: {server: null}
+$1
+packages:
+  web:
+    type: manifests
+    path: packages/web
+    hooks:
+      post:
+        - {name: ctx, run: kubectl config current-context}
+EOF
+}
+hooks_distro ""
+mkmanifest h/packages/web/cm.yaml ConfigMap web
+t_ok "plan of a distro whose hook runs kubectl, no context named" env -u ARGOCD_SERVER KUBECONFIG="$PWD/kc" "$IDPMAKE" -C h plan
+t_grep "the line names the context its hooks get" "^acting on .*, hooks in-cluster: current-context PROD-DO-NOT-TOUCH in $PWD/kc \(no kube-context named\)" "$STDOUT"
+hooks_distro 'clusters: {in-cluster: {server: "https://kubernetes.default.svc", kube-context: PROD-DO-NOT-TOUCH}}'
+t_ok "plan with the cluster's kube-context named" env -u ARGOCD_SERVER KUBECONFIG="$PWD/kc" "$IDPMAKE" -C h plan
+t_nogrep "then the hooks get that one, and the line says nothing more" "hooks in-cluster" "$STDOUT"
+
 t_done
