@@ -481,7 +481,7 @@ int cmd_up(struct ctx *c)
 		return 2;
 	}
 	/* what it acts on, before it changes anything; a kube context at another server stops it here */
-	if (targets_print(c, c->json ? stderr : stdout) < 0)
+	if (targets_print(c, stderr) < 0)
 		return 1;
 
 	if ((err = kindcluster_missing_tool(&c->pl))) {
@@ -675,7 +675,7 @@ int cmd_plan(struct ctx *c)
 
 	if ((r = ctx_load(c, 1)))
 		return r;
-	if (targets_print(c, c->json ? stderr : stdout) < 0)
+	if (targets_print(c, stderr) < 0)
 		return 1;
 	/* --refresh fetches into the clone, as up does: under the state lock */
 	if (c->refresh && (mkdirs(c->statedir) < 0 || state_lock(c->st, c->wait) < 0))

@@ -137,7 +137,7 @@ int targets_print(struct ctx *c, FILE *f)
 	const struct distro *d = c->d;
 	const struct context *x = context_active();
 	const char *server = argocd_server(d), *from = argocd_server_from(d);
-	struct buf b = BUF_INIT;
+	struct buf b = BUF_INIT, why = BUF_INIT;
 	int bad = 0;
 
 	if (d->git.remote)
@@ -178,9 +178,10 @@ int targets_print(struct ctx *c, FILE *f)
 			continue;
 		}
 		if (cl->create.kind || !(t = kubectl_target(cl, &err))) {
-			if (!bad++)
-				fflush(f);
-			fprintf(stderr, "idpmake: %s: %s\n", cl->name, err);
+			/* said after the line: what it would act on comes first, refusal or not */
+			buf_addf(&why, "idpmake: %s: %s\n", cl->name, err);
+			bad++;
+			buf_addf(&b, ", kubectl %s: refused (below)", cl->name);
 			continue;
 		}
 		if (t->context)
@@ -188,9 +189,13 @@ int targets_print(struct ctx *c, FILE *f)
 		else
 			buf_addf(&b, ", kubectl %s: %s", cl->name, t->from);
 	}
-	if (!bad)
-		fprintf(f, "acting on %s\n", b.s);
+	fflush(stdout);	/* what came before it stays before it */
+	fprintf(f, "acting on %s\n", b.s);
+	if (bad)
+		fputs(why.s, stderr);
+	fflush(f);
 	buf_release(&b);
+	buf_release(&why);
 	return bad ? -1 : 0;
 }
 

@@ -27,8 +27,9 @@ struct distro;
  */
 int targets_check(struct ctx *c);
 /*
- * Print the line (to f); resolve and check the kube targets of the selected
- * kubectl syncs first: 0, or -1 after printing why one is refused.
+ * Print the line (to f: stderr, flushed, before anything else of the run),
+ * resolving and checking the kube targets of the selected kubectl syncs:
+ * 0, or -1 after the line and then why one is refused (issue 33 #4).
  */
 int targets_print(struct ctx *c, FILE *f);
 /* plan's summary: " (no argocd configured: N Argo CD steps are skipped)", or "" */

@@ -62,9 +62,9 @@ packages:
 EOF
 mkmanifest one/packages/core/cm.yaml ConfigMap core
 t_ok "plan names the ambient kube context" idpmake -C one plan
-t_grep "current-context, and the file" "kubectl in-cluster: context PROD-DO-NOT-TOUCH \(current-context\) in $T/kubeconfig" "$STDOUT"
+t_grep "current-context, and the file" "kubectl in-cluster: context PROD-DO-NOT-TOUCH \(current-context\) in $T/kubeconfig" "$STDERR"
 t_ok "up" idpmake -C one up
-t_grep "the line again" "kubectl in-cluster: context PROD-DO-NOT-TOUCH \(current-context\)" "$STDOUT"
+t_grep "the line again" "kubectl in-cluster: context PROD-DO-NOT-TOUCH \(current-context\)" "$STDERR"
 t_grep "kubectl is given --context, never left to what is current" '^--context PROD-DO-NOT-TOUCH apply --server-side' kubectl.log
 t_grep "the pre-flight asks that context first" '^--context PROD-DO-NOT-TOUCH get --raw /api --request-timeout=30s$' kubectl.log
 t_eq "once" 1 "$(grep -c 'get --raw' kubectl.log)"
@@ -87,6 +87,8 @@ t_exit 1 "both on the current context: refused" idpmake -C two up
 t_grep "naming the cluster, both servers and the way out" \
 	"a: cluster 'a' is at https://a.example.com:6443, and the kube context 'PROD-DO-NOT-TOUCH' \(current-context, in $T/kubeconfig\) is https://prod.example.com:6443: refusing to apply there; give the cluster kube-context" "$STDERR"
 t_grep "and b" "b: cluster 'b' is at https://b.example.com:6443" "$STDERR"
+t_eq "the 'acting on' line is said first, refused or not (issue 33 #4)" "acting on" "$(head -1 "$STDERR" | cut -c1-9)"
+t_grep "naming both clusters as refused" "^acting on .*kubectl a: refused \(below\), kubectl b: refused \(below\)" "$STDERR"
 t_eq "kubectl never ran" "" "$(cat kubectl.log)"
 t_eq "nothing was pushed" "$before" "$(head_of)"
 t_exit 1 "plan says so too" idpmake -C two plan
@@ -94,7 +96,7 @@ t_exit 1 "plan says so too" idpmake -C two plan
 # ---- the cluster's kube-context, --kube-context ----------------------------------
 sed -i 's|a: {server: "https://a.example.com:6443"}|a: {server: "https://a.example.com:6443", kube-context: ctx-a}|;s|b: {server: "https://b.example.com:6443"}|b: {server: "https://b.example.com:6443", kube-context: ctx-b}|' two/distro.yaml
 t_ok "each cluster its kube-context" idpmake -C two up
-t_grep "both named" "kubectl a: context ctx-a \(kube-context\) in .*kubectl b: context ctx-b \(kube-context\)" "$STDOUT"
+t_grep "both named" "kubectl a: context ctx-a \(kube-context\) in .*kubectl b: context ctx-b \(kube-context\)" "$STDERR"
 t_grep "applied to ctx-a" '^--context ctx-a apply' kubectl.log
 t_grep "and to ctx-b (its server written otherwise, the same)" '^--context ctx-b apply' kubectl.log
 t_grep "2 synced" '2 synced' "$STDOUT"

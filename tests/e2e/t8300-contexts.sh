@@ -76,7 +76,7 @@ t_grep "prod, from context use" "^context: prod \(from context use" "$STDOUT"
 t_fail "a plain up keeps the distro's own server" env ARGOCD_AUTH_TOKEN="$ARGOCD_TEST_TOKEN" "$IDPMAKE" -C d up
 t_grep "which is 127.0.0.1:9" '127\.0\.0\.1:9' "$OUTPUT"
 t_grep "and says so, with the context that fills in nothing" \
-	"^acting on gitops $T/distro.git branch main \(distro\), argocd 127\.0\.0\.1:9 \(distro\), context prod \(context use, fills in nothing here\)" "$STDOUT"
+	"^acting on gitops $T/distro.git branch main \(distro\), argocd 127\.0\.0\.1:9 \(distro\), context prod \(context use, fills in nothing here\)" "$STDERR"
 t_eq "nothing was pushed to the context's remote" "" "$(git --git-dir="$T/ctx.git" rev-parse -q --verify main)"
 t_eq "no sync reached the context's server" 0 "$(nsyncs 2>&1)"
 idpmake -C d forget >/dev/null 2>&1
@@ -85,7 +85,7 @@ idpmake -C d forget >/dev/null 2>&1
 t_ok "up --context prod" idpmake -v --context prod -C d up
 t_grep "-v names the context" "context 'prod' \(from --context" "$STDERR"
 t_grep "the line names the context's remote and server" \
-	"^acting on gitops $T/ctx.git branch main \(context 'prod'\), argocd $server \(context 'prod'\), context prod \(--context\)" "$STDOUT"
+	"^acting on gitops $T/ctx.git branch main \(context 'prod'\), argocd $server \(context 'prod'\), context prod \(--context\)" "$STDERR"
 t_grep "synced through the context's server" '1 synced' "$STDOUT"
 t_ok "pushed to the context's remote" git --git-dir="$T/ctx.git" rev-parse -q --verify main
 t_eq "not to the distro's" "$distro_main" "$(git --git-dir="$T/distro.git" rev-parse -q --verify main)"

@@ -40,14 +40,14 @@ t_grep "it is the default" "context 'emu' added, and in use" "$STDOUT"
 # ---- a distro that names no remote: the context fills it in ------------------
 t_ok "up in the quickstart (no git.remote)" idpmake -C qs up
 t_grep "its line names the context's remote, and why" \
-	"^acting on gitops $T/qs.git branch main \(context 'emu'\), .*context emu \(context use\)" "$STDOUT"
+	"^acting on gitops $T/qs.git branch main \(context 'emu'\), .*context emu \(context use\)" "$STDERR"
 t_ok "pushed into the context's remote" head_of "$T/qs.git"
 qs_main=$(head_of "$T/qs.git")
 
 # ---- a distro with its own remote keeps it ----------------------------------
 t_ok "a plain up in the other distro" idpmake -C other up
 t_grep "its line names its own remote" \
-	"^acting on gitops $T/other.git branch main \(distro\), .*context emu \(context use, fills in nothing here\)" "$STDOUT"
+	"^acting on gitops $T/other.git branch main \(distro\), .*context emu \(context use, fills in nothing here\)" "$STDERR"
 t_eq "the quickstart's remote is untouched" "$qs_main" "$(head_of "$T/qs.git")"
 t_ok "the other distro's remote has its commit" head_of "$T/other.git"
 curl -sS -f "$emu/apps" >apps.json
@@ -65,17 +65,17 @@ t_exit 1 "up --context emu in the other distro, over its own Applications, is re
 t_grep "naming the remote they read" "Application 'in-cluster-api' in Argo CD belongs to distro 'other' pushing to $T/other at path" "$STDERR"
 t_ok "up --context emu --adopt in the other distro" idpmake --context emu -C other up --adopt
 t_grep "says it was chosen with --context" \
-	"^acting on gitops $T/qs.git branch main \(context 'emu'\), .*context emu \(--context\)" "$STDOUT"
+	"^acting on gitops $T/qs.git branch main \(context 'emu'\), .*context emu \(--context\)" "$STDERR"
 t_fail "now the quickstart's remote has the other distro's commit" test "$qs_main" = "$(head_of "$T/qs.git")"
 idpmake -C other forget >/dev/null 2>&1
 t_ok "IDPMAKE_CONTEXT chooses it too" env IDPMAKE_CONTEXT=emu "$IDPMAKE" -C other plan
-t_grep "saying so" "context emu \(IDPMAKE_CONTEXT\)" "$STDOUT"
+t_grep "saying so" "context emu \(IDPMAKE_CONTEXT\)" "$STDERR"
 
 # ---- context use changes the default filler, not a distro's remote ----------
 t_ok "context add spare" idpmake context add spare --git-remote "$T/qs.git"
 t_ok "context use spare" idpmake context use spare
 t_ok "plan in the other distro" idpmake -C other plan
 t_grep "still its own remote, spare fills in nothing" \
-	"gitops $T/other.git branch main \(distro\), .*context spare \(context use, fills in nothing here\)" "$STDOUT"
+	"gitops $T/other.git branch main \(distro\), .*context spare \(context use, fills in nothing here\)" "$STDERR"
 
 t_done

@@ -29,8 +29,8 @@ t_eq "nothing was pushed" "" "$(git --git-dir="$bare" for-each-ref)"
 t_ok "up" idpmake -C d up
 mkmanifest d/packages/web/cm2.yaml ConfigMap web2
 t_ok "promote snap" idpmake -C d promote snap
-t_grep "names what it acts on" "^acting on gitops $bare branch main \(distro\), argocd none" "$STDOUT"
-t_eq "first, before any step" "acting on" "$(head -1 "$STDOUT" | cut -c1-9)"
+t_grep "names what it acts on" "^acting on gitops $bare branch main \(distro\), argocd none" "$STDERR"
+t_eq "first, before any step" "acting on" "$(head -1 "$STDERR" | cut -c1-9)"
 t_grep "and then acts" "snap/web:render" "$STDOUT"
 
 t_done

@@ -47,7 +47,7 @@ t_grep "and the apply after it" 'once in-cluster:kind has made the cluster' "$OU
 t_eq "plan makes nothing" 0 "$(creates)"
 
 t_ok "up from nothing" idpmake -C d up
-t_grep "says where before acting" 'kubectl in-cluster: kind cluster dev, context kind-dev' "$STDOUT"
+t_grep "says where before acting" 'kubectl in-cluster: kind cluster dev, context kind-dev' "$STDERR"
 t_grep "the end of a first up names where the platform is" "^  gitops +$T/gitops.git\$" "$STDOUT"
 t_grep "and idpmake secrets" '^its users and passwords: idpmake secrets' "$STDOUT"
 t_eq "kind create cluster ran once" 1 "$(creates)"

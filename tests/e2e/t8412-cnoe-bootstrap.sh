@@ -255,7 +255,7 @@ elapsed_ms=$((($(date +%s%N) - start_ns) / 1000000))
 cp "$OUTPUT" "$T/bootstrap.out"
 cp "$STDERR" "$T/bootstrap.err"
 echo "# the bootstrap: 1 idpmake command, $elapsed_ms ms wall time"
-head -n 1 "$STDOUT" >"$T/first-line"
+head -n 1 "$STDERR" >"$T/first-line"
 t_grep "the first line says the cluster and its context, before acting" 'kubectl in-cluster: kind cluster localdev, context kind-localdev' "$T/first-line"
 t_nogrep "and says no error, nor asks for a token (the remote is read once git.credentials can be)" 'error:|IDPMAKE_GIT_TOKEN|ARGOCD_AUTH_TOKEN' "$T/bootstrap.err"
 t_eq "kind create cluster ran once" 1 "$(creates)"
@@ -411,7 +411,7 @@ start_ns=$(date +%s%N)
 t_ok "idpmake up into the existing cluster, nothing exported" idpmake -C d2 up
 elapsed2_ms=$((($(date +%s%N) - start_ns) / 1000000))
 echo "# the bootstrap into an existing cluster: 1 idpmake command, $elapsed2_ms ms wall time"
-head -n 1 "$STDOUT" >"$T/first-line"
+head -n 1 "$STDERR" >"$T/first-line"
 t_grep "the first line says the context, before acting" 'kubectl in-cluster: .*context mine' "$T/first-line"
 t_nogrep "it made no cluster" 'in-cluster:kind' "$STDOUT"
 t_nogrep "and says no error, nor asks for a token" 'error:|IDPMAKE_GIT_TOKEN|ARGOCD_AUTH_TOKEN' "$STDERR"
