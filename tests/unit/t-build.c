@@ -6,7 +6,10 @@
  * dependents not run, an independent branch run with -k 0 and not started
  * with -k 1, the next run retrying exactly what failed or was not reached),
  * -j 1 against -j 4, and a success the state refuses to record (a trigger
- * in state.db): the step fails and its dependents do not run.
+ * in state.db): the step fails and its dependents do not run; and the
+ * gate (build_opts.gate, up's checks put off until the renders ran): called
+ * once, after the renders and before the push, its refusal stopping the run
+ * there, and never called by a run with nothing to push or sync.
  *
  * Each `up` runs in a forked child, as cmd_up does (ctx_load, plan_renders,
  * build_run; the push goes to the default bare repository in the state),
@@ -34,6 +37,8 @@
 
 static char *tmp;		/* scratch folder, removed at the end when all passed */
 static const char *norecord;	/* the state refuses to record this step's success */
+static int gate_says = -1;	/* build_opts.gate answers this (-1: no gate) */
+
 
 /*
  * hub: base -> left, right -> top (a diamond), lone -> lone2 (independent);
@@ -101,6 +106,20 @@ static struct {
 	const char *marker;	/* the file base's post hook touches */
 	struct graph *g;	/* the child's graph, where `hold` looks `fail` up */
 } fk = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, NULL, 0, 0, 0, NULL, NULL };
+
+/* build_opts.gate: says when it is called, and what was done by then (the renders, the push) */
+static int gate(void *arg)
+{
+	const struct graph *g = arg;
+	int renders = 0, pushed = 0;
+
+	for (size_t i = 0; i < g->nsteps; i++) {
+		renders += g->steps[i]->kind == STEP_RENDER && g->steps[i]->state == S_DONE;
+		pushed += g->steps[i]->kind == STEP_PUSH && g->steps[i]->state != S_WAITING;
+	}
+	fprintf(fk.out, "gate %d %d\n", renders, pushed);
+	return gate_says;
+}
 
 /* selected steps before s (transitively) that are not done */
 static int unfinished(const struct step *s)
@@ -202,7 +221,7 @@ static int child(const char *dir, const char *result, int jobs, int keep_going)
 		sqlite3_close(db);
 	}
 	run = state_run_begin(c.st, "up");
-	o = (struct build_opts){ c.jobs, c.keep_going, "up", run };
+	o = (struct build_opts){ c.jobs, c.keep_going, "up", run, gate_says >= 0 ? gate : NULL, c.g };
 	if (plan_renders(&c.pl) < 0)
 		return 7;
 	r = build_run(&c.pl, &o, &sum);
@@ -501,6 +520,35 @@ static void test_record_fails(void)
 	CHECK_STR(started(&r), ALL_SYNCS);
 }
 
+/*
+ * build_opts.gate: called once, when the renders are done and before the
+ * push starts; refusing stops the run there (nothing pushed or synced, the
+ * rest not run); a run with nothing to push or sync never calls it.
+ */
+static void test_gate(void)
+{
+	struct run r;
+
+	mkdistro("gate");
+	gate_says = 1;
+	r = up("gate", 4, 0, NULL, NULL, 0);
+	CHECK(r.status == 0 && r.rc == 1);
+	CHECK(at(&r, "gate", "7 0") >= 0);	/* every render done, the push not started */
+	CHECK(strstr(r.text, "\ngate ") == strstr(r.text, "\ngate 7 0\n") && !strstr(strstr(r.text, "\ngate ") + 1, "\ngate "));
+	CHECK_STR(started(&r), "");
+	CHECK(state_of(&r, "push") == S_NOT_RUN && r.commit == 0);
+	CHECK_STR(sync_states(&r), "NNNNNNN");
+	CHECK(at(&r, "error", "push refused before the push (see above)") >= 0);
+	gate_says = 0;
+	r = up("gate", 4, 0, NULL, NULL, 0);
+	CHECK(r.status == 0 && r.rc == 0);
+	CHECK_STR(started(&r), ALL_SYNCS);
+	r = up("gate", 4, 0, NULL, NULL, 0);
+	CHECK(r.status == 0 && r.rc == 0 && r.commit == 0);
+	CHECK(!strstr(r.text, "\ngate "));	/* nothing to push or sync: never asked */
+	gate_says = -1;
+}
+
 static void setup(void)
 {
 	const char *dir = getenv("TMPDIR");
@@ -528,4 +576,4 @@ static void test_end(void)
 }
 
 TEST_MAIN_SHUFFLE(setup, test_end,
-	  test_order_noop_edit, test_jobs, test_fail_keep_going_0, test_fail_keep_going_1, test_record_fails)
+	  test_order_noop_edit, test_jobs, test_fail_keep_going_0, test_fail_keep_going_1, test_record_fails, test_gate)
