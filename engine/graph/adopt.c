@@ -91,7 +91,8 @@ void adopt_summary(int json)
 	struct buf line = BUF_INIT;
 
 	pthread_mutex_lock(&lock);
-	qsort(v, n, sizeof(*v), cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp);
 	for (size_t i = 0; i < n && json; i++) {
 		json_t *o = json_pack("{s:s, s:s, s:s}", "event", "adopted", "kind", v[i].kind, "name", v[i].name);
 		if (v[i].from)
