@@ -131,7 +131,11 @@ char *kubecred_file_base64(const char *path, const char *what, enum pem_want wan
  * -1 with *err when it has that server under another name, or as another
  * distro's (unless up --adopt), or cannot say
  */
+/* capientry.c: Argo CD's entries of a created cluster (see there) */
 int argocd_created_entry(struct call *c, const struct cluster *cl, const char *server, const char **err);
+const char *argocd_created_over(struct call *c, const struct cluster *cl, const char *server, json_t *have);
+int argocd_stale_entry(struct call *c, const struct cluster *cl, const char *server, const char **old, const char **err);
+int argocd_drop_stale(struct call *c, const struct cluster *cl, const char *old, const char *server, const char **err);
 int argocd_register_created(struct call *c, const struct cluster *cl, const char *server, json_t *cfg,
 			    const char *const *sv, size_t n, const char **err);
 /*

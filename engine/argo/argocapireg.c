@@ -277,7 +277,9 @@ static int cluster_check(struct call *c, const struct cluster *cl, const char *s
 	const struct capi *k = cl->create.capi;
 	const char *whose = NULL, *ep = NULL, *e = NULL, *have;
 	struct url u;
-	int r = capiowner_whose(k->mgmt, k->namespace, cl->name, k->distro, NULL, &whose, &ep, &e);
+	/* its Application is the sync's business (provision_owner); a Cluster with no home passed it */
+	struct capi_mine m = { k->distro, k->home, NULL, NULL, 1 };
+	int r = capiowner_whose(k->mgmt, k->namespace, cl->name, &m, &whose, &ep, &e);
 
 	if (r < 0)
 		return *err = aprintf("%s: not registered", e), -1;

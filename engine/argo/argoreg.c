@@ -456,105 +456,6 @@ out:
 	return ret;
 }
 
-/*
- * Argo CD's entry `have` (GET by server or by name) before created cluster
- * cl is registered over it, or its labels set: NULL when it is cl's, this
- * distro's or unmarked (registered by hand, or by the registrar of
- * credential: external); else why not (arena).  Another cluster's name at
- * that server is refused even with up --adopt: the upsert is keyed by
- * server, and would rename it (issue 35 #5).
- */
-static const char *created_over(struct call *c, const struct cluster *cl, const char *server, json_t *have)
-{
-	json_t *ann = json_object_get(have, "annotations");
-	json_t *w = json_object_get(ann, "idpmake.io/distro");	/* a key with dots: not jstr's path */
-	const char *name = jstr(have, "name"), *who = json_is_string(w) ? json_string_value(w) : "";
-	const char *mine = c->a->d->name;
-
-	if (*name && strcmp(name, cl->name))
-		return aprintf("Argo CD has the server %s registered as cluster '%s': cluster '%s' is not registered over "
-			       "it (two clusters' kubeconfigs name one server?); remove that entry if it is stale",
-			       server, term_safe(name), cl->name);
-	if ((*who && strcmp(who, mine ? mine : "")) || (*who && !owner_same_home(c->a, ann))) {
-		if (capiowner_adopt()) {
-			note(c, 1, "adopting cluster '%s' (%s), registered by distro '%s' (--adopt)", cl->name, server,
-			     term_safe(who));
-			adopt_note("cluster registration", cl->name, aprintf("distro '%s'", term_safe(who)), NULL);
-			return NULL;
-		}
-		return aprintf("cluster '%s' (%s) in Argo CD belongs to distro '%s'%s, not to distro '%s': not registered "
-			       "over; take it over on purpose: idpmake up --adopt", cl->name, server, term_safe(who),
-			       strcmp(who, mine ? mine : "") ? "" : " pushing elsewhere", mine ? mine : "");
-	}
-	return NULL;
-}
-
-int argocd_created_entry(struct call *c, const struct cluster *cl, const char *server, const char **err)
-{
-	struct resp r = { .code = -1 };
-	int ret = 0;
-
-	if (request(c, "GET", aprintf("/api/v1/clusters/%s", seg(c, server)), NULL, &r, err) < 0)
-		return -1;
-	if (r.status == 200) {
-		if ((*err = created_over(c, cl, server, r.json)))
-			ret = -1;
-	} else if (r.status != 404 && !(r.status == 403 && r.message && !strcmp(r.message, "permission denied"))) {
-		*err = api_error(c, aprintf("looking up the cluster at %s", server), &r);
-		ret = -1;
-	}
-	resp_reset(&r);
-	return ret;
-}
-
-/*
- * Argo CD's entry named cl at another server than `server` (a cluster
- * made again has a new endpoint: issue 33 #7): its server, to delete once
- * the new one is registered, as Argo CD refuses a name with two servers
- * (util/argo/argo.go GetDestinationCluster); NULL when there is none.
- * Another's entry of that name is refused (-1), unless up --adopt.
- */
-static int stale_entry(struct call *c, const struct cluster *cl, const char *server, const char **old, const char **err)
-{
-	struct resp r = { .code = -1 };
-	json_t *ann, *w, *k;
-	const char *have, *mine = c->a->d->name ? c->a->d->name : "";
-	int ret = 0;
-
-	*old = NULL;
-	if (request(c, "GET", aprintf("/api/v1/clusters/%s?id.type=name", seg(c, cl->name)), NULL, &r, err) < 0)
-		return -1;
-	if (r.status != 200) {
-		if (r.status != 404 && !(r.status == 403 && r.message && !strcmp(r.message, "permission denied"))) {
-			*err = api_error(c, aprintf("looking up cluster '%s'", cl->name), &r);
-			ret = -1;
-		}
-		resp_reset(&r);
-		return ret;
-	}
-	have = jstr(r.json, "server");
-	ann = json_object_get(r.json, "annotations");
-	w = json_object_get(ann, "idpmake.io/distro");
-	k = json_object_get(ann, "idpmake.io/cluster");
-	if (*have && !same_server(have, server)) {
-		if (json_is_string(w) && !strcmp(json_string_value(w), mine) && json_is_string(k) &&
-		    !strcmp(json_string_value(k), cl->name) && owner_same_home(c->a, ann))
-			*old = astrdup(have);
-		else if (capiowner_adopt()) {
-			*old = astrdup(have);
-			adopt_note("cluster registration", cl->name, json_is_string(w) ? aprintf("distro '%s'",
-				   term_safe(json_string_value(w))) : "someone outside idpmake", NULL);
-		} else {
-			*err = aprintf("Argo CD has a cluster named '%s' at %s that is not this distro's: cluster '%s' is "
-				       "not registered at %s beside it (Argo CD refuses a name with two servers); take it "
-				       "over on purpose: idpmake up --adopt", cl->name, term_safe(have), cl->name, server);
-			ret = -1;
-		}
-	}
-	resp_reset(&r);
-	return ret;
-}
-
 int argocd_register_created(struct call *c, const struct cluster *cl, const char *server, json_t *cfg,
 			    const char *const *sv, size_t n, const char **err)
 {
@@ -564,7 +465,7 @@ int argocd_register_created(struct call *c, const struct cluster *cl, const char
 	json_t *body;
 	int ret = -1;
 
-	if (stale_entry(c, cl, server, &old, err) < 0)
+	if (argocd_stale_entry(c, cl, server, &old, err) < 0)
 		return -1;
 	body = cluster_body(c->a, cl);
 	for (size_t i = 0; i < n; i++)
@@ -578,21 +479,8 @@ int argocd_register_created(struct call *c, const struct cluster *cl, const char
 	if (r.status == 200) {
 		note(c, 0, "cluster '%s' (%s) is registered in Argo CD", cl->name, server);
 		ret = 0;
-		if (old) {
-			/* its entry at the endpoint of before: gone, so that the name means one server again */
-			resp_reset(&r);
-			if (request(c, "DELETE", aprintf("/api/v1/clusters/%s", seg(c, old)), NULL, &r, err) < 0 ||
-			    (r.status != 200 && r.status != 404 &&
-			     !(r.status == 403 && r.message && !strcmp(r.message, "permission denied")))) {
-				if (r.status > 0)
-					*err = api_error(c, aprintf("removing the entry of cluster '%s' at %s (made again at "
-								    "%s)", cl->name, old, server), &r);
-				ret = -1;
-			} else {
-				note(c, 1, "cluster '%s': its entry at %s, of before it was made again, is removed",
-				     cl->name, old);
-			}
-		}
+		if (old && argocd_drop_stale(c, cl, old, server, err) < 0)
+			ret = -1;	/* its entry at the endpoint of before: gone, so that the name means one server */
 	} else if (unreachable(&r)) {
 		*err = aprintf("Argo CD cannot reach cluster '%s' at %s yet (HTTP 500: %s)", cl->name, server, r.message);
 		ret = 1;
@@ -615,7 +503,7 @@ int argocd_cluster_labels(struct call *c, const struct cluster *cl, const char *
 	struct resp r = { .code = -1 };
 	int ret;
 
-	if (entry && (*err = created_over(c, cl, server, entry)))
+	if (entry && (*err = argocd_created_over(c, cl, server, entry)))
 		return -1;	/* another distro's registration: its labels are not this one's to set */
 	labels = json_is_object(have) ? json_deep_copy(have) : json_object();
 	ours = kv_object(&cl->labels);

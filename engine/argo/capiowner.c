@@ -9,16 +9,23 @@
  * target), never from this distro's state (which a second distro has too):
  *
  *   no such Cluster                              nobody's yet: 0
- *   label idpmake.io/distro = this distro, and
- *     annotation argocd.argoproj.io/tracking-id
- *     absent or of this distro's Application     this distro's: 0
- *   label of this distro, tracked by another
- *     Application                                a same-named distro's (its own
- *                                                argocd.app-name): 1
- *   label of another distro                      that distro's: 1
+ *   label idpmake.io/distro of another distro    that distro's: 1
  *   no label                                     made outside idpmake (clusterctl,
  *                                                kubectl apply): 1
+ *   label of this distro, and
+ *     annotation idpmake.io/home another         a same-named distro's pushing
+ *                                                elsewhere: 1
+ *     no idpmake.io/home                         an older idpmake's: this
+ *                                                distro's when its state synced it,
+ *                                                else 1
+ *     annotation argocd.argoproj.io/tracking-id
+ *     of another Application (the whole id:
+ *     "APP" or "APPNS_APP")                      another distro's Application: 1
+ *     else                                       this distro's: 0
  *   kubectl cannot answer                        -1: not synced, not deleted
+ *
+ * Argo CD's tracking is a second sign, never the first: with label tracking
+ * (Argo CD 2.x) there is no tracking-id at all.
  *
  * The answer is hostile input: every string is cleaned before it is shown.
  */
@@ -61,21 +68,21 @@ static const char *meta(json_t *md, const char *where, const char *key)
 	return json_is_string(v) ? json_string_value(v) : "";
 }
 
-/* the Application named by a tracking id "APP:GROUP/KIND:NS/NAME" ("APPNS_APP" when apps live elsewhere) */
-static const char *tracked_by(const char *id)
+/* is tracking id `id` ("APP:GROUP/KIND:NS/NAME", "APPNS_APP:..." for Applications elsewhere) of Application app? */
+static int tracked_by(const char *id, const char *app, const char *appns)
 {
-	const char *colon = strchr(id, ':'), *us;
-	const char *app = colon ? astrndup(id, (size_t)(colon - id)) : id;
+	size_t n = strcspn(id, ":");
 
-	us = strchr(app, '_');
-	return us ? us + 1 : app;
+	if (strlen(app) == n && !strncmp(id, app, n))
+		return 1;
+	return appns && !strcmp(astrndup(id, n), aprintf("%s_%s", appns, app));
 }
 
-int capiowner_whose(const struct cluster *mgmt, const char *ns, const char *name, const char *distro,
-		    const char *app, const char **whose, const char **endpoint, const char **err)
+int capiowner_whose(const struct cluster *mgmt, const char *ns, const char *name, const struct capi_mine *m,
+		    const char **whose, const char **endpoint, const char **err)
 {
 	const char *args[] = { "get", "clusters.cluster.x-k8s.io", "-n", ns, name, NULL };
-	const char *who, *id, *e = NULL;
+	const char *who, *id, *home, *e = NULL;
 	json_t *got, *md;
 
 	*whose = NULL;
@@ -90,6 +97,7 @@ int capiowner_whose(const struct cluster *mgmt, const char *ns, const char *name
 	md = json_object_get(got, "metadata");
 	who = meta(md, "labels", "idpmake.io/distro");
 	id = meta(md, "annotations", TRACKING);
+	home = meta(md, "annotations", "idpmake.io/home");
 	if (!json_is_object(md)) {
 		*err = aprintf("cannot tell whose the Cluster %s/%s on '%s' is: its answer has no metadata", ns, name,
 			       mgmt->name);
@@ -104,11 +112,17 @@ int capiowner_whose(const struct cluster *mgmt, const char *ns, const char *name
 	}
 	if (!*who)
 		*whose = "nobody: idpmake did not make it (no idpmake.io/distro label)";
-	else if (strcmp(who, distro ? distro : ""))
+	else if (strcmp(who, m->distro ? m->distro : ""))
 		*whose = aprintf("distro '%s'", shown(who));
-	else if (*id && app && strcmp(tracked_by(id), app))
-		*whose = aprintf("distro '%s' of Argo CD Application '%s' (a same-named distro's)", shown(who),
-				 shown(tracked_by(id)));
+	else if (*home && strcmp(home, m->home ? m->home : ""))
+		*whose = aprintf("distro '%s' pushing elsewhere (a same-named distro: idpmake.io/home %s, this one's %s)",
+				 shown(who), shown(home), m->home ? m->home : "?");
+	else if (!*home && !m->synced)
+		*whose = aprintf("distro '%s', marked by an idpmake that did not record where it pushes, and never synced "
+				 "by this state (a same-named distro's?)", shown(who));
+	else if (*id && m->app && !tracked_by(id, m->app, m->appns))
+		*whose = aprintf("distro '%s' through Argo CD Application '%s' (tracking-id), not '%s'", shown(who),
+				 shown(astrndup(id, strcspn(id, ":"))), m->app);
 	json_decref(got);
 	return *whose ? 1 : 0;
 }

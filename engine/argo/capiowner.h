@@ -7,15 +7,23 @@
 /* up --adopt: a Cluster of another distro is taken over (said), not refused */
 void capiowner_set_adopt(int adopt);
 int capiowner_adopt(void);
+/* what this distro's Cluster carries (capi.h), and what its state knows */
+struct capi_mine {
+	const char *distro;	/* the label idpmake.io/distro */
+	const char *home;	/* the annotation idpmake.io/home (capi_home) */
+	const char *app;	/* its Application (the sync of MGMT/cluster-NAME), or NULL: not compared */
+	const char *appns;	/* the namespace of Argo CD's Applications (argocd.namespace) */
+	int synced;		/* this state has synced it: a Cluster with no home (an older idpmake's) is ours */
+};
 /*
  * The Cluster ns/name on management cluster mgmt (kubectl get): 0 absent
- * or this distro's (label idpmake.io/distro = distro, tracked by Argo CD
- * Application `app` or by none); 1 another's, *whose the words for its
- * owner (arena); -1 kubectl cannot tell, *err.  *endpoint (when not NULL):
- * its spec.controlPlaneEndpoint as "HOST:PORT", or NULL when it has none.
+ * or this distro's (its label, its home, and Argo CD's tracking-id of
+ * m->app or none); 1 another's, *whose the words for its owner (arena);
+ * -1 kubectl cannot tell, *err.  *endpoint (when not NULL): its
+ * spec.controlPlaneEndpoint as "HOST:PORT", or NULL when it has none.
  */
-int capiowner_whose(const struct cluster *mgmt, const char *ns, const char *name, const char *distro,
-		    const char *app, const char **whose, const char **endpoint, const char **err);
+int capiowner_whose(const struct cluster *mgmt, const char *ns, const char *name, const struct capi_mine *m,
+		    const char **whose, const char **endpoint, const char **err);
 /* the refusal of a sync (or deletion) of created cluster cl's Cluster that `whose` owns (arena) */
 const char *capiowner_refusal(const struct cluster *cl, const char *ns, const char *mgmt, const char *whose,
 			      const char *distro);

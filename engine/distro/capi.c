@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/hash.h"
+#include "base/url.h"
 #include "distro/capi.h"
 #include "distro/conv.h"
 #include "distro/manifest.h"
@@ -254,6 +256,8 @@ static const char *render_cluster(const struct distro *d, struct cluster *c)
 	put(lb, "idpmake.io/cluster", S(c->name, k->loc));
 	put(lb, "idpmake.io/distro", S(d->name, k->loc));
 	put(md, "labels", lb);
+	/* whose it is: the distro's name above, and where it pushes (capiowner.c) */
+	put(an, "idpmake.io/home", Q(k->home, k->loc));
 	/* Argo CD deletes higher waves first: the Cluster before its templates (notes/capi.md §2.2) */
 	put(an, "argocd.argoproj.io/sync-wave", Q("1", k->loc));
 	/* and no sync of anyone's prunes it either (a prune would destroy the cluster) */
@@ -406,6 +410,7 @@ void capi_finish(struct distro *d)
 			loc_error(c->reg.loc, "cluster '%s' is created (create.management): drop 'register'; idpmake "
 				  "registers it with the credential create.credential names", c->name);
 		k->distro = d->name;
+		k->home = capi_home(d);
 		c->argo_name = c->name;	/* destination.name: a cluster made again keeps its Applications */
 		if (k->management && !(k->mgmt = find_cluster(d, k->management)))
 			loc_error(k->management_loc, "create.management '%s' is not a cluster of this distro",
@@ -462,6 +467,19 @@ void capi_finish(struct distro *d)
 		add_package(d, c, &d->packages[d->npackages++], NULL);
 	}
 }
+
+const char *capi_home(const struct distro *d)
+{
+	struct hasher *h = hasher_new();
+	char hex[33];
+
+	hasher_adds(h, "idpmake home");
+	hasher_adds(h, d->git.remote ? url_strip(d->git.remote, 0) : "");
+	hasher_adds(h, d->git.path ? d->git.path : "${cluster}/${package}");
+	hash_hex(hasher_end(h), hex);
+	return aprintf("%.16s", hex);
+}
+
 
 struct cluster *capi_cluster_of(const struct package *p)
 {

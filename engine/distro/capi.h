@@ -61,6 +61,7 @@ struct capi {
 	int delete_timeout;		/* seconds up --prune --delete-clusters waits for its Cluster to go (recorded) */
 	struct package *pkg;		/* cluster-NAME, on mgmt */
 	const char *distro;		/* the distro's name (the label idpmake.io/distro) */
+	const char *home;		/* where it pushes, hashed (the annotation idpmake.io/home, capi_home) */
 	const char *text;		/* the rendered Cluster (YAML) */
 	struct loc loc, management_loc, version_loc, spec_loc;
 };
@@ -69,6 +70,13 @@ struct capi {
 void conv_capi(struct cluster *c, const struct ynode *n);
 /* once every cluster and package is loaded: resolve, check, and add the packages cluster-NAME */
 void capi_finish(struct distro *d);
+/*
+ * Where distro d pushes (git.remote without credentials, git.path as
+ * written), as 16 hex digits: the annotation idpmake.io/home on each
+ * Cluster it creates, so that a same-named distro pushing elsewhere is
+ * another owner (argo/capiowner.c).
+ */
+const char *capi_home(const struct distro *d);
 /* the created cluster whose Cluster package p is, or NULL */
 struct cluster *capi_cluster_of(const struct package *p);
 /* is p one of the cni packages of created cluster c? */

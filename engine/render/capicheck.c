@@ -340,6 +340,7 @@ int capi_spec_object(struct ypool *p, const struct step *s, struct ynode *n)
 	put_str(p, lb, "cluster.x-k8s.io/cluster-name", c->name, n->loc);
 	put_str(p, lb, "idpmake.io/cluster", c->name, n->loc);
 	put_str(p, lb, "idpmake.io/distro", k->distro, n->loc);
+	put_str(p, an, "idpmake.io/home", k->home, n->loc);	/* and where it pushes (capiowner.c) */
 	/* as for a class: Argo CD deletes the Cluster before its templates, and no prune destroys it */
 	put_str(p, an, "argocd.argoproj.io/sync-wave", "1", n->loc);
 	opt = yget(an, "argocd.argoproj.io/sync-options");

@@ -68,6 +68,7 @@ struct job {
 	const char *err;
 	const char *note;		/* provision: the Cluster's uid */
 	const char *refused;		/* fails at once with this, running nothing */
+	int synced;			/* a created cluster's Cluster: this state synced it before (capiowner.h) */
 	int waits;			/* counted among the waits, not the -j jobs */
 	double started;
 };
@@ -217,7 +218,7 @@ static void run_job(struct job *j)
 		} else if (!build_sync.sync) {
 			j->rc = -1;
 			j->err = "this idpmake cannot talk to Argo CD";
-		} else if (s->pkg->capi_of && provision_owner(pl->g->d, s, &j->note, &j->err) < 0) {
+		} else if (s->pkg->capi_of && provision_owner(pl->g->d, s, j->synced, &j->note, &j->err) < 0) {
 			j->rc = -1;	/* another's Cluster: never applied over (capiowner.h) */
 		} else {
 			j->rc = build_sync.sync(build_sync.ctx, s, q.commit, &j->err);
@@ -597,6 +598,11 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 				state_step_failed(pl->st, aprintf("%s:provision", s->pkg->capi_of->name),
 						  "its Cluster was being synced", 0);
 			j = xcalloc(1, sizeof(*j));
+			if (s->kind == STEP_SYNC && s->pkg->capi_of) {
+				/* read here, not in the worker: the state is the main thread's */
+				struct record r = state_step(pl->st, s->id);
+				j->synced = r.have && !hash_zero(r.key);
+			}
 			if (s->kind == STEP_SYNC && classplan_cluster_sync(pl, s, 0) < 0)
 				/* what it may leave live is kept by its class package only once recorded (classplan.c) */
 				j->refused = "the state cannot record the class revision this Cluster will name: not synced";

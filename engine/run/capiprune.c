@@ -28,6 +28,7 @@
 
 #include "argo/argocd.h"
 #include "argo/capiowner.h"
+#include "distro/capi.h"
 #include "argo/kubectl.h"
 #include "graph/state.h"
 #include "graph/status.h"
@@ -154,7 +155,10 @@ static const char *not_ours(struct ctx *c, const char *name, const char *mgmt, c
 
 	if (!ns || !*ns || !m)
 		return NULL;	/* cannot be asked: cluster_still_there and Argo CD's tree decide, as before */
-	r = capiowner_whose(m, ns, name, c->d->name, app, &whose, NULL, &err);
+	/* its home: this distro's (the cluster is gone from it; its home is not) */
+	struct capi_mine mine = { c->d->name, capi_home(c->d), app, c->d->argocd.namespace, 1 };
+
+	r = capiowner_whose(m, ns, name, &mine, &whose, NULL, &err);
 	if (r < 0)
 		return aprintf("%s: not deleted; run again once the management cluster answers", err);
 	if (r > 0)

@@ -194,7 +194,7 @@ const char *provision_skew(struct planner *pl, const struct step *s)
 	return NULL;
 }
 
-int provision_owner(const struct distro *d, const struct step *sync, const char **note, const char **err)
+int provision_owner(const struct distro *d, const struct step *sync, int synced, const char **note, const char **err)
 {
 	const struct cluster *cl = sync->pkg->capi_of;
 	const struct capi *k = cl->create.capi;
@@ -204,7 +204,9 @@ int provision_owner(const struct distro *d, const struct step *sync, const char 
 	*note = NULL;
 	if (!k || !k->mgmt)
 		return 0;
-	r = capiowner_whose(k->mgmt, k->namespace, cl->name, k->distro, app, &whose, NULL, err);
+	struct capi_mine m = { k->distro, k->home, app, d->argocd.namespace, synced };
+
+	r = capiowner_whose(k->mgmt, k->namespace, cl->name, &m, &whose, NULL, err);
 	if (r < 0) {
 		*err = aprintf("cluster '%s': %s: not synced (a Cluster of another distro is never applied over)",
 			       cl->name, *err);

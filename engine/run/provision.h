@@ -32,9 +32,10 @@ const char *provision_field(const char *commit, int n);
 
 /*
  * sync, the sync of a created cluster's Cluster (MGMT/cluster-NAME): may it
- * apply over what its management cluster has (capiowner.h)?  0 (with
+ * apply over what its management cluster has (capiowner.h; synced: this
+ * state synced it before)?  0 (with
  * *note when up --adopt takes another's over), or -1 with *err: refused
  */
-int provision_owner(const struct distro *d, const struct step *sync, const char **note, const char **err);
+int provision_owner(const struct distro *d, const struct step *sync, int synced, const char **note, const char **err);
 
 #endif

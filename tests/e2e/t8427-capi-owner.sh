@@ -5,7 +5,9 @@
 #       Application names) declares the same name on the same management cluster
 #       and namespace with 2 workers: refused before anything of o1 changes (its
 #       Cluster, its registration, no argocd-manager); up --prune --delete-clusters
-#       of B deletes nothing of A's; up --adopt takes it over, saying so;
+#       of B deletes nothing of A's; up --adopt takes it over, saying so; A takes
+#       it back, and B's prune of it is refused; a distro of A's name pushing
+#       elsewhere is refused even with no tracking annotation on the Cluster;
 #   o2  its kubeconfig Secret names o3's server: not registered (the Cluster's
 #       controlPlaneEndpoint is not that server); with the endpoint made to match
 #       too, Argo CD's entry of that server, named o3, is not renamed;
@@ -102,6 +104,34 @@ t_eq "o1's Cluster is B's now" intruder "$(label o1)"
 t_wait_for 30 sh -c '[ "$(kubectl --request-timeout=10s get clusters.cluster.x-k8s.io -n fleet o1 -o jsonpath="{.spec.topology.workers.machineDeployments[0].replicas}")" = 2 ]'
 t_report $? "with 2 workers"
 t_eq "Argo CD's o1 is B's" intruder "$(entry o1 | cut -d' ' -f2)"
+
+# A takes it back on purpose; B, dropping it, then never deletes A's cluster
+# (A's own record says its Cluster is synced: it syncs again once it forgets that)
+t_ok "set-up: A forgets its sync of o1's Cluster" idpmake forget mgmt/cluster-o1:sync
+t_ok "A's up --adopt takes o1 back" idpmake up --adopt
+save a-adopt
+t_eq "o1's Cluster is A's again" capi-faults "$(label o1)"
+cp "$T/b/distro.yaml.noo1" "$T/b/distro.yaml"
+t_exit 1 "B's up --prune --delete-clusters with o1 dropped is refused" idpmake -C "$T/b" up --prune --delete-clusters
+save b-prune2
+t_grep "naming its owner, deleting nothing" "cluster 'o1': its Cluster fleet/o1 on 'mgmt' belongs to distro 'capi-faults', not to distro 'intruder': not deleted" "$OUTPUT"
+t_ok "o1's Cluster is still there" kget get clusters.cluster.x-k8s.io -n fleet o1
+t_eq "and A's" capi-faults "$(label o1)"
+
+# a same-named distro (its own git path and Application names), with Argo CD's tracking
+# annotation gone from the Cluster (label tracking, as Argo CD 2.x): still another owner
+mkdir -p "$T/c" && cp -R packages "$T/c/packages" || t_bail "cannot copy the packages"
+sed -e "s|^git: {remote: \"\\(.*\\)\"}$|git: {remote: \"\\1\", path: \"c/\${cluster}/\${package}\"}\\nargocd: {app-name: \"c-\${cluster}-\${package}\"}|" \
+    -e 's/md-0: {class: default-worker, replicas: 1}/md-0: {class: default-worker, replicas: 3}/' \
+    distro.yaml >"$T/c/distro.yaml"
+grep -q 'path: "c/' "$T/c/distro.yaml" && grep -q '^name: capi-faults$' "$T/c/distro.yaml"
+t_report $? "set-up: C is named as A, pushes to its own path, under its own Application names" "$T/c/distro.yaml"
+kget annotate clusters.cluster.x-k8s.io -n fleet o1 argocd.argoproj.io/tracking-id- >/dev/null
+t_report $? "set-up: o1's tracking annotation removed"
+t_exit 1 "the same-named distro's up is refused" idpmake -C "$T/c" up
+save c-up
+t_grep "naming it as a same-named distro pushing elsewhere" "belongs to distro 'capi-faults' pushing elsewhere \(a same-named distro" "$OUTPUT"
+t_eq "o1 still has 1 worker" 1 "$(md0 o1)"
 
 # ---- o2: a kubeconfig Secret naming another cluster's server ------------------
 dedit add o2
