@@ -278,7 +278,7 @@ static int cluster_check(struct call *c, const struct cluster *cl, const char *s
 	const char *whose = NULL, *ep = NULL, *e = NULL, *have;
 	struct url u;
 	/* its Application is the sync's business (provision_owner); a Cluster with no home passed it */
-	struct capi_mine m = { k->distro, k->home, NULL, NULL, 1 };
+	struct capi_mine m = { k->distro, k->home, NULL, NULL, 1, 0 };
 	int r = capiowner_whose(k->mgmt, k->namespace, cl->name, &m, &whose, &ep, &e);
 
 	if (r < 0)

@@ -110,7 +110,9 @@ int capiowner_whose(const struct cluster *mgmt, const char *ns, const char *name
 		if (*host && json_is_integer(port))
 			*endpoint = aprintf("%s:%lld", shown(host), (long long)json_integer_value(port));
 	}
-	if (!*who)
+	if (!*who && m->unmarked_ok)
+		;	/* no distro's: a package of raw Cluster API objects may apply it */
+	else if (!*who)
 		*whose = "nobody: idpmake did not make it (no idpmake.io/distro label)";
 	else if (strcmp(who, m->distro ? m->distro : ""))
 		*whose = aprintf("distro '%s'", shown(who));

@@ -14,6 +14,7 @@ struct capi_mine {
 	const char *app;	/* its Application (the sync of MGMT/cluster-NAME), or NULL: not compared */
 	const char *appns;	/* the namespace of Argo CD's Applications (argocd.namespace) */
 	int synced;		/* this state has synced it: a Cluster with no home (an older idpmake's) is ours */
+	int unmarked_ok;	/* a Cluster with no idpmake.io/distro label is no one's (a plain package's) */
 };
 /*
  * The Cluster ns/name on management cluster mgmt (kubectl get): 0 absent

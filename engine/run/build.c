@@ -45,6 +45,8 @@
 #include "run/kindcluster.h"
 #include "run/provision.h"
 #include "run/capimgmt.h"
+#include "run/capiguard.h"
+#include "argo/capiowner.h"
 #include "run/tlscert.h"
 #include "base/intr.h"
 #include "argo/kubectl.h"
@@ -220,6 +222,9 @@ static void run_job(struct job *j)
 			j->err = "this idpmake cannot talk to Argo CD";
 		} else if (s->pkg->capi_of && provision_owner(pl->g->d, s, j->synced, &j->note, &j->err) < 0) {
 			j->rc = -1;	/* another's Cluster: never applied over (capiowner.h) */
+		} else if (!s->pkg->capi_of && (j->err = capiguard_sync(pl->g->d, pl->statedir, s, render_of(s) ?
+				render_of(s)->output : (struct hash){ 0, 0 }, capiowner_adopt(), &j->note))) {
+			j->rc = -1;	/* nor through any other package (capiguard.h) */
 		} else {
 			j->rc = build_sync.sync(build_sync.ctx, s, q.commit, &j->err);
 		}
@@ -419,8 +424,8 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 		sum->synced++;
 		if (s->pkg->deploy_kubectl && j->err)
 			*note = j->err;	/* what up --adopt took over (kubectl.h) */
-		if (s->pkg->capi_of && j->note)
-			*note = j->note;	/* the Cluster up --adopt took over (capiowner.h) */
+		if (j->note)
+			*note = j->note;	/* the Cluster up --adopt took over (capiowner.h, capiguard.h) */
 		return 0;
 	case STEP_WAVE:
 		if (state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms) < 0)

@@ -156,7 +156,7 @@ static const char *not_ours(struct ctx *c, const char *name, const char *mgmt, c
 	if (!ns || !*ns || !m)
 		return NULL;	/* cannot be asked: cluster_still_there and Argo CD's tree decide, as before */
 	/* its home: this distro's (the cluster is gone from it; its home is not) */
-	struct capi_mine mine = { c->d->name, capi_home(c->d), app, c->d->argocd.namespace, 1 };
+	struct capi_mine mine = { c->d->name, capi_home(c->d), app, c->d->argocd.namespace, 1, 0 };
 
 	r = capiowner_whose(m, ns, name, &mine, &whose, NULL, &err);
 	if (r < 0)

@@ -204,7 +204,7 @@ int provision_owner(const struct distro *d, const struct step *sync, int synced,
 	*note = NULL;
 	if (!k || !k->mgmt)
 		return 0;
-	struct capi_mine m = { k->distro, k->home, app, d->argocd.namespace, synced };
+	struct capi_mine m = { k->distro, k->home, app, d->argocd.namespace, synced, 0 };
 
 	r = capiowner_whose(k->mgmt, k->namespace, cl->name, &m, &whose, NULL, err);
 	if (r < 0) {
