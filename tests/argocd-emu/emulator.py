@@ -929,6 +929,7 @@ class Emu(LiveMixin, ResourcesMixin, FleetMixin, RepoServerMixin):
             self.touch(rec)
         else:
             del self.apps[key]
+            self.appset_app_gone(rec)   # fleet.py: its ApplicationSet's controller hears of it
 
     # ------------------------------------------------------------------------ handlers
     def h_version(self, c):
@@ -1081,6 +1082,7 @@ class Emu(LiveMixin, ResourcesMixin, FleetMixin, RepoServerMixin):
         if not fins:
             rec.seq += 1
             del self.apps[key]
+            self.appset_app_gone(rec)
             return {}
         meta["finalizers"] = fins
         if not meta.get("deletionTimestamp"):

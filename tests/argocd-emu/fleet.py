@@ -12,6 +12,8 @@ from urllib.parse import unquote, urlsplit
 
 from emucommon import ApiError, GitError, ts, ordered, prune, norm_url, CONTROL_NS, IN_CLUSTER
 
+RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
+
 AUTH_REQUIRED = "authentication required"
 DEFAULT_KINDS = {
     "v1": "ConfigMap Endpoints Event LimitRange Namespace Node PersistentVolume PersistentVolumeClaim Pod "
@@ -471,12 +473,62 @@ class FleetMixin:
 
     def appset_apps(self, aset):
         spec, out = aset["spec"], []
+        preserve = (spec.get("syncPolicy") or {}).get("preserveResourcesOnDeletion")
         for gen in spec.get("generators") or []:
             for p in self.appset_params(gen):
                 if not spec.get("goTemplate"):
                     p = {k: (v if isinstance(v, (str, dict)) else json.dumps(v)) for k, v in p.items()}
-                out.append(render_template(copy.deepcopy(spec.get("template") or {}), p, spec.get("goTemplate")))
+                app = render_template(copy.deepcopy(spec.get("template") or {}), p, spec.get("goTemplate"))
+                # applicationset/utils/utils.go RenderTemplateParams: a template without finalizers gets the
+                # resources finalizer unless syncPolicy.preserveResourcesOnDeletion, so deleting the generated
+                # Application (element gone, set deleted) deletes what it deployed
+                md = app.setdefault("metadata", {})
+                if not md.get("finalizers") and not preserve:
+                    md["finalizers"] = [RESOURCES_FINALIZER]
+                out.append(app)
         return out
+
+    @staticmethod
+    def appset_policy(aset):
+        """applicationset/utils/policy.go DefaultPolicy with the controller's --policy left "" (its default):
+        the set's syncPolicy.applicationsSync, else "sync".  (allow update, allow delete) as
+        applicationset_types.go AllowUpdate and AllowDelete."""
+        policy = (aset["spec"].get("syncPolicy") or {}).get("applicationsSync") or "sync"
+        return policy in ("sync", "create-update"), policy in ("sync", "create-delete")
+
+    def appset_delete_app(self, key, rec):
+        """A client's delete of a generated Application (the controller's deleteInCluster, or the garbage
+        collector once its set is gone): a finalizer keeps it, with a deletionTimestamp, until the finalizer's
+        work is done (emulator.py finalize); without one it goes at once, and its set hears of it."""
+        meta = rec.obj["metadata"]
+        if meta.get("deletionTimestamp"):
+            return
+        fins = list(meta.get("finalizers") or [])
+        if self.live_clusters and not self.live_registered(rec):
+            # deleteInCluster's removeFinalizerOnInvalidDestination: no cluster to delete from
+            fins = [f for f in fins if not f.startswith(RESOURCES_FINALIZER)]
+        if not fins:
+            meta.pop("finalizers", None)
+            del self.apps[key]
+            rec.seq += 1
+            self.appset_app_gone(rec)
+            return
+        meta.update(finalizers=fins, deletionTimestamp=ts(), deletionGracePeriodSeconds=0)
+        self.touch(rec)
+        if any(f.startswith(RESOURCES_FINALIZER) for f in fins):
+            self.later(self.delete_ms, self.finalize, key, rec)
+
+    def appset_app_gone(self, rec):
+        """applicationset_controller.go SetupWithManager: the controller Owns() its Applications, and
+        getApplicationOwnsHandler's DeleteFunc requeues the owning set when one is deleted, whoever deleted
+        it: the set's next reconcile (Reconcile, createOrUpdateInCluster) creates it again while a generator
+        still yields it."""
+        for ref in rec.obj["metadata"].get("ownerReferences") or []:
+            if ref.get("kind") != "ApplicationSet" or not ref.get("controller"):
+                continue
+            for key, aset in self.appsets.items():
+                if aset["metadata"]["uid"] == ref.get("uid"):
+                    self.later(self.appset_ms, self.appset_controller, key, ref["uid"], None)
 
     def appset_reconcile(self, key):
         aset = self.appsets[key]
@@ -487,7 +539,7 @@ class FleetMixin:
             apps, errors = None, [e.message]
         owner = {"apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet", "name": aset["metadata"]["name"],
                  "uid": aset["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
-        policy = (aset["spec"].get("syncPolicy") or {}).get("applicationsSync") or "sync"
+        may_update, may_delete = self.appset_policy(aset)
         names = set()
         for a in apps or []:
             meta, spec = self.normalize(a)
@@ -502,14 +554,14 @@ class FleetMixin:
             if rec is None:
                 meta["ownerReferences"] = [owner]
                 self.new_rec(meta, spec)
-            elif policy != "create-only" and rec.obj["spec"] != spec:
+            elif may_update and rec.obj["spec"] != spec:
                 self.apply_update(rec, spec, meta.get("finalizers"))
-        if policy in ("sync", "create-delete") and apps is not None:
+        if may_delete and apps is not None:
+            # deleteInCluster: an Application the set owns that no generator yields any more is deleted
             for k, rec in list(self.apps.items()):
                 refs = rec.obj["metadata"].get("ownerReferences") or []
                 if any(r.get("uid") == aset["metadata"]["uid"] for r in refs) and k not in names:
-                    del self.apps[k]
-                    rec.seq += 1
+                    self.appset_delete_app(k, rec)
         st = {"conditions": [{"type": "ErrorOccurred", "status": "True" if errors else "False",
                               "message": "; ".join(errors) or "Successfully generated parameters for all Applications",
                               "lastTransitionTime": ts(), "reason": "ApplicationGenerationFromParamsError" if errors
@@ -536,9 +588,10 @@ class FleetMixin:
         return a
 
     def appset_controller(self, key, uid, gen):
-        """The ApplicationSet controller's reconcile of one set, some time after the API stored it."""
+        """The ApplicationSet controller's reconcile of one set, some time after the API stored it (gen: that
+        generation only), or after one of its Applications was deleted (gen None: whatever it is now)."""
         a = self.appsets.get(key)
-        if a is not None and (a["metadata"]["uid"], a["metadata"]["generation"]) == (uid, gen):
+        if a is not None and a["metadata"]["uid"] == uid and gen in (None, a["metadata"]["generation"]):
             self.appset_reconcile(key)
 
     def h_appset_create(self, c):
@@ -598,8 +651,18 @@ class FleetMixin:
     def h_appset_delete(self, c):
         a = self.appset_lookup(c, c.params["name"], "delete")
         del self.appsets[(a["metadata"]["namespace"], a["metadata"]["name"])]
-        for k, rec in list(self.apps.items()):  # garbage collection through ownerReferences
-            if any(r.get("uid") == a["metadata"]["uid"] for r in rec.obj["metadata"].get("ownerReferences") or []):
-                del self.apps[k]
-                rec.seq += 1
+        _, may_delete = self.appset_policy(a)
+        for k, rec in list(self.apps.items()):
+            refs = rec.obj["metadata"].get("ownerReferences") or []
+            if not any(r.get("uid") == a["metadata"]["uid"] for r in refs):
+                continue
+            if may_delete:
+                # Kubernetes' garbage collector deletes the dependents (ownerReferences) of the deleted set; each
+                # goes as a delete of it does: with its resources unless preserveResourcesOnDeletion left it no
+                # resources finalizer (docs/operator-manual/applicationset/Application-Deletion.md)
+                self.appset_delete_app(k, rec)
+            else:
+                # Reconcile, DeletionTimestamp set, policy without delete: removeOwnerReferencesOnDeleteAppSet
+                rec.obj["metadata"].pop("ownerReferences")  # SetOwnerReferences(empty): omitted
+                self.touch(rec)
         return {}

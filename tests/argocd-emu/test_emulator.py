@@ -1060,7 +1060,7 @@ class EmulatorTest(unittest.TestCase):
                 self.c.req("DELETE", "/api/v1/clusters/" + urllib.parse.quote("https://%s.example.com" % n, safe=""))
         self.assertEqual(self.c.req("GET", "/api/v1/applicationsets/envs")[0], 200)
         self.assertEqual(self.c.req("DELETE", "/api/v1/applicationsets/envs")[:3:2], (200, {}))
-        self.assertErr(self.get("web-dev"), 403, 7)
+        self.poll(lambda: self.get("web-dev")[0] == 403, "web-dev deleted with its set")
         self.assertErr(self.c.req("GET", "/api/v1/applicationsets/envs"), 404, 5,
                        'error getting ApplicationSet: applicationsets.argoproj.io "envs" not found')
         self.assertErr(self.appset("git", [{"git": {"repoURL": REPO_URL}}], tmpl("g", "n"), True), 501, 12)
@@ -1084,6 +1084,53 @@ class EmulatorTest(unittest.TestCase):
         self.assertEqual(self.get("late-dev")[2]["spec"]["source"]["targetRevision"], "main")
         a = self.generated("late-dev", lambda a: a["spec"]["source"]["targetRevision"] == self.sha)
         self.assertEqual(a["metadata"]["ownerReferences"][0]["uid"], s["metadata"]["uid"])
+
+    def test_applicationset_owns_its_applications(self):
+        """applicationset_controller.go: the controller Owns() its Applications, so one deleted while its
+        element is still in the generator is created again (and, automated, synced again); an element gone
+        from the generator deletes its Application (deleteInCluster, policy "sync" by default), through the
+        resources finalizer RenderTemplateParams adds, and it is not created again; deleting the set deletes
+        what is left (garbage collection); preserveResourcesOnDeletion leaves the finalizer out"""
+        self.configure(appset_ms=100, delete_ms=100)
+        t = self.tmpl("own-{{.env}}", "n", "own")
+        t["spec"]["syncPolicy"] = {"automated": {}}
+        els = lambda *envs: [{"list": {"elements": [{"env": e} for e in envs]}}]  # noqa: E731
+        self.assertEqual(self.appset("own", els("a", "b"), t, True)[0], 200)
+        a = self.generated("own-a", lambda a: a.get("status", {}).get("operationState", {}).get("phase") == "Succeeded")
+        self.assertEqual(a["metadata"]["finalizers"], ["resources-finalizer.argocd.argoproj.io"])
+        self.generated("own-b")
+        # a delete of the Application alone: the set makes it again, with a new uid, and syncs it again
+        self.assertEqual(self.c.req("DELETE", "/api/v1/applications/own-a?cascade=true")[0], 200)
+        again = self.generated("own-a", lambda x: x["metadata"]["uid"] != a["metadata"]["uid"] and
+                               x.get("status", {}).get("operationState", {}).get("phase") == "Succeeded")
+        self.assertEqual(again["metadata"]["ownerReferences"][0]["kind"], "ApplicationSet")
+        # the element leaves the generator: the controller deletes it (deletionTimestamp, then gone), for good
+        st, _, s = self.appset("own", els("b"), t, True, query="?upsert=true")
+        self.assertEqual(st, 200, s)
+        self.poll(lambda: self.get("own-a")[0] == 403, "own-a deleted by the controller")
+        time.sleep(0.5)  # several controller delays
+        self.assertErr(self.get("own-a"), 403, 7)
+        self.assertEqual(self.get("own-b")[0], 200)
+        # the set deleted: the garbage collector deletes the Application it still owns
+        self.assertEqual(self.c.req("DELETE", "/api/v1/applicationsets/own")[0], 200)
+        self.poll(lambda: self.get("own-b")[0] == 403, "own-b deleted with its set")
+        # preserveResourcesOnDeletion: no resources finalizer on the generated Application
+        body = {"metadata": {"name": "keep"}, "spec": {"goTemplate": True, "generators": els("k"),
+                                                       "template": self.tmpl("keep-{{.env}}", "n", "keep"),
+                                                       "syncPolicy": {"preserveResourcesOnDeletion": True}}}
+        self.assertEqual(self.c.req("POST", "/api/v1/applicationsets", body)[0], 200)
+        self.assertNotIn("finalizers", self.generated("keep-k")["metadata"])
+        # applicationsSync create-update: an element gone leaves its Application, and so does the set's deletion
+        body["spec"]["syncPolicy"] = {"applicationsSync": "create-update"}
+        body["spec"]["generators"] = els()
+        self.assertEqual(self.c.req("POST", "/api/v1/applicationsets?upsert=true", body)[0], 200)
+        time.sleep(0.4)
+        self.assertEqual(self.get("keep-k")[0], 200)
+        self.assertEqual(self.c.req("DELETE", "/api/v1/applicationsets/keep")[0], 200)
+        time.sleep(0.3)
+        st, _, k = self.get("keep-k")
+        self.assertEqual((st, k["metadata"].get("ownerReferences")), (200, None))
+        self.assertEqual(self.c.req("DELETE", "/api/v1/applications/keep-k")[0], 200)
 
     def test_applicationset_namespaces(self):
         """appsetNamespace: a set outside the control namespace is found only with it; a namespace that is
