@@ -303,6 +303,20 @@ static int prune_apps(struct ctx *c, struct argocd *a)
 					    owned[k].name, v[i].cluster, v[i].package, user);
 				continue;
 			}
+			if (owned[k].appset) {
+				/* generated: its element goes, or the ApplicationSet makes it again (argoappset.c) */
+				if (argocd_appset_drop(a, owned[k].appset, owned[k].name, &err) < 0) {
+					error("--prune: cannot remove Application '%s' from ApplicationSet '%s': %s",
+					      owned[k].name, owned[k].appset, err);
+					bad++;
+					continue;
+				}
+				status_info("idpmake: deleted Application '%s' of removed package %s/%s (its element removed "
+					    "from ApplicationSet '%s')", owned[k].name, v[i].cluster, v[i].package,
+					    owned[k].appset);
+				gone++;
+				continue;
+			}
 			if (argocd_delete_app(a, owned[k].name, &err) < 0) {
 				error("--prune: cannot delete Application '%s': %s", owned[k].name, err);
 				bad++;

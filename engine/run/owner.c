@@ -379,6 +379,19 @@ int owner_check_late(struct ctx *c, struct argocd *a)
 
 /* ---- up --prune ------------------------------------------------------------ */
 
+/* the ApplicationSet that controls an Application (its ownerReferences), or NULL */
+static const char *generated_by(json_t *md)
+{
+	json_t *refs = json_object_get(md, "ownerReferences"), *ref;
+	size_t i;
+
+	json_array_foreach(refs, i, ref)
+		if (!strcmp(jstr(ref, "kind"), "ApplicationSet") && json_is_true(json_object_get(ref, "controller")) &&
+		    *jstr(ref, "name"))
+			return astrdup(jstr(ref, "name"));
+	return NULL;
+}
+
 long owner_apps(struct argocd *a, struct owned_app **v, const char **err)
 {
 	const struct distro *d = a->d;
@@ -402,7 +415,7 @@ long owner_apps(struct argocd *a, struct owned_app **v, const char **err)
 		if (!json_is_string(json_object_get(json_object_get(md, "annotations"), OWNER_REMOTE)) && !pulls_from_home(a, it))
 			continue;	/* unmarked, and not pulling from here: not proven this distro's */
 		(*v)[n++] = (struct owned_app){ astrdup(jstr(it, "metadata.name")), astrdup(cl ? cl : ""),
-						astrdup(pk ? pk : "") };
+						astrdup(pk ? pk : ""), generated_by(md) };
 	}
 	json_decref(items);
 	return (long)n;

@@ -52,6 +52,7 @@ int owner_check_late(struct ctx *c, struct argocd *a);
 struct owned_app {
 	const char *name;
 	const char *cluster, *package;	/* its idpmake.io/cluster and idpmake.io/package labels ("" when absent) */
+	const char *appset;		/* the ApplicationSet that generated it (ownerReferences), or NULL */
 };
 /* this distro's Applications (one list request by label selector): their number, or -1 with *err */
 long owner_apps(struct argocd *a, struct owned_app **v, const char **err);

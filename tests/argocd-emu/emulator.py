@@ -33,7 +33,8 @@ attempted (Emu.auto_sync: retry limit 5 by default, backoff, the SyncError of a 
 
 As Argo CD (v3.6 source, read for this):
   - ApplicationSets: POST only stores the set (its status as it was); the ApplicationSet controller generates,
-    updates and deletes its Applications --appset-ms later (default 250).  appsetNamespace (default argocd)
+    updates and deletes its Applications --appset-ms later (default 250), as the set's applicationsSync policy
+    allows (default sync), and makes one deleted while its element remains again (fleet.py).  appsetNamespace (default argocd)
     names the set's namespace; one not enabled (--app-namespace) is a plain error, HTTP 500.
   - RBAC (server/application getAppEnforceRBAC, util/rbac EnforceErr): everything is allowed but what a
     --rbac-deny "RESOURCE, ACTION, OBJECT" rule (fnmatch globs; OBJECT as RBACName: PROJECT/NAME, or
