@@ -362,7 +362,6 @@ int argocd_appset_drop(struct argocd *a, const char *set, const char *app, const
 		goto unlock;
 	}
 	found = drop_element(r.json, app, &left);
-	json_object_del(r.json, "status");
 	if (!left) {
 		resp_reset(&r);
 		if (request(&c, "DELETE", path, NULL, &r, err) < 0)
@@ -373,8 +372,17 @@ int argocd_appset_drop(struct argocd *a, const char *set, const char *app, const
 		}
 		note(&c, 0, "ApplicationSet '%s': deleted (its last element, %s, removed)", set, app);
 	} else if (found) {
-		json_t *body = json_incref(r.json);
+		/* the set as it is, its element less: spec, name, namespace, labels, annotations (what upsert merges) */
+		json_t *md = json_object_get(r.json, "metadata"), *body;
+		body = json_pack("{s:s, s:s, s:{s:O, s:O*, s:O*, s:O*}, s:O}", "apiVersion", "argoproj.io/v1alpha1",
+				 "kind", "ApplicationSet", "metadata", "name", json_object_get(md, "name"), "namespace",
+				 json_object_get(md, "namespace"), "labels", json_object_get(md, "labels"), "annotations",
+				 json_object_get(md, "annotations"), "spec", json_object_get(r.json, "spec"));
 		resp_reset(&r);
+		if (!body) {
+			*err = aprintf("ApplicationSet '%s' as Argo CD answered has no name or spec", set);
+			goto unlock;
+		}
 		if (request(&c, "POST", "/api/v1/applicationsets?upsert=true", body, &r, err) < 0) {
 			json_decref(body);
 			goto unlock;
