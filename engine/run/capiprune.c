@@ -95,7 +95,9 @@ static int delete_apps(struct ctx *c, struct argocd *a, const char *name)
 		for (long k = 0; k < nowned; k++) {
 			if (strcmp(owned[k].cluster, name) || strcmp(owned[k].package, mine[i].package))
 				continue;
-			if (argocd_delete_app(a, owned[k].name, &err) < 0) {
+			/* one an ApplicationSet generated goes by its element, or the set makes it again (argoappset.c) */
+			if ((owned[k].appset ? argocd_appset_drop(a, owned[k].appset, owned[k].name, &err)
+					     : argocd_delete_app(a, owned[k].name, &err)) < 0) {
 				error("--prune: cluster '%s': cannot delete Application '%s': %s", name, owned[k].name, err);
 				return -1;
 			}
