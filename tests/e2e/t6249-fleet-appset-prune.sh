@@ -50,6 +50,7 @@ elements() { api "applicationsets/$1" | python3 -c 'import json, sys
 s = json.load(sys.stdin)
 print(" ".join(sorted(e["cluster"] for e in s["spec"]["generators"][0]["list"]["elements"])))'; }
 # absent NAME: the Application is gone, and still gone over 2 s (about 13 controller delays)
+# shellcheck disable=SC2317 # called through t_ok
 absent() {
 	local i
 	for i in $(seq 20); do
@@ -60,9 +61,10 @@ absent() {
 
 t_ok "up through ApplicationSets" idpmake up
 t_eq "the set extra has both clusters' elements" "a b" "$(elements extra)"
-for app in a-base b-base a-extra; do
-	eval "id_${app//-/_}=\$(ident $app)"
-done
+id_a_base=$(ident a-base)
+id_b_base=$(ident b-base)
+id_a_extra=$(ident a-extra)
+t_ok "the three Applications were synced (uid and startedAt read)" test -n "$id_a_base" -a -n "$id_b_base" -a -n "$id_a_extra"
 
 # a cluster leaves the package: its element goes, the set and the other element stay
 distro all core "$extra"
