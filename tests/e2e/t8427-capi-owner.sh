@@ -7,7 +7,8 @@
 #       Cluster, its registration, no argocd-manager); up --prune --delete-clusters
 #       of B deletes nothing of A's; up --adopt takes it over, saying so; A takes
 #       it back, and B's prune of it is refused; a distro of A's name pushing
-#       elsewhere is refused even with no tracking annotation on the Cluster;
+#       elsewhere is refused even with no tracking annotation on the Cluster, and
+#       so is another distro's plain package that renders o1's Cluster;
 #   o2  its kubeconfig Secret names o3's server: not registered (the Cluster's
 #       controlPlaneEndpoint is not that server); with the endpoint made to match
 #       too, Argo CD's entry of that server, named o3, is not renamed;
@@ -131,6 +132,35 @@ t_report $? "set-up: o1's tracking annotation removed"
 t_exit 1 "the same-named distro's up is refused" idpmake -C "$T/c" up
 save c-up
 t_grep "naming it as a same-named distro pushing elsewhere" "belongs to distro 'capi-faults' pushing elsewhere \(a same-named distro" "$OUTPUT"
+t_eq "o1 still has 1 worker" 1 "$(md0 o1)"
+
+# a plain package of another distro rendering o1's Cluster (raw Cluster API objects): refused too
+mkdir -p "$T/p/packages/raw" || t_bail "mkdir"
+kget get clusters.cluster.x-k8s.io -n fleet o1 -o json | python3 -c 'import json, sys
+c = json.load(sys.stdin)
+c["metadata"] = {"name": c["metadata"]["name"], "namespace": c["metadata"]["namespace"]}
+c.pop("status", None)
+c["spec"]["topology"]["workers"]["machineDeployments"][0]["replicas"] = 5
+json.dump(c, sys.stdout)' >"$T/p/packages/raw/cluster.yaml"
+t_report $? "set-up: a package holding o1's Cluster with 5 workers"
+cat >"$T/p/distro.yaml" <<EOF
+idpmake: 1
+name: plain
+git: {remote: "$bare", path: "p/\${cluster}/\${package}"}
+argocd: {app-name: "p-\${cluster}-\${package}"}
+clusters:
+  mgmt:
+    server: https://kubernetes.default.svc
+    kube-context: mgmt
+    profiles: [management]
+profiles:
+  management: [raw]
+packages:
+  raw: {type: manifests, path: packages/raw, namespace: fleet}
+EOF
+t_exit 1 "another distro's plain package with o1's Cluster is refused" idpmake -C "$T/p" up
+save p-up
+t_grep "naming the Cluster and its owner" "its render holds the Cluster API Cluster fleet/o1, which on 'mgmt' belongs to distro 'capi-faults'" "$OUTPUT"
 t_eq "o1 still has 1 worker" 1 "$(md0 o1)"
 
 # ---- o2: a kubeconfig Secret naming another cluster's server ------------------
