@@ -5,7 +5,7 @@
  * package rendering `Cluster fleet/eu-1` rewrote another distro's cluster).
  *
  *   the sync's render (its bundle in the cache)
- *     entries Cluster.*.yaml of apiVersion cluster.x-k8s.io/...
+ *     entries cluster.*.yaml of apiVersion cluster.x-k8s.io/...
  *        |
  *        v  each: capiowner_whose on the sync's cluster (kubectl)
  *   absent, unmarked (no idpmake.io/distro: raw Cluster API objects a
@@ -17,6 +17,7 @@
  * A render no longer in the cache is not read (nothing to tell from).
  */
 #include <string.h>
+#include <strings.h>
 
 #include "argo/capiowner.h"
 #include "base/util.h"
@@ -35,8 +36,8 @@ static int capi_cluster(const char *name, const char *data, size_t len, const ch
 	size_t nd;
 	int r = 0;
 
-	if (strncmp(name, "Cluster.", 8))
-		return 0;	/* KIND.NAME.yaml (bundle.h) */
+	if (strncasecmp(name, "cluster.", 8))
+		return 0;	/* kind.NAME.yaml (bundle.h; the kind in lower case) */
 	yp = ypool_new();
 	if (yaml_parse(yp, name, data, len, &docs, &nd) == 0 && nd == 1 && (api = ypath(docs[0], "apiVersion")) &&
 	    api->type == Y_SCALAR && !strncmp(api->s, "cluster.x-k8s.io/", 17) && (n = ypath(docs[0], "metadata.name")) &&
