@@ -329,7 +329,11 @@ class Repos:
         return self.memoised("source_type", url, tree)
 
     def _tree(self, url, sha, path):
-        """Tree id of the app path at commit sha, failing like the repo-server does."""
+        """Tree id of the app path at commit sha, failing like the repo-server does: util/app/path/path.go Path
+        (called by reposerver/repository/repository.go's repo operation for GenerateManifest) says "PATH: app path
+        does not exist" of a path the commit lacks, as of a folder a later commit removed while an Application of
+        the branch still names it (issue 33 item 5); controller/state.go CompareAppState then sets the
+        ComparisonError "Failed to load target state: ..." and sync status Unknown (comparison_error, reconcile)."""
         repo, path = self.local(url), path or ""
         if path.startswith("/"):
             raise GitError("%s: app path is absolute" % path)

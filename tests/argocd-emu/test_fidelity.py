@@ -7,6 +7,8 @@ v3.6 37ee009): python3 tests/argocd-emu/test_fidelity.py
   - namespaces: a sync into one the cluster lacks fails the dry run unless CreateNamespace=true;
   - cluster info of a cluster no Application deploys to (controller/clusterinfoupdater.go);
   - auto-sync: retry limit 5 by default, alreadyAttemptedSync compares the source, a failed attempt is not retried.
+And of issue 33 item 5: an Application whose path a later commit removes is a ComparisonError "app path does not
+exist" at its next comparison (util/app/path/path.go Path, controller/state.go CompareAppState), Unknown, not Synced.
 """
 import os
 import shutil
@@ -174,6 +176,51 @@ class FidelityTest(unittest.TestCase):
         self.assertEqual(st, 200, b)
         a = self.wait_for("tw", lambda a: self.finished(a) and a["status"]["operationState"]["phase"] == "Succeeded")
         self.assertEqual(a["status"]["operationState"]["syncResult"]["revision"], sha)
+
+
+class AppPathTest(unittest.TestCase):
+    """Issue 33 item 5, on an emulator of its own: its periodic comparison reaches every cluster's info."""
+    setUpClass = classmethod(FidelityTest.setUpClass.__func__)
+    tearDownClass = classmethod(FidelityTest.tearDownClass.__func__)
+    app, get, wait_for = FidelityTest.app, FidelityTest.get, FidelityTest.wait_for
+    finished = staticmethod(FidelityTest.finished)
+
+    def test_app_path_removed(self):
+        os.makedirs(os.path.join(self.work, "in-cluster", "gone"))
+        with open(os.path.join(self.work, "in-cluster", "gone", "cm.yaml"), "w") as f:
+            f.write("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gone\n")
+        git("add", ".", cwd=self.work)
+        git("commit", "-q", "-m", "gone: add", cwd=self.work)
+        git("push", "-q", "origin", "HEAD:main", cwd=self.work)
+        self.app("gone", "in-cluster/gone", "default")
+        self.c.req("POST", "/api/v1/applications/gone/sync", {})
+        a = self.wait_for("gone", lambda a: self.finished(a) and a["status"]["sync"]["status"] == "Synced")
+        self.assertFalse([c for c in a["status"].get("conditions", []) if c["type"] == "ComparisonError"])
+        # the folder goes from the branch the Application tracks: its next comparison cannot load the target state
+        git("rm", "-q", "-r", "in-cluster/gone", cwd=self.work)
+        git("commit", "-q", "-m", "gone: remove", cwd=self.work)
+        git("push", "-q", "origin", "HEAD:main", cwd=self.work)
+        a = self.get("gone?refresh=normal")
+        self.assertEqual([c["message"] for c in a["status"]["conditions"] if c["type"] == "ComparisonError"],
+                         ["Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: "
+                          "code = Unknown desc = in-cluster/gone: app path does not exist"])
+        self.assertEqual(a["status"]["sync"]["status"], "Unknown")
+        # the periodic comparison (timeout.reconciliation) finds it too, without a refresh
+        before = self.c.req("GET", "/_emu/config")[2]["resync_ms"]
+        self.c.req("POST", "/_emu/config", {"resync_ms": 50})
+        try:
+            t0 = self.get("gone")["status"]["reconciledAt"]
+            a = self.wait_for("gone", lambda a: a["status"]["reconciledAt"] != t0, secs=10)
+            self.assertIn("in-cluster/gone: app path does not exist",
+                          " ".join(c["message"] for c in a["status"].get("conditions", [])))
+        finally:
+            self.c.req("POST", "/_emu/config", {"resync_ms": before})
+        # the folder back: the condition goes
+        git("revert", "--no-edit", "HEAD", cwd=self.work)
+        git("push", "-q", "origin", "HEAD:main", cwd=self.work)
+        a = self.get("gone?refresh=normal")
+        self.assertFalse([c for c in a["status"].get("conditions", []) if c["type"] == "ComparisonError"])
+        self.assertEqual(a["status"]["sync"]["status"], "Synced")
 
 
 if __name__ == "__main__":
