@@ -290,7 +290,8 @@ static int prune_apps(struct ctx *c, struct argocd *a)
 			continue;
 		}
 		if (!c->prune) {
-			status_info("idpmake: package %s/%s is gone from the distro; its Application '%s' remains (--prune deletes it)",
+			status_info("idpmake: package %s/%s is gone from the distro; its Application '%s' remains (--prune deletes it), "
+				    "and so does the folder it names in the GitOps repository",
 				    v[i].cluster, v[i].package, v[i].app);
 			continue;
 		}
@@ -461,13 +462,30 @@ struct late_gate {
 	struct ctx *c;
 	struct argocd *a;
 	int r;				/* its answer: nonzero, nothing more started */
+	int pruned;			/* up --prune: prune_apps ran, before the push */
+	int prune_r;			/* and failed (1) */
 };
 
+/*
+ * Before the push, or the first step that talks to Argo CD: what was put
+ * off until the renders ran; then, with --prune, the Applications of
+ * removed packages are deleted (each waited for until it is gone), so
+ * that the push removes their folders and no Application is ever left
+ * naming a path the branch no longer has (orphans.h).  One that could not
+ * be deleted keeps its folder: the push recomputes its changes.
+ */
 static int up_gate(void *arg)
 {
 	struct late_gate *g = arg;
 
-	return g->r = preflight_late(g->pf, g->c, g->a);
+	if ((g->r = preflight_late(g->pf, g->c, g->a)))
+		return g->r;
+	if (g->c->pl.prune_first && g->a) {
+		g->prune_r = prune_apps(g->c, g->a);
+		g->pruned = 1;
+	}
+	g->c->pl.prune_first = 0;	/* the push keeps what is still named (without Argo CD: all) */
+	return 0;
 }
 
 int cmd_up(struct ctx *c)
@@ -591,7 +609,7 @@ int cmd_up(struct ctx *c)
 		return 1;
 	}
 	/* what was put off until the renders ran, asked before the push (preflight_late) */
-	struct late_gate late = { &pf, c, a, 0 };
+	struct late_gate late = { &pf, c, a, 0, 0, 0 };
 	o.gate = up_gate;
 	o.gate_arg = &late;
 	r = build_run(&c->pl, &o, &sum);
@@ -603,8 +621,10 @@ int cmd_up(struct ctx *c)
 	/* created clusters gone from the distro: deleted only after a run that went well, as kind's below */
 	if (!r && !build_interrupted && capi_prune(c, a))
 		r = 1;
-	if (a && !build_interrupted && !late.r && prune_apps(c, a) && !r)
-		r = 1;
+	/* the Applications of removed packages: with --prune deleted before the push (up_gate), else here; left
+	 * without --prune, their folders with them (orphans.h) */
+	if (late.pruned ? late.prune_r : a && !build_interrupted && !late.r && prune_apps(c, a))
+		r = r ? r : 1;
 	if (a && !build_interrupted && !late.r && prune_clusters(c, a) && !r)
 		r = 1;
 	/* the kind clusters it made that the distro no longer makes: said, or with --delete-clusters deleted

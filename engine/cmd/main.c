@@ -148,7 +148,8 @@ static const struct option_help options_help[] = {
 	{ "--state DIR", "the state folder (default .idpmake beside the distro; IDPMAKE_STATE)", NULL },
 	{ "--wait", "wait for another run's lock instead of failing", NULL },
 	{ "--refresh", "compare with the remotes first and redo what drifted", "up promote plan" },
-	{ "--prune", "delete Applications of packages removed from the distro", "up plan" },
+	{ "--prune", "delete Applications of packages removed from the distro, then their folders\n"
+		       "(without it, both stay)", "up plan" },
 	{ "--overwrite", "up: replace changes made outside idpmake in the targets' folders", "up" },
 	{ "--adopt", "up: take over Applications, ApplicationSets, clusters and repositories another\n"
 		     "distro (or not idpmake) made in Argo CD, objects another distro applied\n"

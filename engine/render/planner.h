@@ -32,6 +32,9 @@ struct planner {
 	const char **class_ids;		/* the state's rows of ClusterClass revisions (capiclass.h), sorted, */
 	size_t nclass_ids;		/* read once a plan (plan.c) */
 	int class_ids_read;
+	int prune_first;		/* up --prune of the whole distro with Argo CD: the Applications of removed
+					   packages are deleted before the push, which then removes their folders
+					   (orphans.h); 0 once they were */
 };
 
 /* the render step of the package a step belongs to */

@@ -90,6 +90,7 @@ int ctx_load(struct ctx *c, int readonly)
 	c->pl.promote = c->promote;
 	c->pl.jobs = c->jobs;
 	c->pl.argocd_server = argocd_server(c->d);
+	c->pl.prune_first = c->prune && orphan_apps_apply(c);
 	c->pl.rc.d = c->d;
 	c->pl.rc.statedir = c->statedir;
 	c->pl.rc.verbose = c->verbose;

@@ -7,7 +7,12 @@
  *     the repository holds (state_pushed_all).  One that no render step of
  *     the graph writes (selected or not) is removed by the run's push,
  *     whatever the targets: plan_push_changes takes them from
- *     orphan_folders.
+ *     orphan_folders.  Not while an Application of a removed package
+ *     names it (its sync step is still in the state): Argo CD would
+ *     compare that Application against a path the branch no longer has
+ *     (util/app/path/path.go: "app path does not exist", a
+ *     ComparisonError).  up --prune deletes such Applications before the
+ *     push (cmd-up.c's up_gate), which then removes their folders.
  *   - the Applications: a CLUSTER/PACKAGE:sync step the state recorded
  *     and the graph no longer holds.  up --prune deletes them (cmd-up.c's
  *     prune_apps, from orphan_apps), up without it leaves them and says
@@ -120,14 +125,49 @@ static int capi_pending(struct planner *pl, int *known)
 	return *known;
 }
 
+/* is CLUSTER a cluster made through Cluster API, gone from the distro and not deleted yet?  capi_prune deletes its
+ * Applications, with --delete-clusters only */
+static int capi_cluster_gone(struct planner *pl, const char *cluster)
+{
+	const char *id = aprintf("%s:provision", cluster);
+	return state_step(pl->st, id).have && !graph_find(pl->g, id) && !find_cluster(pl->g->d, cluster);
+}
+
+/*
+ * The Application of a removed package that names the folder at `path`,
+ * which holds `output`: one whose sync step the state still has (it is in
+ * Argo CD until pruned), whose CLUSTER and PACKAGE the path names (git.path),
+ * or, when the path names no removed render (`by_output`), whose last sync
+ * deployed what the folder holds (a folder that linked clusters share,
+ * _shared/PACKAGE, names no cluster).  An Application whose
+ * name a current package's took over is that one's (its sync moves it): none.
+ */
+static const struct orphan_app *folder_app(struct planner *pl, const char *path, struct hash output,
+					   const struct orphan_app *apps, size_t napps, int by_output)
+{
+	/* by the names first: clusters that render alike have the same output in folders of their own */
+	for (size_t i = 0; i < napps; i++)
+		if (!apps[i].in_use && apps[i].app && path_names(path, apps[i].cluster, apps[i].package))
+			return &apps[i];
+	for (size_t i = 0; i < napps && by_output && !hash_zero(output); i++) {
+		struct record sync = state_step(pl->st, aprintf("%s/%s:sync", apps[i].cluster, apps[i].package));
+		struct record render = state_step(pl->st, aprintf("%s/%s:render", apps[i].cluster, apps[i].package));
+		if (!apps[i].in_use && apps[i].app && (hash_eq(sync.output, output) || hash_eq(render.output, output)))
+			return &apps[i];
+	}
+	return NULL;
+}
+
 size_t orphan_folders(struct planner *pl, struct orphan_folder **v)
 {
 	struct graph *g = pl->g;
 	const struct pushed *all;
 	const char *prefix = pushed_key(pl, "");
 	const char **paths = amalloc((g->nsteps + 1) * sizeof(*paths)), **gone = NULL;
-	size_t nall, npaths = 0, ngone = 0, n = 0, plen = strlen(prefix);
+	size_t nall, npaths = 0, ngone = 0, n = 0, plen = strlen(prefix), napps = (size_t)-1;
 	int pending = -1;
+	struct orphan_app *apps = NULL;
+	const struct orphan_app *app;
 
 	*v = NULL;
 	for (size_t i = 0; i < g->nsteps; i++)
@@ -137,7 +177,7 @@ size_t orphan_folders(struct planner *pl, struct orphan_folder **v)
 	all = state_pushed_all(pl->st, &nall);
 	for (size_t i = 0; i < nall; i++) {
 		const char *path = all[i].path + plen;
-		struct orphan_folder o = { path, all[i].path, NULL, "no package of the distro writes it" };
+		struct orphan_folder o = { path, all[i].path, NULL, "no package of the distro writes it", NULL, 0 };
 		if (strncmp(all[i].path, prefix, plen) || bsearch(&path, paths, npaths, sizeof(*paths), strptrcmp))
 			continue;
 		/* who wrote it: a render of CLUSTER/PACKAGE whose names the path holds (git.path) */
@@ -159,6 +199,14 @@ size_t orphan_folders(struct planner *pl, struct orphan_folder **v)
 			/* a folder of no known render while a created cluster gone from the distro is not deleted
 			 * yet: it may be the shared folder its Applications still sync (capiprune.c) */
 			continue;
+		}
+		/* an Application of a removed package still names it: kept until that Application is deleted (with
+		 * Argo CD only: without one, idpmake made none, and nothing could prune it) */
+		if (pl->argocd_server && napps == (size_t)-1)
+			napps = orphan_apps(g->d, g, pl->st, &apps);
+		if (pl->argocd_server && (app = folder_app(pl, path, all[i].output, apps, napps, !o.target))) {
+			o.app = app->app;
+			o.kept = !pl->prune_first || capi_cluster_gone(pl, app->cluster);
 		}
 		*v = agrow(*v, n, sizeof(**v));
 		(*v)[n++] = o;
@@ -319,11 +367,18 @@ struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, json_t *json
 		jc = json_array();
 	}
 	for (size_t i = 0; i < nf; i++) {
+		const char *why = fv[i].why;
+		if (fv[i].kept)
+			why = aprintf("%s; Application %s still names it: up --prune deletes it, then the folder", why, fv[i].app);
+		else if (fv[i].app)
+			why = aprintf("%s; once Application %s is deleted", why, fv[i].app);
 		if (f)
-			fprintf(f, "%-6s %s/ (%s)\n", "remove", fv[i].folder, fv[i].why);
+			fprintf(f, "%-6s %s/ (%s)\n", fv[i].kept ? "keep" : "remove", fv[i].folder, why);
 		if (json)
-			json_array_append_new(jf, json_pack("{s:s, s:s?, s:s}", "folder", fv[i].folder, "target",
-							    fv[i].target, "reason", fv[i].why));
+			json_array_append_new(jf, json_pack("{s:s, s:s?, s:s, s:s, s:s?}", "folder", fv[i].folder, "target",
+							    fv[i].target, "action", fv[i].kept ? "keep" : "remove",
+							    "reason", fv[i].why, "application", fv[i].app));
+		*(fv[i].kept ? &cnt.kept : &cnt.remove) += 1;
 	}
 	ngone = capi_gone(c, &gone);	/* once: each call reads the state's steps */
 	for (size_t i = 0; i < na; i++) {
@@ -394,7 +449,6 @@ struct orphan_counts orphans_show(struct ctx *c, int apps, FILE *f, json_t *json
 	}
 	if (!c->ntargets && !c->labels.n)
 		kind_show(c, f, json, &cnt);
-	cnt.remove = (int)nf;
 	for (size_t i = 0; i < na; i++)
 		*(c->prune ? &cnt.del : &cnt.leave) += !av[i].in_use;	/* "" in_use: a created cluster's */
 	return cnt;
@@ -410,6 +464,7 @@ const char *orphans_summary(struct orphan_counts n)
 	const char *s = "";
 
 	s = count(s, n.remove, "folder", "folders", "to remove");
+	s = count(s, n.kept, "folder", "folders", "kept until up --prune");
 	s = count(s, n.del, "Application", "Applications", "to delete");
 	s = count(s, n.leave, "Application", "Applications", "left behind");
 	s = count(s, n.unregister, "cluster", "clusters", "to unregister");

@@ -13,12 +13,21 @@
 
 struct ctx;
 
-/* a folder the remote and branch hold that no package of the distro writes any more */
+/*
+ * A folder the remote and branch hold that no package of the distro writes
+ * any more.  While an Application of the removed package still names it
+ * (its sync step is in the state), the push keeps it: Argo CD would find
+ * its path gone ("app path does not exist", a ComparisonError) until the
+ * Application is pruned.  up --prune deletes that Application before the
+ * push (cmd-up.c), which then removes the folder.
+ */
 struct orphan_folder {
 	const char *folder;		/* path in the repository */
 	const char *key;		/* the state's pushed key (pushed_key) */
 	const char *target;		/* CLUSTER/PACKAGE that wrote it, as the state recalls; NULL: unknown */
 	const char *why;		/* "package no longer in the distro", ... */
+	const char *app;		/* the Application of a removed package that names it, or NULL */
+	int kept;			/* the push keeps it: that Application is not deleted first */
 };
 
 /* an Application of a package the state synced and the distro no longer holds */
@@ -37,7 +46,7 @@ struct orphan_cluster {
 	int still_named;		/* named in the distro without register: (stays in Argo CD) */
 };
 
-/* the folders the push removes (plan_push_changes takes them from here); their number */
+/* the folders no package writes, those the push removes and those it keeps (plan_push_changes takes the first); their number */
 size_t orphan_folders(struct planner *pl, struct orphan_folder **v);
 /* the Applications of sync steps the state records and the graph no longer holds; their number */
 size_t orphan_apps(const struct distro *d, const struct graph *g, struct state *st, struct orphan_app **v);
@@ -63,6 +72,7 @@ int capi_gone_holds(const struct capi_gone *v, size_t n, const char *cluster, co
 /* what plan counts */
 struct orphan_counts {
 	int remove;			/* folders the push removes */
+	int kept;			/* folders it keeps while their Applications are left */
 	int del, leave;			/* Applications deleted (--prune), left behind */
 	int unregister, keep;		/* clusters unregistered (--prune), left registered */
 	int kind_del, kind_leave;	/* kind clusters idpmake made, gone from the distro: deleted

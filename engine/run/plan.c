@@ -713,6 +713,8 @@ int plan_push_changes(struct planner *pl, struct gitops_change **v, size_t *n, s
 	/* folders this remote and branch hold of packages no longer in the distro (orphans.c) */
 	ngone = orphan_folders(pl, &gone);
 	for (size_t i = 0; i < ngone; i++) {
+		if (gone[i].kept)
+			continue;	/* an Application still names it: kept until it is deleted (orphans.h) */
 		*v = agrow(*v, *n, sizeof(**v));
 		*np = agrow(*np, *n, sizeof(**np));
 		(*v)[*n] = (struct gitops_change){ gone[i].folder, NULL, { 0, 0 }, { 0, 0 } };

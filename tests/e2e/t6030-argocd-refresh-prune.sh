@@ -2,8 +2,8 @@
 # shellcheck disable=SC2317 # functions run through t_ok and friends
 # --refresh: drift reported by Argo CD (OutOfSync, a deleted Application) is
 # synced again though no key changed; without it, drift is not looked for.
-# --prune: the Application of a package removed from the distro is deleted;
-# without it, it is reported and kept.
+# --prune: the Application of a package removed from the distro is deleted,
+# then its folder; without it, both are reported and kept.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -83,9 +83,11 @@ emu_post reset '{}'
 t_ok "up without c" idpmake up
 t_grep "c's Application is reported" "Application 'in-cluster-c' remains [(]--prune deletes it[)]" "$OUTPUT"
 t_eq "and not deleted" 0 "$(count DELETE /api/v1/applications/in-cluster-c)"
-t_nogrep "its folder is gone from the repository" '^in-cluster/c/' <(git -C "$T/git-srv/repos/gitops.git" ls-tree -r --name-only main)
+git -C "$T/git-srv/repos/gitops.git" ls-tree -r --name-only main >"$T/tree.txt"
+t_grep "its folder stays in the repository: the Application names it" '^in-cluster/c/' "$T/tree.txt"
 t_ok "up --prune" idpmake --prune up
 t_grep "it is deleted" "deleted Application 'in-cluster-c'" "$OUTPUT"
+t_nogrep "then its folder is removed" '^in-cluster/c/' <(git -C "$T/git-srv/repos/gitops.git" ls-tree -r --name-only main)
 t_eq "one DELETE request" 1 "$(count DELETE /api/v1/applications/in-cluster-c)"
 t_ok "up --prune again" idpmake --prune up
 t_nogrep "nothing left to prune" "Application 'in-cluster-c'" "$OUTPUT"
