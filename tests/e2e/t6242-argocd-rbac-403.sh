@@ -5,8 +5,8 @@
 # not get it, and "permission denied: applications, delete, OBJECT, sub: ..."
 # when it may see it but not delete it. up --prune and up --refresh take
 # neither 403 as an Application that is gone: they fail (or warn) naming the
-# permission and the way out, the account's RBAC policy; the Application and
-# idpmake's record of it stay.
+# permission and the way out, the account's RBAC policy; the Application,
+# idpmake's record of it and its folder in the GitOps repository stay.
 # shellcheck disable=SC2317 # functions run through t_ok and friends
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -44,6 +44,9 @@ t_grep "naming the refused permission" "Argo CD denied 'delete' on applications 
 t_grep "and the RBAC policy" "RBAC policy" "$OUTPUT"
 t_nogrep "not reported deleted" "deleted Application 'in-cluster-b'" "$OUTPUT"
 t_ok "the Application is still there" has in-cluster-b
+# in_branch FOLDER: the GitOps branch still has it
+in_branch() { git -C "$bare" cat-file -e "main:$1" 2>/dev/null; }
+t_ok "and so is its folder: the push keeps what a left Application names" in_branch in-cluster/b
 
 # may not even get it: the bare 403
 emu_post config '{"rbac_deny": ["applications, get, default/in-cluster-b"]}'
@@ -63,4 +66,5 @@ emu_post config '{"rbac_deny": []}'
 t_ok "up --prune once Argo CD allows it" idpmake --prune up
 t_grep "b deleted" "deleted Application 'in-cluster-b'" "$OUTPUT"
 t_ok "and gone from Argo CD" t_wait_for 20 eval '! has in-cluster-b'
+t_fail "then its folder is removed" in_branch in-cluster/b
 t_done
