@@ -34,6 +34,7 @@
 
 #include "argo/argoapi.h"
 #include "argo/argocd.h"
+#include "argo/capiowner.h"
 #include "base/intr.h"
 #include "base/url.h"
 #include "base/util.h"
@@ -355,8 +356,9 @@ int argocd_appset_drop(struct argocd *a, const char *set, const char *app, const
 		goto unlock;
 	}
 	who = json_string_value(json_object_get(jget(r.json, "metadata.labels"), "idpmake.io/distro"));
-	if (!who || strcmp(who, d->name ? d->name : "") ||
-	    argo_home_differs(a, jget(r.json, "metadata.annotations"))) {
+	/* another's, unless up --adopt takes it over in this run (its sync rewrites it after the push) */
+	if ((!who || strcmp(who, d->name ? d->name : "") || argo_home_differs(a, jget(r.json, "metadata.annotations"))) &&
+	    !capiowner_adopt()) {
 		*err = aprintf("ApplicationSet '%s', which generates application '%s', is not this distro's (label "
 			       "idpmake.io/distro, annotations idpmake.io/gitops-remote and -path): left as it is", set, app);
 		goto unlock;
