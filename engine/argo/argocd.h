@@ -107,6 +107,8 @@ int argocd_delete_app(struct argocd *a, const char *app, const char **err);
  * ApplicationSet controller deletes it and does not make it again; waits
  * until it is gone.  0, or -1 with *err.
  */
+/* argoappset.c: the lock of a read-modify-write of an ApplicationSet's generator (on: 1, off: 0) */
+void argocd_appset_lock(int on);
 int argocd_appset_drop(struct argocd *a, const char *set, const char *app, const char **err);
 
 /* the expanded argocd.app-name of a package on a cluster (arena), NULL after a located error */

@@ -20,35 +20,7 @@ const char OWNER_PATH[] = "idpmake.io/gitops-path";
 
 const char *owner_remote(const char *url)
 {
-	char *k = astrdup(url_strip(url, 0)), *p = strstr(k, "://"), *host, *end;
-	size_t n;
-
-	if (p) {
-		for (char *q = k; q < p; q++)
-			*q = (char)tolower((unsigned char)*q);
-		host = p + 3;
-		end = host + strcspn(host, "/");
-		for (char *q = host; q < end; q++)
-			*q = (char)tolower((unsigned char)*q);
-		static const char *const dflt[][2] = { { "https", ":443" }, { "http", ":80" }, { "ssh", ":22" } };
-		for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++) {
-			size_t sl = strlen(dflt[i][0]), pl = strlen(dflt[i][1]);
-			if ((size_t)(p - k) == sl && !strncmp(k, dflt[i][0], sl) && (size_t)(end - host) > pl &&
-			    !strncmp(end - pl, dflt[i][1], pl)) {
-				memmove(end - pl, end, strlen(end) + 1);
-				break;
-			}
-		}
-	}
-	n = strlen(k);
-	while (n && k[n - 1] == '/')
-		n--;
-	if (n > 4 && !strncasecmp(k + n - 4, ".git", 4))
-		n -= 4;
-	while (n && k[n - 1] == '/')
-		n--;
-	k[n] = 0;
-	return k;
+	return url_owner_form(url);
 }
 
 const char *argo_home_path(const struct distro *d)

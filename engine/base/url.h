@@ -75,4 +75,8 @@ const char *url_escape(const char *s);
  */
 const char *url_base(const char *server, const char *scheme, const char *port);
 
+/* url as owners compare remotes (arena): no user info, scheme and host in lower case, no default port, no
+ * trailing '/' or ".git" (argohome.h owner_remote; capi.h capi_home) */
+const char *url_owner_form(const char *url);
+
 #endif

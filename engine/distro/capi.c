@@ -322,6 +322,16 @@ static const char *render_cluster(const struct distro *d, struct cluster *c)
  * renders with the created cluster's variables (vars.c) and has none of the
  * template's needs, hooks or sync settings
  */
+/* a create.spec copy's key: what its check and its labels read too (capicheck.c) */
+static const char *spec_key(const struct distro *d, const struct cluster *c, const struct package *tmpl)
+{
+	const struct capi *k = c->create.capi;
+
+	return aprintf("%s\ncreate.spec of %s: api %s, namespace %s, version %s, distro %s, home %s",
+		       tmpl->spec ? tmpl->spec : "", c->name, k->api, k->namespace, k->version ? k->version : "-",
+		       d->name, k->home);
+}
+
 static void add_package(struct distro *d, struct cluster *c, struct package *p, const struct package *tmpl)
 {
 	struct capi *k = c->create.capi;
@@ -343,10 +353,7 @@ static void add_package(struct distro *d, struct cluster *c, struct package *p, 
 		p->rewrite = tmpl->rewrite;
 		p->nrewrite = tmpl->nrewrite;
 		p->dir = tmpl->dir;
-		/* the render's key: what its check and its labels read too (capicheck.c) */
-		p->spec = aprintf("%s\ncreate.spec of %s: api %s, namespace %s, version %s, distro %s",
-				  tmpl->spec ? tmpl->spec : "", c->name, k->api, k->namespace, k->version ? k->version : "-",
-				  d->name);
+		p->spec = spec_key(d, c, tmpl);
 	} else {
 		p->type = "capi-cluster";
 		p->rule = &rule;
@@ -474,7 +481,8 @@ const char *capi_home(const struct distro *d)
 	char hex[33];
 
 	hasher_adds(h, "idpmake home");
-	hasher_adds(h, d->git.remote ? url_strip(d->git.remote, 0) : "");
+	hasher_adds(h, d->git.remote ? url_owner_form(d->git.remote) : "");
+	hasher_adds(h, d->git.branch ? d->git.branch : "main");
 	hasher_adds(h, d->git.path ? d->git.path : "${cluster}/${package}");
 	hash_hex(hasher_end(h), hex);
 	return aprintf("%.16s", hex);
@@ -494,4 +502,23 @@ int capi_is_cni(const struct cluster *c, const struct package *p)
 		if (package_is(p, k->cni.v[i]))
 			return 1;
 	return 0;
+}
+
+void capi_rehome(struct distro *d)
+{
+	for (size_t i = 0; i < d->nclusters; i++) {
+		struct cluster *c = &d->clusters[i];
+		struct capi *k = c->create.capi;
+		const char *h = capi_home(d);
+		if (!k || !k->pkg || (k->home && !strcmp(h, k->home)))
+			continue;
+		k->home = h;
+		if (k->spec_pkg) {
+			const struct package *tmpl = find_package(d, k->spec_pkg);
+			if (tmpl)
+				k->pkg->spec = spec_key(d, c, tmpl);
+		} else if (k->text && (k->text = render_cluster(d, c))) {
+			k->pkg->spec = k->text;
+		}
+	}
 }

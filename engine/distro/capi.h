@@ -71,12 +71,14 @@ void conv_capi(struct cluster *c, const struct ynode *n);
 /* once every cluster and package is loaded: resolve, check, and add the packages cluster-NAME */
 void capi_finish(struct distro *d);
 /*
- * Where distro d pushes (git.remote without credentials, git.path as
- * written), as 16 hex digits: the annotation idpmake.io/home on each
+ * Where distro d pushes (git.remote as owners compare it, git.branch,
+ * git.path as written), as 16 hex digits: the annotation idpmake.io/home on each
  * Cluster it creates, so that a same-named distro pushing elsewhere is
  * another owner (argo/capiowner.c).
  */
 const char *capi_home(const struct distro *d);
+/* once a context has filled in the remote (context.c): each created cluster's home again, and its Cluster's render */
+void capi_rehome(struct distro *d);
 /* the created cluster whose Cluster package p is, or NULL */
 struct cluster *capi_cluster_of(const struct package *p);
 /* is p one of the cni packages of created cluster c? */

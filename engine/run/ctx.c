@@ -10,6 +10,7 @@
 #include "distro/context.h"
 #include "argo/kubectl.h"
 #include "argo/capiowner.h"
+#include "distro/capi.h"
 #include "distro/manifest.h"
 #include "pack/pack.h"
 #include "run/targets.h"
@@ -59,6 +60,7 @@ int ctx_load(struct ctx *c, int readonly)
 		if ((r = targets_check(c)))
 			return r;
 	}
+	capi_rehome(c->d);	/* a created cluster's home is where it pushes, a context's remote included */
 	kubectl_set_context(c->kube_context);	/* before any kubectl: the Secrets are read through it too */
 	tlscert_trust(c->d, c->statedir);	/* the distro's CA, once made (up makes it: tlscert.h) */
 	/* after the context, which may drop them: read when a fetch or a push first needs them (gitcred.h) */

@@ -77,7 +77,7 @@ t_eq "a-extra was not made again" "${id_a_extra% *}" "$(ident a-extra | cut -d' 
 t_eq "a-base was not made nor synced again" "$id_a_base" "$(ident a-base)"
 t_eq "b-base was not made nor synced again" "$id_b_base" "$(ident b-base)"
 t_ok "plan: nothing left to prune" idpmake plan
-t_nogrep "plan deletes nothing more" "^delete\|Application.*to delete" "$OUTPUT"
+t_nogrep "plan deletes nothing more" "^delete |Application.*to delete" "$OUTPUT"
 
 # the package leaves the distro: its set goes, and with it its last Application
 distro all core ""

@@ -133,6 +133,13 @@ t_exit 1 "the same-named distro's up is refused" idpmake -C "$T/c" up
 save c-up
 t_grep "naming it as a same-named distro pushing elsewhere" "belongs to distro 'capi-faults' pushing elsewhere \(a same-named distro" "$OUTPUT"
 t_eq "o1 still has 1 worker" 1 "$(md0 o1)"
+# and with no home on the Cluster either (as an older idpmake made it): only a state that synced it owns it
+kget annotate clusters.cluster.x-k8s.io -n fleet o1 idpmake.io/home- >/dev/null
+t_report $? "set-up: o1's idpmake.io/home removed"
+t_exit 1 "the same-named distro's up is still refused" idpmake -C "$T/c" up
+save c-up2
+t_grep "which never synced it" "marked by an idpmake that did not record where it pushes, and never synced by this state" "$OUTPUT"
+t_eq "o1 still has 1 worker" 1 "$(md0 o1)"
 
 # a plain package of another distro rendering o1's Cluster (raw Cluster API objects): refused too
 mkdir -p "$T/p/packages/raw" || t_bail "mkdir"
@@ -141,8 +148,11 @@ c = json.load(sys.stdin)
 c["metadata"] = {"name": c["metadata"]["name"], "namespace": c["metadata"]["namespace"]}
 c.pop("status", None)
 c["spec"]["topology"]["workers"]["machineDeployments"][0]["replicas"] = 5
+json.dump(c, sys.stdout)
+print("\n---")
+c["metadata"]["namespace"] = "decoy"	# a namesake elsewhere: the files become NS.cluster.o1.yaml
 json.dump(c, sys.stdout)' >"$T/p/packages/raw/cluster.yaml"
-t_report $? "set-up: a package holding o1's Cluster with 5 workers"
+t_report $? "set-up: a package holding o1's Cluster with 5 workers (and one of its name in another namespace)"
 cat >"$T/p/distro.yaml" <<EOF
 idpmake: 1
 name: plain
