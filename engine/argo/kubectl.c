@@ -6,11 +6,12 @@
  * registration).  The key is a sync's: the render's output, how it is
  * applied and where, so an unchanged render is not applied again.
  *
- * The render's objects, unpacked, are applied in phases, each with the
- * distro's own field manager, idpmake/DISTRO, after a look at who applied
- * them before (kubeowner.h: another distro's objects are refused unless
- * --adopt), taken before anything is applied (with CRDs: the later phases'
- * after the first):
+ * The render's objects, unpacked and each marked as the distro's
+ * (annotation idpmake.io/distro), are applied in phases, each with the
+ * distro's own field manager, idpmake/DISTRO, after a look at whose they
+ * are (kubeowner.h: another distro's objects are refused unless --adopt,
+ * which writes this distro's mark over the other's), taken before anything
+ * is applied (with CRDs: the later phases' after the first):
  *   0. the package's namespace, with a field manager of its own
  *      (idpmake-namespace), which makes no distro its owner;
  *   1. Namespaces and CustomResourceDefinitions
@@ -330,8 +331,10 @@ struct hash kubectl_key(const struct step *s, struct hash output)
 	struct hasher *h = hasher_new();
 	const struct package *p = s->pkg;
 
+	/* the objects as applied: marked as the distro's (kubeowner.h), which the render's output is not */
 	hasher_adds(h, "kubectl apply --server-side --force-conflicts --field-manager=");
 	hasher_adds(h, manager);
+	hasher_adds(h, KUBEOWNER_MARK);
 	hasher_addh(h, output);
 	hasher_adds(h, s->namespace);
 	hasher_adds(h, s->cluster->name);
@@ -579,6 +582,26 @@ char *kubectl_secret_value(const struct cluster *cl, const char *ns, const char 
 
 enum phase { PH_FIRST, PH_DEFAULT_NS, PH_OWN_NS, PH_N };
 
+/*
+ * The distro's mark on the objects of one file of the apply's own copy of
+ * the render (kubeowner.h), written over it; the render and its bundle
+ * stay as they are, so its output hash does too.
+ */
+static int mark(const char *path, struct ypool *yp, struct ynode **docs, size_t n, const char **err)
+{
+	struct buf out = BUF_INIT;
+	int r = kubeowner_mark(yp, docs, n, manager, &out);
+
+	if (r > 0 && write_file_copy(path, out.s, out.len) < 0)
+		r = -1, *err = aprintf("cannot write %s: %s", path, strerror(errno));
+	else if (r < 0)
+		*err = aprintf("cannot mark the objects of %s as this distro's (annotation %s)", path, KUBEOWNER_MARK);
+	if (out.s)
+		memwipe(out.s, out.len);	/* a Secret's values */
+	buf_release(&out);
+	return r < 0 ? -1 : 0;
+}
+
 /* who applied the objects of phases [from, to) before (owners), each phase's look in its namespace */
 static int phase_owners(const struct step *s, const struct argl *files, int from, int to, int timeout,
 			struct kube_adopted *adopted, const char **err)
@@ -620,20 +643,30 @@ int kubectl_apply(const struct step *s, const char *dir, const char **err)
 		struct ynode **docs;
 		const char *kind = "", *ns = NULL;
 		enum phase ph;
+		int parsed;
 		if (!text) {
 			*err = aprintf("cannot read %s: %s", path, strerror(errno));
 			tree_free(&t);
 			return -1;
 		}
 		yp = ypool_new();
-		if (yaml_parse(yp, path, text, len, &docs, &n) == 0 && n && docs[0]->type == Y_MAP) {
+		parsed = yaml_parse(yp, path, text, len, &docs, &n) == 0;
+		if (parsed && n && docs[0]->type == Y_MAP) {
 			const struct ynode *k = yget(docs[0], "kind"), *m = ypath(docs[0], "metadata.namespace");
 			if (k && k->type == Y_SCALAR)
 				kind = astrdup(k->s);
 			if (m && m->type == Y_SCALAR && !yisnull(m))
 				ns = astrdup(m->s);
 		}
-		ypool_free(yp);
+		if (parsed && mark(path, yp, docs, n, err) < 0) {
+			ypool_free_wipe(yp);
+			memwipe(text, len);
+			free(text);
+			tree_free(&t);
+			return -1;
+		}
+		ypool_free_wipe(yp);	/* a Secret's values */
+		memwipe(text, len);
 		free(text);
 		if (!strcmp(kind, "Namespace") || !strcmp(kind, "CustomResourceDefinition"))
 			ph = PH_FIRST;

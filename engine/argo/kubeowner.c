@@ -1,6 +1,8 @@
 /*
- * kubeowner.c - who applied a deploy: kubectl package's objects before it
- * (kubeowner.h): the managedFields of what `kubectl get -o json` answers.
+ * kubeowner.c - whose a deploy: kubectl package's objects are (kubeowner.h):
+ * the mark idpmake writes on each object it applies, or, on an object an
+ * idpmake before the mark applied, the managedFields of what
+ * `kubectl get -o json` answers.
  */
 #include <jansson.h>
 #include <string.h>
@@ -8,14 +10,18 @@
 #include "argo/kubeowner.h"
 #include "base/buf.h"
 #include "base/util.h"
+#include "base/yaml.h"
 
 #define SHOWN 5		/* objects named in a refusal; the rest are counted */
 #define LEGACY "idpmake"	/* the one manager of every distro before "idpmake/DISTRO" */
+#define PREFIX "idpmake/"	/* a distro's manager: PREFIX DISTRO */
+
+const char KUBEOWNER_MARK[] = "idpmake.io/distro";
 
 const char *kubeowner_manager(const char *name)
 {
 	/* Kubernetes refuses a fieldManager over 128 bytes */
-	return aprintf("idpmake/%.119s", name ? name : "");
+	return aprintf(PREFIX "%.119s", name ? name : "");
 }
 
 static const char *str(const json_t *o, const char *key)
@@ -25,24 +31,33 @@ static const char *str(const json_t *o, const char *key)
 }
 
 /*
- * Who owns object o: of the managedFields entries of idpmake's managers,
- * the one applied last (RFC 3339 times compare as strings, in seconds: a
- * tie with another distro's is not self's, so that neither takes it
- * silently; --adopt settles it).  A distro that took an object over with --adopt is its owner
- * from then on, though the first distro's entry stays beside its own for
- * the fields they set alike.  NULL: self, or no idpmake applied it;
- * else who ("distro 'X' ..." or an older idpmake).
+ * Who owns object o.  Its mark, when it has one: the distro it names (a
+ * distro that took the object over with --adopt wrote its own).  Without
+ * a mark (an idpmake before it applied the object): of the managedFields
+ * entries of idpmake's managers, the one applied last (RFC 3339 times
+ * compare as strings, in seconds: a tie with another distro's is not
+ * self's, so that neither takes it silently; --adopt settles it).  A
+ * time is not proof (kubernetes/kubernetes#127938: an apply that changes
+ * nothing stamps none), which is why the mark decides when it is there.
+ * NULL: self, or no idpmake applied it; else who ("distro 'X' ..." or an
+ * older idpmake).
  */
 static const char *other_owner(const json_t *o, const char *self, int applied_before)
 {
-	const json_t *mf = json_object_get(json_object_get(o, "metadata"), "managedFields");
+	const json_t *md = json_object_get(o, "metadata"), *mf = json_object_get(md, "managedFields");
 	const char *last = NULL, *when = "", *mine = NULL;
+	const char *mark = json_string_value(json_object_get(json_object_get(md, "annotations"), KUBEOWNER_MARK));
 	size_t i;
 	json_t *m;
 
+	if (mark && *mark) {
+		if (!strncmp(self, PREFIX, strlen(PREFIX)) && !strcmp(mark, self + strlen(PREFIX)))
+			return NULL;
+		return aprintf("distro '%s' (its annotation %s)", term_safe(mark), KUBEOWNER_MARK);
+	}
 	json_array_foreach(mf, i, m) {
 		const char *who = str(m, "manager"), *t = str(m, "time");
-		if (strcmp(who, LEGACY) && strncmp(who, "idpmake/", 8))
+		if (strcmp(who, LEGACY) && strncmp(who, PREFIX, strlen(PREFIX)))
 			continue;
 		if (!strcmp(who, self)) {
 			if (!mine || strcmp(t, mine) > 0)
@@ -58,7 +73,7 @@ static const char *other_owner(const json_t *o, const char *self, int applied_be
 		return applied_before ? NULL
 				      : "an idpmake before distros had their own field manager (field manager idpmake), "
 					"and this distro never applied it";
-	return aprintf("distro '%s' (field manager %s)", term_safe(last + 8), term_safe(last));
+	return aprintf("distro '%s' (field manager %s)", term_safe(last + strlen(PREFIX)), term_safe(last));
 }
 
 int kubeowner_check(const char *json, size_t len, const char *self, int applied_before, int adopt,
@@ -128,4 +143,45 @@ int kubeowner_check(const char *json, size_t len, const char *self, int applied_
 	*err = astrdup(msg.s);
 	buf_release(&msg);
 	return -1;
+}
+
+/* does doc read as a Kubernetes object with a metadata map, whose annotations (none, null or a map) take a key? */
+static struct ynode *annotations_of(struct ypool *p, struct ynode *doc)
+{
+	struct ynode *md, *an;
+
+	if (!doc || doc->type != Y_MAP || !yget(doc, "apiVersion") || !yget(doc, "kind") ||
+	    !(md = yget(doc, "metadata")) || md->type != Y_MAP)
+		return NULL;
+	if ((an = yget(md, "annotations")) && an->type == Y_MAP)
+		return an;
+	if (an && !yisnull(an))
+		return NULL;	/* not a map: the apiserver refuses the object, unmarked */
+	an = ynew(p, Y_MAP, md->loc);
+	yset(p, md, yscalar(p, "annotations", YS_PLAIN, md->loc), an);
+	return an;
+}
+
+int kubeowner_mark(struct ypool *p, struct ynode **docs, size_t n, const char *self, struct buf *out)
+{
+	const char *name = !strncmp(self, PREFIX, strlen(PREFIX)) ? self + strlen(PREFIX) : self;
+	int marked = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct ynode *an = annotations_of(p, docs[i]);
+		if (an) {
+			/* quoted: a distro named "true" or "1" stays a string, as an annotation must be */
+			yset(p, an, yscalar(p, KUBEOWNER_MARK, YS_PLAIN, an->loc), yscalar(p, name, YS_QUOTED, an->loc));
+			marked++;
+		}
+	}
+	if (!marked)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			buf_adds(out, "---\n");
+		if (yaml_emit(docs[i], out) < 0)
+			return -1;
+	}
+	return marked;
 }

@@ -88,7 +88,7 @@ t_grep "naming rb" "ConfigMap rb-home/own was applied by distro 'rb'" "$STDERR"
 # ---- --adopt says what it takes over ------------------------------------------
 t_ok "rc --adopt" idpmake -C rc up --adopt
 t_grep "naming what it took over, and whose it was" \
-	"sync a/core:sync: adopted \\(--adopt\\): ConfigMap rb-home/own from distro 'rb' \\(field manager idpmake/rb\\)" "$STDOUT"
+	"sync a/core:sync: adopted \\(--adopt\\): ConfigMap rb-home/own from distro 'rb' \\(its annotation idpmake.io/distro\\)" "$STDOUT"
 t_grep "and sums it up by kind at the end (issue 35 #14)" '^idpmake: adopted \(--adopt\): 1 kubectl object \(ConfigMap rb-home/own\)$' "$STDOUT"
 t_eq "rc's now" rc "$(k get configmap own -n rb-home -o 'jsonpath={.data.who}')"
 
@@ -108,5 +108,12 @@ kemu_post object '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"evil
 t_exit 1 "an object a hostile manager applied: refused" idpmake -C h up
 t_nostring "no escape reaches the terminal" $'\x1b' "$OUTPUT"
 t_grep "its name escaped, on one line" "ConfigMap hostile/evil was applied by distro 'x\\\\x1b\\]0;pwned\\\\x07\\\\x1b\\[2J\\\\x0aFAKE'" "$STDERR"
+
+# a hostile mark: the distro it names reaches the terminal escaped too
+configmap h/packages/core/cm.yaml evil2 h
+kemu_post object '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"evil2","namespace":"hostile","annotations":{"idpmake.io/distro":"y\u001b[2J\nFAKE"}},"data":{"who":"y"}}'
+t_exit 1 "an object a hostile mark names as another's: refused" idpmake -C h up
+t_nostring "no escape reaches the terminal" $'\x1b' "$OUTPUT"
+t_grep "its name escaped, on one line" "ConfigMap hostile/evil2 was applied by distro 'y\\\\x1b\\[2J\\\\x0aFAKE' \\(its annotation idpmake.io/distro\\)" "$STDERR"
 
 t_done

@@ -11,7 +11,16 @@
  * characters but its line breaks, of a bounded number of lines (five
  * objects named, then a count, then the way out); with adopt, only an
  * answer that is not JSON is refused; an answer that names no idpmake
- * manager (nor escapes one) is never refused.
+ * manager (nor escapes one) is never refused.  An object whose mark
+ * (annotation idpmake.io/distro) names another distro is another's; the
+ * mark names it made safe too.
+ *
+ * The same bytes, read as YAML, go through kubeowner_mark, which writes
+ * the mark into the apply's copy of a render: when it marks anything,
+ * every document that is an object carries the mark "self", and what it
+ * emits reads back as as many documents, the objects still marked (that
+ * the emitter keeps every scalar as it was is the render's concern: it
+ * emits each object the same way).
  */
 #define _GNU_SOURCE	/* memmem */
 #include <stdint.h>
@@ -19,7 +28,9 @@
 #include <string.h>
 
 #include "argo/kubeowner.h"
+#include "base/buf.h"
 #include "base/util.h"
+#include "base/yaml.h"
 
 static struct amark base;
 
@@ -27,6 +38,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc, (void)argv;
 	amalloc(1);	/* a first arena block that stays */
+	loc_quiet = 1;	/* YAML that does not parse: counted, not printed */
 	base = amark();
 	return 0;
 }
@@ -70,6 +82,48 @@ static void verdict(const char *text, size_t size, int applied_before, int adopt
 	}
 }
 
+/* is doc an object marked as self's? -1: not an object kubeowner_mark marks */
+static int marked_self(const struct ynode *doc)
+{
+	const struct ynode *md = doc->type == Y_MAP ? yget(doc, "metadata") : NULL;
+	const struct ynode *an = md && md->type == Y_MAP ? yget(md, "annotations") : NULL;
+
+	if (!yget(doc, "apiVersion") || !yget(doc, "kind") || !md || md->type != Y_MAP || !an || an->type != Y_MAP)
+		return -1;
+	return ystr_eq(yget(an, KUBEOWNER_MARK), "self");
+}
+
+static void marked(const char *text, size_t size)
+{
+	struct ypool *p = ypool_new(), *q;
+	struct ynode **docs, **back;
+	struct buf out = BUF_INIT;
+	size_t n, nback;
+	int r;
+
+	if (yaml_parse(p, "fuzz", text, size, &docs, &n) < 0) {
+		ypool_free(p);
+		return;
+	}
+	r = kubeowner_mark(p, docs, n, "idpmake/self", &out);
+	if (r > (int)n || (r == 0 && out.len))
+		abort();
+	for (size_t i = 0; r > 0 && i < n; i++)
+		if (marked_self(docs[i]) == 0)
+			abort();	/* an object left unmarked */
+	if (r > 0) {
+		q = ypool_new();
+		if (yaml_parse(q, "marked", out.s, out.len, &back, &nback) < 0 || nback != n)
+			abort();	/* what it wrote does not read back */
+		for (size_t i = 0; i < n; i++)
+			if (marked_self(docs[i]) == 1 && marked_self(back[i]) != 1)
+				abort();	/* nor with the mark */
+		ypool_free(q);
+	}
+	buf_release(&out);
+	ypool_free(p);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = malloc(size ? size : 1);
@@ -77,6 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	for (int i = 0; i < 4; i++)
 		verdict(text, size, i & 1, i >> 1);
+	marked(text, size);
 	free(text);
 	arelease(base);
 	return 0;
