@@ -12,9 +12,9 @@
 # both apply.
 #
 # Issue 33 #8: a real apiserver gives an applier's managedFields entry a
-# time only when its apply changed the object (kubernetes/kubernetes#127938),
-# so after up --adopt of objects identical to the first distro's, times said
-# the first distro applied last.  The mark
+# time only when its apply changed the object (kubernetes/kubernetes#127938;
+# the emulator does the same), so after up --adopt of objects identical to
+# the first distro's, times said the first distro applied last.  The mark
 # decides: the adopter applies again, the first distro is refused.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"

@@ -110,6 +110,15 @@ def status_body(code, reason, message, details=None):
     return ApiError(code, reason, message, details).status()
 
 
+def keep_status(obj, live):
+    """an update or patch of the main resource leaves the status as it is (none stays none: a ConfigMap
+    gets no status: null, which would read as a change)"""
+    if "status" in live:
+        obj["status"] = live["status"]
+    else:
+        obj.pop("status", None)
+
+
 def verb_of(method, name, query):
     watch = query.get("watch", [""])[0] in ("true", "1")
     return {"GET": "watch" if watch else ("get" if name else "list"), "POST": "create", "PUT": "update",
@@ -449,7 +458,7 @@ class Handler(BaseHTTPRequestHandler):
                 live["status"] = obj.get("status")
                 obj = live
             else:
-                obj["status"] = live.get("status")
+                keep_status(obj, live)
             self.valid(res, obj, ns)
             if dry:
                 return self.send_json(200, obj)
@@ -505,7 +514,7 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(422, "Invalid", "the patch leaves no object")
         obj["metadata"]["name"] = name
         if sub != "status":
-            obj["status"] = live.get("status")
+            keep_status(obj, live)
         self.valid(res, obj, ns)
         if dry:
             return self.send_json(200, obj)

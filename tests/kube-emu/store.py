@@ -9,7 +9,8 @@ the API server (an object read through another served version of its group is th
 write stamps what the API server stamps: metadata.uid and creationTimestamp at creation,
 resourceVersion (one counter for the whole store, a string as in Kubernetes) on every change (a write
 that changes nothing keeps it), generation (1 at creation, +1 when anything but metadata and status
-changes).  DELETE of an object with metadata.finalizers only sets its deletionTimestamp; the write that
+changes), and the writer's managedFields entry, its time only when the write changed the object
+(_managed).  DELETE of an object with metadata.finalizers only sets its deletionTimestamp; the write that
 removes the last finalizer deletes it.  Each change is an event (ADDED, MODIFIED, DELETED) in a log that watches read.
 
 Controllers (here, for now, what a rollout needs): react(obj) fills the status a real controller would
@@ -52,6 +53,43 @@ def not_found(res, name):
 
 def ts(t=None):
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if t is None else t))
+
+
+def _content(obj):
+    """what a write compares to tell whether it changed the object: all of it but managedFields and
+    resourceVersion (structured-merge-diff merge/update.go Updater.Apply compares the live and the new
+    object, managedFields set aside by the apiserver's field manager)"""
+    out = copy.deepcopy(obj)
+    out["metadata"].pop("managedFields", None)
+    out["metadata"].pop("resourceVersion", None)
+    return out
+
+
+def _managed(old, manager, op, gv, changed):
+    """the managedFields after a write by `manager` (operation Apply or Update), as the apiserver writes
+    them (k8s.io/apimachinery pkg/util/managedfields/internal/managedfieldsupdater.go):
+      - Apply (managedFieldsUpdater.Apply): the applier always has its entry, but its time is set only
+        when the apply changed the object (Updater.Apply gives no new object when the merge leaves it
+        equal to the live one); an apply of what is already there keeps the applier's old time, and a
+        new applier gets an entry with no time at all (kubernetes/kubernetes#127938);
+      - Update (managedFieldsUpdater.Update): an entry, with the time, only when the update changed
+        something; a no-op update leaves managedFields as they were.
+    Entries in the apiserver's order (managedfields.go sortEncodedManagedFields): by operation, by time
+    in seconds (none first), by manager, by apiVersion."""
+    mf = copy.deepcopy((old or {}).get("metadata", {}).get("managedFields", []))
+    mine = next((m for m in mf if m.get("manager") == manager and m.get("operation") == op), None)
+    if op != "Apply" and not changed:
+        return mf
+    mf = [m for m in mf if m is not mine]
+    entry = {"manager": manager, "operation": op, "apiVersion": gv, "fieldsType": "FieldsV1", "fieldsV1": {}}
+    if changed:
+        entry["time"] = ts()
+    elif mine and "time" in mine:
+        entry["time"] = mine["time"]
+    mf.append(entry)
+    mf.sort(key=lambda m: (m.get("operation", ""), m.get("time") or "", m.get("manager", ""),
+                           m.get("apiVersion", "")))
+    return mf
 
 
 class ResType:
@@ -209,24 +247,16 @@ class Store:
             nmd["deletionTimestamp"] = old["metadata"]["deletionTimestamp"]    # a deletion is not undone
             if not nmd.get("finalizers"):
                 return self.delete(res, ns, name, force=True), False    # the last finalizer went: it goes
+        self.react(res, new)
+        changed = old is None or _content(old) != _content(new)
         if manager:
-            mf = [m for m in (old or {}).get("metadata", {}).get("managedFields", []) if
-                  not (m.get("manager") == manager and m.get("operation") == op)]
-            mf.append({"manager": manager, "operation": op, "apiVersion": res.gv(), "time": ts(),
-                       "fieldsType": "FieldsV1", "fieldsV1": {}})
-            nmd["managedFields"] = mf
+            nmd["managedFields"] = _managed(old, manager, op, res.gv(), changed)
+            if not nmd["managedFields"]:
+                del nmd["managedFields"]
         elif old is not None and "managedFields" in old["metadata"] and "managedFields" not in nmd:
             nmd["managedFields"] = old["metadata"]["managedFields"]
-        self.react(res, new)
-        if old is not None:
-            cmp_old = copy.deepcopy(old)
-            cmp_new = copy.deepcopy(new)
-            for o in (cmp_old, cmp_new):
-                o["metadata"].pop("resourceVersion", None)
-                for m in o["metadata"].get("managedFields", []):
-                    m.pop("time", None)
-            if cmp_old == cmp_new:
-                return self.view(res, old), False
+        if not changed and nmd.get("managedFields") == old["metadata"].get("managedFields"):
+            return self.view(res, old), False
         self.rv += 1
         nmd["resourceVersion"] = str(self.rv)
         self.objects[k] = new

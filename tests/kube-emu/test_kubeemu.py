@@ -194,6 +194,51 @@ class KubectlTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn('configmaps "ssa" not found', r.stderr)
 
+    def test_managed_fields_time_only_when_the_apply_changed_the_object(self):
+        # the apiserver's rule (managedfieldsupdater.go Apply; kubernetes/kubernetes#127938): a second
+        # manager applying what is already there gets an entry with no time; the first keeps its own
+        f = self.write("mf.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mf, namespace: default}\n"
+                                  "data: {a: '1'}\n")
+
+        def entries():
+            [obj] = self.stored("ConfigMap", "mf")
+            return {m["manager"]: m.get("time") for m in obj["metadata"]["managedFields"]}, obj
+
+        def apply(manager):
+            r = self.kubectl("apply", "--server-side", "--force-conflicts", "--field-manager=" + manager, "-f", f)
+            self.assertEqual(r.returncode, 0, r.stderr)
+
+        apply("one")
+        first, obj = entries()
+        self.assertTrue(first["one"], "a create is a change: the applier's time")
+        rv = obj["metadata"]["resourceVersion"]
+        time.sleep(1.1)
+        apply("two")
+        now, obj = entries()
+        self.assertEqual(set(now), {"one", "two"}, "the second applier has its entry")
+        self.assertIsNone(now["two"], "the same content: no time for the second applier")
+        self.assertEqual(now["one"], first["one"], "the first applier's time is kept")
+        self.assertNotEqual(obj["metadata"]["resourceVersion"], rv, "its new entry is a write")
+        self.assertEqual([m["manager"] for m in obj["metadata"]["managedFields"]], ["two", "one"],
+                         "the apiserver's order: an entry with no time first")
+        apply("one")
+        self.assertEqual(entries()[0], now, "one again, the same content: nothing changes, no time")
+        self.write("mf.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mf, namespace: default}\n"
+                              "data: {a: '2'}\n")
+        apply("two")
+        after, _ = entries()
+        self.assertTrue(after["two"] and after["two"] > first["one"], "a change: the applier's new time")
+        self.assertEqual(after["one"], first["one"])
+        # an update (here a merge patch) that changes nothing adds no entry; one that changes stamps its time
+        r = self.kubectl("patch", "configmap", "mf", "-n", "default", "--type=merge", "-p", '{"data":{"a":"2"}}',
+                         "--field-manager=three")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("three", entries()[0], "a no-op update")
+        r = self.kubectl("patch", "configmap", "mf", "-n", "default", "--type=merge", "-p", '{"data":{"b":"3"}}',
+                         "--field-manager=three")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(entries()[0].get("three"), "an update that changed the object")
+
     def test_client_side_apply_and_rollout(self):
         f = self.write("dep.yaml", """apiVersion: v1
 kind: Namespace
