@@ -121,6 +121,7 @@ while [ $# -gt 0 ]; do
 		[ "$2" = - ] && user=$(sed -n 's/^user = "\(.*\)"$/\1/p' | sed 's/\\\(.\)/\1/g')
 		shift ;;
 	--cacert) cacert=$2; shift ;;
+	--capath) shift ;;
 	-k|--insecure|-[!-]*k*) echo "curl: -k: the password would go to any server" >>"$T/curl.log" ;;
 	-d) data=$2; shift ;;
 	-w) wcode=1; shift ;;

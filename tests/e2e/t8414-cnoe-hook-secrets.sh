@@ -17,6 +17,12 @@
 #    and Gitea from a local bare repository, and lets a clone or a push to
 #    Gitea through only with the Authorization header of the password and
 #    the CA from git's configuration (GIT_CONFIG_*, scoped to Gitea's URL).
+# Both give the CA alone: an empty folder as curl's --capath and git's
+# http.sslCAPath (libcurl reads the system's CA folder beside the CA file
+# otherwise).  Then, with the real curl and git (root only: system_trust), a
+# server whose certificate the system trusts but the CA given does not: both
+# hooks fail on the certificate and the password never reaches it; given the
+# server's own CA (the control), both reach it with the login.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -34,10 +40,11 @@ make_tls DNS:cnoe.localtest.me "$T/ca"
 mkdir -p "$T/bin" "$T/gitea/giteaAdmin"
 
 # the environment idpmake gives a hook (exec.c's allowlist and the hook's variables)
+h_host=cnoe.localtest.me h_port=8443 h_ca=$T/ca/ca.pem
 hook() {	# LOG NAMESPACE SCRIPT
 	local log=$1 ns=$2 script=$3
 	env -i PATH="$T/bin:$PATH" HOME="$T" KUBECONFIG="$T/kubeconfig" IDPMAKE_NAMESPACE="$ns" \
-		IDPMAKE_VAR_HOST=cnoe.localtest.me IDPMAKE_VAR_PORT=8443 IDPMAKE_TLS_CA="$T/ca/ca.pem" \
+		IDPMAKE_VAR_HOST="$h_host" IDPMAKE_VAR_PORT="$h_port" IDPMAKE_TLS_CA="$h_ca" \
 		strace -f -qq -e trace=execve -s 65536 -o "$T/$log" sh "$hooks/$script"
 }
 # the execve lines of a strace log, its processes' arguments
@@ -60,12 +67,13 @@ cat >"$T/bin/curl" <<EOF
 T=$(t_shquote "$T")
 EOF
 cat >>"$T/bin/curl" <<'EOF'
-user='' cacert='' url='' data='' wcode=''
+user='' cacert='' capath='' url='' data='' wcode=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	-u) user=$2; shift ;;
 	-K) [ "$2" = - ] && user=$(sed -n 's/^user = "\(.*\)"$/\1/p' | sed 's/\\\(.\)/\1/g'); shift ;;
 	--cacert) cacert=$2; shift ;;
+	--capath) capath=$2; shift ;;
 	-k|--insecure|-[!-]*k*) echo "insecure" >>"$T/curl.refused" ;;
 	-d) data=$2; shift ;;
 	-w) wcode=1; shift ;;
@@ -80,6 +88,8 @@ case $url in
 */api/v1/user/repos)
 	# the login goes to a server checked with the CA (/version, which takes none, answers anyone)
 	cmp -s "$cacert" "$T/ca/ca.pem" || { echo "not the CA: '$cacert'" >>"$T/curl.refused"; code=495; }
+	# ... alone: an empty CA folder, not the system's
+	[ -d "$capath" ] && [ -z "$(ls -A "$capath")" ] || { echo "not the CA alone: --capath '$capath'" >>"$T/curl.refused"; code=495; }
 	if [ $code = 200 ]; then
 		printf '%s\n' "$user" >>"$T/curl.logins"
 		name=$(printf '%s' "$data" | sed -n 's/.*"name":"\([^"]*\)".*/\1/p')
@@ -99,7 +109,7 @@ chmod +x "$T/bin/curl"
 t_ok "gitea-repos.sh makes the repositories" hook repos.strace gitea gitea-repos.sh
 t_grep "(it says so)" 'created giteaAdmin/idpbuilder-localdev-backstage-templates-entities' "$OUTPUT"
 t_eq "Gitea's API got the login, twice" "giteaAdmin:$PASS giteaAdmin:$PASS" "$(tr '\n' ' ' <"$T/curl.logins" | sed 's/ $//')"
-t_fail "curl was never told -k, and always given the CA" test -s "$T/curl.refused"
+t_fail "curl was never told -k, and always given the CA alone (an empty --capath)" test -s "$T/curl.refused"
 argv_of "$T/repos.strace" >"$T/repos.argv"
 t_grep "the strace log has curl's execve" 'curl.*api/v1/user/repos' "$T/repos.argv"
 t_nostring "the password is in no process's arguments" "$PASS" "$T/repos.argv"
@@ -132,15 +142,17 @@ for a in "$@"; do
 done
 if [ -n "$to_gitea" ]; then
 	# as Gitea behind the ingress would: the login in the header, the certificate checked with the CA
-	auth='' ca=''
+	auth='' ca='' capath=''
 	for ((i = 0; i < ${GIT_CONFIG_COUNT:-0}; i++)); do
 		k=GIT_CONFIG_KEY_$i v=GIT_CONFIG_VALUE_$i
 		case ${!k} in
 		"http.${gitea}.extraHeader") auth=${!v} ;;
 		"http.${gitea}.sslCAInfo") ca=${!v} ;;
+		"http.${gitea}.sslCAPath") capath=${!v} ;;
 		esac
 	done
 	cmp -s "$ca" "$T/ca/ca.pem" || { echo "not the CA: '$ca'" >>"$T/git.refused"; exit 128; }
+	[ -d "$capath" ] && [ -z "$(ls -A "$capath")" ] || { echo "not the CA alone: sslCAPath '$capath'" >>"$T/git.refused"; exit 128; }
 	[ "$auth" = "Authorization: Basic $(printf '%s' "giteaAdmin:$(cat "$T/password")" | base64 -w0)" ] ||
 		{ echo "fatal: Authentication failed" >&2; exit 128; }
 	for a in "$@"; do
@@ -153,7 +165,7 @@ chmod +x "$T/bin/git"
 printf '%s' "$PASS" >"$T/password"
 t_ok "backstage-templates.sh pushes the entities" hook backstage.strace backstage backstage-templates.sh
 t_grep "(it says so)" 'pushed to https://cnoe.localtest.me:8443/gitea/giteaAdmin/idpbuilder-localdev-backstage-templates-entities.git' "$OUTPUT"
-t_fail "git was never told sslVerify=false, nor given a password in a URL" test -s "$T/git.refused"
+t_fail "git was never told sslVerify=false, nor given a password in a URL, and always the CA alone" test -s "$T/git.refused"
 t_eq "it cloned and pushed Gitea's repository with the login" "clone push" "$(tr '\n' ' ' <"$T/git.gitea" | sed 's/ $//')"
 "$real_git" --git-dir="$T/gitea/giteaAdmin/idpbuilder-localdev-backstage-templates-entities.git" show main:catalog-info.yaml >"$T/pushed" 2>&1
 t_grep "the entities are there, with the host" '^host: cnoe.localtest.me$' "$T/pushed"
@@ -163,5 +175,71 @@ t_nostring "the password is in no process's arguments" "$PASS" "$T/backstage.arg
 t_nostring "nor the login's base64" "$(printf '%s' "giteaAdmin:$PASS" | base64 -w0)" "$T/backstage.argv"
 t_ok "a second run" hook backstage2.strace backstage backstage-templates.sh
 t_grep "finds it up to date" 'is up to date' "$OUTPUT"
+
+# ---- the CA alone, with the real curl and git: a server the system trusts ---------------
+# An HTTPS server on loopback that answers anything (200; 201 to a POST) and
+# logs each request with the Basic login it carried; its certificate is from
+# sys/ca.pem, which the system trusts for the script (system_trust, root
+# only); the hooks are given sys/stranger.pem, or (the control) sys/ca.pem.
+make_tls DNS:localhost "$T/sys"
+cat >"$T/server.py" <<'ZZ'
+import base64, http.server, ssl, sys
+class Handler(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        self.rfile.read(int(self.headers.get('Content-Length') or 0))
+        auth = self.headers.get('Authorization') or ''
+        login = base64.b64decode(auth[6:]).decode() if auth.startswith('Basic ') else '-'
+        with open(sys.argv[3], 'a') as log:
+            log.write('%s %s %s\n' % (self.command, self.path, login))
+        self.send_response(201 if self.command == 'POST' else 200)
+        self.send_header('Content-Length', '2')
+        self.end_headers()
+        self.wfile.write(b'{}')
+    do_GET = do_POST = answer
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(sys.argv[1], sys.argv[2])
+server.socket = context.wrap_socket(server.socket, server_side=True)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+ZZ
+python3 "$T/server.py" "$T/sys/server.pem" "$T/sys/server.key" "$T/server.log" >"$T/server.port" 2>"$T/server.err" &
+t_pids="$t_pids $!"
+for _ in $(seq 50); do [ -s "$T/server.port" ] && break; sleep 0.1; done
+[ -s "$T/server.port" ] || { cat "$T/server.err" >&2; t_bail "the HTTPS server did not start"; }
+port=$(cat "$T/server.port")
+system_trust "$T/sys/ca.pem" "localhost:$port"
+t_ok "set-up: curl trusts the server with the system's CAs alone" curl -fsS -m 10 -o /dev/null "https://localhost:$port/"
+# the real curl (git's wrapper passes anything but cnoe.localtest.me:8443 to the real git);
+# a sleep that does not, for gitea-repos.sh's 60 tries
+rm -f "$T/bin/curl"
+printf '#!/bin/sh\n' >"$T/bin/sleep" && chmod +x "$T/bin/sleep"
+h_host=localhost h_port=$port
+logins() { sed -n 's/^[A-Z]* [^ ]* \(giteaAdmin:.*\)$/\1/p' "$T/server.log" | sort -u; }
+
+: >"$T/server.log"
+h_ca=$T/sys/ca.pem
+t_ok "control: given the server's own CA, gitea-repos.sh makes the repositories" hook real-repos.strace gitea gitea-repos.sh
+t_eq "... the server got the login" "giteaAdmin:$PASS" "$(logins)"
+: >"$T/server.log"
+hook real-backstage.strace backstage backstage-templates.sh >"$T/real-backstage.out" 2>&1
+t_eq "control: given the server's own CA, backstage-templates.sh's git reaches it with the login" "giteaAdmin:$PASS" "$(logins)"
+
+: >"$T/server.log"
+h_ca=$T/sys/stranger.pem
+t_exit 1 "given another CA than the server's, gitea-repos.sh fails" hook stranger-repos.strace gitea gitea-repos.sh
+t_grep "... on the certificate" 'does not answer: curl: \(60\) SSL certificate problem' "$OUTPUT"
+t_nostring "... and the password never reached the server" "$PASS" "$T/server.log"
+t_eq "... nor did any request" "" "$(cat "$T/server.log")"
+: >"$T/server.log"
+t_exit 128 "given another CA than the server's, backstage-templates.sh fails" hook stranger-backstage.strace backstage backstage-templates.sh
+t_grep "... on the certificate" 'certificate verification failed' "$OUTPUT"
+t_nostring "... and the password never reached the server" "$PASS" "$T/server.log"
+t_eq "... nor did any request" "" "$(cat "$T/server.log")"
+argv_of "$T"/real-*.strace "$T"/stranger-*.strace >"$T/real.argv"
+t_grep "the strace logs have the real curl's execve" 'curl.*--cacert' "$T/real.argv"
+t_nostring "the password is in no process's arguments" "$PASS" "$T/real.argv"
 
 t_done

@@ -10,13 +10,17 @@
 # configuration from the environment (GIT_CONFIG_COUNT, scoped to Gitea's
 # URL), in no process's arguments; git checks the server's certificate
 # against the CA idpmake made (IDPMAKE_TLS_CA), else against the
-# certificate the ingress serves, never against nothing.
+# certificate the ingress serves, and against nothing else: http.sslCAPath
+# names an empty folder, since git's libcurl reads the system's CA folder
+# (/etc/ssl/certs on Debian) beside http.sslCAInfo otherwise.  Never against
+# nothing.
 set -eu
 stacks=https://github.com/cnoe-io/stacks
 commit=4571105512777e7dc4e8aed3ce2811afac9e68e2
 host=$IDPMAKE_VAR_HOST port=$IDPMAKE_VAR_PORT
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+mkdir "$dir/no-cas"
 if [ -n "${IDPMAKE_TLS_CA:-}" ]; then
 	ca=$IDPMAKE_TLS_CA
 else
@@ -29,13 +33,14 @@ git -C "$dir/stacks" fetch -q --depth 1 "$stacks" "$commit"
 git -C "$dir/stacks" checkout -q FETCH_HEAD
 base="https://$host:$port/gitea/"
 url="$base$user/idpbuilder-localdev-backstage-templates-entities.git"
-# for the clone and the push only: Gitea's login, to Gitea's URL only, over TLS checked with the CA
+# for the clone and the push only: Gitea's login, to Gitea's URL only, over TLS checked with the CA alone
 basic=$(kubectl -n gitea get secret gitea-credential -o jsonpath='{.data.password}' | base64 -d |
 	{ IFS= read -r p || true; printf '%s:%s' "$user" "$p"; } | base64 -w0)
 gitea() {
-	GIT_CONFIG_COUNT=2 \
+	GIT_CONFIG_COUNT=3 \
 		GIT_CONFIG_KEY_0="http.${base}.extraHeader" GIT_CONFIG_VALUE_0="Authorization: Basic $basic" \
 		GIT_CONFIG_KEY_1="http.${base}.sslCAInfo" GIT_CONFIG_VALUE_1="$ca" \
+		GIT_CONFIG_KEY_2="http.${base}.sslCAPath" GIT_CONFIG_VALUE_2="$dir/no-cas" \
 		git "$@"
 }
 gitea clone -q "$url" "$dir/repo" 2>/dev/null || git init -q -b main "$dir/repo"

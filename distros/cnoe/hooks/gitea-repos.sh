@@ -7,13 +7,16 @@
 # The admin's password goes to curl on its standard input (-K -), in no
 # process's arguments; curl checks the server's certificate against the CA
 # idpmake made (IDPMAKE_TLS_CA, with the distro's `tls`), else against the
-# certificate the ingress serves (the tls hook's, self-signed), never
+# certificate the ingress serves (the tls hook's, self-signed), and against
+# nothing else: --capath names an empty folder, since curl reads the system's
+# CA folder (/etc/ssl/certs on Debian) beside --cacert otherwise.  Never
 # against nothing: the password goes to that ingress only.
 set -eu
 ns=$IDPMAKE_NAMESPACE
 api="https://$IDPMAKE_VAR_HOST:$IDPMAKE_VAR_PORT/gitea/api/v1"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+mkdir "$dir/no-cas"
 if [ -n "${IDPMAKE_TLS_CA:-}" ]; then
 	ca=$IDPMAKE_TLS_CA
 else
@@ -31,13 +34,13 @@ auth() {
 }
 # Gitea answers once its pod is ready behind the ingress
 i=0
-until curl -sf --cacert "$ca" -o /dev/null "$api/version"; do
+until curl -sSf --cacert "$ca" --capath "$dir/no-cas" -o /dev/null "$api/version" 2>"$dir/err"; do
 	i=$((i + 1))
-	[ $i -lt 60 ] || { echo "gitea-repos: $api does not answer" >&2; exit 1; }
+	[ $i -lt 60 ] || { echo "gitea-repos: $api does not answer: $(cat "$dir/err")" >&2; exit 1; }
 	sleep 5
 done
 for repo in idpmake-gitops idpbuilder-localdev-backstage-templates-entities; do
-	code=$(auth | curl -s --cacert "$ca" -K - -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+	code=$(auth | curl -s --cacert "$ca" --capath "$dir/no-cas" -K - -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
 		-d "{\"name\":\"$repo\",\"private\":false,\"default_branch\":\"main\"}" "$api/user/repos")
 	case $code in
 	201) echo "gitea-repos: created $user/$repo" ;;
