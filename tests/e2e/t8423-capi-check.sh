@@ -151,7 +151,8 @@ json.dump({"name": "ex-1", "server": server, "labels": {"team": "net"},
           open(sys.argv[2], "w"))
 ZZPY
 sleep 1
-curl -fsS -m 10 -X POST -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" -H 'Content-Type: application/json' \
+# (Argo CD reaches the cluster before it saves it: under a loaded CI machine that can take more than 10 s)
+curl -fsS -m 60 -X POST -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" -H 'Content-Type: application/json' \
 	-d @"$T/ex1.json" "http://$ARGOCD_SERVER/api/v1/clusters" >/dev/null
 t_report $? "the registrar registers ex-1 by hand"
 wait $up
