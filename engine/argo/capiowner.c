@@ -89,8 +89,9 @@ int capiowner_whose(const struct cluster *mgmt, const char *ns, const char *name
 	if (endpoint)
 		*endpoint = NULL;
 	if (!(got = kubectl_get_json(mgmt, args, &e))) {
-		if (e && strstr(e, aprintf("clusters.cluster.x-k8s.io \"%s\" not found", name)))
-			return 0;	/* exactly the Cluster's NotFound: nobody's yet */
+		if (e && (strstr(e, aprintf("clusters.cluster.x-k8s.io \"%s\" not found", name)) ||
+			  strstr(e, aprintf("namespaces \"%s\" not found", ns))))
+			return 0;	/* exactly the Cluster's NotFound, or its namespace's (the sync makes it): nobody's yet */
 		*err = aprintf("cannot tell whose the Cluster %s/%s on '%s' is: %s", ns, name, mgmt->name, e ? e : "?");
 		return -1;
 	}

@@ -1165,6 +1165,9 @@ system_trust() {
 	if [ -z "$dir" ] || [ ! -d "$dir" ]; then t_skip_rest "libcurl here reads no CA folder (no CApath in curl -v): nothing to test"; fi
 	[ -w "$dir" ] || t_skip_rest "libcurl's CA folder $dir is not writable (run as root): the test needs a CA the system trusts"
 	hash=$(openssl x509 -subject_hash -noout -in "$1") || t_bail "openssl x509 -subject_hash $1 failed"
+	# one script at a time trusts a CA of its own: OpenSSL reads HASH.0, HASH.1... and stops at the first
+	# missing one, so another script removing its HASH.0 would hide this one's HASH.1 (held until exit)
+	exec 9>"${TMPDIR:-/tmp}/idpmake-system-trust.lock" && flock 9 || t_bail "cannot lock the system's CA folder"
 	while [ -e "$dir/$hash.$n" ]; do n=$((n + 1)); done
 	t_system_ca=$dir/$hash.$n
 	trap 'st=$?; rm -f "$t_system_ca"; (exit $st); t_cleanup' EXIT
