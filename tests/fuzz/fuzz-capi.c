@@ -65,7 +65,8 @@ static void printable(const char *s)
 static void spec_objects(const char *text, size_t len)
 {
 	static struct capi k = { .api = "v1beta2", .namespace = "fleet", .version = "v1.33.2", .spec_pkg = "capi-raw",
-				 .distro = "fuzz", .management = "mgmt" };
+				 .distro = "fuzz", .management = "mgmt",
+				 .home = "0123456789abcdef" };	/* capi_home's, never NULL in a run */
 	static struct cluster c = { .name = "r1" };
 	static struct package p = { .name = "cluster-r1" };
 	static struct step s;
@@ -89,6 +90,7 @@ static void spec_objects(const char *text, size_t len)
 			if (capi_spec_object(pool, &s, n) == 1 &&
 			    (!ystr_eq(ypath(n, "metadata.name"), "r1") ||
 			     !ystr_eq(yget(ypath(n, "metadata.labels"), "idpmake.io/cluster"), "r1") ||
+			     !ystr_eq(yget(ypath(n, "metadata.annotations"), "idpmake.io/home"), "0123456789abcdef") ||
 			     yaml_emit(n, &out) < 0))
 				abort();
 			buf_release(&out);
