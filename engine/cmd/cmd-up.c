@@ -741,7 +741,7 @@ int cmd_plan(struct ctx *c)
 		if (s->kind != STEP_RENDER)
 			plan_decide(&c->pl, s);
 		if (!s->dirty) {
-			if (!(s->kind == STEP_SYNC && !s->pkg->deploy_kubectl && !c->pl.argocd_server))
+			if (!(step_talks_to_argocd(s) && !c->pl.argocd_server))	/* skipped, as up counts them */
 				uptodate++;
 			continue;
 		}

@@ -574,8 +574,14 @@ void plan_decide(struct planner *pl, struct step *s)
 		tlscert_decide(pl, s, &rec);
 		return;
 	}
+	if (s->kind == STEP_SYNC && !s->pkg->deploy_kubectl && !pl->argocd_server) {
+		s->dirty = 0;
+		s->reason = R_UP_TO_DATE;
+		s->why = "skipped: no argocd configured";
+		return;
+	}
 	for (made = made_by(s, NULL); made; made = made_by(s, made))
-		if (made->dirty && made->state != S_DONE) {
+		if (provision_makes(made)) {
 			/* plan: the cluster (or the certificate) is to be made, so what uses it runs */
 			s->dirty = 1;
 			s->reason = R_UPSTREAM;
@@ -596,12 +602,6 @@ void plan_decide(struct planner *pl, struct step *s)
 		/* the incarnation of its cluster in it before anything decides on it: a forced or proven sync
 		 * records the key the next run computes */
 		s->key = made_mix(s, sync_key(pl, s, r ? r->output : (struct hash){ 0, 0 }));
-		if (!pl->argocd_server) {
-			s->dirty = 0;
-			s->reason = R_UP_TO_DATE;
-			s->why = "skipped: no argocd configured";
-			return;
-		}
 		if (s->drift) {
 			s->dirty = 1;
 			s->reason = R_FORCED;

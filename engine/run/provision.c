@@ -82,6 +82,10 @@ void provision_decide(struct planner *pl, struct step *s, const struct record *r
 		ready_decide(s, rec);
 		return;
 	}
+	/* plan: a cluster that was made is changed in place, its uid kept: what uses it waits on nothing
+	 * (unless --refresh found its Cluster changed or gone: then it may be another cluster) */
+	if (pl->dry_run && rec->ok && !hash_zero(rec->output) && !(sync && sync->reason == R_FORCED))
+		s->output = rec->output;
 	if (sync && sync->dirty && sync->state != S_DONE) {
 		s->dirty = 1;
 		s->reason = R_UPSTREAM;
@@ -99,6 +103,11 @@ void provision_decide(struct planner *pl, struct step *s, const struct record *r
 	if (rec->ok && hash_eq(rec->key, s->key))
 		s->output = rec->output;
 	plan_compare(s, rec, "the cluster's Cluster changed");
+}
+
+int provision_makes(const struct step *m)
+{
+	return m->dirty && m->state != S_DONE && (m->kind != STEP_PROVISION || hash_zero(m->output));
 }
 
 int provision_run(struct planner *pl, struct step *s, const struct sync_ops *ops, struct hash *output,

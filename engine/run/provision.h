@@ -13,6 +13,12 @@
  * step of the cluster has in its key.
  */
 void provision_decide(struct planner *pl, struct step *s, const struct record *rec);
+/*
+ * Is m (CLUSTER:kind, tls or CLUSTER:provision, an in-step) still to make
+ * what its out-steps use?  A provision that runs to change a cluster it
+ * made (a recorded uid) makes nothing new: plan predicts the same uid.
+ */
+int provision_makes(const struct step *m);
 
 /*
  * Run it through ops->provision: wait until a new Cluster (no success

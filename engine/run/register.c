@@ -30,6 +30,7 @@
 #include "argo/argocd.h"
 #include "argo/kubectl.h"
 #include "distro/capi.h"
+#include "run/provision.h"
 #include "run/register.h"
 #include "graph/state.h"
 #include "graph/status.h"
@@ -169,7 +170,7 @@ void register_decide(struct planner *pl, struct step *s, const struct record *re
 		hasher_add(h, &k->credential, sizeof(k->credential));
 		for (size_t i = 0; i < s->nin; i++)
 			if (s->in[i]->kind == STEP_PROVISION) {
-				if (s->in[i]->dirty && s->in[i]->state != S_DONE) {
+				if (provision_makes(s->in[i])) {
 					s->dirty = 1;
 					s->reason = R_UPSTREAM;
 					s->why = aprintf("once %s has made the cluster", s->in[i]->id);

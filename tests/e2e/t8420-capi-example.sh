@@ -151,6 +151,9 @@ t_eq "nothing was pushed" "1" "$(git --git-dir="$bare" rev-list --count main)"
 sed -i 's/^  k8s: v1.35.0/  k8s: v1.34.0/' distro.yaml
 t_ok "plan: both Clusters change" idpmake plan
 t_grep "eu-1's Cluster" 'mgmt/cluster-eu-1:render' "$OUTPUT"
+# the clusters exist: their Clusters change in place, so nothing waits on a cluster to be made (issue 32 #4)
+t_nogrep "plan: no step waits on a cluster that exists" 'has made the cluster' "$STDOUT"
+t_nogrep "plan: nor registers eu-1 again" 'eu-1:register' "$STDOUT"
 before=$(curl -sS -f "$emu/requests" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
 t_ok "up upgrades both, wave by wave" idpmake up
 curl -sS -f "$emu/requests" >"$T/req.json"
