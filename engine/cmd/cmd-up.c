@@ -502,7 +502,7 @@ int cmd_up(struct ctx *c)
 	if ((r = ctx_load(c, 0)))
 		return r;
 	struct argocd *a = NULL;
-	struct preflight pf = { NULL, 0, NULL };
+	struct preflight pf = { NULL, 0, NULL, 0 };
 	struct summary boot = { 0 };
 	const char *err;
 	char *local;
@@ -703,7 +703,9 @@ int cmd_promote(struct ctx *c)
 
 int cmd_plan(struct ctx *c)
 {
-	int r, work = 0, uptodate = 0;
+	int r, work = 0, uptodate = 0, refused = 0;
+	const char **unchecked = NULL;
+	size_t nunchecked = 0, nrefused = 0;
 	struct orphan_counts gone;
 	json_t *steps = NULL, *drift, *orphans;
 
@@ -776,6 +778,8 @@ int cmd_plan(struct ctx *c)
 					printf("         %s\n", s->changed.v[k]);
 		}
 	}
+	/* what up would refuse before the push, as up says it (preflight.h) */
+	refused = preflight_plan(c, &unchecked, &nunchecked, &nrefused);
 	/* the folders of packages gone from the distro, and their Applications, as up decides (orphans.c) */
 	orphans = c->json ? json_object() : NULL;
 	gone = orphans_show(c, orphan_apps_apply(c), c->json ? NULL : stdout, orphans);
@@ -790,6 +794,11 @@ int cmd_plan(struct ctx *c)
 		json_object_set_new(doc, "up_to_date", json_integer(uptodate));
 		json_object_set_new(doc, "waves", rollout_json(c->d));
 		json_object_set_new(doc, "drift", drift);
+		json_object_set_new(doc, "refusals", json_integer((json_int_t)nrefused));
+		json_t *nc = json_array();
+		for (size_t i = 0; i < nunchecked; i++)
+			json_array_append_new(nc, json_string(unchecked[i]));
+		json_object_set_new(doc, "not_checked", nc);
 		json_object_update(doc, orphans);
 		json_decref(orphans);
 		json_print(doc, 1);
@@ -798,5 +807,7 @@ int cmd_plan(struct ctx *c)
 		printf("idpmake: %d step%s would run, %d up to date%s%s\n", work, work == 1 ? "" : "s", uptodate,
 		       targets_skipped_note(c), orphans_summary(gone));
 	}
-	return r ? r : c->exit_code && (work || gone.del || gone.unregister || gone.kind_del) ? 1 : 0;
+	if (refused && !c->json)
+		fprintf(stderr, "idpmake: plan: up would refuse (exit %d): nothing of the above would run\n", refused);
+	return refused ? refused : r ? r : c->exit_code && (work || gone.del || gone.unregister || gone.kind_del) ? 1 : 0;
 }

@@ -273,6 +273,16 @@ static const char *owner_of(const struct ctx *c, struct argocd *a, const struct 
 }
 
 static int late;	/* owner_check put the check off until the renders ran */
+static const char **predicting;	/* owner_predict: plan's, and why Argo CD could not be read goes here */
+
+/* Argo CD could not say: up's step error, or plan's "not checked" */
+static void unread(const struct step *s, const char *err)
+{
+	if (predicting)
+		*predicting = aprintf("who owns the Applications and clusters this run would change (%s)", err);
+	else
+		error("%s: %s (asking Argo CD who owns what this run would change); nothing was pushed", s->id, err);
+}
 
 static int check(struct ctx *c, struct argocd *a, struct want *v, size_t n)
 {
@@ -285,15 +295,14 @@ static int check(struct ctx *c, struct argocd *a, struct want *v, size_t n)
 		return 0;	/* nothing to create or update: no request */
 	}
 	if (argocd_login_now(a, &err) < 0) {	/* argocd.login, when a request is to be made */
-		error("%s: argocd: %s (asking Argo CD who owns what this run would change); nothing was pushed",
-		      v[0].s->id, err);
+		unread(v[0].s, aprintf("argocd: %s", err));
 		return -1;
 	}
 	for (size_t i = 0; i < n && !ret; i++) {
 		enum want_kind k = v[i].kind;
 		if (!items[k] && !(items[k] = json_incref(argo_list_once(a, (enum argo_kind)k, &err)))) {
 			/* said as the step's failure would be: the first step that needed the answer */
-			error("%s: %s (asking Argo CD who owns what this run would change); nothing was pushed", v[i].s->id, err);
+			unread(v[i].s, err);
 			ret = -1;
 			goto out;
 		}
@@ -308,7 +317,7 @@ static int check(struct ctx *c, struct argocd *a, struct want *v, size_t n)
 		     : v[i].kind == W_REPO ? aprintf("repository %s", url_masked(v[i].name, "***"))
 					      : aprintf("%s '%s'%s", kind_word[v[i].kind], v[i].name,
 							v[i].either ? " (the package's file, unreadable now, may be either kind)" : "");
-		if (c->adopt) {
+		if (c->adopt && !predicting) {
 			status_info("idpmake: %s: adopting %s, which belongs to %s (--adopt)", v[i].s->id, what, who);
 			adopt_note(adopt_word[v[i].kind], v[i].kind == W_CLUSTER ? v[i].s->cluster->name :
 				   v[i].kind == W_REPO ? url_masked(v[i].name, "***") : v[i].name, who, v[i].s->id);
@@ -322,9 +331,13 @@ static int check(struct ctx *c, struct argocd *a, struct want *v, size_t n)
 		same += same_name;
 	}
 	if (collisions) {
-		fprintf(stderr, "idpmake: up refused before the push: %d object%s in Argo CD %s not this distro's; "
-			"nothing was pushed, synced or registered\n", collisions, collisions == 1 ? "" : "s",
-			collisions == 1 ? "is" : "are");
+		if (predicting)
+			fprintf(stderr, "idpmake: plan: up would refuse before the push: %d object%s in Argo CD %s not "
+				"this distro's\n", collisions, collisions == 1 ? "" : "s", collisions == 1 ? "is" : "are");
+		else
+			fprintf(stderr, "idpmake: up refused before the push: %d object%s in Argo CD %s not this distro's; "
+				"nothing was pushed, synced or registered\n", collisions, collisions == 1 ? "" : "s",
+				collisions == 1 ? "is" : "are");
 		if (apps)
 			fprintf(stderr, "hint: give this distro Application names of its own (argocd.app-name, e.g. "
 				"\"%s-${cluster}-${package}\"), or take them over on purpose: idpmake up --adopt\n",
@@ -340,7 +353,7 @@ static int check(struct ctx *c, struct argocd *a, struct want *v, size_t n)
 		if (clusters)
 			fprintf(stderr, "hint: a cluster is registered once in Argo CD: leave its registration to the distro "
 				"that owns it (drop register: here), or take it over on purpose: idpmake up --adopt\n");
-		ret = 1;
+		ret = predicting ? collisions : 1;
 	}
 out:
 	for (int k = 0; k < NKINDS; k++)
@@ -363,6 +376,19 @@ int owner_check(struct ctx *c, struct argocd *a)
 	if ((late = !anyway && n))
 		return 0;	/* only a render's new output would: asked before the push */
 	return check(c, a, v, n);
+}
+
+int owner_predict(struct ctx *c, struct argocd *a, const char **unchecked)
+{
+	struct want *v;
+	size_t n = wants(c, &v);
+	int r;
+
+	*unchecked = NULL;
+	predicting = unchecked;
+	r = check(c, a, v, n);
+	predicting = NULL;
+	return r;
 }
 
 int owner_check_late(struct ctx *c, struct argocd *a)

@@ -46,6 +46,12 @@ int owner_check(struct ctx *c, struct argocd *a);
  * (preflight_late).  Its returns are owner_check's; 0 when nothing was put off.
  */
 int owner_check_late(struct ctx *c, struct argocd *a);
+/*
+ * plan (preflight_plan): owner_check on the steps plan decided, none put
+ * off, --adopt not taken; the collisions printed as up prints them.  0, the
+ * number of collisions, or -1 with *unchecked saying what could not be asked.
+ */
+int owner_predict(struct ctx *c, struct argocd *a, const char **unchecked);
 
 
 /* an Application of this distro, as its labels say */

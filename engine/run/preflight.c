@@ -89,7 +89,7 @@ int preflight_argocd(struct preflight *pf, struct argocd *a)
 		pf->argocd_err = "cannot start a libcurl handle";
 		return -1;
 	}
-	if (request(&c, "GET", "/api/version", NULL, &r, &err) < 0)
+	if (request(&c, "GET", "/api/version", NULL, &r, &err) < 0 && (pf->down = 1))
 		pf->argocd_err = aprintf("Argo CD at %s does not answer (GET /api/version): %s: check ARGOCD_SERVER "
 					 "(or argocd.server) and that Argo CD runs", a->base, err);
 	else if (r.status != 200 || !json_is_object(r.json) || !json_is_string(json_object_get(r.json, "Version")))
@@ -265,6 +265,33 @@ static int argo_anyway(struct ctx *c, const char *mask, int want)
 	return any;
 }
 
+/* a created cluster's version: one minor at a time (Cluster API's webhook refuses more); its move */
+static void skew_problems(struct ctx *c, struct problems *p)
+{
+	const struct graph *g = c->g;
+	const char *err;
+
+	for (size_t i = 0; i < g->nsteps; i++)
+		if (g->steps[i]->selected && g->steps[i]->kind == STEP_PROVISION &&
+		    ((err = provision_skew(&c->pl, g->steps[i])) || (err = provision_moved(&c->pl, g->steps[i]))))
+			add(p, err);
+}
+
+/* each cluster whose deploy: kubectl syncs run: does its kube context answer? */
+static void kube_problems(struct ctx *c, const char *runs, const char *mask, int want, struct problems *p)
+{
+	const struct graph *g = c->g;
+	const char *err;
+
+	for (size_t i = 0; i < g->nsteps; i++) {
+		struct step *s = g->steps[i];
+		if (s->selected && runs[i] && (!mask || mask[i] == want) && s->kind == STEP_SYNC &&
+		    s->pkg->deploy_kubectl && !kube_ran(g, runs, i) && !made_before(g, runs, i) &&
+		    (err = kubectl_check(s->cluster, PREFLIGHT_TIMEOUT)))
+			add(p, aprintf("%s (needed by %s)", err, s->id));
+	}
+}
+
 int preflight_late(struct preflight *pf, struct ctx *c, struct argocd *a)
 {
 	const char *first = pf->late;
@@ -317,18 +344,8 @@ int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a, const c
 	}
 	if (any && push && (err = git_wants_credential(c)))
 		add(&p, err);
-	/* a created cluster's version: one minor at a time (Cluster API's webhook refuses more) */
-	for (size_t i = 0; i < g->nsteps; i++)
-		if (g->steps[i]->selected && g->steps[i]->kind == STEP_PROVISION &&
-		    ((err = provision_skew(&c->pl, g->steps[i])) || (err = provision_moved(&c->pl, g->steps[i]))))
-			add(&p, err);
-	/* each cluster whose deploy: kubectl syncs run: does its kube context answer? */
-	for (size_t i = 0; i < g->nsteps; i++) {
-		struct step *s = g->steps[i];
-		if (s->selected && runs[i] && s->kind == STEP_SYNC && s->pkg->deploy_kubectl && !kube_ran(g, runs, i) &&
-		    !made_before(g, runs, i) && (err = kubectl_check(s->cluster, PREFLIGHT_TIMEOUT)))
-			add(&p, aprintf("%s (needed by %s)", err, s->id));
-	}
+	skew_problems(c, &p);
+	kube_problems(c, runs, mask, want, &p);
 	if (!p.n)
 		return 0;
 	for (size_t i = 0; i < p.n; i++)
@@ -340,4 +357,64 @@ int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a, const c
 		error("pre-flight: %zu problem%s; nothing was rendered, pushed, synced or registered", p.n,
 		      p.n == 1 ? "" : "s");
 	return 1;
+}
+
+/* plan: would a step that talks to Argo CD run (as preflight_run counts them)? */
+static int plan_argo(const struct ctx *c, const char *runs)
+{
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		const struct step *s = c->g->steps[i];
+		if (runs[i] && argo_step(s) && (s->kind != STEP_REGISTER || s->cluster || git_token()))
+			return 1;
+	}
+	return 0;
+}
+
+int preflight_plan(struct ctx *c, const char ***unchecked, size_t *nunchecked, size_t *nrefused)
+{
+	const struct graph *g = c->g;
+	struct problems p = { NULL, 0 }, u = { NULL, 0 };
+	struct preflight pf = { NULL, 0, NULL, 0 };
+	struct argocd *a = NULL;
+	const char *err = NULL, *why;
+	char *runs = amalloc(g->nsteps + 1);
+	int push = 0, owners = 0;
+
+	for (size_t i = 0; i < g->nsteps; i++) {
+		runs[i] = (char)(g->steps[i]->selected && g->steps[i]->dirty);
+		push |= runs[i] && g->steps[i]->kind == STEP_PUSH;
+	}
+	if (c->pl.argocd_server && (plan_argo(c, runs) || (c->prune && prune_work(c)))) {
+		struct gitops_opts go = ctx_gitops(c);
+		if ((a = argocd_connect(c->d, c->statedir, c->verbose, &err)))
+			argocd_set_git(a, &go);
+		if (!a)
+			add(&p, aprintf("argocd: %s", err ? err : "cannot use Argo CD"));
+		else if (preflight_argocd(&pf, a) < 0)
+			add(pf.down ? &u : &p, pf.down ? aprintf("what Argo CD holds: %s", pf.argocd_err) : pf.argocd_err);
+		else {
+			for (size_t i = 0; i < g->nsteps; i++)
+				if (runs[i] && g->steps[i]->kind == STEP_REGISTER && argocd_register_check(a, g->steps[i], &err) < 0)
+					add(&p, aprintf("%s: %s", g->steps[i]->id, err));
+			owners = owner_predict(c, a, &why);
+			if (owners < 0)
+				add(&u, why);
+		}
+	}
+	if (push && (err = git_wants_credential(c)))
+		add(&p, err);
+	skew_problems(c, &p);
+	kube_problems(c, runs, NULL, 0, &u);	/* a context that does not answer now: not checked */
+	for (size_t i = 0; i < p.n; i++)
+		error("%s", p.v[i]);
+	*nrefused = p.n + (size_t)(owners > 0 ? owners : 0);
+	if (*nrefused && p.n)
+		fprintf(stderr, "idpmake: plan: up would refuse before the push: %zu problem%s\n", p.n, p.n == 1 ? "" : "s");
+	for (size_t i = 0; i < u.n; i++)
+		fprintf(stderr, "idpmake: plan: not checked: %s\n", u.v[i]);
+	*unchecked = u.v;
+	*nunchecked = u.n;
+	if (a)
+		argocd_close(a);
+	return *nrefused ? PLAN_REFUSED : 0;
 }

@@ -21,6 +21,7 @@ struct preflight {
 	int asked;			/* GET /api/version was asked */
 	const char *late;		/* put off until the renders ran (preflight_late): the first step that
 					 * would need Argo CD, or NULL */
+	int down;			/* GET /api/version got no answer (Argo CD unreachable) */
 };
 
 /*
@@ -51,5 +52,16 @@ int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a, const c
  * (nothing may start); -1 when Argo CD could not say who owns what.
  */
 int preflight_late(struct preflight *pf, struct ctx *c, struct argocd *a);
+
+/*
+ * plan: the refusals up would make before the push, on the steps plan
+ * decided (dry run): the checks of preflight_run and owner_check, made now
+ * (none put off), each printed as up prints it.  A check that needs a
+ * server that does not answer is named as not checked (on stderr, and in
+ * *unchecked for plan --json), never passed.  0; PLAN_REFUSED after
+ * printing the refusals.
+ */
+#define PLAN_REFUSED 3
+int preflight_plan(struct ctx *c, const char ***unchecked, size_t *nunchecked, size_t *nrefused);
 
 #endif

@@ -60,6 +60,16 @@ EOF
 t_ok "the quickstart's up" idpmake -C qs up
 t_eq "its Application carries its distro" quickstart "$(app in-cluster-hello 'a["metadata"]["labels"]["idpmake.io/distro"]')"
 
+# plan predicts it, with up's words and its own exit status (issue 32 #1)
+t_exit 3 "plan: the second distro's up would be refused (exit 3)" idpmake -C other plan
+t_grep "plan: the collision as up says it" \
+	"in-cluster/hello:sync: Application 'in-cluster-hello' in Argo CD belongs to distro 'quickstart', not to distro 'my-idp'" "$STDERR"
+t_grep "plan: up would refuse before the push" 'plan: up would refuse before the push: 2 objects in Argo CD are not this distro' "$STDERR"
+t_exit 3 "plan --json: exit 3 too" idpmake -C other plan --json
+t_eq "plan --json: the refusals counted" 2 "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["refusals"])' "$STDOUT")"
+t_ok "the quickstart's own plan refuses nothing" idpmake -C qs plan
+t_nogrep "and checks what it could" 'not checked' "$STDERR"
+
 emu_reset
 t_exit 1 "a second distro with the same package names is refused" idpmake -C other up
 t_grep "it names the object and its owner" \

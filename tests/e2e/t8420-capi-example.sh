@@ -145,6 +145,8 @@ t_eq "nor to the clusters" "$n_kube" "$(kube_count)"
 
 # ---- upgrade -----------------------------------------------------------------
 sed -i 's/^  k8s: v1.33.2 .*/  k8s: v1.35.0/' distro.yaml
+t_exit 3 "plan: up would refuse two minors at once (issue 32 #1)" idpmake plan
+t_grep "plan: in up's words" 'is 2 minors past the synced v1.33.2.*go to v1.34 first' "$STDERR"
 t_exit 1 "two minors at once is refused" idpmake up
 t_grep "naming the minor to go to first" 'is 2 minors past the synced v1.33.2.*go to v1.34 first' "$OUTPUT"
 t_eq "nothing was pushed" "1" "$(git --git-dir="$bare" rev-list --count main)"
