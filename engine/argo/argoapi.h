@@ -118,6 +118,14 @@ struct kubecred {
 int kubecred_parse(const char *path, const char *dir, const char *text, size_t len, const char *context,
 		   struct kubecred *k, const char **err);
 void kubecred_free(struct kubecred *k);	/* zeroes what it frees */
+/* argocapireg.c: a created cluster's server as its Secret gives it: an https URL of a host (no user info, no
+ * control byte, bounded) */
+int kube_server_ok(const char *s);
+/* argocapireg.c: created cluster cl's Cluster is this distro's (or up --adopt: *adopting names whose it was)
+ * and `server`, its kubeconfig Secret's, is its spec.controlPlaneEndpoint; 0, or -1 with *err ending in
+ * `refused` ("not registered") */
+int capi_secret_server_check(const struct cluster *cl, const char *server, const char *refused, const char **adopting,
+			     const char **err);
 /* kubecred.c: the credential of cl's register.kubeconfig at register.context; 0, or -1 with *err */
 int kubecred_read(const struct cluster *cl, struct kubecred *k, const char **err);
 /* kubecred.c: a PEM file's content in base64 (malloc'd), or NULL with *err; its content is never in a message */

@@ -236,7 +236,7 @@ static int service_account(struct call *c, const struct workload *w, char **toke
 }
 
 /* an https URL of a host: no user info, no byte a terminal, a header or a shell could read, bounded */
-static int server_ok(const char *s)
+int kube_server_ok(const char *s)
 {
 	const char *host = s + 8, *end;
 
@@ -269,10 +269,10 @@ static const char *host_of(const char *h)
  * another's over), and the kubeconfig Secret's server is the Cluster's
  * spec.controlPlaneEndpoint, host and port (issue 35 #5): a Secret that
  * names another cluster's server would register this name over that
- * cluster's entry; and Argo CD's entry at that server, if any, is this
- * one's (argocd_created_entry).  0, or -1 with *err.
+ * cluster's entry, or send a hook's kubectl there (argoapi.h).
  */
-static int cluster_check(struct call *c, const struct cluster *cl, const char *server, const char **err)
+int capi_secret_server_check(const struct cluster *cl, const char *server, const char *refused, const char **adopting,
+			     const char **err)
 {
 	const struct capi *k = cl->create.capi;
 	const char *whose = NULL, *ep = NULL, *e = NULL, *have;
@@ -281,24 +281,38 @@ static int cluster_check(struct call *c, const struct cluster *cl, const char *s
 	struct capi_mine m = { k->distro, k->home, NULL, NULL, 1, 0 };
 	int r = capiowner_whose(k->mgmt, k->namespace, cl->name, &m, &whose, &ep, &e);
 
+	*adopting = NULL;
 	if (r < 0)
-		return *err = aprintf("%s: not registered", e), -1;
+		return *err = aprintf("%s: %s", e, refused), -1;
 	if (r > 0 && !capiowner_adopt())
 		return *err = capiowner_refusal(cl, k->namespace, k->management, whose, k->distro), -1;
 	if (r > 0)
-		note(c, 1, "adopting the Cluster %s/%s of %s (--adopt)", k->namespace, cl->name, whose);
+		*adopting = whose;
 	if (!ep)
 		return *err = aprintf("the Cluster %s/%s on '%s' has no spec.controlPlaneEndpoint yet: its kubeconfig "
-				      "Secret cannot be checked against it; not registered", k->namespace, cl->name,
-				      k->management), -1;
+				      "Secret cannot be checked against it; %s", k->namespace, cl->name,
+				      k->management, refused), -1;
 	if (url_parse(server, &u) < 0 || !u.host || !u.port)
 		return *err = aprintf("Secret %s/%s-kubeconfig: its server is not a URL of a host and port", k->namespace,
 				      cl->name), -1;
 	have = aprintf("%s:%s", host_of(u.host), u.port);
 	if (strcmp(have, host_of(ep)))
 		return *err = aprintf("Secret %s/%s-kubeconfig names the server %s, which is not the Cluster's "
-				      "spec.controlPlaneEndpoint %s: not registered (the Secret of another cluster?)",
-				      k->namespace, cl->name, server, ep), -1;
+				      "spec.controlPlaneEndpoint %s: %s (the Secret of another cluster?)",
+				      k->namespace, cl->name, server, ep, refused), -1;
+	return 0;
+}
+
+/* that, and Argo CD's entry at that server, if any, is this one's (argocd_created_entry): 0, or -1 with *err */
+static int cluster_check(struct call *c, const struct cluster *cl, const char *server, const char **err)
+{
+	const struct capi *k = cl->create.capi;
+	const char *whose;
+
+	if (capi_secret_server_check(cl, server, "not registered", &whose, err) < 0)
+		return -1;
+	if (whose)
+		note(c, 1, "adopting the Cluster %s/%s of %s (--adopt)", k->namespace, cl->name, whose);
 	return argocd_created_entry(c, cl, server, err);	/* what Argo CD has at that server */
 }
 
@@ -438,7 +452,7 @@ static int capi_register(struct call *c, struct step *s, const char **err)
 	if (ret < 0)
 		return -1;
 	ret = -1;
-	if (!server_ok(kc.server)) {
+	if (!kube_server_ok(kc.server)) {
 		*err = aprintf("Secret %s/%s: the server is not an https URL of a host (no user, no control bytes)",
 			       k->namespace, secret);
 		goto out;

@@ -68,7 +68,7 @@ struct job {
 	int rc;
 	struct hash output;
 	const char *err;
-	const char *note;		/* provision: the Cluster's uid */
+	const char *note;		/* provision: the Cluster's uid; a hook: its kube context */
 	const char *refused;		/* fails at once with this, running nothing */
 	int synced;			/* a created cluster's Cluster: this state synced it before (capiowner.h) */
 	int waits;			/* counted among the waits, not the -j jobs */
@@ -182,7 +182,7 @@ static void run_job(struct job *j)
 	case STEP_POST: {
 		struct step *r = render_of(s);
 		const char *dir = unpack(pl->statedir, s, r ? r->output : (struct hash){ 0, 0 });
-		j->rc = hook_run(pl->g->d, s, pl->statedir, j->commit ? j->commit : q.commit, dir, &j->err);
+		j->rc = hook_run(pl->g->d, s, pl->statedir, j->commit ? j->commit : q.commit, dir, &j->note, &j->err);
 		break;
 	}
 	case STEP_WAVE:
@@ -469,6 +469,7 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 		if (state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms) < 0)
 			return -1;
 		sum->hooks++;
+		*note = j->note;	/* the kube context the hook got (hook.h) */
 		return 0;
 	}
 }

@@ -6,7 +6,9 @@
  * IDPMAKE_RENDERED and IDPMAKE_VAR_<NAME> (upper case, '-' as '_').
  *
  * The rest of the hook's environment is exec.c's allowlist (PATH, HOME,
- * locale, ...): no credential reaches a hook unless its `env` names it.
+ * locale, ...): no credential reaches a hook unless its `env` names it, but
+ * for the kubeconfig of its cluster's own context (hookkube.h): KUBECONFIG
+ * names it, whatever context is current for the user.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -17,7 +19,7 @@
 
 #include "base/buf.h"
 #include "base/exec.h"
-#include "argo/kubectl.h"
+#include "argo/hookkube.h"
 #include "distro/create.h"
 #include "run/hook.h"
 #include "run/tlscert.h"
@@ -34,11 +36,11 @@ static const char *env_name(const char *var)
 }
 
 int hook_run(const struct distro *d, struct step *s, const char *statedir, const char *commit,
-	     const char *rendered, const char **err)
+	     const char *rendered, const char **note, const char **err)
 {
 	struct strvec env = STRVEC_INIT;
 	struct vars v;
-	const char *kc;
+	struct hook_kube hk;
 	int r;
 
 	/* a hook runs in its distro's folder: the state's paths it gets are absolute */
@@ -50,11 +52,13 @@ int hook_run(const struct distro *d, struct step *s, const char *statedir, const
 		}
 		statedir = path_join(cwd, statedir);
 	}
-	/* kubectl in the hook goes where the cluster's packages go (kubectl.h), never elsewhere */
-	if (!(kc = kubectl_hook_kubeconfig(s->cluster, statedir, err)) && *err)
+	/* kubectl in the hook goes to its cluster's own context (hookkube.h), never to whatever is current */
+	if (hook_kube_prepare(s->cluster, statedir, &hk, err) < 0)
 		return -1;
+	*note = hk.context ? aprintf("context %s (%s)", hk.context, hk.from) : NULL;
 	proc_env_base(&env);
-	if (kc) {
+	if (hk.kubeconfig) {
+		const char *kc = hk.kubeconfig;
 		for (size_t i = 0; i < env.n; i++)
 			if (!strncmp(env.v[i], "KUBECONFIG=", 11)) {
 				free((char *)env.v[i]);
@@ -103,6 +107,7 @@ int hook_run(const struct distro *d, struct step *s, const char *statedir, const
 			strvec_pushf(&env, "%s=%s", name, val);
 	}
 	r = hook_spawn(s, &env, "hook", err);
+	hook_kube_done(&hk);	/* a created cluster's credential: gone once the hook has ended */
 	strvec_clear(&env);
 	return r;
 }

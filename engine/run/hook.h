@@ -7,13 +7,15 @@
 /*
  * Run hook step s.  `commit` is the GitOps commit holding the package,
  * `rendered` the folder of its rendered objects.  Output goes to s->log.
- * When the cluster names its kube context (create.kind, kube-context, ...),
- * the hook's KUBECONFIG starts with a file in statedir naming it current
- * (kubectl_hook_kubeconfig), so its kubectl goes where the packages go.
- * 0, or -1 with the cause in *err.  Safe from worker threads.
+ * When the cluster's kube context is known (create.kind, a created
+ * cluster's kubeconfig Secret, kube-context, register.context,
+ * --kube-context), the hook's KUBECONFIG names it current (hookkube.h), so
+ * its kubectl goes to its cluster, and *note says which ("context C
+ * (FROM)", for the hook's line; else NULL).  0, or -1 with the cause in
+ * *err.  Safe from worker threads.
  */
 int hook_run(const struct distro *d, struct step *s, const char *statedir, const char *commit,
-	     const char *rendered, const char **err);
+	     const char *rendered, const char **note, const char **err);
 
 /*
  * Run s->hook->run (/bin/sh -c, in the hook's folder, with its timeout)

@@ -94,15 +94,20 @@ static int hooks_selected(const struct ctx *c, const struct cluster *cl)
 
 /*
  * Where the kubectl of cl's hooks goes when the distro names no context for
- * it (kubectl_hook_kubeconfig: none of create.kind, kube-context,
- * register.context, --kube-context): the current context it would get,
- * said before anything runs (issue 33 #2), or NULL when one is named.
+ * it (hookkube.h: none of create.kind, kube-context, register.context,
+ * --kube-context): the current context it would get, said before anything
+ * runs (issue 33 #2), or NULL when one is named.  A cluster Cluster API
+ * made has its own, written from its kubeconfig Secret: said too, as a
+ * credential idpmake hands to its hooks.
  */
 static const char *hooks_unnamed(const struct cluster *cl)
 {
 	const struct kube_target *t;
 	const char *err = NULL;
 
+	if (cl->create.capi)
+		return aprintf("hooks %s: context %s from Secret %s/%s-kubeconfig on %s (create.management)", cl->name,
+			       cl->name, cl->create.capi->namespace, cl->name, cl->create.capi->management);
 	if (cl->create.kind || cl->kube_context || cl->reg.context || kubectl_context_flag())
 		return NULL;	/* named: its packages' context, which the hooks get too */
 	if (!(t = kubectl_target(cl, &err)))
@@ -166,7 +171,8 @@ int targets_print(struct ctx *c, FILE *f)
 			buf_addf(&b, ", cluster-api %s: context %s (%s)%s%s, for %s", cl->name,
 				 t->context ? t->context : "in-cluster", t->from, t->kubeconfig ? " in " : "",
 				 t->kubeconfig ? t->kubeconfig : "", made);
-		const char *h = hooks_selected(c, cl) && !kubectl_selected(c, cl) ? hooks_unnamed(cl) : NULL;
+		const char *h = hooks_selected(c, cl) && (cl->create.capi || !kubectl_selected(c, cl)) ? hooks_unnamed(cl) :
+				NULL;
 		if (h)
 			buf_addf(&b, ", %s", h);
 		if (!kubectl_selected(c, cl) && !(cl->create.kind && create_selected(c, cl)))

@@ -68,6 +68,7 @@ rm -f "$T/hook.out"
 t_ok "a change, with another current context" idpmake -C d up
 t_eq "is applied in kind-dev" 2 "$(kubectl --context kind-dev -n hello get configmap hello -o jsonpath='{.data.v}')"
 t_eq "and its hook ran in kind-dev too" "kind-dev configmap/hello" "$(tr '\n' ' ' <"$T/hook.out" | sed 's/ $//')"
+t_grep "the hook's line names that context (issue 33 #2)" 'post in-cluster/hello:post:where: context kind-dev \(create.kind\)' "$STDOUT"
 t_eq "the current context is left as it was" other "$(kubectl config current-context)"
 
 t_exit 1 "--kube-context naming another context is refused" idpmake -C d up --kube-context other
