@@ -31,7 +31,7 @@ static const struct command commands[] = {
 	{ "plan", cmd_plan, "plan [--exit-code] [-o FILE] [TARGET...]", "what up would run, and why; executes nothing (= up -n)",
 	  CMD_JSON,
 	  "idpmake plan                 # what up would do\n"
-	  "idpmake plan --exit-code     # exit 1 when there is work (CI)\n"
+	  "idpmake plan --exit-code     # exit 1 when there is work (CI); 3: up would refuse\n"
 	  "idpmake plan -o plan.json    # save it for 'up --plan'" },
 	{ "explain", cmd_explain, "explain STEP...", "why a step would run: which inputs changed, old and new hash", 0,
 	  "idpmake explain in-cluster/backstage:render\n"

@@ -40,6 +40,7 @@
 #include "argo/argoapi.h"
 #include "argo/argocd.h"
 #include "argo/kubectl.h"
+#include "run/bootstrap.h"
 #include "run/ctx.h"
 #include "run/orphans.h"
 #include "run/plan.h"
@@ -377,14 +378,18 @@ int preflight_plan(struct ctx *c, const char ***unchecked, size_t *nunchecked, s
 	struct preflight pf = { NULL, 0, NULL, 0 };
 	struct argocd *a = NULL;
 	const char *err = NULL, *why;
-	char *runs = amalloc(g->nsteps + 1);
+	char *runs = amalloc(g->nsteps + 1), *boot = NULL;
 	int push = 0, owners = 0;
 
 	for (size_t i = 0; i < g->nsteps; i++) {
 		runs[i] = (char)(g->steps[i]->selected && g->steps[i]->dirty);
 		push |= runs[i] && g->steps[i]->kind == STEP_PUSH;
 	}
-	if (c->pl.argocd_server && (plan_argo(c, runs) || (c->prune && prune_work(c)))) {
+	if (c->pl.argocd_server && (plan_argo(c, runs) || (c->prune && prune_work(c))) &&
+	    (boot = bootstrap_local(c)) && bootstrap_pending(c, boot)) {
+		/* up makes the cluster (or certificate) first, then asks Argo CD (bootstrap.h) */
+		add(&u, "what Argo CD holds: up asks it once the bootstrap's steps ran");
+	} else if (c->pl.argocd_server && (plan_argo(c, runs) || (c->prune && prune_work(c)))) {
 		struct gitops_opts go = ctx_gitops(c);
 		if ((a = argocd_connect(c->d, c->statedir, c->verbose, &err)))
 			argocd_set_git(a, &go);

@@ -59,9 +59,9 @@ t_eq "no repository was registered" "" "$(lines '^/api/v1/repositories')"
 
 # ---- with the token: repository:register runs, though it was done without one ----
 export IDPMAKE_GIT_TOKEN=$GIT_PASS IDPMAKE_GIT_USERNAME=$GIT_USER
-emu_reset
 t_ok "plan with the token" idpmake plan
 t_grep "says repository:register runs" "register repository:register: never run" "$OUTPUT"
+emu_reset
 t_ok "up with IDPMAKE_GIT_TOKEN registers the repository and syncs" idpmake up
 # (after the ownership check's one list: whose is the repository Argo CD may have, owner.c)
 t_eq "one repository upsert" "GET /api/v1/repositories POST /api/v1/repositories?upsert=true" \
