@@ -2,9 +2,15 @@
  * status.c - progress output.
  *
  * On a terminal, one line rewritten in place, as ninja: "[3/12] render
- * in-cluster/backstage".  Elsewhere one line per finished step.  With --json
- * one object per line (cli.md).  Failures print the step's log.  Output is
- * only ever written from the scheduler's (main) thread.
+ * in-cluster/backstage"; the line of a step that did something (a push, a
+ * sync, a cluster made, a hook that printed) stays, the others are written
+ * over.  Elsewhere one line per finished step.  With --json one object per
+ * line (cli.md).  Failures print the step's log.  Output is only ever written
+ * from the scheduler's (main) thread.
+ *
+ * The counter is "[finished/total]" and ends at [N/N], as ninja's: a step
+ * counted at the start that turns out up to date when its turn comes (early
+ * cutoff, as ninja's restat) leaves the total (status_up_to_date).
  *
  * The running steps: status_start adds a step, status_done and
  * status_failed remove it.  A worker may publish what its step waits for
@@ -47,6 +53,8 @@ static struct running {
 static size_t nrun;
 static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
 
+static void print_done(void);
+
 void status_init(int j, enum color_mode c, int v)
 {
 	json = j;
@@ -72,6 +80,13 @@ void status_total(int t)
 {
 	total = t;
 	finished = 0;
+}
+
+void status_up_to_date(const struct step *s)
+{
+	(void)s;
+	if (total > finished)
+		total--;	/* as ninja after a restat: PlanHasTotalEdges(command_edge_count()) */
 }
 
 static void event(const char *ev, const struct step *s, const char *reason, int ms)
@@ -161,9 +176,48 @@ static size_t print_output(const struct step *s, size_t from, int whole)
 	return n;
 }
 
+/* "KIND ID" of a step's line, added to b; the push's id is its kind: "push" */
+static void add_what(struct buf *b, const struct step *s)
+{
+	if (s->kind == STEP_PUSH)
+		buf_adds(b, "push");
+	else
+		buf_addf(b, "%s %s", step_kind_name(s->kind), s->id);
+}
+
 static const char *what(const struct step *s)
 {
-	return s->kind == STEP_PUSH ? "push" : s->id;
+	struct buf b = BUF_INIT;
+	const char *w;
+
+	add_what(&b, s);
+	w = astrdup(b.s);
+	buf_release(&b);
+	return w;
+}
+
+/*
+ * On a terminal, does the step's line stay?  Yes when the step changed
+ * something outside the state (a push, a sync, a cluster made or
+ * registered, a certificate made): what a person looks for once the run
+ * is over.  A render, a gate, a hook that printed nothing are written over.
+ */
+static int line_stays(const struct step *s, const char *note)
+{
+	switch (s->kind) {
+	case STEP_PUSH:
+	case STEP_SYNC:
+	case STEP_REGISTER:
+	case STEP_CREATE:
+	case STEP_PROVISION:
+		return 1;
+	case STEP_TLS:
+		return note && strcmp(note, "kept");
+	case STEP_CAPICHECK:
+		return note != NULL;
+	default:
+		return 0;
+	}
 }
 
 /* CLUSTER/PACKAGE for a package's step, else its id */
@@ -238,10 +292,8 @@ static void redraw(void)
 				buf_adds(&line, ", ");
 			if (r->note[0])
 				buf_addf(&line, "waiting for %s: %s (%d s)", unit_name(r->s), r->note, secs);
-			else if (r->s->kind == STEP_PUSH)
-				buf_adds(&line, "push");
 			else
-				buf_addf(&line, "%s %s", step_kind_name(r->s->kind), r->s->id);
+				add_what(&line, r->s);
 			if (!r->note[0] && secs >= 2)
 				buf_addf(&line, " (%d s)", secs);
 		}
@@ -262,6 +314,7 @@ static void redraw(void)
 void status_tick(void)
 {
 	double now = now_s();
+	print_done();
 
 	if (json)
 		return;
@@ -288,6 +341,7 @@ void status_tick(void)
 
 void status_start(const struct step *s)
 {
+	print_done();
 	run_add(s);
 	if (json) {
 		event("start", s, NULL, -1);
@@ -310,28 +364,36 @@ static size_t shown_of(const struct step *s)
 	return n;
 }
 
-void status_done(const struct step *s, const char *note)
-{
-	size_t shown = shows_output(s) ? shown_of(s) : 0;
-	struct stat st;
-	int output = !json && shows_output(s) && stat(s->log, &st) == 0 && (size_t)st.st_size > shown;
+/*
+ * A finished step's line waits until the scheduler has looked at what it
+ * unblocked: a step found up to date then leaves the total first, so that
+ * the last line of a run reads [N/N] (status_up_to_date).  Printed by the
+ * next output of this file, or status_flush.
+ */
+static struct {
+	const struct step *s;
+	const char *note;
+	size_t shown;	/* what of its output -v printed already */
+	int output;	/* it has output to print */
+	int n;		/* its number: [n/total] */
+} pending;
 
-	finished++;
-	ndone++;
-	run_remove(s);
-	if (json) {
-		event("done", s, note, s->ms);
+static void print_done(void)
+{
+	const struct step *s = pending.s;
+	const char *note = pending.note;
+
+	if (!s)
 		return;
-	}
+	pending.s = NULL;
 	if (tty) {
-		printf("\r[%d/%d] %s %s%s%s\x1b[K", finished, total, step_kind_name(s->kind), what(s),
-		       note ? ": " : "", note ? note : "");
-		if (output) {
+		printf("\r[%d/%d] %s%s%s\x1b[K", pending.n, total, what(s), note ? ": " : "", note ? note : "");
+		if (pending.output) {
 			/* as ninja: the command's output under its line, which stays */
 			putchar('\n');
 			dirty_line = 0;
-			print_output(s, shown, 1);
-		} else if (note || s->kind == STEP_PUSH) {
+			print_output(s, pending.shown, 1);
+		} else if (line_stays(s, note)) {
 			putchar('\n');
 			dirty_line = 0;
 		} else {
@@ -342,11 +404,36 @@ void status_done(const struct step *s, const char *note)
 		fflush(stdout);
 		return;
 	}
-	printf("[%d/%d] %s %s%s%s (%d ms)\n", finished, total, step_kind_name(s->kind), what(s),
-	       note ? ": " : "", note ? note : "", s->ms);
+	printf("[%d/%d] %s%s%s (%d ms)\n", pending.n, total, what(s), note ? ": " : "", note ? note : "", s->ms);
 	fflush(stdout);
-	if (output)
-		print_output(s, shown, 1);
+	if (pending.output)
+		print_output(s, pending.shown, 1);
+}
+
+void status_flush(void)
+{
+	print_done();
+}
+
+void status_done(const struct step *s, const char *note)
+{
+	size_t shown = shows_output(s) ? shown_of(s) : 0;
+	struct stat st;
+	int output = !json && shows_output(s) && stat(s->log, &st) == 0 && (size_t)st.st_size > shown;
+
+	print_done();
+	finished++;
+	ndone++;
+	run_remove(s);
+	if (json) {
+		event("done", s, note, s->ms);
+		return;
+	}
+	pending.s = s;
+	pending.note = note;
+	pending.shown = shown;
+	pending.output = output;
+	pending.n = finished;
 }
 
 /* an interrupt's casualty: said once, in the summary's line, not step by step */
@@ -373,6 +460,7 @@ static void print_log(const char *log)
 
 void status_failed(const struct step *s, const char *log)
 {
+	print_done();
 	finished++;
 	run_remove(s);
 	if (json) {
@@ -398,6 +486,7 @@ void status_failed(const struct step *s, const char *log)
 
 void status_skipped(const struct step *s, const char *why)
 {
+	print_done();
 	if (json) {
 		event("skipped", s, why, -1);
 		return;
@@ -410,6 +499,7 @@ void status_skipped(const struct step *s, const char *why)
 
 void status_not_run(const struct step *s, const char *cause)
 {
+	print_done();
 	if (json) {
 		event("not-run", s, cause, -1);
 		return;
@@ -427,6 +517,7 @@ void status_info(const char *fmt, ...)
 {
 	va_list ap;
 
+	print_done();
 	if (json)
 		return;
 	status_end_line();
@@ -437,8 +528,31 @@ void status_info(const char *fmt, ...)
 	fflush(stdout);
 }
 
+void summary_synced(struct summary *sum, const char *name)
+{
+	if (sum->synced < SUMMARY_NAMES)
+		sum->names[sum->synced] = name;
+	sum->synced++;
+}
+
+/* the line above the summary's: "synced: a, b, ... and 5 more" (stdout) */
+static void print_synced(const struct summary *sum)
+{
+	int n = sum->synced < SUMMARY_NAMES ? sum->synced : SUMMARY_NAMES;
+
+	if (!sum->synced)
+		return;
+	fputs("synced:", stdout);
+	for (int i = 0; i < n; i++)
+		printf("%s %s", i ? "," : "", sum->names[i] ? sum->names[i] : "?");
+	if (sum->synced > n)
+		printf(" and %d more", sum->synced - n);
+	putchar('\n');
+}
+
 void status_summary(const struct summary *sum)
 {
+	print_done();
 	if (json) {
 		json_t *o = json_object();
 		char *text;
@@ -458,6 +572,8 @@ void status_summary(const struct summary *sum)
 		return;
 	}
 	status_end_line();
+	print_synced(sum);
+	fflush(stdout);
 	if (intr_signal) {
 		/* Ctrl-C: one line, what finished and how to go on */
 		fprintf(stderr, "idpmake: interrupted: %d step%s finished and recorded (%d rendered, %s, %d synced, %d hook%s)",

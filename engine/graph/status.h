@@ -6,17 +6,26 @@
 
 enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 
+#define SUMMARY_NAMES 10	/* the synced Applications the summary names; the rest are counted */
+
 struct summary {
 	int rendered, synced, hooks, failed, not_run, up_to_date, skipped;
 	const char *commit;		/* pushed commit, or NULL */
 	int commits;
+	const char *names[SUMMARY_NAMES];	/* the first `synced` ones: their Applications, in sync order */
 };
 
 void status_init(int json, enum color_mode color, int verbose);
 int status_verbose(void);
 void status_total(int total);			/* steps that will run */
+/* a step counted in the total found up to date when its turn came: the total is corrected */
+void status_up_to_date(const struct step *s);
+/* a sync's Application (or CLUSTER/PACKAGE of a kubectl deploy) into the summary, and its count */
+void summary_synced(struct summary *sum, const char *name);
 void status_start(const struct step *s);
+/* its line waits until the next output or status_flush, the total then corrected (status.c) */
 void status_done(const struct step *s, const char *note);
+void status_flush(void);			/* print a finished step's line now */
 void status_failed(const struct step *s, const char *log);
 void status_skipped(const struct step *s, const char *why);
 void status_not_run(const struct step *s, const char *cause);

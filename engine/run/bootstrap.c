@@ -133,6 +133,15 @@ void bootstrap_summary(struct summary *a, const struct summary *b)
 	a->up_to_date -= kept;	/* pass 1's renders, counted once, by pass 1 */
 	kept = 0;
 	a->rendered += b->rendered;
+	{
+		/* the names: the bootstrap's syncs came first */
+		struct summary m = { 0 };
+		for (int i = 0; i < b->synced; i++)
+			summary_synced(&m, i < SUMMARY_NAMES ? b->names[i] : NULL);
+		for (int i = 0; i < a->synced; i++)
+			summary_synced(&m, i < SUMMARY_NAMES ? a->names[i] : NULL);
+		memcpy(a->names, m.names, sizeof(a->names));
+	}
 	a->synced += b->synced;
 	a->hooks += b->hooks;
 	a->failed += b->failed;

@@ -46,6 +46,7 @@
 #include "run/provision.h"
 #include "run/capimgmt.h"
 #include "run/capiguard.h"
+#include "argo/argocd.h"
 #include "argo/capiowner.h"
 #include "run/tlscert.h"
 #include "base/intr.h"
@@ -410,7 +411,8 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 		if (j->gr.made_commit) {
 			sum->commit = q.commit;
 			sum->commits = 1;
-			*note = aprintf("%.7s%s", j->gr.commit, j->gr.retries ? " (rebuilt on the moved remote)" : "");
+			*note = aprintf("%.7s (%zu folder%s)%s", j->gr.commit, j->nchanges, j->nchanges == 1 ? "" : "s",
+					j->gr.retries ? " (rebuilt on the moved remote)" : "");
 		} else {
 			*note = aprintf("the remote already holds this content (%.7s)", j->gr.commit);
 		}
@@ -421,7 +423,11 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 			return -1;
 		if (classplan_cluster_sync(pl, s, 1) < 0)	/* the class revision it names now (classplan.c) */
 			return -1;
-		sum->synced++;
+		{
+			/* the summary names it: its Application, or where kubectl applied it */
+			const char *app = s->pkg->deploy_kubectl ? NULL : argocd_app_name(pl->g->d, s);
+			summary_synced(sum, app ? app : aprintf("%s/%s", s->cluster->name, s->pkg->name));
+		}
 		if (s->pkg->deploy_kubectl && j->err)
 			*note = j->err;	/* what up --adopt took over (kubectl.h) */
 		if (j->note)
@@ -572,6 +578,8 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 					status_skipped(s, s->why);
 				} else {
 					sum->up_to_date++;
+					if (s->kind != STEP_RENDER)
+						status_up_to_date(s);	/* counted in the total below: no longer */
 				}
 				left--;
 				for (size_t k = 0; k < s->nout; k++)
@@ -664,7 +672,8 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			}
 			break;
 		}
-		/* wait for one job */
+		/* wait for one job: first the line of the last one done, its total corrected (status.c) */
+		status_flush();
 		pthread_mutex_lock(&q.lock);
 		while (!q.finished) {
 			/* every second: the status line names what runs and what it waits for */
@@ -738,6 +747,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			free(j);	/* changes and np are in the arena */
 		}
 	}
+	status_flush();
 	pthread_mutex_lock(&q.lock);
 	q.quit = 1;
 	pthread_cond_broadcast(&q.work);
