@@ -450,10 +450,15 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 		return 0;
 	case STEP_PROVISION:
 		/* the output is the cluster's incarnation (its Cluster's uid, kept where a push keeps its commit) */
-		s->output = j->output;
-		if (state_step_ok(pl->st, s->id, s->key, s->output, NULL, j->note, s->ms) < 0)
-			return -1;
-		*note = j->note ? aprintf("Cluster uid and version %s", j->note) : NULL;
+		{
+			/* what it was before, for the words (provision_said): read before the record changes */
+			struct record before = state_step(pl->st, s->id);
+			const char *was = astrdup(before.commit);
+			s->output = j->output;
+			if (state_step_ok(pl->st, s->id, s->key, s->output, NULL, j->note, s->ms) < 0)
+				return -1;
+			*note = j->note ? provision_said(s, j->note, was) : NULL;
+		}
 		return 0;
 	case STEP_READY:
 		if (state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, NULL, s->ms) < 0)

@@ -149,6 +149,43 @@ int provision_run(struct planner *pl, struct step *s, const struct sync_ops *ops
 	return 0;
 }
 
+/* "v1.33.2, 3 workers" (or "2 worker pools" when a class sets their replicas), from the distro */
+static const char *shape(const struct capi *k, const char *version)
+{
+	struct buf b = BUF_INIT;
+	const char *out;
+	int nodes = 0, known = 1;
+
+	if (version && strcmp(version, "-"))
+		buf_adds(&b, version);
+	for (size_t i = 0; i < k->nworkers; i++) {
+		if (k->workers[i].replicas < 0)
+			known = 0;
+		else
+			nodes += k->workers[i].replicas;
+	}
+	if (k->nworkers && known)
+		buf_addf(&b, "%s%d worker%s", b.len ? ", " : "", nodes, nodes == 1 ? "" : "s");
+	else if (k->nworkers)
+		buf_addf(&b, "%s%zu worker pool%s", b.len ? ", " : "", k->nworkers, k->nworkers == 1 ? "" : "s");
+	out = b.len ? aprintf(" (%s)", b.s) : "";
+	buf_release(&b);
+	return out;
+}
+
+const char *provision_said(const struct step *s, const char *rec, const char *was)
+{
+	const struct capi *k = s->cluster->create.capi;
+	const char *uid = provision_field(rec, 0), *old = provision_field(was, 0);
+	const char *v = provision_field(rec, 1), *oldv = provision_field(was, 1);
+	const char *how = !old || !*old ? "provisioned" : strcmp(old, uid) ? "made again (its uid changed)" : "converged";
+
+	if (old && *old && !strcmp(old, uid) && v && oldv && strcmp(v, "-") && strcmp(oldv, "-") && strcmp(v, oldv))
+		how = aprintf("upgraded from %s", oldv);
+
+	return aprintf("Cluster %s on %s%s, uid %.8s", how, k->management, shape(k, v), uid);
+}
+
 const char *provision_field(const char *commit, int n)
 {
 	for (int i = 0; commit && i < n; i++)

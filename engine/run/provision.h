@@ -28,6 +28,14 @@ int provision_makes(const struct step *m);
 int provision_run(struct planner *pl, struct step *s, const struct sync_ops *ops, struct hash *output,
 		  const char **uid, const char **err);
 
+/*
+ * The provision's line in words, from what it records (rec) and what the
+ * state had before (was, or NULL): "Cluster provisioned on mgmt (v1.33.2,
+ * 3 workers), uid 08181f0e"; "made again" for a new uid, "converged" for
+ * the same one.
+ */
+const char *provision_said(const struct step *s, const char *rec, const char *was);
+
 /* a version the cluster cannot move to from the one the state recorded (+2 minors, or down): why, or NULL */
 const char *provision_skew(struct planner *pl, const struct step *s);
 /* its namespace or management cluster changed since it was made (Cluster API cannot move it): why, or NULL */

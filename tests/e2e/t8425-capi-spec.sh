@@ -69,7 +69,8 @@ ZZPY
 t_ok "up makes r1 from create.spec" idpmake up
 save made
 t_grep "mgmt/cluster-r1 renders the spec package's four objects" 'mgmt/cluster-r1:render' "$OUTPUT"
-t_grep "r1 is provisioned" 'r1:provision: Cluster uid' "$OUTPUT"
+t_grep "r1 is provisioned, said in words (issue 32 #8)" \
+	'\] provision r1:provision: Cluster provisioned on mgmt \(v1\.33\.2\), uid [0-9a-f-]{8} \(' "$OUTPUT"
 t_grep "registered" '\] register r1:register' "$OUTPUT"
 t_grep "then its packages" 'r1/podinfo:sync' "$OUTPUT"
 t_eq "the KubeadmControlPlane r1-cp has r1's \${k8s}" "v1.33.2" \
@@ -99,6 +100,8 @@ t_eq "and asks Argo CD nothing" "$n" "$(nargo)"
 sed -i 's/^    vars: {k8s: v1.33.2}/    vars: {k8s: v1.34.0}/' distro.yaml
 t_ok "up with r1's k8s at v1.34.0" idpmake up
 save upgrade
+t_grep "the provision says the upgrade in words" \
+	'\] provision r1:provision: Cluster upgraded from v1\.33\.2 on mgmt \(v1\.34\.0\), uid [0-9a-f-]{8} \(' "$OUTPUT"
 t_grep "only the spec re-renders" 'mgmt/cluster-r1:render' "$OUTPUT"
 t_grep "provision waits until it has converged" 'r1:provision.*' "$OUTPUT"
 t_eq "r1-cp is at v1.34.0" "v1.34.0" \
