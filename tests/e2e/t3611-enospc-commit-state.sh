@@ -183,7 +183,7 @@ t_ok "... the emulator takes the sync request" t_wait_for 20 synced
 fill 0
 wait "$up_pid"
 t_eq "up with the disk filled while the sync runs exits 1" 1 "$?"
-t_grep "... the push is done and recorded" "push .*[0-9a-f]{7}" "$T/up3.out"
+t_grep "... the push is done and recorded" "\\] push: [0-9a-f]{7} \\(1 folder\\)" "$T/up3.out"
 t_grep "... the sync fails naming state.db and the cause" \
 	"state .*/state\.db: .*(No space left on device|database or disk is full)" "$T/up3.out"
 t_grep "... as a failed sync step" "FAILED: in-cluster/web:sync: the state could not record" "$T/up3.out"
