@@ -415,6 +415,19 @@ void status_flush(void)
 	print_done();
 }
 
+void status_end_run(void)
+{
+	print_done();
+	pthread_mutex_lock(&olock);
+	if (dirty_line) {
+		/* as ninja: the last line, [N/N], is left on the screen */
+		putchar('\n');
+		fflush(stdout);
+		dirty_line = 0;
+	}
+	pthread_mutex_unlock(&olock);
+}
+
 void status_done(const struct step *s, const char *note)
 {
 	size_t shown = shows_output(s) ? shown_of(s) : 0;

@@ -26,6 +26,7 @@ void status_start(const struct step *s);
 /* its line waits until the next output or status_flush, the total then corrected (status.c) */
 void status_done(const struct step *s, const char *note);
 void status_flush(void);			/* print a finished step's line now */
+void status_end_run(void);			/* the scheduler is done: the last line stays */
 void status_failed(const struct step *s, const char *log);
 void status_skipped(const struct step *s, const char *why);
 void status_not_run(const struct step *s, const char *cause);

@@ -752,7 +752,7 @@ int build_run(struct planner *pl, const struct build_opts *o, struct summary *su
 			free(j);	/* changes and np are in the arena */
 		}
 	}
-	status_flush();
+	status_end_run();
 	pthread_mutex_lock(&q.lock);
 	q.quit = 1;
 	pthread_cond_broadcast(&q.work);

@@ -99,6 +99,11 @@ t_grep "the sync's line stays" '^\[[0-9]+/[0-9]+\] sync in-cluster/a:sync$' tty.
 t_nogrep "the render's line is written over" '^\[[0-9]+/[0-9]+\] render ' tty.txt
 t_grep "the summary names a" '^synced: in-cluster-a$' tty.txt
 
+sed -i '1i # a comment: the same objects' one/packages/a/cm.yaml
+t_ok "up on a terminal after an edit that renders the same objects" pty tty2.raw "$IDPMAKE" -C one up
+screen tty2.raw >tty2.txt
+t_grep "the last line, [1/1], stays on the screen" '^\[1/1\] render in-cluster/a:render: output unchanged$' tty2.txt
+
 # ---- --json: the events of cli.md, no text --------------------------------------
 echo '  more: "1"' >>one/packages/c/cm.yaml
 t_ok "up --json" idpmake -C one up --json
@@ -142,6 +147,7 @@ echo '  more: "1"' >>fleet/packages/p2/cm.yaml
 t_ok "fleet: up after a change to p2" idpmake -C fleet up
 cp "$STDOUT" fleet2.out
 t_ok "the counter ends at [N/N] ($(last_counter fleet2.out))" ends_full fleet2.out
-t_grep "p2's three Applications, named" '^synced: eu-1-p2, eu-2-p2, us-1-p2$' fleet2.out
+t_grep "p2's three Applications, named in the order they synced (wave eu, then us)" \
+	'^synced: (eu-1-p2, eu-2-p2|eu-2-p2, eu-1-p2), us-1-p2$' fleet2.out
 
 t_done
