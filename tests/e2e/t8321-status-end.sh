@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # functions run through t_ok and friends
 # The status line and the summary as ninja and terraform show them (issue 32
 # #6, #8): the counter ends at [N/N], the steps found up to date when their
 # turn came leaving the total (as ninja's restat), in one cluster and in a
