@@ -102,7 +102,26 @@ void inputs_add(struct inputs *in, const char *name, struct hash h)
 {
 	in->v = agrow(in->v, in->n, sizeof(*in->v));
 	in->v[in->n].name = name;
+	in->v[in->n].value = NULL;
+	in->v[in->n].masked = 0;
 	in->v[in->n++].h = h;
+}
+
+void inputs_add_value(struct inputs *in, const char *name, struct hash h, const char *value, int masked)
+{
+	inputs_add(in, name, h);
+	in->v[in->n - 1].value = masked ? NULL : value;
+	in->v[in->n - 1].masked = masked;
+}
+
+/* the name as the state keeps it: with its value or its mask (hash.h) */
+static const char *stored_name(const struct input *e)
+{
+	if (e->masked)
+		return aprintf("%s\x1e", e->name);
+	if (e->value)
+		return aprintf("%s\x1f%.*s", e->name, INPUT_VALUE_MAX, e->value);
+	return e->name;
 }
 
 struct hash inputs_hash(const struct inputs *in)
@@ -141,17 +160,22 @@ void *inputs_encode(const struct inputs *in, size_t *len)
 	size_t n = 0;
 	unsigned char *buf, *p;
 
-	for (size_t i = 0; i < in->n; i++)
-		n += 2 + strlen(in->v[i].name) + 16;
+	const char **names = xmalloc((in->n + 1) * sizeof(*names));
+
+	for (size_t i = 0; i < in->n; i++) {
+		names[i] = stored_name(&in->v[i]);
+		n += 2 + (strlen(names[i]) & 0xffff) + 16;
+	}
 	p = buf = xmalloc(n);
 	for (size_t i = 0; i < in->n; i++) {
-		size_t l = strlen(in->v[i].name) & 0xffff;
+		size_t l = strlen(names[i]) & 0xffff;
 		put16(&p, l);
-		memcpy(p, in->v[i].name, l);
+		memcpy(p, names[i], l);
 		p += l;
 		put64(&p, in->v[i].h.hi);
 		put64(&p, in->v[i].h.lo);
 	}
+	free(names);
 	*len = n;
 	return buf;
 }
@@ -164,7 +188,7 @@ int inputs_decode(const void *blob, size_t len, struct inputs *out)
 	while (p < end) {
 		size_t l;
 		struct hash h;
-		const char *name;
+		char *name, *sep;
 		if (end - p < 2)
 			return -1;
 		l = (size_t)p[0] << 8 | p[1];
@@ -175,7 +199,15 @@ int inputs_decode(const void *blob, size_t len, struct inputs *out)
 		p += l;
 		h.hi = get64(&p);
 		h.lo = get64(&p);
-		inputs_add(out, name, h);
+		if ((sep = memchr(name, '\x1f', l))) {
+			*sep = 0;
+			inputs_add_value(out, name, h, sep + 1, 0);
+		} else if (l && name[l - 1] == '\x1e') {
+			name[l - 1] = 0;
+			inputs_add_value(out, name, h, NULL, 1);
+		} else {
+			inputs_add(out, name, h);
+		}
 	}
 	return 0;
 }

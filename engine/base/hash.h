@@ -33,10 +33,16 @@ void hash_hex(struct hash h, char out[33]);
 int hash_parse(const char *hex, struct hash *h);	/* 0 or -1 */
 const char *hash_short(struct hash h);			/* 12 hex digits, arena */
 
-/* one named component of a key: a file, the spec, the rule, a variable */
+/*
+ * One named component of a key: a file, the spec, the rule, a variable.
+ * value: what explain shows for it (a variable's or a distro field's value),
+ * or NULL; masked: it looks secret, so only its hash is kept and "***" shown.
+ */
 struct input {
 	const char *name;
 	struct hash h;
+	const char *value;
+	int masked;
 };
 
 struct inputs {
@@ -45,8 +51,16 @@ struct inputs {
 };
 
 void inputs_add(struct inputs *in, const char *name, struct hash h);	/* arena */
+/* with the value explain shows (kept in the state beside the hash unless masked) */
+void inputs_add_value(struct inputs *in, const char *name, struct hash h, const char *value, int masked);
 struct hash inputs_hash(const struct inputs *in);
-/* serialise for the state (malloc'd) and back (arena) */
+/*
+ * serialise for the state (malloc'd) and back (arena).  An entry with a value
+ * is written as its name, 0x1f and the value (at most INPUT_VALUE_MAX bytes:
+ * a longer one is cut, its hash is whole); a masked one as its name and
+ * 0x1e, so a blob written before values existed reads as before.
+ */
+#define INPUT_VALUE_MAX 240
 void *inputs_encode(const struct inputs *in, size_t *len);
 int inputs_decode(const void *blob, size_t len, struct inputs *out);
 /* names whose hash differs or that were added or removed: "a changed" */

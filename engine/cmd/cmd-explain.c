@@ -1,8 +1,9 @@
-/* cmd-explain.c - `explain STEP`: why a step would run, input by input */
+/* cmd-explain.c - `explain STEP`: why a step would run, input by input: the variable, the file, the field */
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "run/keyinputs.h"
 #include "run/plan.h"
 #include "base/util.h"
 
@@ -12,6 +13,82 @@ static void hex(struct hash h, char out[33])
 		strcpy(out, "(none)");
 	else
 		hash_hex(h, out);
+}
+
+/* an entry's value as explain shows it: quoted, "***" when masked, or its hash */
+static const char *shown(const struct input *e)
+{
+	char h[33];
+
+	if (e->masked)
+		return "***";
+	if (e->value)
+		return aprintf("'%s'", e->value);
+	hex(e->h, h);
+	return astrdup(h);
+}
+
+static const struct input *find(const struct inputs *in, const char *name)
+{
+	for (size_t k = 0; k < in->n; k++)
+		if (!strcmp(in->v[k].name, name))
+			return &in->v[k];
+	return NULL;
+}
+
+/* an aggregate the named entries explain (keyinputs.h), shown only with -v when one of them changed */
+static int covered(const char *name, const struct inputs *old, const struct inputs *now)
+{
+	const char *prefix = !strcmp(name, "vars") ? "var " :
+			     !strcmp(name, "package spec") || !strcmp(name, "destination") ? "distro " : NULL;
+
+	if (!prefix)
+		return 0;
+	for (size_t i = 0; i < now->n; i++) {
+		const struct input *o = find(old, now->v[i].name);
+		if (!strncmp(now->v[i].name, prefix, strlen(prefix)) && (!o || !hash_eq(o->h, now->v[i].h)))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The inputs of s's key against those of its last success, by name: a
+ * variable or a distro field with its old and new value ("***" for one
+ * that looks secret), a file by its path with its old and new hash.  A
+ * state recorded before variables and fields were named lists neither.
+ */
+static void explain_inputs(struct ctx *c, struct step *s)
+{
+	struct inputs old, now;
+	int details = 0;
+
+	state_step_inputs(c->st, s->id, &old);
+	plan_inputs(&c->pl, s, &now);
+	if (s->kind != STEP_RENDER && !old.n)
+		return;	/* a hook recorded before its inputs were: the reason above is all there is */
+	for (size_t k = 0; k < old.n; k++)
+		details |= keyin_detail(old.v[k].name);
+	for (size_t i = 0; i < now.n; i++) {
+		const struct input *o = find(&old, now.v[i].name);
+		if (!details && keyin_detail(now.v[i].name))
+			continue;
+		if (o && hash_eq(o->h, now.v[i].h)) {
+			if (c->verbose)
+				printf("  same     %s\n", now.v[i].name);
+			continue;
+		}
+		if (!c->verbose && o && details && covered(now.v[i].name, &old, &now))
+			continue;
+		if (o)
+			printf("  changed  %s\n           %s -> %s\n", now.v[i].name, shown(o), shown(&now.v[i]));
+		else
+			printf("  added    %s (%s)\n", now.v[i].name, shown(&now.v[i]));
+	}
+	for (size_t k = 0; k < old.n; k++)
+		if (!find(&now, old.v[k].name))
+			printf(old.v[k].value || old.v[k].masked ? "  removed  %s (was %s)\n" : "  removed  %s\n",
+			       old.v[k].name, shown(&old.v[k]));
 }
 
 int cmd_explain(struct ctx *c)
@@ -35,7 +112,6 @@ int cmd_explain(struct ctx *c)
 			plan_decide(&c->pl, c->g->steps[i]);
 	for (size_t t = 0; t < nids; t++) {
 		struct step *s = graph_find(c->g, ids[t]);
-		struct inputs old, now;
 		char a[33], b[33];
 		if (!s && !strchr(ids[t], ':')) {
 			/* PKG or CLUSTER/PKG: its render */
@@ -51,36 +127,8 @@ int cmd_explain(struct ctx *c)
 		hex(s->old_key, a);
 		hex(s->key, b);
 		printf("  key  %s -> %s\n", a, b);
-		if (s->kind != STEP_RENDER)
-			continue;
-		state_step_inputs(c->st, s->id, &old);
-		plan_inputs(&c->pl, s, &now);
-		for (size_t i = 0; i < now.n; i++) {
-			const struct input *o = NULL;
-			for (size_t k = 0; k < old.n; k++)
-				if (!strcmp(old.v[k].name, now.v[i].name))
-					o = &old.v[k];
-			if (o && hash_eq(o->h, now.v[i].h)) {
-				if (c->verbose)
-					printf("  same     %s\n", now.v[i].name);
-				continue;
-			}
-			hex(now.v[i].h, b);
-			if (o) {
-				hex(o->h, a);
-				printf("  changed  %s\n           %s -> %s\n", now.v[i].name, a, b);
-			} else {
-				printf("  added    %s (%s)\n", now.v[i].name, b);
-			}
-		}
-		for (size_t k = 0; k < old.n; k++) {
-			int found = 0;
-			for (size_t i = 0; i < now.n; i++)
-				if (!strcmp(old.v[k].name, now.v[i].name))
-					found = 1;
-			if (!found)
-				printf("  removed  %s\n", old.v[k].name);
-		}
+		if (s->kind == STEP_RENDER || ((s->kind == STEP_PRE || s->kind == STEP_POST) && s->hook))
+			explain_inputs(c, s);
 	}
 	return 0;
 }

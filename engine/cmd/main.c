@@ -33,7 +33,7 @@ static const struct command commands[] = {
 	  "idpmake plan                 # what up would do\n"
 	  "idpmake plan --exit-code     # exit 1 when there is work (CI); 3: up would refuse\n"
 	  "idpmake plan -o plan.json    # save it for 'up --plan'" },
-	{ "explain", cmd_explain, "explain STEP...", "why a step would run: which inputs changed, old and new hash", 0,
+	{ "explain", cmd_explain, "explain STEP...", "why a step would run: the variable (old and new value), file or distro field that changed", 0,
 	  "idpmake explain in-cluster/backstage:render\n"
 	  "idpmake explain push" },
 	{ "graph", cmd_graph, "graph [--format dot|json|mermaid] [--packages] [TARGET...]", "the dependency graph",

@@ -125,7 +125,7 @@ static void conv_hooks(struct package *p, const struct ynode *n, struct hook **o
 		struct hook *hk = &(*out)[*nout];
 		if (!want(h, Y_MAP, "a hook"))
 			continue;
-		CHECK_KEYS(h, "a hook", "name", "run", "inputs", "when", "timeout", "env");
+		CHECK_KEYS(h, "a hook", "name", "run", "inputs", "when", "timeout", "env", "vars");
 		hk->loc = h->loc;
 		hk->dir = file_dir(h->loc);
 		if (!(x = yget(h, "name")) || !str(x, "hook name")) {
@@ -166,6 +166,15 @@ static void conv_hooks(struct package *p, const struct ynode *n, struct hook **o
 			size_t k = strspn(e, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
 			if (!*e || e[k] || (*e >= '0' && *e <= '9'))
 				loc_error(hk->env.loc[j], "hook env '%s' is not a variable name (letters, digits and '_')", e);
+		}
+		/* vars: the distro variables its key holds beyond those it names (hookvars.h) */
+		hk->has_vars = (x = yget(h, "vars")) && !yisnull(x);
+		hk->vars = strs(x, "hook vars");
+		for (size_t j = 0; j < hk->vars.n; j++) {
+			const char *e = hk->vars.v[j];
+			size_t k = strspn(e, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.");
+			if (!*e || e[k])
+				loc_error(hk->vars.loc[j], "hook vars '%s' is not a variable name (letters, digits, '_', '-', '.')", e);
 		}
 		(*nout)++;
 	}

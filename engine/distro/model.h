@@ -43,6 +43,8 @@ struct hook {
 	int timeout;			/* seconds; 0: none */
 	const char *dir;		/* folder of the file that defined it: the cwd */
 	struct strlist env;		/* variables passed on from idpmake's environment (credentials) */
+	struct strlist vars;		/* `vars:` the distro variables it reads beyond what it names (hookvars.h) */
+	int has_vars;			/* `vars:` was given (an empty list: none beyond those named) */
 	struct loc loc;
 };
 

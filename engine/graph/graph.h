@@ -77,6 +77,7 @@ struct step {
 	enum reason reason;
 	const char *why;		/* human reason, e.g. "values.yaml changed" */
 	struct strlist changed;		/* inputs whose hash changed */
+	struct hash hook_sync;		/* hook: the key of its package's sync its key holds (hookkey.h) */
 
 	/* run by build.c */
 	enum step_state state;

@@ -8,13 +8,16 @@
  *   logs/          one log per step run
  *   repo/          idpmake's clone of the GitOps remote (gitops.c)
  *   gitops.git     the embedded default remote
+ *   explain-salt   16 random bytes keying the hashes of masked values (keyinputs.h)
  *
  * Schema, PRAGMA user_version = 1:
  *
  *   step(id TEXT PRIMARY KEY,   CLUSTER/PKG:KIND[:HOOK] or :push
  *        key BLOB,              key of the last success, NULL: never succeeded
  *        output BLOB,           output hash of that success
- *        inputs BLOB,           its per-input hashes (hash.c encoding), for explain
+ *        inputs BLOB,           its per-input hashes (hash.c encoding), for explain;
+ *                               a variable's or a field's value beside its hash
+ *                               (never one that looks secret, hash.h)
  *        commit_id TEXT,        push: the commit made
  *        ok INTEGER,            1: last attempt succeeded, 0: it failed
  *        at INTEGER, ms INTEGER, error TEXT)

@@ -476,12 +476,16 @@ static int record(struct planner *pl, struct step *s, struct job *j, struct summ
 			return -1;
 		*note = s->why && !strncmp(s->why, "a certificate", 13) ? s->why : "kept";
 		return 0;
-	default:
-		if (state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, NULL, q.commit, s->ms) < 0)
+	default: {
+		/* a hook: its named inputs too, for explain (hookkey.h) */
+		struct inputs in;
+		plan_inputs(pl, s, &in);
+		if (state_step_ok(pl->st, s->id, s->key, (struct hash){ 0, 0 }, &in, q.commit, s->ms) < 0)
 			return -1;
 		sum->hooks++;
 		*note = j->note;	/* the kube context the hook got (hook.h) */
 		return 0;
+	}
 	}
 }
 

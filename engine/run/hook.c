@@ -27,7 +27,7 @@
 #include "graph/status.h"
 #include "base/util.h"
 
-static const char *env_name(const char *var)
+const char *hook_var_env(const char *var)
 {
 	char *n = aprintf("IDPMAKE_VAR_%s", var);
 	for (char *p = n + 12; *p; p++)
@@ -94,7 +94,7 @@ int hook_run(const struct distro *d, struct step *s, const char *statedir, const
 					if (!strcmp(v.layer[m]->v[j].key, key))
 						seen = 1;
 			if (!seen)
-				strvec_pushf(&env, "%s=%s", env_name(key), vars_get(&v, key));
+				strvec_pushf(&env, "%s=%s", hook_var_env(key), vars_get(&v, key));
 		}
 	/* what the hook asked for by name (env: [ARGOCD_AUTH_TOKEN]), unless set above */
 	for (size_t i = 0; i < s->hook->env.n; i++) {

@@ -25,4 +25,7 @@ int hook_run(const struct distro *d, struct step *s, const char *statedir, const
 struct strvec;
 int hook_spawn(struct step *s, const struct strvec *env, const char *what, const char **err);
 
+/* the environment variable a distro variable reaches a hook as: IDPMAKE_VAR_<NAME>, upper case, '-' and '.' as '_' */
+const char *hook_var_env(const char *var);
+
 #endif

@@ -8,7 +8,8 @@
  *   push    H(sorted (folder, output hash) pairs that differ from the repository)
  *   sync    H(render output hash, the Application idpmake sends, the server)
  *   hook    H(command, inputs' contents, the contents of the scripts the
- *             command names (plan_hook_hash), environment names and values)
+ *             command names (plan_hook_hash), the variables it reads by
+ *             name and value (hookkey.h, hookvars.h))
  *           + for `when: changed`, the key of the package's sync
  *
  * A step runs when its key differs from the key of its last success.
@@ -31,7 +32,9 @@
 #include "base/buf.h"
 #include "render/bundle.h"
 #include "base/exec.h"
+#include "run/hookkey.h"
 #include "run/hookscript.h"
+#include "run/keyinputs.h"
 #include "argo/kubectl.h"
 #include "distro/manifest.h"
 #include "run/orphans.h"
@@ -190,6 +193,8 @@ static int render_components(struct planner *pl, struct step *s, struct inputs *
 	}
 	if (uses_vars)
 		inputs_add(in, "vars", vars_hash(d, s->cluster, p, s->namespace, p->values.n > 0));
+	if (files)	/* for explain and the state: each variable, each field, with its value (keyinputs.h) */
+		keyin_render(pl, in, s, uses_vars);
 	if (r->builtin == RENDER_HELM && p->src == SRC_CHART)
 		inputs_add(in, chart_version_input(d, s), hs("chart version"));
 	for (size_t i = 0; i < p->values.n; i++) {
@@ -258,29 +263,11 @@ static struct hash key_of(const struct inputs *in)
 	struct inputs k = { 0 };
 	for (size_t i = 0; i < in->n; i++) {
 		const char *n = in->v[i].name;
-		if (strchr(n, '/') && strncmp(n, "values ", 7))
+		if ((strchr(n, '/') && strncmp(n, "values ", 7)) || keyin_detail(n))
 			continue;
 		inputs_add(&k, n, in->v[i].h);
 	}
 	return inputs_hash(&k);
-}
-
-static void set_changed(struct planner *pl, struct step *s, const struct inputs *now)
-{
-	struct inputs old;
-
-	s->changed.n = 0;
-	if (state_step_inputs(pl->st, s->id, &old) < 0 || !old.n)
-		return;
-	inputs_diff(&old, now, &s->changed);
-	/* "files" stands for the per-file entries, which name the change better */
-	if (s->changed.n > 1) {
-		size_t j = 0;
-		for (size_t i = 0; i < s->changed.n; i++)
-			if (strcmp(s->changed.v[i], "files changed"))
-				s->changed.v[j++] = s->changed.v[i];
-		s->changed.n = j;
-	}
 }
 
 int plan_inputs(struct planner *pl, struct step *s, struct inputs *in)
@@ -288,6 +275,8 @@ int plan_inputs(struct planner *pl, struct step *s, struct inputs *in)
 	memset(in, 0, sizeof(*in));
 	if (s->kind == STEP_RENDER)
 		return render_components(pl, s, in, 1);
+	if ((s->kind == STEP_PRE || s->kind == STEP_POST) && s->hook)
+		hook_inputs(pl, s, in);
 	return 0;
 }
 
@@ -382,7 +371,7 @@ int plan_renders(struct planner *pl)
 			struct inputs full = { 0 };
 			s->reason = R_KEY_CHANGED;
 			if (render_components(pl, s, &full, 1) == 0)
-				set_changed(pl, s, &full);
+				keyin_changed(pl, s, &full);
 		} else if (!rec.ok) {
 			s->reason = R_FAILED_BEFORE;
 		} else if (!bundle_present(pl, &seen, rec.output) && !lazycache_held(pl, s, rec.output)) {
@@ -462,24 +451,6 @@ struct hash sync_key(struct planner *pl, struct step *sync, struct hash output)
 	return hasher_end(h);
 }
 
-static struct hash hook_key(struct planner *pl, struct step *s, struct hash synckey, int *err)
-{
-	struct hook *hk = s->hook;
-	struct hasher *h = hasher_new();
-	struct vars v;
-
-	plan_hook_hash(pl, hk, h, err);
-	vars_init(&v, pl->g->d, s->cluster, s->pkg, s->namespace);
-	for (size_t l = 0; l < v.n; l++)
-		for (size_t i = 0; i < v.layer[l]->n; i++) {
-			hasher_adds(h, v.layer[l]->v[i].key);
-			hasher_adds(h, v.layer[l]->v[i].value);
-		}
-	if (hk->when == WHEN_CHANGED)
-		hasher_addh(h, synckey);
-	return hasher_end(h);
-}
-
 /*
  * What idpmake made that step s uses, an in-step of it: the step CLUSTER:kind
  * that makes its cluster (before each of its steps) or the step tls (before
@@ -511,6 +482,32 @@ static struct hash made_mix(const struct step *s, struct hash key)
 	for (made = made_by(s, NULL); made; made = made_by(s, made))
 		hasher_addh(h, made->output);
 	return hasher_end(h);
+}
+
+/*
+ * A hook whose key changed: recorded with the key it had before hooks were
+ * keyed on the variables they read (hookkey.h), and that one is unchanged,
+ * it is up to date, and up records its new key (a `when: once` hook does
+ * not run again because idpmake was upgraded); otherwise the inputs that
+ * changed name the reason, when the state has them.
+ */
+static void hook_changed(struct planner *pl, struct step *s, const struct record *rec)
+{
+	struct inputs now;
+
+	if (rec->ok && hash_eq(rec->key, made_mix(s, hook_legacy_key(pl, s)))) {
+		s->dirty = 0;
+		s->reason = R_UP_TO_DATE;
+		s->why = NULL;
+		if (!pl->dry_run) {
+			plan_inputs(pl, s, &now);
+			if (state_step_ok(pl->st, s->id, s->key, rec->output, &now, rec->commit, rec->ms) < 0)
+				warn("%s: cannot record its key", s->id);
+		}
+		return;
+	}
+	plan_inputs(pl, s, &now);
+	keyin_changed(pl, s, &now);
 }
 
 void plan_decide(struct planner *pl, struct step *s)
@@ -624,8 +621,9 @@ void plan_decide(struct planner *pl, struct step *s)
 						next = sync->in[i];
 			sync = next;
 		}
-		s->key = hook_key(pl, s, sync && sync->pkg->deploy_kubectl ? kubectl_key(sync, r ? r->output : (struct hash){ 0, 0 }) :
-				  sync_key(pl, sync ? sync : s, r ? r->output : (struct hash){ 0, 0 }), &err);
+		s->hook_sync = sync && sync->pkg->deploy_kubectl ? kubectl_key(sync, r ? r->output : (struct hash){ 0, 0 }) :
+			       sync_key(pl, sync ? sync : s, r ? r->output : (struct hash){ 0, 0 });
+		s->key = hook_key(pl, s, &err);
 		if (err) {
 			s->dirty = 1;
 			s->reason = R_KEY_CHANGED;
@@ -644,6 +642,8 @@ void plan_decide(struct planner *pl, struct step *s)
 			 (r && !hash_eq(r->output, rec.output) ? "rendered output changed" :
 			  s->pkg->deploy_kubectl ? "how it is applied changed" : "Application spec changed") :
 			 s->hook->when == WHEN_ONCE ? "hook command or inputs changed" : "hook or package changed");
+	if (s->hook && s->reason == R_KEY_CHANGED)
+		hook_changed(pl, s, &rec);
 }
 
 /* the folders a push already changes, sorted: a linked folder is changed once */
