@@ -24,6 +24,8 @@
  *   tree(name TEXT PRIMARY KEY, the stat cache: a scanned folder and its globs
  *        fingerprint BLOB, racy INTEGER, content BLOB, files BLOB)
  *   tool(path TEXT PRIMARY KEY, stat BLOB, version TEXT)
+ *        also "hookvars:PATH": the variables a hook's file names, by its
+ *        content hash (hookvars.c)
  *   pushed(path TEXT PRIMARY KEY, output BLOB, commit_id TEXT)
  *   run(id INTEGER PRIMARY KEY, started INTEGER, finished INTEGER, pid INTEGER,
  *       command TEXT, result INTEGER, summary TEXT, commit_id TEXT)

@@ -4,7 +4,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "argo/argocd.h"
 #include "base/buf.h"
 #include "base/looksecret.h"
 #include "distro/manifest.h"

@@ -17,6 +17,7 @@
 
 #include "base/buf.h"
 #include "base/hash.h"
+#include "base/looksecret.h"
 #include "graph/state.h"
 #include "base/util.h"
 #include "scratch.h"
@@ -199,6 +200,56 @@ static void test_inputs(void)
 	CHECK(len == 0);
 	CHECK(inputs_decode(blob, len, &e) == 0 && e.n == 0);
 	free(blob);
+
+	/* a value and a mask round-trip; the key (inputs_hash) sees neither */
+	{
+		struct inputs v = { 0 }, w = { 0 }, plain = { 0 };
+		void *vb;
+		size_t vl;
+		char big[INPUT_VALUE_MAX + 50];
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = 0;
+		inputs_add_value(&v, "var region", h1, "eu-west-1", 0);
+		inputs_add_value(&v, "var api_token", h2, "hunter2", 1);
+		inputs_add_value(&v, "var big", h3, big, 0);
+		inputs_add(&v, "rule", h1);
+		inputs_add(&plain, "var region", h1);
+		inputs_add(&plain, "var api_token", h2);
+		inputs_add(&plain, "var big", h3);
+		inputs_add(&plain, "rule", h1);
+		CHECK(hash_eq(inputs_hash(&v), inputs_hash(&plain)));
+		vb = inputs_encode(&v, &vl);
+		{
+			int clear = 0;	/* the masked value is nowhere in the blob */
+			for (size_t k = 0; k + 7 <= vl; k++)
+				clear |= !memcmp((char *)vb + k, "hunter2", 7);
+			CHECK(!clear);
+		}
+		CHECK(inputs_decode(vb, vl, &w) == 0 && w.n == 4);
+		if (w.n == 4) {
+			CHECK_STR(w.v[0].name, "var region");
+			CHECK_STR(w.v[0].value, "eu-west-1");
+			CHECK(!w.v[0].masked);
+			CHECK_STR(w.v[1].name, "var api_token");
+			CHECK(w.v[1].masked && !w.v[1].value);
+			CHECK(hash_eq(w.v[1].h, h2));
+			CHECK(strlen(w.v[2].value) == INPUT_VALUE_MAX);
+			CHECK(!w.v[3].value && !w.v[3].masked);
+		}
+		free(vb);
+	}
+	/* what looks secret */
+	CHECK(looks_secret("api_token", "x"));
+	CHECK(looks_secret("DB_PASSWORD", "x"));
+	CHECK(looks_secret("ssh-key", "x"));
+	CHECK(looks_secret("url", "https://user:pw@example.com/x"));
+	CHECK(looks_secret("x", "ghp_abcdefghijklmnopqrstuvwxyz0123"));
+	CHECK(looks_secret("x", "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5"));
+	CHECK(looks_secret("run", "curl -H 'Authorization: Bearer glpat-abcdefghijkl12345'"));
+	CHECK(!looks_secret("region", "eu-west-1"));
+	CHECK(!looks_secret("replicas", "3"));
+	CHECK(!looks_secret("url", "https://example.com/a/b"));
+	CHECK(!looks_secret("run", "./hooks/smoke.sh --fast"));
 
 	/* the key depends on names, hashes and order */
 	inputs_add(&b, "spec", h1);
