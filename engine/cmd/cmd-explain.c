@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "cmd/cmd.h"
 #include "run/keyinputs.h"
 #include "run/plan.h"
@@ -22,8 +23,23 @@ static const char *shown(const struct input *e)
 
 	if (e->masked)
 		return "***";
-	if (e->value)
-		return aprintf("'%s'", e->value);
+	if (e->value) {
+		/* on one line: a newline as \n, another control character as \xHH */
+		struct buf b = BUF_INIT;
+		const char *r;
+		buf_addc(&b, '\'');
+		for (const unsigned char *p = (const unsigned char *)e->value; *p; p++)
+			if (*p == '\n')
+				buf_adds(&b, "\\n");
+			else if (*p < 0x20 || *p == 0x7f)
+				buf_addf(&b, "\\x%02x", *p);
+			else
+				buf_addc(&b, (char)*p);
+		buf_addc(&b, '\'');
+		r = astrdup(b.s);
+		buf_release(&b);
+		return r;
+	}
 	hex(e->h, h);
 	return astrdup(h);
 }

@@ -113,6 +113,38 @@ t_ok "explain b" im explain b
 t_grep "explain names the field's path" 'changed  distro packages\.b\.namespace' "$STDOUT"
 t_grep "with its old and new value" "'data' -> 'data2'" "$STDOUT"
 
+# ---- a state recorded before values were: explained as before ------------------------------
+# the hook's inputs gone (a row written before hooks recorded them), the render's
+# without its variables and fields (hash.c encoding: u16 length, name, 16 bytes)
+t_ok "up" im up
+python3 - "$T/d/.idpmake/state.db" <<'EOF'
+import sqlite3, struct, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("UPDATE step SET inputs = NULL WHERE id = 'in-cluster/b:post:count'")
+blob = c.execute("SELECT inputs FROM step WHERE id = 'in-cluster/a:render'").fetchone()[0]
+out, i = b"", 0
+while i < len(blob):
+    n = struct.unpack(">H", blob[i:i + 2])[0]
+    name, h = blob[i + 2:i + 2 + n], blob[i + 2 + n:i + 18 + n]
+    i += 18 + n
+    if not name.startswith((b"var ", b"distro ")):
+        out += struct.pack(">H", len(name)) + name + h
+c.execute("UPDATE step SET inputs = ? WHERE id = 'in-cluster/a:render'", (out,))
+c.commit()
+EOF
+sed -i 's/replicas: "3"/replicas: "5"/; s/region: us-east-1/region: us-west-2/' d/distro.yaml
+t_ok "explain b's count hook, recorded without its inputs" im explain in-cluster/b:post:count
+t_grep "the reason of before" 'in-cluster/b:post:count: would run: hook or package changed' "$STDOUT"
+t_nogrep "no input named" 'var replicas' "$STDOUT"
+t_ok "explain a's render, recorded without variables" im explain a
+t_grep "the aggregate's hashes, as before" 'changed  vars' "$STDOUT"
+t_nogrep "no variable named" 'var region|distro ' "$STDOUT"
+t_ok "up" im up
+t_ok "explain after it: the variable named again" im explain in-cluster/b:post:count
+sed -i 's/replicas: "5"/replicas: "3"/' d/distro.yaml
+t_ok "explain after the next change" im explain in-cluster/b:post:count
+t_grep "names the variable" "'5' -> '3'" "$STDOUT"
+
 # ---- a hook's vars: list --------------------------------------------------------------------
 # listed.sh runs a program idpmake does not read: vars: names what it reads
 cat >>d/distro.yaml <<'EOF'
