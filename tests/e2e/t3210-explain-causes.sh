@@ -7,7 +7,8 @@
 # scripts and inputs, or its vars: list), not on every variable: a variable
 # only package a uses does not rerun package b's hook, and explain says why a
 # hook reruns.  A hook that reads variables by a name idpmake cannot see keeps
-# them all.
+# them all.  A state recorded before values were is explained as before; a
+# hook recorded with the key of before (every variable) does not run again.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -144,6 +145,50 @@ t_ok "explain after it: the variable named again" im explain in-cluster/b:post:c
 sed -i 's/replicas: "5"/replicas: "3"/' d/distro.yaml
 t_ok "explain after the next change" im explain in-cluster/b:post:count
 t_grep "names the variable" "'5' -> '3'" "$STDOUT"
+
+# ---- a hook recorded with the key of before: every variable in it ------------------------
+# The state's cache of what a script names, made to say "a name idpmake cannot
+# see", keys the hook on every variable: the key an idpmake before this one
+# recorded.  With the cache gone, its key holds the variables it reads; the
+# recorded one is still the key of before, unchanged: up to date, no rerun.
+mkdistro u <<'EOF'
+idpmake: 1
+name: upgrade
+vars:
+  size: small
+  other: x
+packages:
+  u:
+    type: manifests
+    path: packages/u
+    hooks:
+      post:
+        - name: once
+          run: ./once.sh
+          when: once
+EOF
+printf '#!/bin/sh\necho "$IDPMAKE_VAR_SIZE" >>out.txt\n' >u/once.sh
+chmod +x u/once.sh
+mkmanifest u/packages/u/cm.yaml ConfigMap u
+um() { idpmake -C "$T/u" "$@"; }
+sqlu() { python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()' "$T/u/.idpmake/state.db" "$1"; }
+t_ok "up" um up
+t_eq "the once hook ran" 1 "$(lines u/out.txt)"
+sqlu "UPDATE tool SET version = '. *' WHERE path LIKE 'hookvars:%once.sh'"
+t_ok "up, the hook keyed on every variable" um up
+t_eq "it ran with the new key" 2 "$(lines u/out.txt)"
+sqlu "DELETE FROM tool WHERE path LIKE 'hookvars:%once.sh'"
+t_ok "plan, keyed on what it reads, the state holding the key of before" um plan
+t_nogrep "the once hook is up to date" 'u:post:once' "$STDOUT"
+t_ok "up" um up
+t_eq "it did not run" 2 "$(lines u/out.txt)"
+sed -i 's/other: x/other: y/' u/distro.yaml
+t_ok "up after changing a variable it does not read" um up
+t_eq "it did not run" 2 "$(lines u/out.txt)"
+sed -i 's/size: small/size: large/' u/distro.yaml
+t_ok "explain after changing the variable it reads" um explain in-cluster/u:post:once
+t_grep "it would run, for that variable" "would run: var size changed" "$STDOUT"
+t_grep "old and new value" "'small' -> 'large'" "$STDOUT"
 
 # ---- a hook's vars: list --------------------------------------------------------------------
 # listed.sh runs a program idpmake does not read: vars: names what it reads
