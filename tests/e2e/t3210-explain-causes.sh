@@ -167,7 +167,10 @@ packages:
           run: ./once.sh
           when: once
 EOF
-printf '#!/bin/sh\necho "$IDPMAKE_VAR_SIZE" >>out.txt\n' >u/once.sh
+cat >u/once.sh <<'EOF'
+#!/bin/sh
+echo "$IDPMAKE_VAR_SIZE" >>out.txt
+EOF
 chmod +x u/once.sh
 mkmanifest u/packages/u/cm.yaml ConfigMap u
 um() { idpmake -C "$T/u" "$@"; }
