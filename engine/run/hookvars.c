@@ -158,10 +158,10 @@ int hook_vars(struct planner *pl, const struct hook *hk, const struct vars *v, c
 			continue;	/* a file's mark (scan_file) */
 		if (!strcmp(w, "*"))
 			all = 1;
-		else if (w[0] == 'V' && w[1] == ':')
+		else if (w[0] == 'V' && w[1] == ':' && vars_get(v, w + 2))
 			add_name(names, n, astrdup(w + 2));
-		else if (w[0] == 'E' && w[1] == ':')
-			add_name(names, n, (var = by_env(v, w + 2)) ? var : aprintf(PREFIX "%s", w + 2));
+		else if (w[0] == 'E' && w[1] == ':' && (var = by_env(v, w + 2)))
+			add_name(names, n, var);
 	}
 	buf_release(&b);
 	return all && !hk->has_vars;

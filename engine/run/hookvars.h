@@ -12,9 +12,10 @@ struct vars;
  * The variables hook hk reads, by name, each once: those its `vars:` list
  * names, and those the text it runs names: `run`, its `env` list, the
  * scripts `run` names (hookscript.h) and its `inputs` files, where
- * IDPMAKE_VAR_<NAME> (hook.c's spelling) or ${name} names one.  A name no
- * variable of v spells is kept as written (IDPMAKE_VAR_X): it is undefined
- * now, and a definition of it later changes the key.
+ * IDPMAKE_VAR_<NAME> (hook.c's spelling) or ${name} names one of v.  A
+ * name no variable of v spells is left out (${HOME}); a definition of it
+ * later adds it, which changes the key.  A name `vars:` lists is kept even
+ * when undefined.
  *
  * Returns 1 for "all of them" when the hook has no `vars:` list and that
  * text reads variables by a name idpmake cannot see (IDPMAKE_VAR_ followed

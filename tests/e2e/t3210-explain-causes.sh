@@ -169,7 +169,7 @@ packages:
 EOF
 cat >u/once.sh <<'EOF'
 #!/bin/sh
-echo "$IDPMAKE_VAR_SIZE" >>out.txt
+echo "$IDPMAKE_VAR_SIZE ${IDPMAKE_VAR_EXTRA:-none}" >>out.txt
 EOF
 chmod +x u/once.sh
 mkmanifest u/packages/u/cm.yaml ConfigMap u
@@ -192,6 +192,10 @@ sed -i 's/size: small/size: large/' u/distro.yaml
 t_ok "explain after changing the variable it reads" um explain in-cluster/u:post:once
 t_grep "it would run, for that variable" "would run: var size changed" "$STDOUT"
 t_grep "old and new value" "'small' -> 'large'" "$STDOUT"
+t_ok "up" um up
+sed -i 's/^  other: y$/  other: y\n  extra: "1"/' u/distro.yaml
+t_ok "explain after defining a variable it reads, undefined until now" um explain in-cluster/u:post:once
+t_grep "it would run, for that variable" "would run: var extra added" "$STDOUT"
 
 # ---- a hook's vars: list --------------------------------------------------------------------
 # listed.sh runs a program idpmake does not read: vars: names what it reads
