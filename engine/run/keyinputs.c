@@ -21,15 +21,15 @@ int keyin_detail(const char *name)
 static const unsigned char *salt(struct planner *pl)
 {
 	static unsigned char s[16];
-	static int have;
+	static const char *of;	/* the state folder s is of */
 	const char *path;
 	size_t len;
 	char *text;
 	int fd;
 
-	if (have)
+	if (of && !strcmp(of, pl->statedir))
 		return s;
-	have = 1;
+	of = astrdup(pl->statedir);
 	path = path_join(pl->statedir, "explain-salt");
 	if ((text = read_file(path, &len)) && len == sizeof(s)) {
 		memcpy(s, text, sizeof(s));
