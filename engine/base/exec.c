@@ -281,6 +281,7 @@ int proc_run(struct proc *p)
 	}
 	if (p->out) {
 		char buf[65536];
+		size_t dirty = 0;	/* how much of buf a read wrote: wiped after (a Secret's value may pass) */
 		for (;;) {
 			struct pollfd pf = { outpipe[0], POLLIN, 0 };
 			int ms = 200;	/* so an interrupt is seen even if the handler missed this child */
@@ -316,7 +317,10 @@ int proc_run(struct proc *p)
 				break;
 			}
 			buf_add(p->out, buf, (size_t)n);
+			if ((size_t)n > dirty)
+				dirty = (size_t)n;
 		}
+		memwipe(buf, dirty);
 		close(outpipe[0]);
 	}
 	for (;;) {

@@ -6,7 +6,10 @@
  * working folder (a distro's, whose files the package scan reads), so none
  * is made.  setenv copies "NAME=value" into memory of the C library's that
  * unsetenv neither frees nor clears (glibc keeps it for getenv pointers
- * handed out before): the value is zeroed in place first.
+ * handed out before): the value is zeroed in place first.  A stack keeps
+ * what a callee left in its frames (glibc's vsnprintf formats what does not
+ * fit, aprintf's measuring pass all of it, through a buffer on the stack;
+ * libgit2 formats "user:password" so): secret_stack_wipe zeroes below.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -66,4 +69,23 @@ int secret_setenv(const char *name, const char *value)
 		registered = atexit(secret_env_wipe) == 0;
 	pthread_mutex_unlock(&lock);
 	return setenv(name, value, 1);
+}
+
+/* not inlined, so that its frame is below its caller's; explicit_bzero, so that the zeroing stays */
+__attribute__((noinline)) void secret_stack_wipe(void)
+{
+	char below[SECRET_STACK_WIPE];
+
+	explicit_bzero(below, sizeof(below));
+	__asm__ __volatile__("" : : "r"(below) : "memory");
+}
+
+static void wipe_main_stack(void)
+{
+	secret_stack_wipe();
+}
+
+void secret_stack_wipe_at_exit(void)
+{
+	atexit(wipe_main_stack);
 }

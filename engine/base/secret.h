@@ -20,4 +20,15 @@ void secret_no_dumps(void);
 int secret_setenv(const char *name, const char *value);
 void secret_env_wipe(void);
 
+/*
+ * Zero SECRET_STACK_WIPE bytes of the calling thread's stack below its
+ * caller's frame: what the calls it made left there (a password that
+ * vsnprintf or libgit2 formatted).  A thread that handled a secret calls it
+ * before it waits or returns; secret_stack_wipe_at_exit has the main
+ * thread's zeroed at exit.
+ */
+#define SECRET_STACK_WIPE (256 * 1024)
+void secret_stack_wipe(void);
+void secret_stack_wipe_at_exit(void);
+
 #endif

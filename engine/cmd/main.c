@@ -498,6 +498,7 @@ int main(int argc, char **argv)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	secret_no_dumps();	/* no core file of a process that holds tokens and passwords (secret.h) */
+	secret_stack_wipe_at_exit();	/* and its stack zeroed at exit, below exit's frame */
 	/* the state, cache and logs are private (util.h); init and render -o use the user's umask */
 	user_umask = umask(077);
 	c.file = "distro.yaml";

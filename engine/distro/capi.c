@@ -410,7 +410,7 @@ void capi_finish(struct distro *d)
 	for (size_t i = 0; i < d->nclusters; i++) {
 		struct cluster *c = &d->clusters[i];
 		struct capi *k = c->create.capi;
-		struct package *cls;
+		struct package *cls = NULL;
 		if (!k)
 			continue;
 		if (c->reg.set)

@@ -52,6 +52,7 @@
 #include "base/intr.h"
 #include "argo/kubectl.h"
 #include "run/plan.h"
+#include "base/secret.h"
 #include "base/util.h"
 
 struct sync_ops build_sync;
@@ -247,6 +248,7 @@ static void *worker(void *arg)
 		q.todo = j->next;
 		pthread_mutex_unlock(&q.lock);
 		run_job(j);
+		secret_stack_wipe();	/* what the job's calls left on this stack: a push's password (secret.h) */
 		pthread_mutex_lock(&q.lock);
 		j->next = q.finished;
 		q.finished = j;
