@@ -20,6 +20,7 @@
  * prod-eu/keycloak", or, elsewhere, prints a plain "waiting for ..." line
  * every STATUS_PLAIN_EVERY seconds of a wait.
  */
+#include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -54,9 +55,16 @@ static size_t nrun;
 static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
 
 static void print_done(void);
+static FILE *tee;	/* IDPMAKE_EVENTS */
 
 void status_init(int j, enum color_mode c, int v)
 {
+	const char *ev = getenv("IDPMAKE_EVENTS");
+	int fd;
+
+	if (ev && *ev && !tee && (fd = open(ev, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) >= 0 &&
+	    !(tee = fdopen(fd, "a")))
+		close(fd);
 	json = j;
 	verbose = v;
 	tty = !j && isatty(1);
@@ -89,10 +97,19 @@ void status_up_to_date(const struct step *s)
 		total--;	/* as ninja after a restat: PlanHasTotalEdges(command_edge_count()) */
 }
 
+/*
+ * --json's events on stdout, and (IDPMAKE_EVENTS=FILE) the same lines
+ * appended to FILE whatever the output: a CI job's record of what ran,
+ * beside the lines a person reads
+ */
 static void event(const char *ev, const struct step *s, const char *reason, int ms)
 {
-	json_t *o = json_object();
+	json_t *o;
 	char *text;
+
+	if (!json && !tee)
+		return;
+	o = json_object();
 
 	json_object_set_new(o, "event", json_string(ev));
 	json_object_set_new(o, "id", json_string(s->id));
@@ -104,8 +121,14 @@ static void event(const char *ev, const struct step *s, const char *reason, int 
 	if (!strcmp(ev, "failed") && s->command)
 		json_object_set_new(o, "command", json_string(s->command));
 	text = json_dumps(o, JSON_COMPACT);
-	puts(text);
-	fflush(stdout);
+	if (json) {
+		puts(text);
+		fflush(stdout);
+	}
+	if (tee && text) {
+		fprintf(tee, "%s\n", text);
+		fflush(tee);
+	}
 	free(text);
 	json_decref(o);
 }
@@ -343,10 +366,9 @@ void status_start(const struct step *s)
 {
 	print_done();
 	run_add(s);
-	if (json) {
-		event("start", s, NULL, -1);
+	event("start", s, NULL, -1);
+	if (json)
 		return;
-	}
 	if (tty)
 		redraw();
 }
@@ -438,10 +460,9 @@ void status_done(const struct step *s, const char *note)
 	finished++;
 	ndone++;
 	run_remove(s);
-	if (json) {
-		event("done", s, note, s->ms);
+	event("done", s, note, s->ms);
+	if (json)
 		return;
-	}
 	pending.s = s;
 	pending.note = note;
 	pending.shown = shown;
@@ -476,10 +497,9 @@ void status_failed(const struct step *s, const char *log)
 	print_done();
 	finished++;
 	run_remove(s);
-	if (json) {
-		event("failed", s, s->error, s->ms);
+	event("failed", s, s->error, s->ms);
+	if (json)
 		return;
-	}
 	if (by_interrupt(s->error)) {
 		intr_stopped++;
 		if (tty && nrun)
@@ -500,10 +520,9 @@ void status_failed(const struct step *s, const char *log)
 void status_skipped(const struct step *s, const char *why)
 {
 	print_done();
-	if (json) {
-		event("skipped", s, why, -1);
+	event("skipped", s, why, -1);
+	if (json)
 		return;
-	}
 	if (verbose) {
 		status_end_line();
 		printf("skipped %s: %s\n", s->id, why);
@@ -513,10 +532,9 @@ void status_skipped(const struct step *s, const char *why)
 void status_not_run(const struct step *s, const char *cause)
 {
 	print_done();
-	if (json) {
-		event("not-run", s, cause, -1);
+	event("not-run", s, cause, -1);
+	if (json)
 		return;
-	}
 	if (intr_signal) {
 		/* after Ctrl-C: counted in the summary's line */
 		intr_not_run++;
@@ -566,7 +584,7 @@ static void print_synced(const struct summary *sum)
 void status_summary(const struct summary *sum)
 {
 	print_done();
-	if (json) {
+	if (json || tee) {
 		json_t *o = json_object();
 		char *text;
 		json_object_set_new(o, "event", json_string("summary"));
@@ -578,11 +596,18 @@ void status_summary(const struct summary *sum)
 		json_object_set_new(o, "not_run", json_integer(sum->not_run));
 		json_object_set_new(o, "up_to_date", json_integer(sum->up_to_date));
 		text = json_dumps(o, JSON_COMPACT);
-		puts(text);
+		if (json) {
+			puts(text);
+			fflush(stdout);
+		}
+		if (tee && text) {
+			fprintf(tee, "%s\n", text);
+			fflush(tee);
+		}
 		free(text);
 		json_decref(o);
-		fflush(stdout);
-		return;
+		if (json)
+			return;
 	}
 	status_end_line();
 	print_synced(sum);
