@@ -701,6 +701,34 @@ int cmd_promote(struct ctx *c)
 	return cmd_up(c);
 }
 
+/*
+ * plan: the steps that wait on a cluster (or certificate) a step makes, in
+ * one line with the first of them ("wait   once in-cluster:kind has made
+ * the cluster: sync in-cluster/a:sync, post ..."); nothing for the rest.
+ * Steps after i are decided here, as the loop would decide them.
+ */
+static void waiting_line(struct ctx *c, size_t i)
+{
+	const char *why = reason_text(c->g->steps[i]);
+
+	for (size_t k = 0; k < i; k++) {
+		const struct step *t = c->g->steps[k];
+		if (t->selected && t->dirty && !(t->same && t->same != t) && !strcmp(reason_text(t), why))
+			return;	/* said with that one */
+	}
+	printf("%-6s %s:", "wait", why);
+	for (size_t k = i, n = 0; k < c->g->nsteps; k++) {
+		struct step *t = c->g->steps[k];
+		if (!t->selected || (t->same && t->same != t))
+			continue;
+		if (k > i && t->kind != STEP_RENDER)
+			plan_decide(&c->pl, t);
+		if (t->dirty && !strcmp(reason_text(t), why))
+			printf("%s %s %s", n++ ? "," : "", step_kind_name(t->kind), t->id);
+	}
+	putchar('\n');
+}
+
 int cmd_plan(struct ctx *c)
 {
 	int r, work = 0, uptodate = 0, refused = 0;
@@ -765,6 +793,8 @@ int cmd_plan(struct ctx *c)
 			json_array_append_new(steps, o);
 		} else if (s->same && s->same != s) {
 			/* shown with the first of its group: render PKG (for N clusters) */
+		} else if (!strncmp(reason_text(s), "once ", 5)) {
+			waiting_line(c, i);	/* the steps that wait on what a step makes: said once */
 		} else if (s->same) {
 			printf("%-6s %s (for %zu clusters): %s\n", step_kind_name(s->kind), s->pkg->name,
 			       share_count(s), reason_text(s));
