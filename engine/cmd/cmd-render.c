@@ -28,7 +28,8 @@ int cmd_render(struct ctx *c)
 	for (size_t i = 0; i < c->g->nsteps; i++) {
 		struct step *s = c->g->steps[i];
 		struct bundle b;
-		if (s->kind != STEP_RENDER || !s->selected)
+		/* what a target names: a render it needs (a Cluster's class) renders for it, unprinted */
+		if (s->kind != STEP_RENDER || !s->selected || !s->targeted)
 			continue;
 		if (c->outdir)
 			rmtree(aprintf("%s/%s", c->outdir, s->gitpath));	/* the folder is exactly the render */
@@ -91,6 +92,15 @@ static int print_patch(int color, const char *path, const char *old, size_t oldl
 	return 0;
 }
 
+/* does a target name a package of folder f itself (not only one that needs it)? */
+static int folder_targeted(const struct folder *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->steps[i]->targeted)
+			return 1;
+	return 0;
+}
+
 int cmd_diff(struct ctx *c)
 {
 	struct gitops_opts go;
@@ -133,6 +143,8 @@ int cmd_diff(struct ctx *c)
 		struct bundle b;
 		char tip[41];
 		size_t a = 0, k = 0;
+		if (!folder_targeted(&fo[i]))
+			continue;	/* only needed by a target (a Cluster's class): as render, not shown */
 		if (render_one(c, s, &b) < 0)
 			return 1;
 		if (gitops_read(&go, !fetched, s->gitpath, remote_files_collect, &rf, tip) < 0) {

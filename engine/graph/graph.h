@@ -16,6 +16,7 @@
 
 struct tree;
 struct share;
+struct bundle;
 
 enum step_kind { STEP_RENDER, STEP_PUSH, STEP_PRE, STEP_SYNC, STEP_POST, STEP_WAVE, STEP_REGISTER,
 		 STEP_CREATE,	/* CLUSTER:kind, a cluster idpmake makes (create.h), before its steps */
@@ -69,6 +70,10 @@ struct step {
 	const char *class_keep;		/* ... the classes its synced Clusters name, space-separated (classplan.c) */
 	struct hash class_from;		/* ... the output that holds its earlier revisions (classplan.c), */
 	int class_from_known;		/* ... when known (zero: an empty folder) */
+	const struct bundle *rendered;	/* render: its bundle, rendered in memory by a command that writes no
+					 * cache (render, diff: review/rendered.c), for the renders that read it */
+	int targeted;			/* a target (or a -l label) names its package itself, not only what
+					 * needs it: what render and diff show (select.c) */
 	int unproven;			/* render: its folder's recorded output never read (plan.c): 1;
 					 * read and equal 0, read and not 2 */
 	struct step *same;		/* render: first dirty render of equal key (share.c), or NULL */

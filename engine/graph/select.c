@@ -248,7 +248,7 @@ int graph_select(struct graph *g, char **targets, size_t ntargets, struct strlis
 
 	if (!ntargets && (!labels || !labels->n)) {
 		for (size_t i = 0; i < g->nsteps; i++)
-			g->steps[i]->selected = 1;
+			g->steps[i]->selected = g->steps[i]->targeted = 1;
 		return 0;
 	}
 	if (labels_known(g->d, labels) < 0)
@@ -265,6 +265,7 @@ int graph_select(struct graph *g, char **targets, size_t ntargets, struct strlis
 			if (labels && !unit_labels_match(s->cluster, s->pkg, labels))
 				continue;
 			found = 1;
+			s->targeted = 1;
 			/* select the package's last steps; select_from pulls in the rest */
 			if (s->nout == 0 || s->kind == STEP_SYNC || s->kind == STEP_POST)
 				select_from(s);
@@ -276,6 +277,8 @@ int graph_select(struct graph *g, char **targets, size_t ntargets, struct strlis
 	if (!ntargets) {
 		for (size_t i = 0; i < g->nsteps; i++) {
 			struct step *s = g->steps[i];
+			if (s->pkg && unit_labels_match(s->cluster, s->pkg, labels))
+				s->targeted = 1;
 			if (s->pkg && unit_labels_match(s->cluster, s->pkg, labels) && (s->kind == STEP_SYNC || s->kind == STEP_POST)) {
 				select_from(s);
 				any = 1;

@@ -130,7 +130,7 @@ static const char *type_of(const struct ynode *v)
 	}
 }
 
-const char *capi_check_class(const char *statedir, const struct step *s, struct hash class_output, const char **err)
+const char *capi_check_class(const char *statedir, const struct step *s, const struct step *cls_step, const char **err)
 {
 	const struct cluster *c = s->pkg->capi_of;
 	const struct capi *k = c->create.capi;
@@ -142,7 +142,9 @@ const char *capi_check_class(const char *statedir, const struct step *s, struct 
 	size_t nd;
 
 	nbad = 0;
-	if (bundle_read(bundle_path(statedir, class_output), &b) < 0) {
+	if (cls_step->rendered)
+		b = (struct bundle){ .v = cls_step->rendered->v, .n = cls_step->rendered->n };	/* borrowed */
+	else if (bundle_read(bundle_path(statedir, cls_step->output), &b) < 0) {
 		*err = aprintf("cannot read the render of class package '%s'", k->class_pkg);
 		goto out;
 	}
@@ -223,7 +225,8 @@ done:
 		buf_release(&out);
 	}
 out:
-	bundle_free(&b);
+	if (!cls_step->rendered)
+		bundle_free(&b);
 	ypool_free(p);
 	return ret;
 }

@@ -6,12 +6,13 @@
 #include "graph/graph.h"
 
 /*
- * s: the render MGMT/cluster-NAME; class_output: the output of its class
- * package's render on MGMT.  The Cluster's text, naming the class's current
+ * s: the render MGMT/cluster-NAME; cls: its class package's render on MGMT
+ * (capi_class_render), whose output is read: cls->rendered, else its cached
+ * bundle (cls->output).  The Cluster's text, naming the class's current
  * revision (capiclass.h); or NULL with *err, after printing each mismatch
  * as file:line:col: error: at the distro's field.
  */
-const char *capi_check_class(const char *statedir, const struct step *s, struct hash class_output, const char **err);
+const char *capi_check_class(const char *statedir, const struct step *s, const struct step *cls, const char **err);
 /*
  * create.spec: n, an object of s's render (MGMT/cluster-NAME, a copy of the
  * spec package), is checked and, when it is the Cluster NAME, given what

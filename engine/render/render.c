@@ -281,7 +281,7 @@ static int render_objects(const struct render_ctx *rc, struct step *s, struct ob
 	case RENDER_CAPI: {	/* the Cluster the loader rendered (distro/capi.c), checked against its class */
 		const struct step *cls = capi_class_render(s);
 		const char *text = s->pkg->spec;
-		if (cls && !hash_zero(cls->output) && !(text = capi_check_class(rc->statedir, s, cls->output, err)))
+		if (cls && (cls->rendered || !hash_zero(cls->output)) && !(text = capi_check_class(rc->statedir, s, cls, err)))
 			return -1;
 		return parse_objects(o, s->id, text, strlen(text), NULL, err);
 	}

@@ -9,7 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "git/lazycache.h"
 #include "render/bundle.h"
+#include "render/capicheck.h"
+#include "run/classplan.h"
 #include "run/ctx.h"
 #include "git/gitops.h"
 #include "render/render.h"
@@ -19,13 +22,53 @@
 #include "graph/state.h"
 #include "base/util.h"
 
+/*
+ * What up's plan gives a render that reads another's (plan.c, classplan.c),
+ * for a command that renders without running the plan, so that it renders
+ * what up pushes:
+ *   - a class package's render (capiclass.c): the revisions its synced
+ *     Clusters name (s->class_keep), from its last output (s->class_from),
+ *     as plan_renders decides them; nothing when plan_renders did;
+ *   - a Cluster render (capicheck.c): its class package's output, which
+ *     names the revision its classRef takes: the plan's, else that render
+ *     rendered now (in memory, once a run: s->rendered).
+ * 0, or -1 after printing why.
+ */
+static int render_inputs(struct ctx *c, struct step *s)
+{
+	struct step *cls;
+
+	if (!s->class_keep) {
+		struct inputs in = { 0 };
+		classplan_inputs(&c->pl, s, &in);
+		if (s->capi_class) {
+			struct record rec = state_step(c->st, s->id);
+			if (rec.have && !hash_zero(rec.output) && access(bundle_path(c->statedir, rec.output), R_OK) < 0)
+				(void)lazycache_held(&c->pl, s, rec.output);	/* not in the cache: from its folder */
+			classplan_from(&c->pl, s, &rec);
+		}
+	}
+	cls = (struct step *)capi_class_render(s);
+	if (cls && !cls->rendered && hash_zero(cls->output)) {
+		struct bundle cb;
+		if (render_one(c, cls, &cb) < 0)
+			return -1;
+		free(cb.v);	/* render_one kept a copy in cls->rendered */
+	}
+	return 0;
+}
+
 /* render one step into b; prints the failure */
 int render_one(struct ctx *c, struct step *s, struct bundle *b)
 {
 	const char *err = NULL, *tmp = getenv("TMPDIR");
-	char *tmpl = aprintf("%s/idpmake-render-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	int fd = mkstemp(tmpl), r;
+	char *tmpl;
+	int fd, r;
 
+	if (render_inputs(c, s) < 0)
+		return -1;
+	tmpl = aprintf("%s/idpmake-render-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	fd = mkstemp(tmpl);
 	/* render changes no state: the renderer's log is a temporary file */
 	if (fd >= 0)
 		close(fd);
@@ -58,6 +101,13 @@ int render_one(struct ctx *c, struct step *s, struct bundle *b)
 	}
 	if (s->log)
 		unlink(s->log);
+	if (!r && s->capi_class && !s->rendered) {
+		/* the Cluster renders read it (render_inputs): a copy of the list in the arena, as its entries */
+		struct bundle *cb = amalloc(sizeof(*cb));
+		*cb = (struct bundle){ .v = amalloc((b->n + 1) * sizeof(*cb->v)), .n = b->n };
+		memcpy(cb->v, b->v, b->n * sizeof(*cb->v));
+		s->rendered = cb;
+	}
 	return r;
 }
 
