@@ -750,7 +750,7 @@ int kubectl_apply(const struct step *s, const char *dir, const char **err)
 	return 0;
 }
 
-int kubectl_dry_run(const struct cluster *cl, const char *dir, const char **err)
+int kubectl_dry_run(const struct cluster *cl, const char *dir, const char *ns, const char **err)
 {
 	const struct kube_target *t;
 	const char *why = NULL;
@@ -765,6 +765,10 @@ int kubectl_dry_run(const struct cluster *cl, const char *dir, const char **err)
 	push(&av, "--dry-run=server");
 	push(&av, "--field-manager=idpmake");
 	push(&av, "--request-timeout=30s");
+	if (ns) {
+		push(&av, "--namespace");
+		push(&av, ns);
+	}
 	push(&av, "-f");
 	push(&av, dir);
 	p.argv = av.v;

@@ -80,10 +80,12 @@ int kubectl_secret_values(const struct cluster *cl, const char *ns, const char *
 
 /*
  * validate --live (capidry.c): `kubectl apply --server-side --dry-run=server
- * -f DIR` on cluster cl, so that its CRD schemas and webhooks judge the
- * objects and nothing is kept: 0, or -1 with *err (kubectl's last line)
+ * [--namespace NS] -f DIR` on cluster cl, so that its CRD schemas and
+ * webhooks judge the objects and nothing is kept (NS: where those without
+ * a namespace go, as Argo CD's destination namespace; NULL: none): 0, or -1
+ * with *err (kubectl's last line)
  */
-int kubectl_dry_run(const struct cluster *cl, const char *dir, const char **err);
+int kubectl_dry_run(const struct cluster *cl, const char *dir, const char *ns, const char **err);
 
 /* the key of a kubectl package's sync step, from its render's output */
 struct hash kubectl_key(const struct step *s, struct hash output);
