@@ -57,43 +57,43 @@ plan_ids() {
 
 # ---- everything ----------------------------------------------------------------
 plan_ids all.ids
-t_grep "no target: every package (two/e:sync)" '^two/e:sync$' all.ids
+t_grep "no target: every package (two/e:render)" '^two/e:render$' all.ids
 t_grep "no target: one/a:post:ready" '^one/a:post:ready$' all.ids
-t_eq "no target: 15 steps (6 renders, the push, 6 syncs, 2 hooks)" 15 "$(grep -c . all.ids)"
+t_eq "no target: 9 steps (6 renders, the push, 2 hooks; no Argo CD: the 6 syncs are skipped)" 9 "$(grep -c . all.ids)"
 
 # ---- PACKAGE -----------------------------------------------------------------------
 plan_ids c.ids c
 t_grep "plan c: c's render" '^two/c:render$' c.ids
-t_grep "plan c: c's sync" '^two/c:sync$' c.ids
-t_grep "plan c: b (c needs b)" '^two/b:sync$' c.ids
+t_grep "plan c: c's render" '^two/c:render$' c.ids
+t_grep "plan c: b (c needs b)" '^two/b:render$' c.ids
 t_grep "plan c: b's render" '^two/b:render$' c.ids
-t_grep "plan c: a, transitively (b needs a)" '^two/a:sync$' c.ids
+t_grep "plan c: a, transitively (b needs a)" '^two/a:render$' c.ids
 t_grep "plan c: a's hook" '^two/a:post:ready$' c.ids
 t_grep "plan c: the push" '^push$' c.ids
-t_nogrep "plan c: not e's sync (unrelated)" '^two/e:sync$' c.ids
+t_nogrep "plan c: not e's render (unrelated)" '^two/e:render$' c.ids
 t_nogrep "plan c: not e's render (unrelated)" '^two/e:' c.ids
 t_nogrep "plan c: not d (unrelated)" '^two/d:' c.ids
 t_nogrep "plan c: not a on cluster one (c's needs are on two)" '^one/a:' c.ids
 
 plan_ids a.ids a
-t_grep "plan a: a on cluster one" '^one/a:sync$' a.ids
-t_grep "plan a: and on cluster two" '^two/a:sync$' a.ids
+t_grep "plan a: a on cluster one" '^one/a:render$' a.ids
+t_grep "plan a: and on cluster two" '^two/a:render$' a.ids
 t_nogrep "plan a: not b (b needs a, not the other way)" '^two/b:' a.ids
 
 plan_ids d.ids d
-t_grep "plan d: d" '^two/d:sync$' d.ids
+t_grep "plan d: d" '^two/d:render$' d.ids
 t_grep "plan d: one/a, across clusters" '^one/a:post:ready$' d.ids
 t_nogrep "plan d: not two/a" '^two/a:' d.ids
 
 # ---- CLUSTER/PACKAGE -----------------------------------------------------------------
 plan_ids twob.ids two/b
-t_grep "plan two/b: two/b" '^two/b:sync$' twob.ids
-t_grep "plan two/b: two/a" '^two/a:sync$' twob.ids
+t_grep "plan two/b: two/b" '^two/b:render$' twob.ids
+t_grep "plan two/b: two/a" '^two/a:render$' twob.ids
 t_nogrep "plan two/b: not two/c (it needs b, not the other way)" '^two/c:' twob.ids
 t_nogrep "plan two/b: not one/a" '^one/a:' twob.ids
 
 plan_ids onea.ids one/a
-t_grep "plan one/a: one/a" '^one/a:sync$' onea.ids
+t_grep "plan one/a: one/a" '^one/a:render$' onea.ids
 t_nogrep "plan one/a: not two/a" '^two/a:' onea.ids
 
 # ---- CLUSTER/ -----------------------------------------------------------------------
@@ -102,27 +102,27 @@ t_grep "plan one/: one/a" '^one/a:render$' one.ids
 t_nogrep "plan one/: nothing of two" '^two/' one.ids
 
 plan_ids two.ids two/
-t_grep "plan two/: two/e" '^two/e:sync$' two.ids
-t_grep "plan two/: two/c" '^two/c:sync$' two.ids
-t_grep "plan two/: one/a, which two/d needs" '^one/a:sync$' two.ids
+t_grep "plan two/: two/e" '^two/e:render$' two.ids
+t_grep "plan two/: two/c" '^two/c:render$' two.ids
+t_grep "plan two/: one/a, which two/d needs" '^one/a:render$' two.ids
 
 # ---- several targets ------------------------------------------------------------------
 plan_ids multi.ids e one/a
-t_grep "plan e one/a: e" '^two/e:sync$' multi.ids
-t_grep "plan e one/a: one/a" '^one/a:sync$' multi.ids
+t_grep "plan e one/a: e" '^two/e:render$' multi.ids
+t_grep "plan e one/a: one/a" '^one/a:render$' multi.ids
 t_nogrep "plan e one/a: not b" '^two/b:' multi.ids
 
 # ---- labels -----------------------------------------------------------------------------
 plan_ids apps.ids -l tier=apps
-t_grep "-l tier=apps: b" '^two/b:sync$' apps.ids
-t_grep "-l tier=apps: c" '^two/c:sync$' apps.ids
-t_grep "-l tier=apps: e" '^two/e:sync$' apps.ids
-t_grep "-l tier=apps: a, which b needs" '^two/a:sync$' apps.ids
+t_grep "-l tier=apps: b" '^two/b:render$' apps.ids
+t_grep "-l tier=apps: c" '^two/c:render$' apps.ids
+t_grep "-l tier=apps: e" '^two/e:render$' apps.ids
+t_grep "-l tier=apps: a, which b needs" '^two/a:render$' apps.ids
 t_nogrep "-l tier=apps: not d (no label)" '^two/d:' apps.ids
 t_nogrep "-l tier=apps: not one/a" '^one/a:' apps.ids
 
 plan_ids web.ids -l tier=apps -l team=web
-t_grep "-l tier=apps -l team=web: b" '^two/b:sync$' web.ids
+t_grep "-l tier=apps -l team=web: b" '^two/b:render$' web.ids
 t_nogrep "-l tier=apps -l team=web: not e (all labels must match)" '^two/e:' web.ids
 t_nogrep "-l tier=apps -l team=web: not c" '^two/c:' web.ids
 
