@@ -731,7 +731,7 @@ static void waiting_line(struct ctx *c, size_t i)
 
 int cmd_plan(struct ctx *c)
 {
-	int r, work = 0, uptodate = 0, refused = 0;
+	int r, work = 0, uptodate = 0, refused = 0, always = 0;
 	const char **unchecked = NULL;
 	size_t nunchecked = 0, nrefused = 0;
 	struct orphan_counts gone;
@@ -776,6 +776,7 @@ int cmd_plan(struct ctx *c)
 			continue;
 		}
 		work++;
+		always += s->reason == R_ALWAYS;	/* a hook with when: always: no change, no --exit-code */
 		if (c->json) {
 			json_t *o = json_object(), *ch = json_array();
 			json_object_set_new(o, "id", json_string(s->id));
@@ -834,10 +835,11 @@ int cmd_plan(struct ctx *c)
 		json_print(doc, 1);
 	} else {
 		relayed_note(c);
-		printf("idpmake: %d step%s would run, %d up to date%s%s\n", work, work == 1 ? "" : "s", uptodate,
+		printf("idpmake: %d step%s would run%s, %d up to date%s%s\n", work, work == 1 ? "" : "s",
+		       always ? aprintf(" (%d: hook%s with when: always)", always, always == 1 ? "" : "s") : "", uptodate,
 		       targets_skipped_note(c), orphans_summary(gone));
 	}
 	if (refused && !c->json)
 		fprintf(stderr, "idpmake: plan: up would refuse (exit %d): nothing of the above would run\n", refused);
-	return refused ? refused : r ? r : c->exit_code && (work || gone.del || gone.unregister || gone.kind_del) ? 1 : 0;
+	return refused ? refused : r ? r : c->exit_code && (work > always || gone.del || gone.unregister || gone.kind_del) ? 1 : 0;
 }

@@ -70,7 +70,7 @@ def main(argv):
         out.append("overpredicted: plan exited 3, up succeeded")
     if up_exit == 0 and after_exit == "1":
         try:
-            left = [l.rstrip("\n") for l in open(after_path) if l[:1].isalpha() and ":" in l and not l.startswith("idpmake")]
+            left = [l.rstrip("\n") for l in open(after_path) if l[:1].isalpha() and ":" in l and not l.startswith(("idpmake", "acting on"))]
         except OSError:
             left = []
         out.append("not-settled: plan --exit-code after a successful up: %s" % "; ".join(left[:5]))
