@@ -81,6 +81,8 @@ Control API (never under --rootpath, not recorded in /_emu/requests, never fault
       health with "now" also sets the application's health now (a workload that degrades after its sync).
     GET  /_emu/faults    active faults          GET /_emu/requests   request log (each: seq, time, t (epoch seconds, float), method, path, ...)
     POST /_emu/reset     clears log and faults ({"apps": true} also deletes all applications)
+    POST /_emu/quiet     {"on": true}: requests are answered unlogged and take no counted request fault, until
+                         {"on": false} (the e2e harness's plan check asks with it, lib.sh plancheck)
     GET  /_emu/apps      raw stored applications
     GET  /_emu/stats     the repo-server model's manifest generations (reposerver.py): {"manifest_generations": N,
                          "by_commit": {sha: N}}, reset by /_emu/reset; watch streams open now and opened in all
@@ -376,6 +378,7 @@ class Emu(LiveMixin, ResourcesMixin, FleetMixin, RepoServerMixin):
     def __init__(self, a):
         self.lock = threading.RLock()
         self.apps, self.rv, self.log, self.faults, self.app_faults, self.fault_id = {}, 1000, [], [], {}, 0
+        self.quiet = False
         self.secret = os.urandom(32)
         self.token = a.token
         self.users = dict(u.split(":", 1) for u in a.user)
@@ -1252,10 +1255,12 @@ class Emu(LiveMixin, ResourcesMixin, FleetMixin, RepoServerMixin):
         self.faults.append(rec)
         return {"ok": True, "id": self.fault_id}
 
-    def take_faults(self, method, path):
+    def take_faults(self, method, path, quiet=False):
+        """the faults a request meets; quiet (the harness's plan): only those with no count (a state, not
+        an event), none taken"""
         delay, final = 0, None
         for f in self.faults:
-            if f["count"] == 0 or (f["method"] and f["method"] != method):
+            if f["count"] == 0 or (f["method"] and f["method"] != method) or (quiet and f["count"] > 0):
                 continue
             if f.get("path_regex") and not re.search(f["path_regex"], path):
                 continue
@@ -1405,9 +1410,13 @@ class Handler(BaseHTTPRequestHandler):
         if body.strip() and parsed is None:
             entry["body_raw"] = body.decode("utf-8", "replace")
         with emu.lock:
-            entry["seq"] = len(emu.log) + 1
-            emu.log.append(entry)
-            delay, fault = emu.take_faults(method, path)
+            if emu.quiet:
+                # the harness's own plan (lib.sh plancheck): not logged, no counted fault taken
+                delay, fault = emu.take_faults(method, path, quiet=True)
+            else:
+                entry["seq"] = len(emu.log) + 1
+                emu.log.append(entry)
+                delay, fault = emu.take_faults(method, path)
         if delay:
             time.sleep(delay / 1000.0)
         if fault is not None and fault.get("drop"):
@@ -1540,6 +1549,9 @@ class Handler(BaseHTTPRequestHandler):
                 return js(200, {"requests": emu.faults, "apps": emu.app_faults})
             if method == "GET" and path == "/_emu/apps":
                 return js(200, [emu.render(r) for _, r in sorted(emu.apps.items())])
+            if method == "POST" and path == "/_emu/quiet":
+                emu.quiet = bool(isinstance(payload, dict) and payload.get("on"))
+                return js(200, {"ok": True, "quiet": emu.quiet})
             if method == "POST" and path == "/_emu/reset":
                 emu.log, emu.faults, emu.app_faults = [], [], {}
                 emu.reposerver_reset()

@@ -36,6 +36,8 @@ Control API (no auth, never faulted, not in the request log):
         {"down": true}: every API request's connection is closed without an answer (false: up again)
         {"stall": K}: the controller of kind K writes no status (a rollout that never completes)
     POST /_emu/reset   clears the faults and the request log ({"objects": true} also empties the store)
+    POST /_emu/quiet   {"on": true}: requests go unlogged and take no "fail" fault, until {"on": false}
+                       (the e2e harness's plan check, tests/e2e/lib.sh plancheck)
     GET  /_emu/state   every stored object (JSON list)      GET /_emu/requests   the request log
     POST /_emu/object  stores the object in the body as a controller would (no validation, no faults)
 
@@ -104,6 +106,7 @@ class Emu:
         self.faults = {"refuse": [], "fail": 0, "fail_status": 500, "fail_message": "", "fail_path": "", "delay_ms": 0,
                        "down": False}
         self.requests = []
+        self.quiet = False  # POST /_emu/quiet
 
 
 def status_body(code, reason, message, details=None):
@@ -271,12 +274,13 @@ class Handler(BaseHTTPRequestHandler):
             if m:
                 self.st, path = self.face.store, m.group(2) or "/"
         with emu.store.lock:
-            emu.requests.append({"method": self.command, "path": path, "query": url.query,
-                                 "content_type": self.headers.get("Content-Type", ""),
-                                 "user_agent": self.headers.get("User-Agent", "")})
+            if not emu.quiet:  # the e2e harness's own plan (lib.sh plancheck): unlogged, no counted fault
+                emu.requests.append({"method": self.command, "path": path, "query": url.query,
+                                     "content_type": self.headers.get("Content-Type", ""),
+                                     "user_agent": self.headers.get("User-Agent", "")})
             f = emu.faults
             down, delay = f["down"], f["delay_ms"]
-            fail = f["fail"] > 0 and re.search(f["fail_path"], path) is not None
+            fail = not emu.quiet and f["fail"] > 0 and re.search(f["fail_path"], path) is not None
             if fail:
                 f["fail"] -= 1
         if down:
@@ -645,6 +649,9 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send_json(200, emu.faults)
             if path == "/_emu/capi" and emu.capi is not None:
                 return self.send_json(*emu.capi.control(self.command, body))
+            if self.command == "POST" and path == "/_emu/quiet":
+                emu.quiet = bool(isinstance(body, dict) and body.get("on"))
+                return self.send_json(200, {"quiet": emu.quiet})
             if self.command == "POST" and path == "/_emu/reset":
                 emu.faults.update(refuse=[], fail=0, fail_status=500, fail_message="", fail_path="", delay_ms=0,
                                   down=False)
