@@ -21,6 +21,8 @@
 #include "distro/context.h"
 #include "base/exec.h"
 #include "render/render.h"
+#include "review/rendered.h"
+#include "run/provision.h"
 #include "render/unexpanded.h"
 #include "base/util.h"
 
@@ -43,7 +45,7 @@ int cmd_validate(struct ctx *c)
 		if (s->kind != STEP_RENDER)
 			continue;
 		ru = s->pkg->rule;
-		if (ru->builtin == RENDER_MANIFESTS || ru->builtin == RENDER_ARGOCD_APP ||
+		if (ru->builtin == RENDER_MANIFESTS || ru->builtin == RENDER_ARGOCD_APP || ru->builtin == RENDER_CAPI ||
 		    (ru->builtin == RENDER_HELM && !s->pkg->render_local)) {
 			/* in-process renderers: render in memory, which checks every object */
 			struct bundle b;
@@ -57,7 +59,11 @@ int cmd_validate(struct ctx *c)
 			}
 			s->log = NULL;
 			unexpanded_warn(s, c->d);
-			if (render_to_bundle(&c->pl.rc, s, &b, &err) < 0) {
+			if (s->pkg->capi_of) {
+				/* a created cluster's Cluster: against its class's render, as up renders it (rendered.c) */
+				if (render_one(c, s, &b) < 0)
+					bad++;
+			} else if (render_to_bundle(&c->pl.rc, s, &b, &err) < 0) {
 				error("%s: %s", s->id, err);
 				bad++;
 			}
@@ -72,9 +78,22 @@ int cmd_validate(struct ctx *c)
 	}
 	if (bad)
 		return 1;
-	/* --live: every rendered kind against what its cluster serves (apicheck.c) */
+	/* a created cluster's version against the one its state synced: one minor at a time (preflight.c) */
+	for (size_t i = 0; i < c->g->nsteps; i++) {
+		const struct step *s = c->g->steps[i];
+		const char *err;
+		if (s->selected && s->kind == STEP_PROVISION &&
+		    ((err = provision_skew(&c->pl, s)) || (err = provision_moved(&c->pl, s)))) {
+			error("%s", err);
+			bad++;
+		}
+	}
+	/* --live: every rendered kind against what its cluster serves (apicheck.c); after a skew too, so
+	 * that what the cluster says is said with it */
 	if (c->live && (r = apicheck_live(c)))
 		return r;
+	if (bad)
+		return 1;
 	printf("%s: distro '%s' is valid: %zu package%s, %zu cluster%s, %d step%s\n", c->file, c->d->name,
 	       c->d->npackages, c->d->npackages == 1 ? "" : "s", c->d->nclusters, c->d->nclusters == 1 ? "" : "s",
 	       steps, steps == 1 ? "" : "s");

@@ -57,6 +57,8 @@ t_ok "validate --live" idpmake validate --live
 t_grep "the class accepted" "mgmt/capi-classes:render: [0-9]+ objects accepted by 'mgmt' \\(server-side dry run\\)" "$OUTPUT"
 t_grep "eu-1's Cluster accepted" "mgmt/cluster-eu-1:render: 1 object accepted by 'mgmt'" "$OUTPUT"
 sed -i 's/^  k8s: v1.33.2 .*/  k8s: v1.35.0/' distro.yaml
+t_exit 1 "validate, with no server: two minors past the synced version is refused, as up refuses it (issue 32 #1)" idpmake validate
+t_grep "in up's words" 'is 2 minors past the synced v1.33.2.*go to v1.34 first' "$STDERR"
 t_exit 1 "validate --live: two minors at once is refused by Cluster API's webhook" idpmake validate --live
 t_grep "in its words" "mgmt/cluster-eu-1:render: the management cluster 'mgmt' refuses it \\(server-side dry run\\): .*v1.33.2.*v1.35.0" "$OUTPUT"
 t_eq "nothing was kept" "v1.33.2" "$(kubectl get clusters.cluster.x-k8s.io -n fleet eu-1 -o jsonpath='{.spec.topology.version}')"
