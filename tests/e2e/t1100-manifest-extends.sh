@@ -96,7 +96,7 @@ t_ok "d does not render" test ! -e child/out/in-cluster/d
 t_ok "plan -l tier=core: the parent's labels survive the merge" idpmake -C child plan -l tier=core --json
 t_grep "plan -l tier=core selects a" '"in-cluster/a:render"' "$STDOUT"
 t_ok "plan -l team=platform" idpmake -C child plan -l team=platform --json
-t_grep "plan -l team=platform selects a's sync" '"in-cluster/a:sync"' "$STDOUT"
+t_grep "plan -l team=platform selects a" '"in-cluster/a:render"' "$STDOUT"
 
 # A child that sets one label keeps the parent's others: maps merge key by key.
 mkdistro child2 <<'EOF'
@@ -109,9 +109,9 @@ packages:
 EOF
 t_ok "a child that changes one label validates" idpmake -C child2 validate
 t_ok "plan -l tier=apps on it" idpmake -C child2 plan -l tier=apps --json
-t_grep "selects a (the child's label)" '"in-cluster/a:sync"' "$STDOUT"
+t_grep "selects a (the child's label)" '"in-cluster/a:render"' "$STDOUT"
 t_ok "plan -l team=platform on it" idpmake -C child2 plan -l team=platform --json
-t_grep "selects a (the parent's other label is kept: maps merge key by key)" '"in-cluster/a:sync"' "$STDOUT"
+t_grep "selects a (the parent's other label is kept: maps merge key by key)" '"in-cluster/a:render"' "$STDOUT"
 
 # ---- errors in a child and in a parent ---------------------------------------
 mkdistro child3 <<'EOF'
