@@ -9,7 +9,8 @@ are resolved against real local repositories given with --repo-map URL=PATH.
     python3 emulator.py --port 0 --token TOKEN [--user admin:password] [--repo-map URL=PATH ...]
         [--port-file FILE] [--tls-cert F --tls-key F] [--rootpath /argocd]
         [--op-ms 300] [--health-ms 300] [--start-ms 0] [--reconcile-ms 100] [--delete-ms 300]
-        [--appset-ms 250] [--rbac-deny "RESOURCE, ACTION, OBJECT" ...]
+        [--appset-ms 250] [--rbac-deny "RESOURCE, ACTION, OBJECT" ...] [--rbac-fine-grained-inheritance]
+        [--tracking-method annotation|label|annotation+label]
         [--cluster NAME=URL ...] [--resync-ms 180000] [--retry-ms 200] [--same-second]
         [--require-repo-creds] [--repo-creds URL=USER:PASS ...] [--api-versions v1,v1/ConfigMap,...]
         [--live-clusters [--in-cluster-kube URL --in-cluster-kube-token T --in-cluster-kube-ca FILE]]
@@ -41,7 +42,12 @@ As Argo CD (v3.6 source, read for this):
     PROJECT/NAMESPACE/NAME outside argocd) refuses.  With project= in the query a missing Application is a
     404 and a refused get a bare 403 "permission denied"; without it both are the bare 403; an action refused
     on an Application the account may get (delete, sync, create, update) is "permission denied: applications,
-    ACTION, OBJECT, sub: USER".
+    ACTION, OBJECT, sub: USER".  DELETE .../resource checks delete/GROUP/KIND/NAMESPACE/NAME as 3.x does (a
+    refusal is the bare 403, or 404 with project=); --rbac-fine-grained-inheritance (2.x) tries `delete` first
+    (live.py resource_lookup).
+  - Resource tracking (argocd-cm application.resourceTrackingMethod, --tracking-method or config tracking_method):
+    annotation (3.x default) the tracking-id annotation, label (2.x default) the label app.kubernetes.io/instance
+    set to the Application's name, annotation+label both (resources.py set_tracking); comparisons ignore the marks.
   - Clusters (server/cluster Create, Update): before a cluster is saved, a create, an upsert, an update and a
     labels-only PUT (with the stored credentials) reach it (kubectl GetServerVersion).  A loopback server is
     dialled for real; cluster_tokens {SERVER: TOKEN} (config) is the one bearer token that server accepts;
@@ -175,7 +181,7 @@ ROUTES = [(_toks[i + 1], _toks[i + 1].split("/"), set(_toks[i].split(","))) for 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from emucommon import (ApiError, GitError, ts, gojson, ordered, prune, sources_of, norm_url,  # noqa: E402
                        CONTROL_NS, IN_CLUSTER)
-from resources import ResourcesMixin  # noqa: E402
+from resources import TRACKING_METHODS, ResourcesMixin  # noqa: E402
 from fleet import FleetMixin, AUTH_REQUIRED  # noqa: E402
 from reposerver import RepoServerMixin  # noqa: E402
 from live import LiveMixin  # noqa: E402
@@ -390,6 +396,8 @@ class Emu(LiveMixin, ResourcesMixin, FleetMixin, RepoServerMixin):
         self.resync_ms, self.retry_ms, self.same_second = a.resync_ms, a.retry_ms, a.same_second
         self.selfheal_ms = a.selfheal_ms
         self.rbac_deny = list(a.rbac_deny)
+        self.tracking_method = a.tracking_method
+        self.rbac_fine_grained_inheritance = a.rbac_fine_grained_inheritance
         self.fleet_init(a)
         self.live_init(a)
         self.reposerver_init()
@@ -1179,7 +1187,7 @@ class Emu(LiveMixin, ResourcesMixin, FleetMixin, RepoServerMixin):
                 "manifest_generate_paths": bool, "stream_drop_after": int, "stream_buffer": bool, "keepalive_ms": int,
                 "appset_ms": int, "rbac_deny": list, "cluster_tokens": dict, "namespaces_exist": bool,
                 "selfheal_ms": int, "live_clusters": bool,
-                "live_resync_ms": int}
+                "live_resync_ms": int, "tracking_method": str, "rbac_fine_grained_inheritance": bool}
 
     def config(self):
         return {k: getattr(self, k) for k in self.SETTINGS}
@@ -1193,6 +1201,8 @@ class Emu(LiveMixin, ResourcesMixin, FleetMixin, RepoServerMixin):
                 raise ValueError("unknown setting %r (known: %s)" % (k, ", ".join(sorted(self.SETTINGS))))
             if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
                 raise ValueError("setting %r needs a %s" % (k, typ.__name__))
+        if payload.get("tracking_method", "annotation") not in TRACKING_METHODS:
+            raise ValueError("tracking_method is one of %s" % ", ".join(TRACKING_METHODS))
         for k, v in payload.items():
             setattr(self, k, v)
         return self.config()
@@ -1612,6 +1622,12 @@ def main(argv=None):
                     help="delay before the ApplicationSet controller generates the Applications of a stored set")
     ap.add_argument("--rbac-deny", action="append", default=[],
                     help='RBAC: refuse "RESOURCE, ACTION, OBJECT" (globs, e.g. "applications, delete, default/*")')
+    ap.add_argument("--rbac-fine-grained-inheritance", action="store_true",
+                    help="argocd-cm server.rbac.disableApplicationFineGrainedRBACInheritance: false (2.x default): a "
+                         "resource DELETE is allowed by `delete`, else by `delete/GROUP/KIND/NS/NAME`; default (3.x): "
+                         "only the latter")
+    ap.add_argument("--tracking-method", choices=("annotation", "label", "annotation+label"), default="annotation",
+                    help="argocd-cm application.resourceTrackingMethod (3.x default annotation, 2.x label)")
     ap.add_argument("--project", action="append", default=[], help="extra AppProject names (default always exists)")
     ap.add_argument("--app-namespace", action="append", default=[], help="extra enabled application namespaces")
     ap.add_argument("--cluster", action="append", default=[], help="extra registered cluster NAME=URL")

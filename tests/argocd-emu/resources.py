@@ -31,6 +31,44 @@ HEALTH_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Pod", "
                 "PersistentVolumeClaim", "Job", "Application", "HorizontalPodAutoscaler", "Namespace"}
 TRACKING = "argocd.argoproj.io/tracking-id"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+INSTANCE_LABEL = "app.kubernetes.io/instance"   # argocd-cm application.instanceLabelKey's default
+TRACKING_METHODS = ("annotation", "label", "annotation+label")   # argocd-cm application.resourceTrackingMethod
+
+
+# ---------------------------------------------------------------------------- resource tracking
+# As argo-cd util/argo/resource_tracking.go (SetAppInstance, GetAppName, TruncateLabel): "annotation" (3.x default)
+# sets the tracking-id annotation; "label" (2.x default) the instance label to the app name, untruncated;
+# "annotation+label" both, the label truncated to 63 characters without a trailing special character.
+def truncate_label(val):
+    val = val[:63]
+    while val and not val[-1].isalnum():
+        val = val[:-1]
+    return val
+
+
+def set_tracking(obj, app, method, tid):
+    """SetAppInstance on obj (a copy being applied): tid is APP:GROUP/KIND:NS/NAME"""
+    m = obj.setdefault("metadata", {})
+    if method != "label":
+        m.setdefault("annotations", {})[TRACKING] = tid
+    if method != "annotation":
+        m.setdefault("labels", {})[INSTANCE_LABEL] = app if method == "label" else truncate_label(app)
+
+
+def tracked_as(obj, app, method, tid):
+    """GetAppName(obj) == app: the label's value in label mode, else the annotation (here the whole id)"""
+    m = obj.get("metadata") or {}
+    if method == "label":
+        return (m.get("labels") or {}).get(INSTANCE_LABEL) == app
+    return (m.get("annotations") or {}).get(TRACKING) == tid
+
+
+def drop_tracking(obj, method):
+    """what Argo CD sets on both sides of its comparison (the target gets SetAppInstance too) cannot differ"""
+    m = (obj or {}).get("metadata") or {}
+    (m.get("annotations") or {}).pop(TRACKING, None)
+    if method != "annotation":
+        (m.get("labels") or {}).pop(INSTANCE_LABEL, None)
 
 
 # ---------------------------------------------------------------------------- YAML
@@ -251,16 +289,18 @@ def merged(live, target):
     return out
 
 
-def in_sync(spec, target, live):
+def in_sync(spec, target, live, method="annotation"):
     if target is None or live is None:
         return False
     t, lv = normalized(spec, target), normalized(spec, live)
     t.pop("status", None)
     last = normalized(spec, last_applied(live))
+    if method != "annotation":
+        drop_tracking(t, method), drop_tracking(lv, method)
     if last is not None:
         for o in (t, lv, last):
             ((o.get("metadata") or {}).get("annotations") or {}).pop(LAST_APPLIED, None)
-            ((o.get("metadata") or {}).get("annotations") or {}).pop(TRACKING, None)
+            drop_tracking(o, method)
         last.pop("status", None)
         (last.get("metadata") or {}).pop("namespace", None)   # ThreeWayDiff: removeNamespaceAnnotation
         if removed(last, t, lv):
@@ -338,7 +378,7 @@ class ResourcesMixin:
         for k, t in sorted(target.items()):
             old = rec.live.get(k)
             applied = normalize_secret(copy.deepcopy(t))
-            applied["metadata"].setdefault("annotations", {})[TRACKING] = "%s:%s/%s:%s/%s" % (app, k[0], k[1], k[2], k[3])
+            set_tracking(applied, app, self.tracking_method, "%s:%s/%s:%s/%s" % (app, k[0], k[1], k[2], k[3]))
             # kubectl apply: the fields last-applied holds and the target dropped go, the others only live stay
             obj = merged(without_removed(last_applied(old), applied, old), applied) if old else copy.deepcopy(applied)
             m = obj["metadata"]
@@ -350,7 +390,7 @@ class ResourcesMixin:
                 m.update(uid=str(uuid.uuid4()), creationTimestamp=ts())
             self.rv += 1
             m["resourceVersion"] = str(self.rv)
-            verb = "created" if old is None else ("unchanged" if in_sync(rec.obj["spec"], t, old) else "configured")
+            verb = "created" if old is None else ("unchanged" if in_sync(rec.obj["spec"], t, old, self.tracking_method) else "configured")
             rec.live[k] = obj
             res.append(self.res_entry(t, "Synced", "%s/%s %s" % (t["kind"].lower(), k[3], verb)))
         for k in sorted(set(rec.live) - set(target)):
@@ -380,7 +420,7 @@ class ResourcesMixin:
             if t is None:
                 e.update(status="OutOfSync", requiresPruning=True)
             else:
-                e["status"] = "Synced" if in_sync(spec, t, lv) else "OutOfSync"
+                e["status"] = "Synced" if in_sync(spec, t, lv, self.tracking_method) else "OutOfSync"
             h = (getattr(rec, "live_health", {}).get(k) if lv is not None else None) or health_of(lv)
             if h:
                 e["health"] = h
@@ -406,7 +446,7 @@ class ResourcesMixin:
                     "liveState": json.dumps(lv2, separators=(",", ":")),
                     "normalizedLiveState": json.dumps(nlv2, separators=(",", ":")),
                     "predictedLiveState": json.dumps(t2 if t2 is not None else None, separators=(",", ":")),
-                    "modified": not in_sync(spec, t, lv)}
+                    "modified": not in_sync(spec, t, lv, self.tracking_method)}
             if lv is not None:
                 item["resourceVersion"] = lv["metadata"].get("resourceVersion", "")
             items.append({a: b for a, b in item.items() if b not in ("", False)})
