@@ -23,7 +23,9 @@
  *      (one Argo CD lists without a namespace; for an object it does not
  *      list yet, a Kubernetes kind or one whose CRD a selected package
  *      renders with scope: Cluster, objdiff_cluster_scoped) has no
- *      metadata.namespace on either side, nor in its label.
+ *      metadata.namespace on either side, nor in its label.  Argo CD's
+ *      resource-tracking marks (annotation, label or both, argotrack.c)
+ *      do not count.
  *   4. Hooks (argocd_is_hook, argohook.c) are neither rendered objects nor live items here:
  *      a sync runs them, Argo CD does not list them as managed.
  *   5. Secrets: every data value is replaced by a placeholder on both sides
@@ -47,6 +49,7 @@
 #include "review/rendered.h"
 #include "run/plan.h"
 #include "base/hash.h"
+#include "review/argotrack.h"
 #include "review/diffout.h"
 #include "review/livediff.h"
 #include "review/objdiff.h"
@@ -114,11 +117,17 @@ static json_t *ignore_pointers(json_t *spec, const char *group, const char *kind
 	return out;
 }
 
-/* rules 2-3 on one side: status, pointers, the namespace of a cluster-scoped object, the server's bookkeeping */
-static void normalize(json_t *o, int cluster_scoped, json_t *pointers)
+/*
+ * rules 2-3 on one side: status, pointers, the namespace of a cluster-scoped object, the server's bookkeeping;
+ * on the live side (app: the Application, else NULL) Argo CD's tracking marks too (argotrack.c)
+ */
+static void normalize(json_t *o, int cluster_scoped, json_t *pointers, json_t *app, int rendered_label)
 {
 	json_t *md = json_object_get(o, "metadata"), *p;
 	size_t i;
+
+	if (app)
+		argotrack_strip(o, app, rendered_label);
 
 	json_object_del(o, "status");
 	if (cluster_scoped)
@@ -388,7 +397,7 @@ struct tally {
 };
 
 /* the live object's last-applied configuration, normalized as the live side; NULL when there is none (or masked) */
-static json_t *last_applied(json_t *live, int scoped, json_t *pointers)
+static json_t *last_applied(json_t *live, int scoped, json_t *pointers, json_t *app, int rendered_label)
 {
 	json_t *ann = json_object_get(json_object_get(live, "metadata"), "annotations");
 	json_t *v = json_object_get(ann, "kubectl.kubernetes.io/last-applied-configuration"), *o;
@@ -399,15 +408,16 @@ static json_t *last_applied(json_t *live, int scoped, json_t *pointers)
 		json_decref(o);
 		return NULL;
 	}
-	normalize(o, scoped, pointers);
+	normalize(o, scoped, pointers, app, rendered_label);
 	/* gitops-engine's ThreeWayDiff drops it (removeNamespaceAnnotation): Argo CD sets it, the render need not */
 	json_object_del(json_object_get(o, "metadata"), "namespace");
 	return o;
 }
 
 /* compare one rendered object (x, or NULL for a prune) with its live item (or NULL); appends to objs */
-static int compare(struct obj *x, json_t *item, json_t *spec, int prune_on, json_t *objs, struct tally *t)
+static int compare(struct obj *x, json_t *item, json_t *app, int prune_on, json_t *objs, struct tally *t)
 {
+	json_t *spec = json_object_get(app, "spec");
 	const char *group = x ? x->group : str(item, "group"), *kind = x ? x->kind : str(item, "kind");
 	const char *ns = item ? str(item, "namespace") : x->ns, *name = x ? x->name : str(item, "name");
 	int scoped = item ? !*ns : !*x->ns, secret = is_secret(group, kind), n;
@@ -418,12 +428,14 @@ static int compare(struct obj *x, json_t *item, json_t *spec, int prune_on, json
 
 	if (scoped)
 		ns = "";
+	int rendered_label = target && argotrack_rendered_label(target);
+
 	if (target)
-		normalize(target, scoped, pointers);
+		normalize(target, scoped, pointers, NULL, 0);
 	if (live && !secret)
-		last = last_applied(live, scoped, pointers);
+		last = last_applied(live, scoped, pointers, app, rendered_label);
 	if (live)
-		normalize(live, scoped, pointers);
+		normalize(live, scoped, pointers, app, rendered_label);
 	/* Secrets in a List, and a Secret's last-applied annotation: hidden (its data below) */
 	objdiff_hide_secrets(target, live, secret), objdiff_hide_secrets(live, NULL, secret);
 	if (secret) {
@@ -535,7 +547,7 @@ static int live_app(struct ctx *c, struct argocd *a, struct step *s, struct obj 
 				break;
 			}
 		}
-		if (compare(&v[k], found, json_object_get(app, "spec"), s->pkg->sync.prune, objs, t) < 0)
+		if (compare(&v[k], found, app, s->pkg->sync.prune, objs, t) < 0)
 			goto out;
 	}
 	json_array_foreach(items, i, item) {
@@ -545,7 +557,7 @@ static int live_app(struct ctx *c, struct argocd *a, struct step *s, struct obj 
 		if (!(live = state_of(item, "normalizedLiveState")))
 			continue;	/* neither rendered nor live */
 		json_decref(live);
-		if (compare(NULL, item, json_object_get(app, "spec"), s->pkg->sync.prune, objs, t) < 0)
+		if (compare(NULL, item, app, s->pkg->sync.prune, objs, t) < 0)
 			goto out;
 	}
 	json_object_set_new(e, "name", json_string(name));
