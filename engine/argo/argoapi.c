@@ -783,6 +783,13 @@ const char *api_error(struct call *c, const char *doing, struct resp *r)
 	}
 }
 
+const char *app_rbac_object(struct call *c)
+{
+	const struct distro *d = c->a->d;
+	return strcmp(d->argocd.namespace, "argocd") ? aprintf("%s/%s/%s", d->argocd.project, d->argocd.namespace, c->app)
+						     : aprintf("%s/%s", d->argocd.project, c->app);
+}
+
 const char *app_path(struct call *c, const char *suffix, const char *query)
 {
 	const struct distro *d = c->a->d;

@@ -78,6 +78,8 @@ struct resp {
 
 const char *api_error(struct call *c, const char *doing, struct resp *r);
 const char *app_path(struct call *c, const char *suffix, const char *query);
+/* the call's Application as Argo CD's RBAC names it (security.RBACName): PROJECT/NAME in argocd, else PROJECT/NS/NAME */
+const char *app_rbac_object(struct call *c);
 void call_close(struct call *c);
 int call_open(struct call *c, struct argocd *a, const char *app, const char *log, int timeout);
 const char *clean(const struct argocd *a, const char *s, size_t n);

@@ -365,6 +365,27 @@ out:
 	return ret;
 }
 
+/*
+ * A refused DELETE of the Cluster.  Argo CD 3.x checks the fine-grained
+ * action delete/GROUP/KIND/NS/NAME, not `delete` (argo-cd server/application/
+ * application.go getAppLiveResource; util/settings/settings.go
+ * ApplicationFineGrainedRBACInheritanceDisabled: true unless argocd-cm sets
+ * server.rbac.disableApplicationFineGrainedRBACInheritance: false), and
+ * refuses with getAppEnforceRBAC's bare "permission denied".  The account
+ * just read the Application's resource tree, so it is that action it lacks.
+ */
+static const char *delete_refused(struct call *c, const char *ns, const char *name, struct resp *r)
+{
+	const char *doing = aprintf("deleting the Cluster %s/%s through Application '%s'", ns, name, c->app);
+
+	if (r->status != 403 || !r->message || strcmp(r->message, "permission denied"))
+		return api_error(c, doing, r);
+	return aprintf("%s: Argo CD refused (403 permission denied): Argo CD 3.x checks a resource's own delete action, "
+		       "not 'delete'; the token's account needs 'p, ROLE, applications, delete/cluster.x-k8s.io/Cluster/"
+		       "%s/%s, %s, allow' (or delete/*) in its RBAC policy (argocd-rbac-cm, policy.csv)", doing, ns, name,
+		       app_rbac_object(c));
+}
+
 int argocd_capi_destroy(struct argocd *a, const char *app, const char *name, int timeout, const char **err)
 {
 	struct call c;
@@ -385,7 +406,7 @@ int argocd_capi_destroy(struct argocd *a, const char *app, const char *name, int
 	if (request(&c, "DELETE", app_path(&c, "/resource", q), NULL, &r, err) < 0)
 		goto out;
 	if (r.status != 200 && !not_there(&r)) {
-		*err = api_error(&c, aprintf("deleting the Cluster %s/%s", ns, name), &r);
+		*err = delete_refused(&c, ns, name, &r);
 		goto out;
 	}
 	resp_reset(&r);

@@ -193,8 +193,7 @@ static const char *refused(struct call *c, const char *doing, struct resp *r, co
 
 	if (r->status != 403 || !r->message || strcmp(r->message, "permission denied"))
 		return api_error(c, doing, r);
-	/* security.RBACName: PROJECT/NAME in Argo CD's own namespace, else PROJECT/NAMESPACE/NAME */
-	obj = strcmp(ns, "argocd") ? aprintf("%s/%s/%s", proj, ns, c->app) : aprintf("%s/%s", proj, c->app);
+	obj = app_rbac_object(c);
 	need = strcmp(action, "get") ? aprintf("'applications, get, %s' and 'applications, %s, %s'", obj, action, obj)
 				     : aprintf("'applications, get, %s'", obj);
 	return aprintf("%s: Argo CD refused (403 permission denied): the token's account may not get application '%s' in "

@@ -781,6 +781,44 @@ class EmulatorTest(unittest.TestCase):
         self.assertEqual(sorted(r["name"] for r in a["status"]["resources"]), ["crdinstall", "plain", "skipped", "skiptwice"])
         self.assertEqual(names(), ["crdinstall", "plain", "skipped", "skiptwice"])
 
+    # -- issue 34 items 4 and 8: resource tracking methods, 3.x fine-grained resource deletion
+    def test_tracking_and_resource_delete_rbac(self):
+        """resource_tracking.go SetAppInstance per tracking method (the marks never make a difference);
+        getAppLiveResource: DELETE .../resource checks delete/GROUP/KIND/NS/NAME, `delete` first only with
+        fine-grained inheritance (2.x)"""
+        self.commit({"in-cluster/trk/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+                     "  labels:\n    team: a\ndata:\n  k: v\n"}, "trk")
+        self.create("trk", path="in-cluster/trk")
+
+        def meta():
+            mr = self.c.req("GET", "/api/v1/applications/trk/managed-resources?name=c")[2]["items"][0]
+            return json.loads(mr["liveState"])["metadata"], mr.get("modified", False)
+        for method, label, ann in (("label", "trk", None), ("annotation+label", "trk", "trk:/ConfigMap:trk/c"),
+                                   ("annotation", None, "trk:/ConfigMap:trk/c")):
+            self.configure(tracking_method=method)
+            self.c.req("POST", "/api/v1/applications/trk/sync", {})
+            self.wait_for("trk", lambda a: self.done(a) and a["status"]["sync"]["status"] == "Synced")
+            m, modified = meta()
+            self.assertEqual((m["labels"].get("app.kubernetes.io/instance"),
+                              (m.get("annotations") or {}).get("argocd.argoproj.io/tracking-id"), modified),
+                             (label, ann, False), method)
+        q = "/api/v1/applications/trk/resource?namespace=trk&resourceName=c&version=v1&group=&kind=ConfigMap&project=default"
+        # 3.x (inheritance disabled): only delete/GROUP/KIND/NS/NAME counts
+        self.configure(rbac_deny=["applications, delete/*, default/trk"])
+        self.assertErr(self.c.req("DELETE", q), 403, 7, "permission denied")
+        # 2.x: `delete`, else the fine-grained action
+        self.configure(rbac_deny=["applications, delete, default/trk", "applications, delete//ConfigMap/trk/c, *"],
+                       rbac_fine_grained_inheritance=True)
+        self.assertErr(self.c.req("DELETE", q), 403, 7, "permission denied")
+        self.configure(rbac_deny=["applications, delete/*, default/trk"])
+        self.assertEqual(self.c.req("DELETE", q)[0], 200)
+        self.c.req("POST", "/api/v1/applications/trk/sync", {})
+        self.wait_for("trk", lambda a: self.done(a) and a["status"]["sync"]["status"] == "Synced")
+        # 3.x: a plain `delete` refused does not matter
+        self.configure(rbac_deny=["applications, delete, default/trk"], rbac_fine_grained_inheritance=False)
+        self.assertEqual(self.c.req("DELETE", q)[0], 200)
+        self.configure(rbac_deny=[], rbac_fine_grained_inheritance=False)
+
     # -- issue 11 §3: resource model, managed-resources, resource-tree, drift
     def test_resource_model(self):
         secret = ("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\ntype: Opaque\n"

@@ -8,6 +8,8 @@
 #       Applications again, and the folder goes;
 #   d2  kill -9 while the deletion waits for the Cluster: the next run finishes it;
 #   d3  Argo CD's tree shows no Cluster: not "gone" (kubectl finds it), nothing deleted;
+#       Argo CD 3.x's RBAC refuses the Cluster's deletion (delete/GROUP/KIND/NS/NAME): the
+#       error names the permission;
 #   and no kubeconfig or argocd-manager token in any output or in .idpmake.
 # shellcheck source=tests/e2e/capi-faults.sh
 . "$(dirname "$0")/capi-faults.sh"
@@ -137,6 +139,14 @@ t_exit 1 "d3's tree shows no Cluster: not taken as gone" idpmake up --prune --de
 save d3-tree
 t_grep "says so, and that the management cluster still has it" "cluster 'd3': Argo CD's resource tree of Application 'mgmt-cluster-d3' shows no Cluster 'd3', yet the Cluster fleet/d3 is on 'mgmt': not deleted; run again" "$OUTPUT"
 t_ok "its Application is not deleted" argo /api/v1/applications/mgmt-cluster-d3
+# Argo CD 3.x checks delete/GROUP/KIND/NS/NAME for a resource's deletion (issue 34 item 8): a role
+# with a plain delete is refused; the error names the permission to grant
+emu_post config '{"rbac_deny": ["applications, delete/*, *"]}'
+t_exit 1 "the Cluster's deletion refused by Argo CD's fine-grained RBAC exits 1" idpmake up --prune --delete-clusters
+save d3-rbac
+t_grep "naming the permission it needs" "p, ROLE, applications, delete/cluster.x-k8s.io/Cluster/fleet/d3, default/mgmt-cluster-d3, allow" "$OUTPUT"
+t_ok "the Cluster d3 is still there" kget get clusters.cluster.x-k8s.io -n fleet d3
+emu_post config '{"rbac_deny": []}'
 t_ok "the next run deletes d3" idpmake up --prune --delete-clusters
 save d3-deleted
 t_fail "the Cluster d3 is gone" kget get clusters.cluster.x-k8s.io -n fleet d3
