@@ -80,7 +80,7 @@ CAPI_CLUSTER = {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
                 "spec": {"topology": {"classRef": {"name": "quick-start"}, "version": "v1.32.0"}}}
 FILES = {"web": [cm("web-cm"), DEPLOY, SECRET], "pa": [cm("pa-1"), cm("pa-2")], "pb": [cm("pa-1")],
          "cas": [cm("cas-low"), cm("cas-high", wave=5)], "far": [cm("far-cm")], "capi": [CRD, CAPI_CLUSTER],
-         "inc": [cm("inc-cm")]}
+         "inc": [cm("inc-cm")], "lt": [cm("lt-cm")]}
 
 
 def poll(fn, what, timeout=10):
@@ -261,6 +261,30 @@ class LiveTest(unittest.TestCase):
         st, _, body = self.argo.req("DELETE", "/api/v1/applications/web/resource?" + self.resource_q("Deployment", "web", "apps"))
         self.assertEqual(st, 200, body)
         self.assertEqual(self.kreq("GET", "/apis/apps/v1/namespaces/default/deployments/web")[0], 404)
+
+    def test_label_tracking_and_fine_grained_delete(self):
+        """--tracking-method label (2.x): the instance label marks and finds the app's objects; a resource DELETE
+        checks delete/GROUP/KIND/NS/NAME (3.x)"""
+        self.argo.req("POST", "/_emu/config", {"tracking_method": "label"})
+        try:
+            self.create_app("lt", "lt")
+            a = self.sync("lt")
+            self.assertEqual(a["status"]["operationState"]["phase"], "Succeeded", a["status"]["operationState"])
+            st, obj = self.kget_cm("lt-cm")
+            self.assertEqual((obj["metadata"]["labels"]["app.kubernetes.io/instance"],
+                              "argocd.argoproj.io/tracking-id" in (obj["metadata"].get("annotations") or {})), ("lt", False))
+            poll(lambda: (lambda x: x["status"]["sync"]["status"] == "Synced")(self.app("lt", refresh=True)), "lt Synced")
+            st, _, mr = self.argo.req("GET", "/api/v1/applications/lt/managed-resources")
+            self.assertEqual([(i["name"], bool(i.get("modified"))) for i in mr["items"]], [("lt-cm", False)])
+            q = "/api/v1/applications/lt/resource?project=default&" + self.resource_q("ConfigMap", "lt-cm")
+            self.argo.req("POST", "/_emu/config", {"rbac_deny": ["applications, delete/*, default/lt"]})
+            st, _, body = self.argo.req("DELETE", q)
+            self.assertEqual((st, body.get("message")), (403, "permission denied"))
+            self.argo.req("POST", "/_emu/config", {"rbac_deny": ["applications, delete, default/lt"]})
+            self.assertEqual(self.argo.req("DELETE", q)[0], 200)
+            self.assertEqual(self.kget_cm("lt-cm")[0], 404)
+        finally:
+            self.argo.req("POST", "/_emu/config", {"tracking_method": "annotation", "rbac_deny": []})
 
     def test_prune_and_prune_last(self):
         self.create_app("pa", "pa")
