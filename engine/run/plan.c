@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "argo/argocd.h"
@@ -367,6 +368,9 @@ int plan_renders(struct planner *pl)
 		s->dirty = 1;
 		if (!rec.have || hash_zero(rec.key)) {
 			s->reason = R_NEVER;
+			/* plan: up first reads what the GitOps repository proves done (remotekeys.h), plan does not */
+			if (pl->dry_run && (pl->g->d->git.remote || access(aprintf("%s/gitops.git", pl->statedir), F_OK) == 0))
+				s->why = "never rendered here, unless the GitOps repository's keys index proves its output";
 		} else if (!hash_eq(rec.key, s->key)) {
 			struct inputs full = { 0 };
 			s->reason = R_KEY_CHANGED;
@@ -736,7 +740,7 @@ const char *reason_text(const struct step *s)
 	case R_UP_TO_DATE:
 		return s->why ? s->why : "up to date";
 	case R_NEVER:
-		return s->kind == STEP_RENDER ? "never rendered" : "never run";
+		return s->kind == STEP_RENDER ? s->why ? s->why : "never rendered" : "never run";
 	case R_KEY_CHANGED:
 		if (s->changed.n == 1)
 			return s->changed.v[0];
