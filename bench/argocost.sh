@@ -42,7 +42,7 @@ gen() {	# gen DIR CLUSTERS
 		printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p%d, namespace: p%d}\ndata:\n  v: "0"\n' $p $p >"$d/pkgs/p$p/cm.yaml"
 	done
 	{
-		printf 'idpmake: 1\nname: cost\ngit: {remote: "%s"}\nargocd: {server: argocd.invalid}\nclusters:\n' "$d/gitops.git"
+		printf 'idpmake: 1\nname: cost\ngit: {remote: "%s"}\nargocd: {repo-url: "file://%s"}\nclusters:\n' "$d/gitops.git" "$d/gitops.git"
 		for ((c = 1; c <= n; c++)); do printf '  c%d: {server: "https://c%d.example:6443"}\n' $c $c; done
 		printf 'packages:\n'
 		for ((p = 1; p <= 5; p++)); do printf '  p%d: {type: manifests, path: pkgs/p%d, namespace: p%d}\n' $p $p $p; done
@@ -55,7 +55,7 @@ emulator() {	# emulator CLUSTERS REPO: sets EMU (its control URL) and EMU_PID
 	for ((c = 1; c <= $1; c++)); do args+=(--cluster "c$c=https://c$c.example:6443"); done
 	python3 ${EMU_PROFILE:+"$top/bench/profemu.py" "$EMU_PROFILE.c$1"} "$top/tests/argocd-emu/emulator.py" --port 0 --port-file "$DIR/emu.port" --token "$ARGOCD_AUTH_TOKEN" \
 		--op-ms "$OP_MS" --health-ms "$HEALTH_MS" --reconcile-ms 0 --resync-ms "${RESYNC_MS:-$(($1 > 20 ? 120000 : 200))}" \
-		--repo-map "$2=$2" "${args[@]}" >"$DIR/emu.log" 2>&1 &
+		--repo-map "$2=$2" --repo-map "file://$2=$2" "${args[@]}" >"$DIR/emu.log" 2>&1 &
 	EMU_PID=$!
 	for _ in $(seq 100); do [ -s "$DIR/emu.port" ] && break; sleep 0.1; done
 	export ARGOCD_SERVER=127.0.0.1:$(cat "$DIR/emu.port")

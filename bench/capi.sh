@@ -112,7 +112,7 @@ for ((c = 1; c <= N; c++)); do eargs+=(--cluster "e$c=https://e$c.k8s.example:64
 python3 "$top/tests/argocd-emu/emulator.py" --port 0 --port-file "$DIR/emu.port" --token "$ARGOCD_AUTH_TOKEN" \
 	--namespaces-exist --op-ms 20 --health-ms 20 --reconcile-ms 10 --live-clusters \
 	--in-cluster-kube "$KUBE_SERVER" --in-cluster-kube-token "$KUBE_TOKEN" --in-cluster-kube-ca "$KUBE_CA" \
-	--repo-map "$cbare=$cbare" --repo-map "$ebare=$ebare" "${eargs[@]}" >"$DIR/emu.log" 2>&1 &
+	--repo-map "$cbare=$cbare" --repo-map "file://$cbare=$cbare" --repo-map "$ebare=$ebare" --repo-map "file://$ebare=$ebare" "${eargs[@]}" >"$DIR/emu.log" 2>&1 &
 EMU_PID=$!
 aport=$(waitport "$DIR/emu.port" $EMU_PID) || { cat "$DIR/emu.log"; die "the Argo CD emulator did not start"; }
 emu=http://127.0.0.1:$aport/_emu
@@ -132,7 +132,7 @@ gen() {
 	mkdir -p "$d"
 	cp -R "$top/examples/capi/packages" "$d/packages" || die "cannot copy examples/capi/packages"
 	{
-		printf 'idpmake: 1\nname: capi-bench-%s\ngit: {remote: "%s"}\nclusters:\n' "$kind" "$2"
+		printf 'idpmake: 1\nname: capi-bench-%s\ngit: {remote: "%s"}\nargocd: {repo-url: "file://%s"}\nclusters:\n' "$kind" "$2" "$2"
 		if [ "$kind" = created ]; then
 			printf '  mgmt: {server: "https://kubernetes.default.svc", kube-context: mgmt, profiles: [management]}\n'
 			for ((c = 1; c <= N; c++)); do

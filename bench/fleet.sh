@@ -39,7 +39,7 @@ gen() {	# gen DIR CLUSTERS ARGOCD(0|1)
 	git init -q --bare -b main "$d/gitops.git"
 	{
 		printf 'idpmake: 1\nname: fleet\ngit: {remote: "%s"}\n' "$d/gitops.git"
-		((argo)) && printf 'argocd: {server: argocd.invalid%s}\n' "${FLEET:+, fleet: $FLEET}"
+		((argo)) && printf 'argocd: {repo-url: "file://%s"%s}\n' "$d/gitops.git" "${FLEET:+, fleet: $FLEET}"
 		printf 'profiles:\n  core: [%s]\n  apps: [%s]\n  edge: [%s]\n' \
 			"$(seq -s, -f 'p%g' 1 20 | sed 's/,/, /g')" "$(seq -s, -f 'p%g' 21 45 | sed 's/,/, /g')" \
 			"$(seq -s, -f 'p%g' 46 50 | sed 's/,/, /g')"
@@ -66,7 +66,7 @@ emulator() {	# emulator CLUSTERS REPO: start it; sets PORT and EMU_PID
 	for ((c = 1; c <= $1; c++)); do args+=(--cluster "c$c=https://c$c.example:6443"); done
 	python3 "$top/tests/argocd-emu/emulator.py" --port 0 --port-file "$DIR/emu.port" \
 		--token "eyJhbGciOiJIUzI1NiJ9.fleet.bench" --op-ms 0 --health-ms 0 --reconcile-ms 0 \
-		--repo-map "$2=$2" "${args[@]}" >"$DIR/emu.log" 2>&1 &
+		--repo-map "$2=$2" --repo-map "file://$2=$2" "${args[@]}" >"$DIR/emu.log" 2>&1 &
 	EMU_PID=$!
 	for _ in $(seq 100); do [ -s "$DIR/emu.port" ] && break; sleep 0.1; done
 	PORT=$(cat "$DIR/emu.port")

@@ -331,12 +331,15 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	const char *server, *env, *base, *shown;
 	char *token = NULL, *file = NULL, *t;
 	const struct context *x;
-	int own, login = 0;
+	int login = 0;
 
 	if (parse_opts(&o, err) < 0)
 		return NULL;
-	env = getenv("ARGOCD_SERVER");
-	server = o.server && *o.server ? o.server : env && *env ? env : d->argocd.server;
+	if ((shown = argocd_server_conflict(d))) {
+		*err = shown;	/* the distro's server and the environment's differ (argoserver.c) */
+		return NULL;
+	}
+	server = argocd_server(d);
 	if (!server || !*server) {
 		*err = "no Argo CD server: set argocd.server in the distro, or ARGOCD_SERVER";
 		return NULL;
@@ -349,18 +352,17 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	}
 	/*
 	 * A server and its credential come from the same place (context.h): a
-	 * context's token goes only to the server it was given with, never to
-	 * one from ARGOCD_SERVER or --server.  (The distro's token-file still
-	 * follows ARGOCD_SERVER, as a port-forward to its server needs.)
+	 * context's token and TLS settings go with the server it gave, which
+	 * the environment never replaces (argoserver.c).  The distro's go with
+	 * its server, or with the environment's when it names none.
 	 */
-	own = !context_gave_server() || same_server(server, d->argocd.server);
-	x = own && context_gave_server() ? context_active() : NULL;
+	x = context_gave_server() ? context_active() : NULL;
 	if (x) {
 		o.plaintext |= x->plaintext;
 		if (!o.root)
 			o.root = x->grpc_web_root_path;
 	}
-	if (!o.root && own)
+	if (!o.root)
 		o.root = d->argocd.grpc_web_root_path;
 	if (o.token && *o.token)
 		token = xstrdup(o.token);
@@ -374,20 +376,14 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 			return NULL;
 		}
 		token = xstrdup(env);
-	} else if (own && d->argocd.login.ref.name && !d->argocd.token_file) {
+	} else if (d->argocd.login.ref.name && !d->argocd.token_file) {
 		login = 1;	/* argologin.c, once the client is ready */
-	} else if (own && d->argocd.token_file) {
+	} else if (d->argocd.token_file) {
 		if (!(file = read_file(d->argocd.token_file, NULL))) {
 			*err = aprintf("cannot read argocd.token-file '%s': %s", d->argocd.token_file, strerror(errno));
 			return NULL;
 		}
 		token = file;
-	} else if (!own && (d->argocd.token_file || context_active()->token_env)) {
-		*err = aprintf("the Argo CD server %s comes from %s, and the token of the context '%s' goes only to "
-			       "its own server %s: set ARGOCD_AUTH_TOKEN for %s",
-			       url_masked(server, "***"), argocd_server_from(d), context_active()->name,
-			       url_masked(d->argocd.server, "***"), url_masked(server, "***"));
-		return NULL;
 	}
 	t = token ? trim(token) : login ? (char *)"" : NULL;
 	if (!login && (!t || !*t)) {
@@ -431,13 +427,13 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	free(token);
 	a->headers = o.headers;
 	a->nheaders = o.nheaders;
-	a->insecure = o.insecure || (d->argocd.insecure && own);
+	a->insecure = o.insecure || d->argocd.insecure;
 	if (a->insecure && !strncmp(base, "https:", 6))	/* on every run that talks to Argo CD */
 		warn("argocd: TLS verification is off (%s): idpmake does not check that %s is the Argo CD"
 		     " server, and sends the token to whoever answers; for a private CA set argocd.ca-file instead",
 		     o.insecure ? "--insecure in ARGOCD_OPTS" : x ? "insecure in the context" : "argocd.insecure in the distro",
 		     url_masked(base, "***"));
-	a->cainfo = o.cacert ? o.cacert : own ? d->argocd.ca_file : NULL;
+	a->cainfo = o.cacert ? o.cacert : d->argocd.ca_file;
 	a->repo_url = argocd_repo_url(d, statedir);
 	a->verbose = verbose;
 	a->poll_ms = env_ms("IDPMAKE_ARGOCD_POLL_MS", 500);
@@ -817,51 +813,4 @@ void call_close(struct call *c)
 		curl_easy_cleanup(c->curl);
 	if (c->log)
 		fclose(c->log);
-}
-
-/* ---- which server ---------------------------------------------------------- */
-
-const char *argocd_server(const struct distro *d)
-{
-	const char *opt = argocd_opts_server(), *env = getenv("ARGOCD_SERVER");
-	return opt ? opt : env && *env ? env : d->argocd.server;
-}
-
-/* host[:port][/path] in lower case, without a scheme, a trailing '/' or https' default port */
-static const char *server_key(const char *s)
-{
-	const char *p = strstr(s, "://");
-	char *k;
-	size_t n;
-	int https = !p || !strncasecmp(s, "https://", 8);
-
-	k = astrdup(p ? p + 3 : s);
-	for (char *q = k; *q; q++)
-		*q = (char)tolower((unsigned char)*q);
-	n = strlen(k);
-	while (n && k[n - 1] == '/')
-		k[--n] = 0;
-	if (https && n > 4 && !strcmp(k + n - 4, ":443") && !strchr(k, '/'))
-		k[n - 4] = 0;
-	return k;
-}
-
-int same_server(const char *a, const char *b)
-{
-	return a && b && !strcmp(server_key(a), server_key(b));
-}
-
-const char *argocd_server_from(const struct distro *d)
-{
-	const char *env = getenv("ARGOCD_SERVER");
-
-	if (argocd_opts_server())
-		return "ARGOCD_OPTS --server";
-	if (env && *env)
-		return "ARGOCD_SERVER";
-	if (!d->argocd.server)
-		return NULL;
-	if (context_gave_server())
-		return aprintf("context '%s'", context_active()->name);
-	return "distro";
 }

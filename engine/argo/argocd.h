@@ -115,9 +115,10 @@ int argocd_appset_drop(struct argocd *a, const char *set, const char *app, const
 const char *argocd_app_name(const struct distro *d, const struct step *s);
 
 /*
- * The repository URL Applications use: git.remote without any user or
- * password in it (Argo CD has its own repository credentials), or
- * file://REALPATH-OF-STATE/gitops.git for the embedded default (arena).
+ * The repository URL Applications use: argocd.repo-url, else git.remote
+ * without any user or password in it (Argo CD has its own repository
+ * credentials), or file://REALPATH-OF-STATE/gitops.git for the embedded
+ * default (arena).
  */
 const char *argocd_repo_url(const struct distro *d, const char *statedir);
 
@@ -232,8 +233,17 @@ int argocd_unregister_cluster(struct argocd *a, const char *name, const char **e
 
 /* the server ARGOCD_OPTS names with --server (arena), or NULL */
 const char *argocd_opts_server(void);
-/* the Argo CD server in force: ARGOCD_OPTS --server, ARGOCD_SERVER, or the distro's (a context's) */
+/* the environment's server: ARGOCD_OPTS --server, else ARGOCD_SERVER (*from says which), or NULL */
+const char *argocd_env_server(const char **from);
+/*
+ * The Argo CD server in force (argoserver.c): the distro's (a context's),
+ * else the environment's, or NULL (push-only).
+ */
 const char *argocd_server(const struct distro *d);
+/* does the distro ignore the environment's server (no argocd.server nor repo-url, a local remote)? */
+int argocd_env_ignored(const struct distro *d);
+/* the distro (a context) names a server and the environment another: why that is refused (arena), or NULL */
+const char *argocd_server_conflict(const struct distro *d);
 /* one Argo CD server? (scheme, case and a trailing '/' aside) */
 int same_server(const char *a, const char *b);
 /* where the Argo CD server in force comes from: ARGOCD_OPTS --server, ARGOCD_SERVER, context 'x', distro */

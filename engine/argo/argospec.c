@@ -42,6 +42,8 @@ const char *argocd_repo_url(const struct distro *d, const char *statedir)
 {
 	char real[4096];
 
+	if (d->argocd.repo_url)
+		return d->argocd.repo_url;	/* where Argo CD reads it, said by the distro (repourl.h) */
 	if (!d->git.remote) {
 		if (statedir && realpath(statedir, real))
 			return aprintf("file://%s/gitops.git", real);

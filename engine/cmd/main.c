@@ -226,6 +226,9 @@ static void usage(FILE *f)
 		   "options:\n");
 	for (size_t i = 0; i < NOPTIONS; i++)
 		print_option(f, &options_help[i]);
+	fprintf(f, "\ntargets: the GitOps remote and the Argo CD server come from --context, then the distro, then the\n"
+		   "default context, then the environment (ARGOCD_OPTS --server, ARGOCD_SERVER), which fills in and\n"
+		   "never replaces: a distro naming argocd.server while ARGOCD_SERVER names another is refused.\n");
 	fprintf(f, "\nexit status: 0 success, 1 a step failed, 2 a usage or manifest error.\n"
 		   "'idpmake COMMAND --help' for one command; see idpmake(1) and idpmake-distro(5).\n");
 }

@@ -324,8 +324,9 @@ void context_apply(struct distro *d)
 	}
 	if (active->git_remote && (context_chosen() || !d->git.remote)) {
 		d->git.remote = active->git_remote;
-		/* the distro's git credentials are its own remote's */
+		/* the distro's git credentials are its own remote's, and so is where Argo CD reads it */
 		memset(&d->git.credentials, 0, sizeof(d->git.credentials));
+		d->argocd.repo_url = NULL;
 		gave_remote = 1;
 	}
 }

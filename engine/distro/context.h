@@ -30,8 +30,9 @@
  *   3. A server and its credential come from the same place (targets.c):
  *      the context's token, TLS settings and git-token-env go only with the
  *      server and remote the context supplied.  ARGOCD_OPTS --server and
- *      ARGOCD_SERVER still win over the distro and a default context; over
- *      a context chosen for the run naming another server they are refused.
+ *      ARGOCD_SERVER come last: they fill in what the distro and the
+ *      context leave open, and naming another server than theirs they are
+ *      refused (argoserver.c, issue 33 #1).
  */
 #ifndef IDPMAKE_CONTEXT_H
 #define IDPMAKE_CONTEXT_H

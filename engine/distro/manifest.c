@@ -28,6 +28,7 @@
 #include "distro/fleet.h"
 #include "distro/refs.h"
 #include "distro/manifest.h"
+#include "distro/repourl.h"
 #include "pack/pack.h"
 #include "base/re.h"
 #include "distro/removal.h"
@@ -578,6 +579,8 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 		if ((a = yget(x, "credentials")) && !yisnull(a) && want(a, Y_MAP, "credentials"))
 			git_credentials(d, a);
 		d->git.remote = str(yget(x, "remote"), "remote");
+		if (d->git.remote)
+			d->git.remote_loc = yget(x, "remote")->loc;
 		if (d->git.remote && !strstr(d->git.remote, "://") && d->git.remote[0] != '/' &&
 		    !strchr(d->git.remote, '@'))
 			d->git.remote = path_join(file_dir(yget(x, "remote")->loc), d->git.remote);
@@ -603,7 +606,9 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 	if ((x = yget(root, "argocd")) && !yisnull(x) && want(x, Y_MAP, "argocd")) {
 		const struct ynode *a;
 		CHECK_KEYS(x, "argocd", "server", "namespace", "project", "app-name", "insecure", "token-file", "ca-file",
-			   "repository", "fleet", "login", "grpc-web-root-path");
+			   "repository", "fleet", "login", "grpc-web-root-path", "repo-url");
+		d->argocd.loc = x->loc;
+		repo_url_conv(d, yget(x, "repo-url"));
 		if ((a = yget(x, "grpc-web-root-path")) && str(a, "grpc-web-root-path")) {
 			/* a path of the server's, nothing a URL would read as its query, fragment or a way up */
 			if (a->s[0] != '/' || strspn(a->s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._~/-") !=
@@ -631,6 +636,8 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 					  "the default) or 'applicationset', not '%s'", a->s);
 		}
 		d->argocd.server = str(yget(x, "server"), "server");
+		/* its own Argo CD, or where one reads it: ARGOCD_* then fill in (argoserver.c, repourl.h) */
+		d->argocd.named = d->argocd.server || d->argocd.repo_url;
 		if (d->argocd.server && url_userinfo(d->argocd.server))
 			loc_error(yget(x, "server")->loc, "argocd.server must not hold a user name or password ('%s'): Argo CD "
 				  "takes a token, from ARGOCD_AUTH_TOKEN or argocd.token-file", url_userinfo(d->argocd.server));
@@ -648,6 +655,8 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 		if ((a = yget(x, "ca-file")) && str(a, "ca-file"))
 			d->argocd.ca_file = path_join(file_dir(a->loc), a->s);
 	}
+
+	repo_url_check(d);	/* a remote Argo CD cannot read (repourl.h) */
 
 	/* rules: built-ins, then the distro's rules/ folder, then `rules:` */
 	builtin = rules_builtin(&nbuiltin);

@@ -165,6 +165,7 @@ struct distro {
 	struct kvlist urls;		/* urls: what the platform serves, NAME: URL (${vars}), said after a bootstrap */
 	struct {
 		const char *remote;	/* NULL: STATE/gitops.git */
+		struct loc remote_loc;	/* where remote was written; file NULL: the default */
 		const char *branch;	/* default main */
 		const char *path;	/* default ${cluster}/${package} */
 		struct loc path_loc;	/* where path was written */
@@ -177,7 +178,10 @@ struct distro {
 		} credentials;		/* git.credentials: the remote's user and password (run/gitcreds.c) */
 	} git;
 	struct {
-		const char *server;	/* NULL: no Argo CD, sync steps skip */
+		int named;		/* the distro names argocd.server or argocd.repo-url (repourl.h) */
+		struct loc loc;		/* where the block was written */
+		const char *server;	/* NULL: the environment's (argocd_server), or no Argo CD */
+		const char *repo_url;	/* argocd.repo-url: where Argo CD reads the GitOps repository; NULL: the remote */
 		const char *namespace;	/* default argocd */
 		const char *project;	/* default default */
 		const char *app_name;	/* default ${cluster}-${package} */

@@ -9,6 +9,7 @@
 #include "base/secret.h"
 #include "run/ctx.h"
 #include "distro/context.h"
+#include "distro/repourl.h"
 #include "argo/kubectl.h"
 #include "distro/create.h"
 #include "distro/capi.h"
@@ -20,7 +21,18 @@ int targets_check(struct ctx *c)
 {
 	const struct context *x = context_active();
 	const char *env = getenv("ARGOCD_SERVER"), *opt = argocd_opts_server(), *over = opt ? opt : env && *env ? env : NULL;
+	const char *why;
+	int acts = c->command && (!strcmp(c->command, "up") || !strcmp(c->command, "plan"));
 
+	if (acts && (why = repo_url_state_repo(c->d))) {
+		fprintf(stderr, "%s\n", why);	/* Argo CD cannot read the state's own repository (repourl.h) */
+		return 2;
+	}
+	/* the distro (or a context) names a server, the environment another: which one is meant? (argoserver.c) */
+	if (acts && !(x && context_chosen() && x->argocd_server) && (why = argocd_server_conflict(c->d))) {
+		fprintf(stderr, "idpmake: %s\n", why);
+		return 2;
+	}
 	if (!x)
 		return 0;
 	/* a context chosen for the run names its server: another one from the environment is a contradiction */
@@ -155,6 +167,9 @@ int targets_print(struct ctx *c, FILE *f)
 	if (server)
 		/* any user info as *** (a user name there may be a token: it is refused later, argoapi.c) */
 		buf_addf(&b, ", argocd %s (%s)", url_userinfo(server) ? url_userinfo(server) : server, from);
+	else if (argocd_env_ignored(d) && argocd_env_server(&from))
+		buf_addf(&b, ", argocd none (%s ignored: the distro names no argocd.server, and Argo CD cannot "
+			 "read a repository on this machine)", from);
 	else
 		buf_adds(&b, ", argocd none");
 	if (x)

@@ -20,10 +20,13 @@ struct ctx;
 struct distro;
 
 /*
- * After the context is applied (ctx_load): refuse an ARGOCD_SERVER or
- * ARGOCD_OPTS --server other than the server of a context chosen for the
- * run, and IDPMAKE_GIT_TOKEN for a remote the context supplied; take the
- * git token from the context's git-token-env.  0, or 2 after the message.
+ * After the context is applied (ctx_load): for up and plan, refuse an
+ * ARGOCD_SERVER or ARGOCD_OPTS --server other than the server the distro
+ * or a context names (argoserver.c), and an argocd block whose GitOps
+ * repository is the state's own (repourl.h); for every command, refuse
+ * them against a context chosen for the run, and IDPMAKE_GIT_TOKEN for a
+ * remote the context supplied; take the git token from the context's
+ * git-token-env.  0, or 2 after the message.
  */
 int targets_check(struct ctx *c);
 /*

@@ -20,6 +20,7 @@ cat >distro.yaml <<ZZDISTRO
 idpmake: 1
 name: capi-faults
 git: {remote: "$bare"}
+argocd: {repo-url: "file://$bare"}
 clusters:
   mgmt:
     server: https://kubernetes.default.svc

@@ -765,7 +765,7 @@ start_gitops_argocd() {
 	export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=20
 	init_gitops
 	ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string)$(random_string).$(random_string)"
-	start_argocd_emulator --repo-map "$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 "$@"
+	start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 "$@"
 	export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 	emu=http://$ARGOCD_SERVER/_emu
 }
@@ -875,7 +875,7 @@ start_capi_emulators() {
 	bare=$T/gitops.git
 	git init -q --bare -b main "$bare" || t_bail "git init failed"
 	ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-	start_argocd_emulator --repo-map "$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 --live-clusters \
+	start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 --live-clusters \
 		--in-cluster-kube "$KUBE_SERVER" --in-cluster-kube-token "$KUBE_TOKEN" --in-cluster-kube-ca "$KUBE_CA"
 	export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 	# the live clusters compared every second, not every 300 ms: less time under the emulator's lock

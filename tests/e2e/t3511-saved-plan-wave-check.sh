@@ -11,7 +11,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: checked
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   in-cluster: {server: "https://kubernetes.default.svc"}
   c2: {server: "https://c2.example:6443"}

@@ -14,7 +14,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: keyed
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   in-cluster: {server: "https://kubernetes.default.svc"}
 packages:

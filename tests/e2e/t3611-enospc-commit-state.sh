@@ -166,7 +166,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: nospc
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   web: {type: manifests, path: packages/web}
 EOF

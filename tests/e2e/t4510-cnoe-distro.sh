@@ -137,6 +137,7 @@ name: bootstrap
 extends: cnoe
 vars: {argo-helm: "$REPO", ingress-nginx-charts: "$REPO", gitea-charts: "$REPO"}
 git: {remote: "$T/gitops2.git"}
+argocd: {repo-url: "file://$T/gitops2.git"}
 clusters: {in-cluster: {create: null}}
 # (their sources are on the internet)
 packages: {keycloak: null, argo-workflows: null, backstage: null, backstage-templates: null}

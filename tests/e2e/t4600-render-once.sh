@@ -185,7 +185,7 @@ mkdistro f <<EOF
 idpmake: 1
 name: groups
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   eu-1: {server: "https://eu-1.example:6443", vars: {region: eu}}
   eu-2: {server: "https://eu-2.example:6443", vars: {region: eu}}
@@ -265,7 +265,7 @@ mkdistro g <<EOF
 idpmake: 1
 name: sets
 git: {remote: "$bare", branch: sets}
-argocd: {server: argocd.invalid, fleet: applicationset}
+argocd: {repo-url: "file://$bare", fleet: applicationset}
 clusters:
   eu-1: {server: "https://eu-1.example:6443", vars: {region: eu}}
   eu-2: {server: "https://eu-2.example:6443", vars: {region: eu}}

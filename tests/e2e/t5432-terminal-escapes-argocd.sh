@@ -12,7 +12,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: escapes
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   web: {type: manifests, path: packages/web, namespace: web, sync: {prune: true}}
 EOF

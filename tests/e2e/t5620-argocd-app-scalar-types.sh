@@ -33,7 +33,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: typed
 git: {remote: "file://$T/gitops.git"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$T/gitops.git"}
 packages:
   typed: {type: argocd-app, path: pkg}
 EOF

@@ -12,7 +12,7 @@
 bare=$T/gitops.git
 git init -q --bare -b main "$bare" || t_bail "git init failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare"
+start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare"
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 python3 -c '
 import json
@@ -34,7 +34,7 @@ for n in 1 40; do
 idpmake: 1
 name: big
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   web: {type: manifests, path: packages/web}
 EOF

@@ -50,7 +50,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: argo
 git: {remote: "$url"}
-argocd: {server: argocd.invalid}
+argocd: {}
 packages:
   base: {type: manifests, path: packages/base, namespace: base}
   db: {type: manifests, path: packages/db, namespace: db, needs: [base]}

@@ -70,7 +70,7 @@ t_eq "with the token of --auth-token" True \
 emu_reset
 printf '%s\n' "$ARGOCD_TEST_TOKEN" >../token
 cat >>distro.yaml <<EOF
-argocd: {server: argocd.invalid:1, token-file: ../token}
+argocd: {token-file: ../token}
 EOF
 bump app
 t_ok "ARGOCD_SERVER as a URL, the token from argocd.token-file" env ARGOCD_SERVER="http://$server/" "$IDPMAKE" up
@@ -103,7 +103,7 @@ cat >distro.yaml <<EOF
 idpmake: 1
 name: conf
 git: {remote: "$url"}
-argocd: {server: argocd.invalid:1, namespace: team, app-name: '\${package}-on-\${cluster}'}
+argocd: {namespace: team, app-name: '\${package}-on-\${cluster}'}
 packages:
   app: {type: manifests, path: packages/app, namespace: app}
 EOF

@@ -34,7 +34,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: charts
 git: {remote: "$url"}
-argocd: {server: argocd.invalid}
+argocd: {}
 packages:
   podinfo:
     type: helm

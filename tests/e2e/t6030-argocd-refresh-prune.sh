@@ -29,7 +29,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: drift
 git: {remote: "$url"}
-argocd: {server: argocd.invalid}
+argocd: {}
 packages:
   a: {type: manifests, path: packages/a}
   b: {type: manifests, path: packages/b}
@@ -74,7 +74,7 @@ mkdistro . <<EOF
 idpmake: 1
 name: drift
 git: {remote: "$url"}
-argocd: {server: argocd.invalid}
+argocd: {}
 packages:
   a: {type: manifests, path: packages/a}
   b: {type: manifests, path: packages/b}

@@ -29,7 +29,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: stacks
 git: {remote: "$url"}
-argocd: {server: argocd.invalid}
+argocd: {}
 packages:
   basic: {type: argocd-app, path: stacks/basic/package1}
   after: {type: manifests, path: packages/after, needs: [basic]}

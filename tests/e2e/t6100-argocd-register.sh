@@ -69,7 +69,7 @@ mkdistro d0 <<EOF
 idpmake: 1
 name: zero
 git: {remote: "$url0"}
-argocd: {server: argocd.invalid, repository: registered}
+argocd: {repository: registered}
 packages:
   base: {type: manifests, path: packages/base, namespace: base}
 EOF
@@ -89,7 +89,7 @@ mkdistro d1 <<EOF
 idpmake: 1
 name: one
 git: {remote: "$url0"}
-argocd: {server: argocd.invalid}
+argocd: {}
 clusters:
   south: {server: "https://south.k8s.example", register: {token-env: EAST_TOKEN}}
 packages:
@@ -148,7 +148,7 @@ write_distro() {
 idpmake: 1
 name: fleet
 git: {remote: "$url"}
-argocd: {server: argocd.invalid}
+argocd: {}
 clusters:
   east:
     server: https://east.k8s.example:6443

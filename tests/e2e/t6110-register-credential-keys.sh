@@ -39,7 +39,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: keys
 git: {remote: "$(authurl "$url")"}
-argocd: {server: argocd.invalid}
+argocd: {}
 clusters:
   east:
     server: https://east.k8s.example:6443

@@ -49,7 +49,7 @@ write_distro() {
 idpmake: 1
 name: pre
 git: {remote: "$url"}
-argocd: {server: argocd.invalid}
+argocd: {}
 clusters:
   east:
     server: https://east.k8s.example:6443

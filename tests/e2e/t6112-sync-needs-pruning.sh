@@ -24,7 +24,7 @@ write_distro() {
 idpmake: 1
 name: prunes
 git: {remote: "$url"}
-argocd: {server: argocd.invalid}
+argocd: {}
 packages:
   base: {type: manifests, path: packages/base, namespace: base, sync: {timeout: 60, prune: $1}}
 EOF

@@ -37,9 +37,9 @@ t_report $? "lab's profile has no cert-manager"
 rm -rf .idpmake
 bare=$T/fleet-gitops.git
 git init -q --bare -b main "$bare" || t_bail "git init failed"
-sed -i "s|^name: fleet|name: fleet\ngit: {remote: \"$bare\"}|" distro.yaml
+sed -i "s|^name: fleet|name: fleet\ngit: {remote: \"$bare\"}\nargocd: {repo-url: \"file://$bare\"}|" distro.yaml
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 \
+start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 \
 	--cluster canary=https://canary.k8s.example:6443 --cluster eu-1=https://eu-1.k8s.example:6443 \
 	--cluster eu-2=https://eu-2.k8s.example:6443 --cluster us-1=https://us-1.k8s.example:6443 \
 	--cluster lab=https://lab.k8s.example:6443

@@ -18,14 +18,14 @@ RANDOM=$seed
 bare=$T/gitops.git
 git init -q --bare -b main "$bare" || t_bail "git init failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 60 --health-ms 60 --reconcile-ms 10 \
+start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 60 --health-ms 60 --reconcile-ms 10 \
 	--cluster a=https://a:6443 --cluster b1=https://b1:6443 --cluster b2=https://b2:6443 --cluster c=https://c:6443
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 mkdistro d <<EOF
 idpmake: 1
 name: killed
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   a: {server: "https://a:6443"}
   b1: {server: "https://b1:6443", labels: {ring: b}}

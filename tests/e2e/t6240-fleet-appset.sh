@@ -16,7 +16,7 @@ export IDPMAKE_ARGOCD_POLL_MS=20 IDPMAKE_ARGOCD_BACKOFF_MS=20
 bare=$T/gitops.git
 git init -q --bare -b main "$bare" || t_bail "git init failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 30 --health-ms 30 --reconcile-ms 10 --appset-ms 300 \
+start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 30 --health-ms 30 --reconcile-ms 10 --appset-ms 300 \
 	--cluster a=https://a:6443 --cluster b=https://b:6443 --cluster c=https://c:6443
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 api() { curl -sS -f -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/api/v1/$1"; }
@@ -24,7 +24,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: sets
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid, fleet: applicationset}
+argocd: {repo-url: "file://$bare", fleet: applicationset}
 clusters:
   a: {server: "https://a:6443"}
   b: {server: "https://b:6443"}

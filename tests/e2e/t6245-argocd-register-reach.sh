@@ -18,7 +18,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: reach
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   eu-1:
     server: https://eu-1.example:6443
@@ -68,7 +68,7 @@ cat >distro.yaml <<EOF
 idpmake: 1
 name: reach
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   gone:
     server: https://127.0.0.1:$dead

@@ -15,7 +15,7 @@ write() {
 idpmake: 1
 name: ns
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   web: {type: manifests, path: packages/web, namespace: web$1}
   own: {type: manifests, path: packages/own, namespace: own}

@@ -14,7 +14,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: auto
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   web: {type: manifests, path: packages/web, namespace: web, sync: {automated: true, timeout: 120}}
 EOF

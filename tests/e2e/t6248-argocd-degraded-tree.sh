@@ -11,7 +11,7 @@ mkdistro d <<EOF2
 idpmake: 1
 name: tree
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   web: {type: manifests, path: packages/web, namespace: web}
 EOF2

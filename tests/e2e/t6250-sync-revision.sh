@@ -13,7 +13,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: rev
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   web: {type: manifests, path: packages/web, sync: {timeout: 3}}
 EOF

@@ -21,7 +21,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: names
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 profiles:
   all: [base]
   more: [extra]
@@ -87,7 +87,7 @@ mkdistro "$T/k" <<EOF
 idpmake: 1
 name: nowaves
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   canary: {server: "https://canary.example:6443"}
   ghost: {name: ghost-argo}

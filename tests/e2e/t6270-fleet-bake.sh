@@ -23,7 +23,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: bake
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   canary: {server: "https://canary.example:6443"}
   eu: {server: "https://eu.example:6443"}

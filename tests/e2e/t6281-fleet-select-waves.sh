@@ -24,7 +24,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: selwaves
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   canary: {server: "https://canary.example:6443", labels: {ring: "0"}}
   eu-1: {server: "https://eu-1.example:6443", labels: {region: eu}}

@@ -13,7 +13,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: mine
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   canary: {server: "https://canary.example:6443"}
 packages:

@@ -17,7 +17,7 @@ make_tls DNS:localhost,IP:127.0.0.1
 bare=$T/gitops.git
 git init -q --bare -b main "$bare" || t_bail "git init failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
+start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
 	--tls-cert "$tls/server.pem" --tls-key "$tls/server.key"
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 port=${ARGOCD_SERVER##*:}
@@ -39,7 +39,7 @@ distro() {
 idpmake: 1
 name: tls
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid$1}
+argocd: {repo-url: "file://$bare"$1}
 packages:
   a: {type: manifests, path: packages/a, namespace: apps}
 EOF
@@ -98,7 +98,7 @@ if ! python3 -c 'import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOC
 fi
 emu443_log=$T/emu443.log
 python3 "$top/tests/argocd-emu/emulator.py" --host 127.0.0.1 --port 443 --namespaces-exist --port-file "$T/emu443.port" \
-	--token "$ARGOCD_TEST_TOKEN" --repo-map "$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
+	--token "$ARGOCD_TEST_TOKEN" --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
 	--tls-cert "$tls/server.pem" --tls-key "$tls/server.key" >"$emu443_log" 2>&1 &
 t_pids="$t_pids $!"
 if ! t_wait_for 10 test -s "$T/emu443.port"; then

@@ -13,7 +13,7 @@ export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=20
 bare=$T/gitops.git
 git init -q --bare -b main "$bare" || t_bail "git init failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
+start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
 	--cluster c1=https://c1.example:6443 --cluster c2=https://c2.example:6443 \
 	--cluster c1b=https://c1b.example:6443 --project team-a
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
@@ -23,7 +23,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: synckeys
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   c1: {server: "https://c1.example:6443"}
   c2: {server: "https://c2.example:6443"}
@@ -94,7 +94,7 @@ t_ok "no-op after the destination" idpmake up
 t_eq "no-op after the destination: no sync" "(none)" "$(synced)"
 
 # ---- the project --------------------------------------------------------
-sed -i 's#argocd: {server: argocd.invalid}#argocd: {server: argocd.invalid, project: team-a}#' distro.yaml
+sed -i "s|argocd: {repo-url: \"file://$bare\"}|argocd: {repo-url: \"file://$bare\", project: team-a}|" distro.yaml
 emu_reset
 t_ok "up after changing argocd.project" idpmake up
 t_eq "project: every Application re-synced, once" "c1-a c1-b c2-a c2-b" "$(synced)"

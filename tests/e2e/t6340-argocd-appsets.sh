@@ -22,7 +22,7 @@ export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=20
 bare=$T/gitops.git
 git init -q --bare -b main "$bare" || t_bail "git init failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
+start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
 	--cluster edge=https://edge.example:6443
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 
@@ -56,7 +56,7 @@ assert a["spec"]["goTemplate"] is True, a["spec"]
 assert a["spec"]["template"]["metadata"]["name"] == "{{.name}}-vcluster", a["spec"]["template"]["metadata"]
 assert a["spec"]["generators"] == [{"list": {"elements": [{"name": "staging"}, {"name": "production"}]}}], a["spec"]["generators"]
 cond = {c["type"]: c for c in a["status"]["conditions"]}
-assert cond["ErrorOccurred"]["status"] == "False", cond' "$bare" "$dir"
+assert cond["ErrorOccurred"]["status"] == "False", cond' "file://$bare" "$dir"
 	t_ok "$l: staging-vcluster and production-vcluster, made by the ApplicationSet" \
 		t_wait_for 20 checked applications '
 import json, sys
@@ -70,7 +70,7 @@ for env in ("staging", "production"):
     assert src["repoURL"] == sys.argv[2] and src["path"] == sys.argv[3] + "/vcluster", src
     assert a["spec"]["destination"]["namespace"] == env + "-vcluster", a["spec"]["destination"]
     hosts = [p["patch"] for p in src["kustomize"]["patches"] if "/spec/rules/0/host" in p["patch"]]
-    assert hosts and env + "-vcluster.cnoe.localtest.me" in hosts[0], hosts' "$bare" "$dir"
+    assert hosts and env + "-vcluster.cnoe.localtest.me" in hosts[0], hosts' "file://$bare" "$dir"
 }
 
 { mkdir -p d/stacks && cp -r "$stack" d/stacks/vm; } || t_bail "cannot copy the stack"
@@ -78,7 +78,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: appsets
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   vm: {type: argocd-app, path: stacks/vm}
 EOF
@@ -132,7 +132,7 @@ mkdistro "$T/e" <<EOF
 idpmake: 1
 name: appsets2
 git: {remote: "$bare", path: "other/\${package}"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   vm2: {type: argocd-app, path: stacks/vm2}
   fleet: {type: argocd-app, path: stacks/fleet}
@@ -148,7 +148,7 @@ import json, sys
 items = [a for a in json.load(open(sys.argv[1]))["items"] if a["metadata"]["name"] == "in-cluster-vm2-vclusters"]
 assert items, "no ApplicationSet in-cluster-vm2-vclusters"
 src = items[0]["spec"]["template"]["spec"]["source"]
-assert src["repoURL"] == sys.argv[2] and src["path"] == "other/vm2-vclusters/vcluster", src' "$T/api.json" "$bare"
+assert src["repoURL"] == sys.argv[2] and src["path"] == "other/vm2-vclusters/vcluster", src' "$T/api.json" "file://$bare"
 t_ok "00-: both Applications made, and one per cluster by the cluster generator" \
 	t_wait_for 20 checked applications '
 import json, sys
@@ -156,7 +156,7 @@ apps = {a["metadata"]["name"]: a for a in json.load(open(sys.argv[1]))["items"]}
 assert sorted(apps) == ["edge-guestbook", "in-cluster-guestbook", "production-vcluster", "staging-vcluster"], sorted(apps)
 assert apps["edge-guestbook"]["spec"]["destination"]["server"] == "https://edge.example:6443", apps["edge-guestbook"]["spec"]
 src = apps["edge-guestbook"]["spec"]["source"]
-assert src["repoURL"] == sys.argv[2] and src["path"].startswith("other/fleet-guestbook"), src' "$bare"
+assert src["repoURL"] == sys.argv[2] and src["path"].startswith("other/fleet-guestbook"), src' "file://$bare"
 git --git-dir="$bare" ls-tree -r --name-only main >"$T/tree2.txt"
 t_grep "the cluster generator's cnoe:// folder is pushed" '^other/fleet-guestbook/.*cm\.yaml$' "$T/tree2.txt"
 t_done

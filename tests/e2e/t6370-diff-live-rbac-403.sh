@@ -12,13 +12,13 @@ export IDPMAKE_ARGOCD_POLL_MS=20 IDPMAKE_ARGOCD_BACKOFF_MS=20
 bare=$T/gitops.git
 git init -q --bare -b main "$bare" || t_bail "git init failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 30 --health-ms 30 --reconcile-ms 10
+start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 30 --health-ms 30 --reconcile-ms 10
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 mkdistro d <<EOF
 idpmake: 1
 name: rbacdiff
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   a: {type: manifests, path: packages/a}
 EOF

@@ -27,7 +27,7 @@ mkdistro d <<EOF2
 idpmake: 1
 name: paths
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   c1: {server: https://kubernetes.default.svc, vars: {tier: gold}}
   c2: {server: https://kubernetes.default.svc, vars: {tier: gold}}

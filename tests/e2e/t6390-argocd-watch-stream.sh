@@ -14,7 +14,7 @@ mkdistro d <<EOF2
 idpmake: 1
 name: watched
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   c1: {server: https://kubernetes.default.svc}
   c2: {server: https://kubernetes.default.svc}

@@ -14,7 +14,7 @@ mkdistro d <<EOF2
 idpmake: 1
 name: bakewatch
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   canary: {server: "https://canary.example:6443"}
   eu: {server: "https://eu.example:6443"}

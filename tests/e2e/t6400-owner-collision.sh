@@ -42,7 +42,7 @@ mkdistro qs <<EOF
 idpmake: 1
 name: quickstart
 git: {remote: "$qs"}
-argocd: {server: argocd.invalid}
+argocd: {}
 packages:
   namespaces: {type: manifests, path: packages/namespaces}
   hello: {type: manifests, path: packages/hello}
@@ -51,7 +51,7 @@ mkdistro other <<EOF
 idpmake: 1
 name: my-idp
 git: {remote: "$other"}
-argocd: {server: argocd.invalid}
+argocd: {}
 packages:
   namespaces: {type: manifests, path: packages/namespaces}
   hello: {type: manifests, path: packages/hello}
@@ -91,13 +91,13 @@ t_ok "the quickstart's no-op up" idpmake -C qs up
 t_eq "asks Argo CD nothing" 0 "$(count GET '^/api/v1/')"
 
 # names of its own: no collision
-sed -i 's/argocd: {server: argocd.invalid}/argocd: {server: argocd.invalid, app-name: "my-idp-${cluster}-${package}"}/' other/distro.yaml
+sed -i 's/argocd: {}/argocd: {app-name: "my-idp-${cluster}-${package}"}/' other/distro.yaml
 t_ok "with app-name of its own, the second distro's up" idpmake -C other up
 t_eq "makes its own Application" my-idp "$(app my-idp-in-cluster-hello 'a["metadata"]["labels"]["idpmake.io/distro"]')"
 t_eq "and leaves the quickstart's" quickstart "$(app in-cluster-hello 'a["metadata"]["labels"]["idpmake.io/distro"]')"
 
 # --adopt: taken over on purpose
-sed -i 's/, app-name: "my-idp-${cluster}-${package}"//' other/distro.yaml
+sed -i 's/argocd: {app-name: "my-idp-${cluster}-${package}"}/argocd: {}/' other/distro.yaml
 t_ok "up --adopt takes them over" idpmake -C other up --adopt
 t_grep "and says so" "adopting Application 'in-cluster-hello', which belongs to distro 'quickstart' \(--adopt\)" "$OUTPUT"
 t_grep "summed up by kind at the end (issue 35 #14)" \

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 
 git init -q --bare -b main "$T/second.git" || t_bail "git init failed"
-start_gitops_argocd --cluster a=https://a:6443 --repo-map "$T/second.git=$T/second.git"
+start_gitops_argocd --cluster a=https://a:6443 --repo-map "$T/second.git=$T/second.git" --repo-map "file://$T/second.git=$T/second.git"
 api() { curl -sS -f -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "http://$ARGOCD_SERVER/api/v1/$1"; }
 count() {
 	curl -s -f "$emu/requests" | python3 -c '
@@ -25,7 +25,7 @@ distro() {
 idpmake: 1
 name: $1
 git: {remote: "$3"}
-argocd: {server: argocd.invalid, fleet: applicationset$4}
+argocd: {repo-url: "file://$3", fleet: applicationset$4}
 clusters:
   a: {server: "https://a:6443"}
 $5

@@ -28,7 +28,7 @@ distro() {
 idpmake: 1
 name: fleet
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid, app-name: "\${package}"}
+argocd: {repo-url: "file://$bare", app-name: "\${package}"}
 clusters:
   $1: {server: "https://$1.example:6443"}
 packages:

@@ -10,7 +10,7 @@ mkmanifest d/packages/x/cm.yaml ConfigMap x default
 mkdistro d <<'EOF'
 idpmake: 1
 name: names
-argocd: {server: argocd.invalid}
+argocd: {server: argocd.invalid, repo-url: "file:///srv/gitops.git"}
 clusters:
   a: {server: "https://a.example:6443"}
   a-b: {server: "https://a-b.example:6443"}
@@ -24,7 +24,7 @@ t_grep "located at the package, naming both and the name" \
 t_exit 2 "up refuses it too, before anything runs" idpmake -C d up
 t_ok "nothing was rendered" test ! -e d/.idpmake/gitops.git
 
-sed -i 's/argocd: {server: argocd.invalid}/argocd: {server: argocd.invalid, app-name: "${package}"}/' d/distro.yaml
+sed -i 's|argocd: {server: argocd.invalid, repo-url: "file:///srv/gitops.git"}|argocd: {server: argocd.invalid, repo-url: "file:///srv/gitops.git", app-name: "${package}"}|' d/distro.yaml
 t_exit 2 "app-name \${package} with two clusters" idpmake -C d validate
 t_grep "located at argocd.app-name" "distro.yaml:3:[0-9]+: error: argocd.app-name \"\\$\{package\}\" gives a/b-c and a-b/b-c the same Application name 'b-c'" "$STDERR"
 

@@ -23,7 +23,7 @@ mkdistro qs <<EOF
 idpmake: 1
 name: quickstart
 git: {remote: "$qs"}
-argocd: {server: argocd.invalid, app-name: "qs-\${cluster}-\${package}"}
+argocd: {app-name: "qs-\${cluster}-\${package}"}
 clusters:
   k: {server: "https://k.example:6443", register: {token-env: K_TOKEN}}
 packages:

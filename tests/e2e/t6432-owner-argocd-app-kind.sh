@@ -44,7 +44,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: kinds
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   one: {type: argocd-app, path: stacks/one}
   set: {type: argocd-app, path: stacks/set}

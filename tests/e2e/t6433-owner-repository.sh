@@ -38,7 +38,7 @@ distro() {
 idpmake: 1
 name: $2
 git: {remote: "$(authurl "$url")"}
-argocd: {server: argocd.invalid$3}
+argocd: {namespace: argocd$3}
 packages:
   web: {type: manifests, path: packages/web}
 EOF

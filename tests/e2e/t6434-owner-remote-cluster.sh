@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 
 git init -q --bare -b main "$T/second.git" || t_bail "git init failed"
-start_gitops_argocd --repo-map "$T/second.git=$T/second.git"
+start_gitops_argocd --repo-map "$T/second.git=$T/second.git" --repo-map "file://$T/second.git=$T/second.git"
 export K_TOKEN=k-token-value
 # cluster EXPR: EXPR over the cluster k `c` as Argo CD has it ("gone" when it has none)
 cluster() {
@@ -26,7 +26,7 @@ distro() {
 idpmake: 1
 name: fleet
 git: {remote: "$2"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$2"}
 clusters:
 $3
 packages:
@@ -37,20 +37,20 @@ EOF
 k='  k: {server: "https://k.example:6443", register: {token-env: K_TOKEN}}'
 distro one "$bare" "$k"
 t_ok "the first fleet's up registers k" idpmake -C one up
-t_eq "k's annotations name its remote and path" "$T/gitops \${cluster}/\${package}" \
+t_eq "k's annotations name its remote and path" "file://$T/gitops \${cluster}/\${package}" \
 	"$(cluster 'c["annotations"]["idpmake.io/gitops-remote"] + " " + c["annotations"]["idpmake.io/gitops-path"]')"
 
 distro two "$T/second.git" "$k"
-sed -i 's/argocd: {server: argocd.invalid}/argocd: {server: argocd.invalid, app-name: "two-${cluster}-${package}"}/' two/distro.yaml
+sed -i 's/argocd: {\(repo-url: [^}]*\)}/argocd: {\1, app-name: "two-${cluster}-${package}"}/' two/distro.yaml
 emu_reset
 t_exit 1 "a fleet of the same name at another remote is refused" idpmake -C two up
 t_grep "naming the owner's remote" \
-	"k:register: cluster 'k' \(https://k.example:6443\) in Argo CD belongs to distro 'fleet' pushing to $T/gitops at path" "$STDERR"
+	"k:register: cluster 'k' \(https://k.example:6443\) in Argo CD belongs to distro 'fleet' pushing to file://$T/gitops at path" "$STDERR"
 t_eq "k was not registered over" 0 "$(emu_posts '^/api/v1/clusters')"
 t_eq "nothing was pushed" "" "$(git --git-dir="$T/second.git" for-each-ref)"
 
 t_ok "up --adopt takes k over" idpmake -C two up --adopt
-t_eq "k now names the second remote" "$T/second" "$(cluster 'c["annotations"]["idpmake.io/gitops-remote"]')"
+t_eq "k now names the second remote" "file://$T/second" "$(cluster 'c["annotations"]["idpmake.io/gitops-remote"]')"
 
 distro one "$bare" ""
 t_ok "the first fleet drops k: up --prune" idpmake -C one up --prune

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 
 git init -q --bare -b main "$T/b.git" || t_bail "git init failed"
-start_gitops_argocd --repo-map "$T/b.git=$T/b.git"
+start_gitops_argocd --repo-map "$T/b.git=$T/b.git" --repo-map "file://$T/b.git=$T/b.git"
 api=http://$ARGOCD_SERVER/api/v1
 app() {
 	curl -s -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "$api/applications/$1" | python3 -c '
@@ -25,7 +25,7 @@ distro() {
 	shift 3
 	{
 		printf 'idpmake: 1\nname: platform\ngit: {remote: "%s"}\n' "$remote"
-		printf 'argocd: {server: argocd.invalid, app-name: "%s"}\npackages:\n' "$name"
+		printf 'argocd: {repo-url: "file://%s", app-name: "%s"}\npackages:\n' "$remote" "$name"
 		for p in "$@"; do
 			printf '  %s: {type: manifests, path: packages/%s}\n' "$p" "$p"
 		done
@@ -52,12 +52,12 @@ t_eq "(no remote annotation)" None "$(app in-cluster-api 'a["metadata"]["annotat
 
 distro b "$T/b.git" 'b-${cluster}-${package}' api other
 t_ok "a second platform elsewhere, with its own Application names, syncs api" idpmake -C b up
-t_eq "its own Application" "$T/b.git" "$(app b-in-cluster-api 'a["spec"]["source"]["repoURL"]')"
+t_eq "its own Application" "file://$T/b.git" "$(app b-in-cluster-api 'a["spec"]["source"]["repoURL"]')"
 
 distro b "$T/b.git" 'b-${cluster}-${package}' other
 t_ok "the second platform drops api: up --prune" idpmake -C b up --prune
 t_eq "its own Application is deleted" gone "$(app b-in-cluster-api 'a["metadata"]["name"]')"
-t_eq "the first platform's Application, which pulls from the other remote, is left" "$bare" \
+t_eq "the first platform's Application, which pulls from the other remote, is left" "file://$bare" \
 	"$(app in-cluster-api 'a["spec"]["source"]["repoURL"]')"
 t_nogrep "and not said to be deleted" "deleted Application 'in-cluster-api'" "$OUTPUT"
 t_done

@@ -24,7 +24,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: platform
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   k: {server: "https://k.example:6443", register: {token-env: K_TOKEN}}
 packages:

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 
 git init -q --bare -b main "$T/b.git" || t_bail "git init failed"
-start_gitops_argocd --repo-map "$T/b.git=$T/b.git"
+start_gitops_argocd --repo-map "$T/b.git=$T/b.git" --repo-map "file://$T/b.git=$T/b.git"
 api=http://$ARGOCD_SERVER/api/v1
 app() {
 	curl -s -H "Authorization: Bearer $ARGOCD_AUTH_TOKEN" "$api/applications/$1" | python3 -c '
@@ -23,7 +23,7 @@ distro() {
 idpmake: 1
 name: platform
 git: {remote: "$2"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$2"}
 packages:
   web: {type: manifests, path: packages/web}
 EOF
@@ -47,17 +47,17 @@ t_ok "setup: its Application as the previous version made it (no remote annotati
 
 t_exit 1 "a second platform elsewhere, same Application name, is refused" idpmake -C b up
 t_grep "naming where the Application pulls from" \
-	"in-cluster/web:sync: Application 'in-cluster-web' in Argo CD belongs to distro 'platform' pulling from $T/gitops.git \(made before idpmake marked the remote\)" "$STDERR"
+	"in-cluster/web:sync: Application 'in-cluster-web' in Argo CD belongs to distro 'platform' pulling from file://$T/gitops.git \(made before idpmake marked the remote\)" "$STDERR"
 t_grep "before the push, with --adopt as the way out" "refused before the push.*" "$STDERR"
 t_grep "and --adopt" "idpmake up --adopt" "$STDERR"
 t_eq "nothing was pushed" "" "$(git --git-dir="$T/b.git" for-each-ref)"
-t_eq "the Application still points at the first remote" "$bare" "$(app in-cluster-web 'a["spec"]["source"]["repoURL"]')"
+t_eq "the Application still points at the first remote" "file://$bare" "$(app in-cluster-web 'a["spec"]["source"]["repoURL"]')"
 
 mkmanifest a/packages/web/cm2.yaml ConfigMap web2 default
 t_ok "its own distro still syncs it" idpmake -C a up
-t_eq "and marks it" "$T/gitops" "$(app in-cluster-web 'a["metadata"]["annotations"]["idpmake.io/gitops-remote"]')"
+t_eq "and marks it" "file://$T/gitops" "$(app in-cluster-web 'a["metadata"]["annotations"]["idpmake.io/gitops-remote"]')"
 t_ok "setup: unmarked again" unmark
 mkmanifest b/packages/web/cm2.yaml ConfigMap web2 default
 t_ok "--adopt takes it on purpose" idpmake -C b up --adopt
-t_eq "now it points at the second remote" "$T/b.git" "$(app in-cluster-web 'a["spec"]["source"]["repoURL"]')"
+t_eq "now it points at the second remote" "file://$T/b.git" "$(app in-cluster-web 'a["spec"]["source"]["repoURL"]')"
 t_done

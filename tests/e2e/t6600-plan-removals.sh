@@ -36,7 +36,7 @@ distro() {
 	{
 		# shellcheck disable=SC2016 # ${cluster} is idpmake's, not the shell's
 		printf 'idpmake: 1\nname: removals\ngit: {remote: "%s", path: "clusters/${cluster}/${package}"}\n' "$bare"
-		printf 'argocd: {server: argocd.invalid}\nclusters:\n'
+		printf 'argocd: {repo-url: "file://%s"}\nclusters:\n' "$bare"
 		for c in $1; do
 			printf '  %s: {server: "https://%s.example:6443"' "$c" "$c"
 			# idpmake registers c2 in Argo CD

@@ -53,7 +53,7 @@ t_pids="$t_pids $watcher"
 distro() {
 	local p core="" one=""
 	{
-		printf 'idpmake: 1\nname: keep\ngit: {remote: "%s"}\nargocd: {server: argocd.invalid}\n' "$bare"
+		printf 'idpmake: 1\nname: keep\ngit: {remote: "%s"}\nargocd: {repo-url: "file://%s"}\n' "$bare" "$bare"
 		for p in $1; do
 			case $p in share) core="$core, $p" ;; *) one="$one, $p" ;; esac
 		done

@@ -16,7 +16,7 @@ export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=20
 bare=$T/gitops.git
 git init -q --bare -b main "$bare" || t_bail "git init failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --cluster edge=https://edge.example.com
+start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --cluster edge=https://edge.example.com
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 # Argo CD watches a cluster (lists its API) once an Application deploys to it
 # (t6246 covers one it does not watch): both clusters are watched here
@@ -54,7 +54,7 @@ distro() {
 idpmake: 1
 name: vlive
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   crds: {type: manifests, path: packages/crds, needs: $3}
   app: {type: manifests, path: packages/app, needs: $2}
@@ -68,7 +68,7 @@ mkdistro typo <<EOF
 idpmake: 1
 name: typo
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   web: {type: manifests, path: packages/web}
 EOF
@@ -100,7 +100,7 @@ mkdistro nocrd <<EOF
 idpmake: 1
 name: nocrd
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   app: {type: manifests, path: packages/app}
 EOF
@@ -146,7 +146,7 @@ mkdistro edge <<EOF
 idpmake: 1
 name: edge
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   in-cluster: {}
   edge: {server: "https://edge.example.com"}
@@ -177,7 +177,7 @@ mkdistro ghost <<EOF
 idpmake: 1
 name: ghost
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   ghost: {server: "https://ghost.example.com"}
 packages:

@@ -28,7 +28,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: any-runner
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 rules: [rules/counted.yaml]
 clusters:
   dev: {server: "https://dev.example:6443", vars: {env: dev}}

@@ -27,7 +27,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: kinds
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   chart:
     type: helm

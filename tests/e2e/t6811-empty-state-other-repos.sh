@@ -35,7 +35,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: other-repos
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   branch: {type: argocd-app, path: stacks/branch}
   tag: {type: argocd-app, path: stacks/tag}
@@ -56,7 +56,7 @@ EOF
 }
 app from-branch "source: {repoURL: \"file://$ext\", targetRevision: main, path: app}" >stacks/branch/app.yaml
 app from-tag "source: {repoURL: \"file://$ext\", targetRevision: v1, path: app}" >stacks/tag/app.yaml
-app with-values "sources: [{repoURL: \"cnoe://manifests\", targetRevision: HEAD, path: \".\"}, {repoURL: \"$bare\", targetRevision: main, ref: values}]" \
+app with-values "sources: [{repoURL: \"cnoe://manifests\", targetRevision: HEAD, path: \".\"}, {repoURL: \"file://$bare\", targetRevision: main, ref: values}]" \
 	>stacks/values/app.yaml
 mkmanifest stacks/values/manifests/cm.yaml ConfigMap values with-values
 

@@ -60,7 +60,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: hostile-source
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   silent: {type: argocd-app, path: stacks/silent}
   auth: {type: argocd-app, path: stacks/auth}

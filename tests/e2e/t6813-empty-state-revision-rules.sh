@@ -35,7 +35,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: revision-rules
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   range: {type: argocd-app, path: stacks/range}
   short: {type: argocd-app, path: stacks/short}

@@ -25,7 +25,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: strict
 git: {remote: "$url"}
-argocd: {server: argocd.invalid}
+argocd: {}
 packages:
   a: {type: manifests, path: packages/a}
 EOF

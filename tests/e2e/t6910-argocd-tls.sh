@@ -17,7 +17,7 @@ make_tls
 bare=$T/gitops.git
 git init -q --bare -b main "$bare" || t_bail "git init failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string)$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 \
+start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 \
 	--tls-cert "$tls/server.pem" --tls-key "$tls/server.key"
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 port=${ARGOCD_SERVER##*:}
@@ -29,7 +29,7 @@ distro() {	# distro [ARGOCD-KEYS]
 idpmake: 1
 name: tls
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid$1}
+argocd: {repo-url: "file://$bare"$1}
 packages:
   web: {type: manifests, path: packages/web, namespace: apps}
 EOF

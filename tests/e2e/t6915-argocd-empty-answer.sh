@@ -51,7 +51,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: empty-answer
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   app: {type: manifests, path: packages/app}
 EOF

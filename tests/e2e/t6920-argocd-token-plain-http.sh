@@ -25,7 +25,7 @@ mkdistro d <<EOF2
 idpmake: 1
 name: plainhttp
 git: {remote: "$bare"}
-argocd: {server: "http://127.0.0.1:$port"}
+argocd: {server: "http://127.0.0.1:$port", repo-url: "file://$bare"}
 clusters:
   a: {server: "https://a.example:6443"}
 packages:

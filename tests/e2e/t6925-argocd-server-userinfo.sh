@@ -15,7 +15,7 @@ write_distro() {
 idpmake: 1
 name: userinfo
 git: {remote: "$bare"}
-argocd: {server: "$1"}
+argocd: {repo-url: "file://$bare"${1:+, server: "$1"}}
 packages:
   web: {type: manifests, path: packages/web, namespace: web}
 EOF2
@@ -33,7 +33,7 @@ write_distro "admin:$PW@127.0.0.1:$emu_port"
 t_exit 2 "without a scheme too" idpmake -C d status
 t_nostring "the password is not in that output" "$PW" "$OUTPUT"
 
-write_distro "127.0.0.1:1"
+write_distro ""	# the distro names no server: the environment's is used (issue 33 #1)
 export ARGOCD_SERVER="http://admin:$PW@127.0.0.1:$emu_port"
 t_exit 1 "ARGOCD_SERVER with a password: up fails" idpmake -C d -v up
 t_grep "saying why and the way out" "argocd: the Argo CD server 'http://\*\*\*@127.0.0.1:$emu_port/' has a user name or password in it, which Argo CD does not take: give the server without it and the token in ARGOCD_AUTH_TOKEN" "$OUTPUT"

@@ -48,7 +48,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: pem
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid, repository: registered}
+argocd: {repo-url: "file://$bare", repository: registered}
 clusters:
   cakey: {server: "https://cakey.example:6443", register: {kubeconfig: kube/config, context: cakey}}
   cadata: {server: "https://cadata.example:6443", register: {kubeconfig: kube/config, context: cadata}}

@@ -14,7 +14,7 @@ write_distro() {
 idpmake: 1
 name: one
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid, repository: registered}
+argocd: {repo-url: "file://$bare", repository: registered}
 clusters:
   east: {server: "https://east.example:6443", labels: {env: $1}, register: {token-env: ${2:-TOK}}}
 packages:

@@ -31,7 +31,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: pembounds
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid, repository: registered}
+argocd: {repo-url: "file://$bare", repository: registered}
 clusters:
   open: {server: "https://open.example:6443", register: {kubeconfig: kube/config, context: open}}
   tail: {server: "https://tail.example:6443", register: {kubeconfig: kube/config, context: tail}}

@@ -36,7 +36,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: kube
 git: {remote: "$bare"}
-argocd: {server: "127.0.0.1:1"}
+argocd: {server: "127.0.0.1:1", repo-url: "file://$bare"}
 clusters:
   a: {server: "$A", kube-context: ctx-a, vars: {who: alpha}}
   b: {server: "$B", kube-context: ctx-b, vars: {who: beta}}

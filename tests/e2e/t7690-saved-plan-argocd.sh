@@ -24,7 +24,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: planned
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 rules: [rules/tool.yaml]
 clusters:
   in-cluster: {server: "https://kubernetes.default.svc", vars: {r: "1"}}

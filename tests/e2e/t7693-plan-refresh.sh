@@ -18,7 +18,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: refresh
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   web: {type: manifests, path: packages/web}
   db: {type: manifests, path: packages/db}

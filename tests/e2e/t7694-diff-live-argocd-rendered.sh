@@ -15,7 +15,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: charts
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   podinfo:
     type: helm

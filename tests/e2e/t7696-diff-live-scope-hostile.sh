@@ -15,7 +15,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: scoped
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   crds: {type: manifests, path: packages/crds}
   web: {type: manifests, path: packages/web, needs: [crds], sync: {prune: true}}

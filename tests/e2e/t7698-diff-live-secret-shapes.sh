@@ -12,7 +12,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: secrets
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   app: {type: manifests, path: packages/app, namespace: app}
 EOF

@@ -15,7 +15,7 @@ export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=10
 git init -q --bare -b main "$T/distro.git" || t_bail "git init failed"
 git init -q --bare -b main "$T/ctx.git" || t_bail "git init failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string)$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$T/ctx.git=$T/ctx.git" --repo-map "$T/distro.git=$T/distro.git" \
+start_argocd_emulator --repo-map "$T/ctx.git=$T/ctx.git" --repo-map "$T/distro.git=$T/distro.git" --repo-map "file://$T/distro.git=$T/distro.git" \
 	--op-ms 20 --health-ms 20 --reconcile-ms 10
 server=$ARGOCD_SERVER
 emu=http://$server/_emu
@@ -26,7 +26,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: ctx
 git: {remote: "$T/distro.git"}
-argocd: {server: "127.0.0.1:9"}
+argocd: {server: "127.0.0.1:9", repo-url: "file://$T/distro.git"}
 clusters: {in-cluster: {}}
 packages:
   app: {type: manifests, path: packages/app}

@@ -11,7 +11,7 @@ export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=10
 git init -q --bare -b main "$T/qs.git" || t_bail "git init failed"
 git init -q --bare -b main "$T/other.git" || t_bail "git init failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string)$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$T/qs.git=$T/qs.git" --repo-map "$T/other.git=$T/other.git" \
+start_argocd_emulator --repo-map "$T/qs.git=$T/qs.git" --repo-map "$T/other.git=$T/other.git" --repo-map "file://$T/other.git=$T/other.git" \
 	--op-ms 20 --health-ms 20 --reconcile-ms 10
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 head_of() { git --git-dir="$1" rev-parse -q --verify main; }
@@ -28,7 +28,7 @@ mkdistro other <<EOF
 idpmake: 1
 name: other
 git: {remote: "$T/other.git"}
-argocd: {server: "$ARGOCD_SERVER"}
+argocd: {server: "$ARGOCD_SERVER", repo-url: "file://$T/other.git"}
 packages:
   api: {type: manifests, path: packages/api}
 EOF
@@ -62,7 +62,7 @@ assert src and all(u.rstrip("/").endswith("/other.git") for u in src), src'
 idpmake -C other forget >/dev/null 2>&1
 # its Applications push to other.git: the same name at another remote is another owner (t6431)
 t_exit 1 "up --context emu in the other distro, over its own Applications, is refused" idpmake --context emu -C other up
-t_grep "naming the remote they read" "Application 'in-cluster-api' in Argo CD belongs to distro 'other' pushing to $T/other at path" "$STDERR"
+t_grep "naming the remote they read" "Application 'in-cluster-api' in Argo CD belongs to distro 'other' pushing to file://$T/other at path" "$STDERR"
 t_ok "up --context emu --adopt in the other distro" idpmake --context emu -C other up --adopt
 t_grep "says it was chosen with --context" \
 	"^acting on gitops $T/qs.git branch main \(context 'emu'\), .*context emu \(--context\)" "$STDERR"

@@ -59,9 +59,9 @@ t_exit 2 "so is ARGOCD_OPTS --server" \
 t_nostring "prod's token never reached the listener" "$ARGOCD_TEST_TOKEN" heard.log
 t_eq "nor did anything else" "" "$(cat heard.log)"
 
-# ---- a default context's token does not follow ARGOCD_SERVER ---------------------
-t_fail "ARGOCD_SERVER=listener under the default context" env ARGOCD_SERVER="$listener" "$IDPMAKE" -C d up
-t_grep "saying whose token stays home" "the token of the context 'prod' goes only to its own server" "$OUTPUT"
+# ---- a default context's server is not replaced by ARGOCD_SERVER (issue 33 #1) ------
+t_exit 2 "ARGOCD_SERVER=listener under the default context is refused" env ARGOCD_SERVER="$listener" "$IDPMAKE" -C d up
+t_grep "naming both, and the ways out" "the context 'prod' \(context use\) names the Argo CD server $server, and ARGOCD_SERVER names $listener: .*unset ARGOCD_SERVER to use the context's" "$OUTPUT"
 t_nostring "prod's token never reached the listener" "$ARGOCD_TEST_TOKEN" heard.log
 idpmake -C d forget >/dev/null 2>&1
 t_ok "the default context's own server gets its token" idpmake -C d up

@@ -39,7 +39,7 @@ rm -f "$cfg"
 t_ok "context add user, again" idpmake context add user --git-remote "https://user@git.example.com/gitops.git"
 
 # ---- plaintext and grpc-web-root-path, as the argocd CLI's contexts -----------
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 --rootpath /argocd
+start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 --rootpath /argocd
 rooted=$ARGOCD_SERVER
 unset ARGOCD_SERVER ARGOCD_OPTS
 t_ok "context add rooted --plaintext --grpc-web-root-path /argocd" \
@@ -57,7 +57,7 @@ t_grep "the failure names https" "https://$rooted" "$OUTPUT"
 
 # ---- a CA file, and insecure -----------------------------------------------------
 make_tls DNS:localhost,IP:127.0.0.1
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 \
+start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 \
 	--tls-cert "$tls/server.pem" --tls-key "$tls/server.key"
 port=${ARGOCD_SERVER##*:}
 unset ARGOCD_SERVER ARGOCD_OPTS

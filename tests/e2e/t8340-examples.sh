@@ -109,7 +109,7 @@ git: {remote: "$bare"}
 # the cluster is there (the recording kubectl's): not one idpmake makes
 clusters: {in-cluster: {create: null}}
 # the emulator at ARGOCD_SERVER, with ARGOCD_AUTH_TOKEN: no root path, no login
-argocd: {grpc-web-root-path: null, login: null}
+argocd: {server: null, repo-url: "file://$bare", grpc-web-root-path: null, login: null}
 packages:
   backstage-templates: {hooks: {post: []}}
 EOF2
@@ -149,7 +149,7 @@ t_grep "flavour: keycloak's manifests say the child's host" 'https://idp\.flavou
 	$o/keycloak/configmap.keycloak-url.yaml
 
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10
+start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 t_ok "flavour: up against the Argo CD emulator" idpmake -C run up
 t_grep "flavour: the core was applied with kubectl" '^apply --server-side .*rendered/in-cluster/argocd' kubectl.log

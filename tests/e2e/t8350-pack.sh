@@ -46,7 +46,7 @@ commit=$(git -C work rev-parse HEAD)
 bare=$T/gitops.git
 git init -q --bare -b main "$bare" || t_bail "git init failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string)$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20
+start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 50 --health-ms 50 --reconcile-ms 20
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 
 # ---- the distro, extending a base ----------------------------------------
@@ -64,7 +64,7 @@ idpmake: 1
 name: offline
 extends: ../base
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   ext:
     type: manifests
@@ -122,11 +122,11 @@ t_grep "the chart is mirrored into the GitOps repository" '^name: webapp' chart.
 show mirror/chart/templates/configmap.yaml >tmpl.yaml 2>&1
 t_grep "with its templates" 'Release.Name' tmpl.yaml
 show mirror/application.yaml >app.yaml 2>&1
-t_grep "the Application is a path source in the GitOps repository" "repoURL: \"?$bare" app.yaml
+t_grep "the Application is a path source in the GitOps repository" "repoURL: \"?file://$bare" app.yaml
 t_grep "at the mirrored chart's folder" 'path: "?in-cluster/mirror/chart' app.yaml
 t_nogrep "no chart repository in it" "$REPO" app.yaml
 curl -s -f "$emu/requests" >requests.json || t_bail "cannot read the emulator's request log"
-t_eq "Argo CD got the path source, with the values" "$bare in-cluster/mirror/chart rendered-by-argo" "$(python3 - <<'PY'
+t_eq "Argo CD got the path source, with the values" "file://$bare in-cluster/mirror/chart rendered-by-argo" "$(python3 - <<'PY'
 import json
 log = json.load(open("requests.json"))
 for e in log:

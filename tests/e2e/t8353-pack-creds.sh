@@ -15,7 +15,7 @@ mkdistro base <<'DISTRO'
 idpmake: 1
 name: base
 git: {ca-file: base-ca.pem}
-argocd: {server: argocd.invalid, token-file: old.token}
+argocd: {server: argocd.invalid, repo-url: "file:///srv/gitops.git", token-file: old.token}
 packages:
   basens:
     type: manifests
@@ -28,7 +28,7 @@ mkdistro d <<'DISTRO'
 idpmake: 1
 name: creds
 extends: ../base
-argocd: {server: argocd.invalid, token-file: argocd.token, ca-file: certs/ca.pem}
+argocd: {server: argocd.invalid, repo-url: "file:///srv/gitops.git", token-file: argocd.token, ca-file: certs/ca.pem}
 clusters:
   in-cluster: {server: "https://kubernetes.default.svc"}
   eu-1: {server: "https://eu-1:6443", register: {kubeconfig: kubeconfig, context: eu-1}}

@@ -14,7 +14,7 @@ mkdistro d <<DISTRO
 idpmake: 1
 name: kube
 git: {remote: "$T/gitops.git"}
-argocd: {server: argocd.invalid}
+argocd: {server: argocd.invalid, repo-url: "file://$T/gitops.git"}
 clusters:
   in-cluster: {server: "https://kubernetes.default.svc"}
   eu-1: {server: "https://eu-1:6443", register: {kubeconfig: creds/kubeconfig, context: eu-1}}

@@ -9,7 +9,7 @@
 mkdistro d <<EOF
 idpmake: 1
 name: statwaves
-argocd: {server: argocd.invalid}
+argocd: {server: argocd.invalid, repo-url: "file:///srv/gitops.git"}
 clusters:
   canary: {server: "https://canary.example:6443"}
   eu-1: {server: "https://eu-1.example:6443", labels: {region: eu}}

@@ -22,7 +22,7 @@ done
 mkdistro d <<'EOF'
 idpmake: 1
 name: groups
-argocd: {server: argocd.invalid}
+argocd: {server: argocd.invalid, repo-url: "file:///srv/gitops.git"}
 packages:
   stack: {type: argocd-app, path: apps}
   other: {type: manifests, path: packages/other}

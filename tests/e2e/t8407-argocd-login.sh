@@ -33,6 +33,7 @@ idpmake: 1
 name: login
 git: {remote: "$bare"}
 argocd:
+  repo-url: "file://$bare"
   grpc-web-root-path: /argocd
   login: {secret: argocd/argocd-initial-admin-secret}
 clusters:
@@ -135,11 +136,12 @@ t_grep "the login is refused before any connection, saying where it may go" \
 	"argocd.login sends the admin password in Secret argocd/argocd-initial-admin-secret only to argocd.server \(not set\), or to a port-forward on loopback when the distro names no server or over TLS its argocd.ca-file verifies, not to 192.0.2.1:8080 from ARGOCD_SERVER" "$OUTPUT"
 # the distro names its server: a loopback ARGOCD_SERVER (any local user can listen there) gets no password
 git init -q --bare -b main "$T/dn.git" || t_bail "git init failed"
-sed "s|^  grpc-web-root-path: /argocd\$|&\\n  server: argocd.example.invalid|; s|^git: .*|git: {remote: \"$T/dn.git\"}|" d/distro.yaml >"$T/named.yaml"
+sed "s|^  grpc-web-root-path: /argocd\$|&\\n  server: argocd.example.invalid|; s|^git: .*|git: {remote: \"$T/dn.git\"}|; s|^  repo-url: .*|  repo-url: \"file://$T/dn.git\"|" d/distro.yaml >"$T/named.yaml"
 mkdir -p dn && cp -R d/packages dn/ && cp "$T/named.yaml" dn/distro.yaml
 emu_reset
-t_fail "the distro names argocd.server, ARGOCD_SERVER a loopback one over plain http" idpmake -C dn up
-t_grep "the login is refused, saying where it may go" "only to argocd.server \(argocd.example.invalid\), or to a port-forward on loopback when the distro names no server or over TLS its argocd.ca-file verifies, not to 127.0.0.1:[0-9]+ from ARGOCD_SERVER" "$OUTPUT"
+# (issue 33 #1: ARGOCD_SERVER never replaces the distro's server; the run is refused before any login)
+t_exit 2 "the distro names argocd.server, ARGOCD_SERVER a loopback one over plain http" idpmake -C dn up
+t_grep "refused, naming both" "the distro names the Argo CD server argocd.example.invalid \(argocd.server\), and ARGOCD_SERVER names 127.0.0.1:[0-9]+: .*remove argocd.server from the distro to let ARGOCD_SERVER choose" "$OUTPUT"
 t_eq "no login reached the loopback server" 0 "$(logins)"
 curl -fsS "$emu/requests" >"$T/dn.req"
 t_nostring "nor the password" "$PW" "$T/dn.req"
@@ -152,7 +154,7 @@ emu_reset
 # a port-forward of the named server over TLS its argocd.ca-file verifies gets the password
 make_tls
 python3 "$top/tests/argocd-emu/emulator.py" --port 0 --port-file "$T/emu2.port" --token "$(random_string)" \
-	--user "admin:$PW" --rootpath /argocd --repo-map "$T/dn.git=$T/dn.git" --namespaces-exist \
+	--user "admin:$PW" --rootpath /argocd --repo-map "$T/dn.git=$T/dn.git" --repo-map "file://$T/dn.git=$T/dn.git" --namespaces-exist \
 	--tls-cert "$tls/server.pem" --tls-key "$tls/server.key" >"$T/emu2.log" 2>&1 &
 t_pids="$t_pids $!"
 t_wait_for 10 test -s "$T/emu2.port"
@@ -161,15 +163,20 @@ sed -i "s|^  server: argocd.example.invalid\$|&\\n  ca-file: \"$tls/ca.pem\"|" d
 logins2() { curl -fsS --cacert "$tls/ca.pem" "$emu2/_emu/requests" | python3 -c '
 import json, sys
 print(sum(1 for e in json.load(sys.stdin) if e["method"] == "POST" and e["path"] == "/argocd/api/v1/session"))'; }
-t_ok "the distro names argocd.server and its CA, ARGOCD_SERVER a loopback port-forward over TLS" \
+t_exit 2 "the distro names argocd.server and its CA, ARGOCD_SERVER a loopback port-forward over TLS" \
+	env -u ARGOCD_OPTS ARGOCD_SERVER="${emu2#https://}" "$IDPMAKE" -C dn up
+t_grep "the environment does not replace the distro's server" "the distro names the Argo CD server argocd.example.invalid \(argocd.server\), and ARGOCD_SERVER names localhost:" "$OUTPUT"
+sed -i '/^  server: argocd.example.invalid$/d' dn/distro.yaml
+t_ok "the distro naming no server, its CA, ARGOCD_SERVER a loopback port-forward over TLS" \
 	env -u ARGOCD_OPTS ARGOCD_SERVER="${emu2#https://}" "$IDPMAKE" -C dn up
 t_grep "it logs in and syncs" '1 synced' "$STDOUT"
 t_eq "one login there" 1 "$(logins2)"
 sed -i '/^  ca-file: /d' dn/distro.yaml
 printf '  tls: "1"\n' >>dn/packages/hello/cm.yaml
-t_fail "the same over TLS not verified (ARGOCD_OPTS --insecure, no argocd.ca-file)" \
+sed -i "s|^  grpc-web-root-path: /argocd\$|&\\n  server: argocd.example.invalid|" dn/distro.yaml
+t_exit 2 "the same, the distro naming its server (ARGOCD_OPTS --insecure, no argocd.ca-file)" \
 	env ARGOCD_SERVER="${emu2#https://}" ARGOCD_OPTS=--insecure "$IDPMAKE" -C dn up
-t_grep "the login is refused" "only to argocd.server \(argocd.example.invalid\), or to a port-forward on loopback" "$OUTPUT"
+t_grep "refused, naming both" "the distro names the Argo CD server argocd.example.invalid" "$OUTPUT"
 t_eq "no second login there" 1 "$(logins2)"
 # a context that gives the server: the distro's login (and root path) are not for it
 python3 -c '

@@ -116,12 +116,12 @@ openssl x509 -req -in "$srv/server.csr" -CA "$S/ca.crt" -CAkey "$S/ca.key" -set_
 	-extfile "$srv/ext" -out "$srv/server.pem" 2>/dev/null
 t_ok "a server certificate the state's CA signed" openssl verify -CAfile "$S/ca.crt" "$srv/server.pem"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$T/gitops.git=$T/gitops.git" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
+start_argocd_emulator --repo-map "$T/gitops.git=$T/gitops.git" --repo-map "file://$T/gitops.git=$T/gitops.git" --op-ms 50 --health-ms 50 --reconcile-ms 20 \
 	--tls-cert "$srv/server.pem" --tls-key "$srv/server.key"
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 port=${ARGOCD_SERVER##*:}
 unset ARGOCD_SERVER ARGOCD_OPTS
-distro two "argocd: {server: \"localhost:$port\"}"
+distro two "argocd: {server: \"localhost:$port\", repo-url: \"file://$T/gitops.git\"}"
 t_ok "up syncs through Argo CD over TLS, no ca-file, no insecure" idpmake -C d up
 t_grep "it synced" '1 synced' "$STDOUT"
 sed -i '/^tls:/,/^  hosts/d' d/distro.yaml

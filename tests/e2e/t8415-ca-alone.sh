@@ -21,7 +21,7 @@ export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=20
 make_tls
 init_gitops
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string)$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 \
+start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10 \
 	--tls-cert "$tls/server.pem" --tls-key "$tls/server.key"
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 port=${ARGOCD_SERVER##*:}
@@ -32,11 +32,13 @@ t_ok "set-up: curl trusts the server with the system's CAs alone" curl -fsS -m 1
 requests() { curl -fsS -m 10 "$emu/requests" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'; }
 
 distro() {	# REMOTE ARGOCD-KEYS [OTHER-LINES [GIT-KEYS [DIR]]]
+	local ru=	# a local remote: where Argo CD reads it (issue 33 #3)
+	case $1 in /*) ru=", repo-url: \"file://$1\"" ;; esac
 	mkdistro "${5:-d}" <<ZZ
 idpmake: 1
 name: alone-${5:-d}
 git: {remote: "$1"$4}
-argocd: {server: "localhost:$port"$2}
+argocd: {server: "localhost:$port"$ru$2}
 $3
 packages:
   web: {type: manifests, path: packages/web, namespace: apps}

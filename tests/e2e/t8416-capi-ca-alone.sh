@@ -26,6 +26,7 @@ cat >distro.yaml <<ZZDISTRO
 idpmake: 1
 name: capi-ca
 git: {remote: "$bare"}
+argocd: {repo-url: "file://$bare"}
 clusters:
   mgmt:
     server: https://kubernetes.default.svc

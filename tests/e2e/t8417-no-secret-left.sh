@@ -21,6 +21,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: nocore
 git: {remote: "$bare"}
+argocd: {repo-url: "file://$bare"}
 packages:
   hello:
     type: manifests
@@ -52,7 +53,7 @@ why=$(heapscan_usable) || t_skip_rest "$why"
 heapscan_build
 export IDPMAKE_ARGOCD_POLL_MS=50 IDPMAKE_ARGOCD_BACKOFF_MS=20
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string)$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10
+start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 20 --health-ms 20 --reconcile-ms 10
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 EAST_TOKEN=east-$(random_string)$(random_string)
 export EAST_TOKEN

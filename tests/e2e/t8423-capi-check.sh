@@ -21,7 +21,7 @@ start_capi_emulators
 cp -R "$top/examples/capi" "$T/capi" || t_bail "cannot copy examples/capi"
 rm -rf "$T/capi/.idpmake"
 cd "$T/capi" || exit 1
-sed -i "s|^name: capi-fleet|name: capi-fleet\ngit: {remote: \"$bare\"}|" distro.yaml
+sed -i "s|^name: capi-fleet|name: capi-fleet\ngit: {remote: \"$bare\"}\nargocd: {repo-url: \"file://$bare\"}|" distro.yaml
 
 kemu_post capi '{"providers": {"topology_gate": true,
 	"clusterctl": [{"name": "cluster-api", "type": "CoreProvider", "version": "v1.11.0"}],

@@ -22,7 +22,7 @@ kget() { kubectl --request-timeout=10s "$@"; }
 cp -R "$top/examples/capi" "$T/capi" || t_bail "cannot copy examples/capi"
 rm -rf "$T/capi/.idpmake"
 cd "$T/capi" || exit 1
-sed -i "s|^name: capi-fleet|name: capi-fleet\ngit: {remote: \"$bare\"}|" distro.yaml
+sed -i "s|^name: capi-fleet|name: capi-fleet\ngit: {remote: \"$bare\"}\nargocd: {repo-url: \"file://$bare\"}|" distro.yaml
 cat >>packages/capi-classes/quick-start.yaml <<'YAMLEND'
 ---
 apiVersion: v1

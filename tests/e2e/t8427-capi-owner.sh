@@ -44,7 +44,8 @@ a_entry=$(entry o1)
 # ---- o1: distro B declares the same cluster --------------------------------------
 mkdir -p "$T/b" && cp -R packages "$T/b/packages" || t_bail "cannot copy the packages"
 sed -e 's/^name: capi-faults$/name: intruder/' \
-    -e "s|^git: {remote: \"\\(.*\\)\"}$|git: {remote: \"\\1\", path: \"b/\${cluster}/\${package}\"}\\nargocd: {app-name: \"b-\${cluster}-\${package}\"}|" \
+    -e "s|^git: {remote: \"\\(.*\\)\"}$|git: {remote: \"\\1\", path: \"b/\${cluster}/\${package}\"}|" \
+    -e "s|^argocd: {\\(.*\\)}$|argocd: {\\1, app-name: \"b-\${cluster}-\${package}\"}|" \
     distro.yaml >"$T/b/distro.yaml"
 python3 - "$T/b/distro.yaml" <<'ZZPY' || t_bail "cannot edit B's distro"
 import re, sys
@@ -122,7 +123,8 @@ t_eq "and A's" capi-faults "$(label o1)"
 # a same-named distro (its own git path and Application names), with Argo CD's tracking
 # annotation gone from the Cluster (label tracking, as Argo CD 2.x): still another owner
 mkdir -p "$T/c" && cp -R packages "$T/c/packages" || t_bail "cannot copy the packages"
-sed -e "s|^git: {remote: \"\\(.*\\)\"}$|git: {remote: \"\\1\", path: \"c/\${cluster}/\${package}\"}\\nargocd: {app-name: \"c-\${cluster}-\${package}\"}|" \
+sed -e "s|^git: {remote: \"\\(.*\\)\"}$|git: {remote: \"\\1\", path: \"c/\${cluster}/\${package}\"}|" \
+    -e "s|^argocd: {\\(.*\\)}$|argocd: {\\1, app-name: \"c-\${cluster}-\${package}\"}|" \
     -e 's/md-0: {class: default-worker, replicas: 1}/md-0: {class: default-worker, replicas: 3}/' \
     distro.yaml >"$T/c/distro.yaml"
 grep -q 'path: "c/' "$T/c/distro.yaml" && grep -q '^name: capi-faults$' "$T/c/distro.yaml"
@@ -157,7 +159,7 @@ cat >"$T/p/distro.yaml" <<EOF
 idpmake: 1
 name: plain
 git: {remote: "$bare", path: "p/\${cluster}/\${package}"}
-argocd: {app-name: "p-\${cluster}-\${package}"}
+argocd: {repo-url: "file://$bare", app-name: "p-\${cluster}-\${package}"}
 clusters:
   mgmt:
     server: https://kubernetes.default.svc

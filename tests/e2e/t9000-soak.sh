@@ -63,7 +63,7 @@ export IDPMAKE_ARGOCD_POLL_MS=30 IDPMAKE_ARGOCD_BACKOFF_MS=20
 bare=$T/gitops.git
 git init -q --bare -b main "$bare" || t_bail "git init failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string)$(random_string).$(random_string)"
-start_argocd_emulator --repo-map "$bare=$bare" --op-ms 30 --health-ms 30 --reconcile-ms 10 --delete-ms 30 \
+start_argocd_emulator --repo-map "$bare=$bare" --repo-map "file://$bare=$bare" --op-ms 30 --health-ms 30 --reconcile-ms 10 --delete-ms 30 \
 	--cluster c1=https://c1.example:6443 --cluster c2=https://c2.example:6443 --cluster c3=https://c3.example:6443
 export ARGOCD_AUTH_TOKEN=$ARGOCD_TEST_TOKEN
 api=http://$ARGOCD_SERVER/api/v1

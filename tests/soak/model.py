@@ -91,7 +91,7 @@ def write(d, m):
     """The distro folder from the model: distro.yaml, packages/, hooks/ (stale files removed)."""
     pk = m["packages"]
     doc = {"idpmake": 1, "name": "soak", "vars": m["vars"],
-           "git": {"remote": m["remote"]}, "argocd": {"server": "argocd.invalid"},
+           "git": {"remote": m["remote"]}, "argocd": {"repo-url": "file://" + m["remote"]},
            "clusters": {}, "profiles": m["profiles"], "packages": {}}
     for c in CLUSTERS:
         cl = m["clusters"][c]

@@ -48,7 +48,7 @@ static int gate_says = -1;	/* build_opts.gate answers this (-1: no gate) */
 static const char distro_yaml[] =
 	"idpmake: 1\n"
 	"name: bt\n"
-	"argocd: {server: 'https://argocd.t-build.invalid'}\n"
+	"argocd: {server: 'https://argocd.t-build.invalid', repo-url: 'file:///t-build/gitops.git'}\n"
 	"clusters:\n"
 	"  hub: {server: 'https://kubernetes.default.svc', profiles: [core]}\n"
 	"  edge: {server: 'https://edge.t-build.invalid:6443', profiles: [apps]}\n"
