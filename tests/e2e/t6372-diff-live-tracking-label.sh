@@ -14,7 +14,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: track
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 packages:
   web: {type: manifests, path: packages/web, namespace: web}
 EOF

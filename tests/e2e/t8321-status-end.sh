@@ -17,7 +17,7 @@ mkdistro one <<EOF
 idpmake: 1
 name: one
 git: {remote: "$bare"}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters: {in-cluster: {}}
 packages:
   a: {type: manifests, path: packages/a}
@@ -122,7 +122,7 @@ mkdistro fleet <<EOF
 idpmake: 1
 name: fleet
 git: {remote: "$bare", branch: fleet}
-argocd: {server: argocd.invalid}
+argocd: {repo-url: "file://$bare"}
 clusters:
   eu-1: {server: "https://eu-1.example:6443", labels: {region: eu}}
   eu-2: {server: "https://eu-2.example:6443", labels: {region: eu}}
