@@ -2,6 +2,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/looksecret.h"
 #include "distro/manifest.h"
 #include "render/planner.h"
 #include "run/hookkey.h"
@@ -81,7 +82,7 @@ void hook_inputs(struct planner *pl, struct step *s, struct inputs *in)
 	struct vars v;
 
 	memset(in, 0, sizeof(*in));
-	inputs_add_value(in, "run", hash_bytes(hk->run, strlen(hk->run)), hk->run, 0);
+	inputs_add_value(in, "run", hash_bytes(hk->run, strlen(hk->run)), hk->run, looks_secret(NULL, hk->run));
 	inputs_add_value(in, "folder", hash_bytes(hk->dir, strlen(hk->dir)), hk->dir, 0);
 	for (size_t i = 0; i < hk->inputs.n; i++) {
 		struct hash fh = { 0, 0 };
