@@ -1,4 +1,4 @@
-/* intr.c - SIGINT and SIGTERM: see intr.h */
+/* intr.c - SIGINT, SIGTERM and SIGHUP: see intr.h */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -66,8 +66,11 @@ static void install(void)
 	sigemptyset(&sa.sa_mask);
 	sigaddset(&sa.sa_mask, SIGINT);
 	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGHUP);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a closed terminal or a dropped ssh: stopped as cleanly (a hook's credential file removed, hookkube.h) */
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 void intr_install(void)

@@ -1,4 +1,4 @@
-/* intr.h - SIGINT and SIGTERM: a flag that long loops check, forwarded to children */
+/* intr.h - SIGINT, SIGTERM and SIGHUP: a flag that long loops check, forwarded to children */
 #ifndef IDPMAKE_INTR_H
 #define IDPMAKE_INTR_H
 
@@ -6,7 +6,7 @@
 #include <sys/types.h>
 
 /*
- * 0 until SIGINT or SIGTERM arrives, then that signal's number.  Set only
+ * 0 until SIGINT, SIGTERM or SIGHUP arrives, then that signal's number.  Set only
  * by the handler intr_install puts in place; long loops (the scheduler,
  * YAML parsing and emitting, waits on children and servers) check it and
  * stop early.
@@ -24,9 +24,9 @@ static inline int interrupted(void)
 	return intr_signal;
 }
 
-/* install the handler for SIGINT and SIGTERM (once; later calls do nothing) */
+/* install the handler for SIGINT, SIGTERM and SIGHUP (once; later calls do nothing) */
 void intr_install(void);
-/* 130 after SIGINT, 143 after SIGTERM, 0 when no signal came */
+/* 130 after SIGINT, 143 after SIGTERM, 129 after SIGHUP, 0 when no signal came */
 int intr_exit_status(void);
 
 /* how many children can be tracked at once (exec.h: JOBS_MAX + 64) */

@@ -11,7 +11,9 @@
  * fit, aprintf's measuring pass all of it, through a buffer on the stack;
  * libgit2 formats "user:password" so): secret_stack_wipe zeroes below.
  */
+#define _GNU_SOURCE
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -71,13 +73,49 @@ int secret_setenv(const char *name, const char *value)
 	return setenv(name, value, 1);
 }
 
-/* not inlined, so that its frame is below its caller's; explicit_bzero, so that the zeroing stays */
-__attribute__((noinline)) void secret_stack_wipe(void)
+#define WIPE_CHUNK (16 * 1024)
+#define WIPE_MARGIN (64 * 1024)	/* left untouched above the stack's end: signal frames, guard */
+
+/* one chunk, then the next below it: not inlined, so that each frame is below its caller's */
+__attribute__((noinline)) static void wipe_down(size_t chunks)
 {
-	char below[SECRET_STACK_WIPE];
+	char below[WIPE_CHUNK];
 
 	explicit_bzero(below, sizeof(below));
 	__asm__ __volatile__("" : : "r"(below) : "memory");
+	if (chunks > 1)
+		wipe_down(chunks - 1);
+	__asm__ __volatile__("" : : "r"(below) : "memory");	/* no tail call: the chunks stack up */
+}
+
+/* how much of this thread's stack is left below here, less a margin (0 when unknown) */
+static size_t stack_left(void)
+{
+	pthread_attr_t at;
+	void *lo;
+	size_t size;
+	char here;
+
+	if (pthread_getattr_np(pthread_self(), &at) != 0)
+		return 0;
+	if (pthread_attr_getstack(&at, &lo, &size) != 0) {
+		pthread_attr_destroy(&at);
+		return 0;
+	}
+	pthread_attr_destroy(&at);
+	if ((uintptr_t)&here < (uintptr_t)lo + WIPE_MARGIN || (uintptr_t)&here >= (uintptr_t)lo + size)
+		return 0;
+	return (size_t)((uintptr_t)&here - (uintptr_t)lo) - WIPE_MARGIN;
+}
+
+void secret_stack_wipe(void)
+{
+	size_t n = stack_left();
+
+	if (n > SECRET_STACK_WIPE)
+		n = SECRET_STACK_WIPE;
+	if (n >= WIPE_CHUNK)
+		wipe_down(n / WIPE_CHUNK);	/* as much as the stack has: a small ulimit -s is no crash */
 }
 
 static void wipe_main_stack(void)

@@ -64,4 +64,7 @@ curl -fsS "$emu/requests" >"$T/req.json"
 t_ok "set-up: Argo CD got the token" grep -q "$EAST_TOKEN" "$T/req.json"
 grep ' freed$' "$T/heapscan.out" >"$T/freed"
 t_eq "no copy of the token alone was freed before it was zeroed" "" "$(cat "$T/freed")"
+# the stack is zeroed as far as the thread has one (secret_stack_wipe): a small ulimit -s is no crash
+printf '  small: "1"\n' >>d/packages/hello/cm.yaml
+t_ok "up with a 160 KiB stack limit" bash -c 'ulimit -s 160 && exec "$0" -C "$1" up' "$IDPMAKE" d
 t_done
