@@ -45,7 +45,7 @@ gen() {	# gen DIR CLUSTERS
 		printf 'idpmake: 1\nname: cost\ngit: {remote: "%s"}\nargocd: {repo-url: "file://%s"}\nclusters:\n' "$d/gitops.git" "$d/gitops.git"
 		for ((c = 1; c <= n; c++)); do printf '  c%d: {server: "https://c%d.example:6443"}\n' $c $c; done
 		printf 'packages:\n'
-		for ((p = 1; p <= 5; p++)); do printf '  p%d: {type: manifests, path: pkgs/p%d, namespace: p%d}\n' $p $p $p; done
+		for ((p = 1; p <= 5; p++)); do printf '  p%d: {type: manifests, path: pkgs/p%d, namespace: p%d, sync: {options: [CreateNamespace=true]}}\n' $p $p $p; done
 	} >"$d/distro.yaml"
 }
 

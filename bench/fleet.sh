@@ -24,6 +24,8 @@ MISSED=0
 
 gen() {	# gen DIR CLUSTERS ARGOCD(0|1)
 	local d=$1 n=$2 argo=$3 c p
+	# each package goes to its own namespace (its name), which Argo CD creates
+	local ns='sync: {options: [CreateNamespace=true]}'
 	mkdir -p "$d/pkgs"
 	for ((p = 1; p <= 50; p++)); do
 		mkdir -p "$d/pkgs/p$p"
@@ -50,11 +52,11 @@ gen() {	# gen DIR CLUSTERS ARGOCD(0|1)
 		printf 'packages:\n'
 		for ((p = 1; p <= 50; p++)); do
 			if ((p > 40)); then
-				printf '  p%d: {type: kustomize, path: pkgs/p%d}\n' $p $p
+				printf '  p%d: {type: kustomize, path: pkgs/p%d, %s}\n' $p $p "$ns"
 			elif ((p <= 5)); then
-				printf '  p%d: {type: manifests, path: pkgs/p%d, rewrite: [{match: REGION, replace: "${region}"}]}\n' $p $p
+				printf '  p%d: {type: manifests, path: pkgs/p%d, rewrite: [{match: REGION, replace: "${region}"}], %s}\n' $p $p "$ns"
 			else
-				printf '  p%d: {type: manifests, path: pkgs/p%d}\n' $p $p
+				printf '  p%d: {type: manifests, path: pkgs/p%d, %s}\n' $p $p "$ns"
 			fi
 		done
 	} >"$d/distro.yaml"
