@@ -19,7 +19,8 @@
 #     the Argo CD emulator's POST /api/v1/clusters of it: min, median, max;
 #   - the requests to Argo CD of a one-cluster upgrade (one created cluster's
 #     version one minor up through its vars).
-# Figures are printed, not asserted. RUNS (5), CAPI_MS (50), UP_TIMEOUT (600 s
+# Figures are printed, not asserted; an `up` that failed (or hung) makes it exit
+# 1 after the table. RUNS (5), CAPI_MS (50), UP_TIMEOUT (600 s
 # for a cold or upgrade up), KEEP=1 keeps the
 # folder (logs in it). Needs python3, curl, openssl, kubectl.
 set -u
@@ -32,6 +33,7 @@ CAPI_MS=${CAPI_MS:-50}
 UP_TIMEOUT=${UP_TIMEOUT:-600}	# seconds a cold or upgrade up may take (exit 124 past it: a hang is a figure too)
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/idpmake-capi.XXXXXX") || exit 2
 EMU_PID= KEMU_PID=
+FAILED=0
 # shellcheck disable=SC2317  # called by the trap
 cleanup() {
 	[ -n "$EMU_PID" ] && kill "$EMU_PID" 2>/dev/null
@@ -168,7 +170,7 @@ cold() {	# cold NAME: the first up; sets COLD_NAME
 	timeout -k 10 "$UP_TIMEOUT" "$IDPMAKE" -C "$DIR/$1" up -j 4 >"$DIR/$1-cold.log" 2>&1 </dev/null
 	st=$?
 	eval "COLD_$1=$(secs "$t0" "$EPOCHREALTIME") COLDST_$1=$st"
-	[ $st = 0 ] || { echo "capi.sh: the cold up of $1 failed ($st):"; grep -v '^\[' "$DIR/$1-cold.log" | tail -n 20; }
+	[ $st = 0 ] || { FAILED=1; echo "capi.sh: the cold up of $1 failed ($st):"; grep -v '^\[' "$DIR/$1-cold.log" | tail -n 20; }
 }
 noop() {	# noop NAME I: one no-op up; appends to T_NAME, AREQ_NAME, KREQ_NAME
 	local a0 k0 t0 t st
@@ -178,7 +180,7 @@ noop() {	# noop NAME I: one no-op up; appends to T_NAME, AREQ_NAME, KREQ_NAME
 	st=$?
 	t=$(secs "$t0" "$EPOCHREALTIME")
 	if [ $st != 0 ]; then
-		t=; eval "NOOPFAIL_$1=\"\${NOOPFAIL_$1:-} $2:$st\""
+		t=; FAILED=1; eval "NOOPFAIL_$1=\"\${NOOPFAIL_$1:-} $2:$st\""
 		echo "capi.sh: no-op $2 of $1 failed ($st):"; tail -n 5 "$DIR/$1-noop-$2.log"
 	fi
 	eval "T_$1=\"\${T_$1:-} $t\" AREQ_$1=\"\${AREQ_$1:-} $(($(argo_count) - a0))\" KREQ_$1=\"\${KREQ_$1:-} $(($(kube_count) - k0))\""
@@ -235,7 +237,7 @@ timeout -k 10 "$UP_TIMEOUT" "$IDPMAKE" -C "$DIR/created" up -j 4 >"$DIR/created-
 UPST=$?
 UPT=$(secs "$t0" "$EPOCHREALTIME")
 UPA=$(($(argo_count) - a0)) UPK=$(($(kube_count) - k0))
-[ $UPST = 0 ] || { echo "capi.sh: the upgrade up failed ($UPST):"; grep -v '^\[' "$DIR/created-upgrade.log" | tail -n 20; }
+[ $UPST = 0 ] || { FAILED=1; echo "capi.sh: the upgrade up failed ($UPST):"; grep -v '^\[' "$DIR/created-upgrade.log" | tail -n 20; }
 UPSYNC=$(curl -fsS -m 60 "$emu/requests" | python3 -c 'import collections, json, re, sys
 log = json.load(sys.stdin)[int(sys.argv[1]):]
 kinds = collections.Counter("%s %s" % (e["method"], re.sub(r"^(/api/v1/applications)/[^/]+", r"\1/APP", e["path"])) for e in log)
@@ -262,3 +264,5 @@ echo "register latency (ControlPlaneInitialized to Argo CD's POST /api/v1/cluste
 echo "  min $LMIN s, median $LMED s, max $LMAX s (spec: within 2 s in the emulator)$([ "$LMISS" = - ] || echo "; not measured: $LMISS")"
 echo "one-cluster upgrade (c1 v1.33.2 -> v1.34.0, up -j 4): $UPA Argo CD requests, $UPK cluster requests, $UPT s (exit $UPST)"
 echo "  $UPSYNC"
+[ "$FAILED" = 0 ] || { echo "capi.sh: an up failed (above; KEEP=1 keeps the logs)"; exit 1; }
+exit 0

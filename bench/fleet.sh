@@ -5,8 +5,10 @@
 # fast syncs; every figure side by side with the same distro on 1 cluster.
 # Then the no-op of BIG (1000) clusters x 50 packages (no Argo CD) against
 # 100. Prints a table with the targets of the fleet issue. STRICT=1: exit 1
-# when a target is missed. FLEET=applicationset: the Applications come from
-# one ApplicationSet per package (argocd.fleet) instead of one per cluster.
+# when a target is missed; a cold `up` that failed makes it exit 1 at once,
+# another `up` that failed after the table, STRICT or not.
+# FLEET=applicationset: the Applications come from one ApplicationSet per
+# package (argocd.fleet) instead of one per cluster.
 set -u
 export LC_ALL=C NO_COLOR=1
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,7 +22,7 @@ trap '[ -n "$EMU_PID" ] && kill $EMU_PID 2>/dev/null; [ "${KEEP:-0}" = 1 ] || rm
 command -v kubectl >/dev/null || { echo "fleet.sh: kubectl is needed (kubectl kustomize)"; exit 2; }
 GNU_TIME=
 /usr/bin/time -f %M -o /dev/null true 2>/dev/null && GNU_TIME=/usr/bin/time
-MISSED=0
+MISSED=0 FAILED=0
 
 gen() {	# gen DIR CLUSTERS ARGOCD(0|1)
 	local d=$1 n=$2 argo=$3 c p
@@ -103,13 +105,15 @@ measure() {	# measure NAME CLUSTERS: fills R_<figure>_NAME
 	export IDPMAKE_ARGOCD_POLL_MS=10
 	timed "$DIR/$name-cold.log" "$IDPMAKE" -C "$d" up -j 8
 	eval "COLD_$name=$T COLDST_$name=$ST COLDRSS_$name=$RSS"
-	[ "$ST" = 0 ] || { echo "fleet.sh: cold up on $n clusters failed:"; grep -v '^\[' "$DIR/$name-cold.log" | head -n 20; }
+	# the rest would measure failing syncs (each waited on for minutes): stop
+	[ "$ST" = 0 ] || { echo "fleet.sh: cold up on $n clusters failed:"; grep -v '^\[' "$DIR/$name-cold.log" | head -n 20; exit 1; }
 	eval "RENDERS_$name=$(grep -o '[0-9]* rendered' "$DIR/$name-cold.log" | cut -d' ' -f1)"
 	eval "SYNCS_$name=$(grep -o '[0-9]* synced' "$DIR/$name-cold.log" | cut -d' ' -f1)"
 	local v=() i
 	for ((i = 0; i < RUNS; i++)); do
 		reset "$port"
 		timed "$DIR/$name-noop.log" "$IDPMAKE" -C "$d" up -j 8
+		[ "$ST" = 0 ] || { FAILED=1; echo "fleet.sh: no-op up on $n clusters failed ($ST)"; }
 		v+=("$T")
 	done
 	eval "NOOP_$name=$(printf '%s\n' "${v[@]}" | median) NOOPRSS_$name=$RSS NOOPREQ_$name=$(requests "$port")"
@@ -117,6 +121,7 @@ measure() {	# measure NAME CLUSTERS: fills R_<figure>_NAME
 	echo '  extra: "1"' >>"$d/pkgs/p10/cm1.yaml"
 	reset "$port"
 	timed "$DIR/$name-change.log" "$IDPMAKE" -C "$d" up -j 8
+	[ "$ST" = 0 ] || { FAILED=1; echo "fleet.sh: the up of one changed package on $n clusters failed ($ST)"; }
 	eval "CHG_$name=$T CHGRSS_$name=$RSS"
 	eval "CHGR_$name=$(grep -o '[0-9]* rendered' "$DIR/$name-change.log" | cut -d' ' -f1)"
 	eval "CHGS_$name=$(grep -o '[0-9]* synced' "$DIR/$name-change.log" | cut -d' ' -f1)"
@@ -154,9 +159,11 @@ unset ARGOCD_SERVER ARGOCD_OPTS ARGOCD_AUTH_TOKEN
 for n in "$CLUSTERS" "$BIG"; do
 	gen "$DIR/noop$n" "$n" 0
 	timed "$DIR/noop$n-cold.log" "$IDPMAKE" -C "$DIR/noop$n" up -j 8
+	[ "$ST" = 0 ] || { FAILED=1; echo "fleet.sh: cold up on $n clusters without Argo CD failed ($ST)"; }
 	v=()
 	for ((i = 0; i < RUNS; i++)); do
 		timed "$DIR/noop$n.log" "$IDPMAKE" -C "$DIR/noop$n" up -j 8
+		[ "$ST" = 0 ] || { FAILED=1; echo "fleet.sh: no-op up on $n clusters without Argo CD failed ($ST)"; }
 		v+=("$T")
 	done
 	eval "SCALE_$n=$(printf '%s\n' "${v[@]}" | median)"
@@ -164,5 +171,6 @@ done
 a=$(eval echo "\$SCALE_$CLUSTERS"); b=$(eval echo "\$SCALE_$BIG")
 line "no-op, $BIG vs $CLUSTERS clusters (s)" "$a" "$b" \
 	"<= 12 x ($(awk -v a="$b" -v b="$a" 'BEGIN{printf "%.1f x", a/b}')): $(verdict "$b <= 12 * $a")"
+[ "$FAILED" = 0 ] || { echo "fleet.sh: an up failed (above; KEEP=1 keeps the logs)"; exit 1; }
 [ "${STRICT:-0}" = 1 ] && [ "$MISSED" -ne 0 ] && exit 1
 exit 0
