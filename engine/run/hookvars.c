@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -80,12 +81,15 @@ static void scan(const char *text, struct buf *out)
 	}
 }
 
+#define HOOKVARS_MAX (1 << 20)	/* a file larger is not read: every variable is in the hook's key */
+
 /* what a file names (scan), through the state's cache by its content hash */
 static const char *scan_file(struct planner *pl, const char *path)
 {
 	const char *cache = aprintf("hookvars:%s", path), *r;
 	struct hash h;
 	struct buf b = BUF_INIT;
+	struct stat st;
 	size_t len;
 	char *text;
 
@@ -93,10 +97,16 @@ static const char *scan_file(struct planner *pl, const char *path)
 		return "";	/* missing: plan_hook_hash says so, and the step runs */
 	if ((r = state_tool(pl->st, cache, h)))
 		return r;
-	if (!(text = read_file(path, &len)))
-		return "";
+	if (stat(path, &st) < 0 || st.st_size > HOOKVARS_MAX || !(text = read_file(path, &len))) {
+		r = " *";	/* unreadable here, or too big to read whole: every variable, as before */
+		state_tool_put(pl->st, cache, h, r);
+		return r;
+	}
 	buf_addc(&b, '.');
-	scan(text, &b);
+	if (memchr(text, 0, len))
+		buf_adds(&b, " *");	/* a NUL: a binary, or text the scan would stop at; every variable */
+	else
+		scan(text, &b);
 	free(text);
 	r = astrdup(b.s);
 	buf_release(&b);
@@ -152,7 +162,8 @@ int hook_vars(struct planner *pl, const struct hook *hk, const struct vars *v, c
 		buf_addf(&b, " %s ", scan_file(pl, hk->inputs.v[i]));
 	for (size_t i = 0; i < hk->vars.n; i++)
 		add_name(names, n, hk->vars.v[i]);
-	for (char *w = b.s ? strtok(b.s, " ") : NULL; w; w = strtok(NULL, " ")) {
+	char *save = NULL;
+	for (char *w = b.s ? strtok_r(b.s, " ", &save) : NULL; w; w = strtok_r(NULL, " ", &save)) {
 		const char *var;
 		if (!strcmp(w, "."))
 			continue;	/* a file's mark (scan_file) */

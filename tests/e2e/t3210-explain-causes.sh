@@ -216,6 +216,22 @@ t_grep "old and new value" "'gold' -> 'silver'" "$STDOUT"
 t_ok "up" im up
 t_eq "b's listed hook ran" 2 "$(lines d/out/listed.txt)"
 
+# a script with a NUL byte (a binary, or text a C string scan stops at): every variable, as before
+printf '#!/bin/sh\n# \000\necho "$IDPMAKE_VAR_ZONE" >>out/nul.txt\n' >d/hooks/nul
+chmod +x d/hooks/nul
+cat >>d/distro.yaml <<'EOF'
+        - name: nul
+          run: ./hooks/nul
+EOF
+sed -i 's/^  tier: silver$/  tier: silver\n  zone: z1/' d/distro.yaml
+t_ok "up with a hook whose script holds a NUL byte" im up
+t_eq "it ran" 1 "$(lines d/out/nul.txt)"
+sed -i 's/^  zone: z1$/  zone: z2/' d/distro.yaml
+t_ok "explain it after changing the variable it reads past the NUL" im explain in-cluster/b:post:nul
+t_grep "it would run: its key holds every variable" "would run: var zone changed" "$STDOUT"
+t_ok "up" im up
+t_eq "it ran again" 2 "$(lines d/out/nul.txt)"
+
 sed -i 's/vars: \[tier\]/vars: [tier, "no good"]/' d/distro.yaml
 t_exit 2 "a vars: entry that is not a variable name is refused" im plan
 t_grep "at its file:line:col" 'distro\.yaml:[0-9]*:[0-9]*: error: hook vars .no good. is not a variable name' "$OUTPUT"
