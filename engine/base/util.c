@@ -12,17 +12,34 @@
 #include <unistd.h>
 #include <pthread.h>
 
+#include "base/diag.h"
 #include "base/util.h"
 
 const char *argv0 = "idpmake";
 int loc_errors, loc_quiet;
 void (*diag_hook)(void);
 
+/* the message of a diagnostic, for diag_add (a format ending in ':' gets strerror(e)) */
+static void capture(const char *severity, const char *file, int line, int col, int e, const char *fmt, va_list ap)
+{
+	char msg[4096];
+	size_t n = strlen(fmt);
+	int len = vsnprintf(msg, sizeof(msg), fmt, ap);
+
+	if (len >= 0 && (size_t)len < sizeof(msg) && n && fmt[n - 1] == ':')
+		snprintf(msg + len, sizeof(msg) - (size_t)len, " %s", strerror(e));
+	diag_add(severity, file, line, col, msg);
+}
+
 static void vwarnx(const char *prefix, const char *fmt, va_list ap)
 {
 	int e = errno;
 	size_t n = strlen(fmt);
 
+	if (diag_capturing()) {
+		capture(*prefix == 'w' ? "warning" : "error", NULL, 0, 0, e, fmt, ap);
+		return;
+	}
 	if (diag_hook)
 		diag_hook();	/* status.c: end the terminal's status line first */
 	fprintf(stderr, "%s: %s", argv0, prefix);
@@ -52,6 +69,7 @@ int error(const char *fmt, ...)
 void fatal(const char *fmt, ...)
 {
 	va_list ap;
+	diag_capture(0);	/* it exits: said now, on stderr */
 	va_start(ap, fmt);
 	vwarnx("error: ", fmt, ap);
 	va_end(ap);
@@ -69,6 +87,11 @@ void loc_verror(struct loc loc, const char *fmt, va_list ap)
 		__atomic_add_fetch(&loc_errors, 1, __ATOMIC_RELAXED);
 		return;
 	}
+	if (diag_capturing()) {
+		capture("error", loc.file ? loc.file : argv0, loc.line, loc.col, errno, fmt, ap);
+		__atomic_add_fetch(&loc_errors, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	if (loc.line)
 		fprintf(stderr, "%s:%d:%d: error: ", loc.file, loc.line, loc.col);
 	else
@@ -83,6 +106,24 @@ void loc_error(struct loc loc, const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	loc_verror(loc, fmt, ap);
+	va_end(ap);
+}
+
+/* "file:line:col: warning: msg" (or captured, diag.h); counts nothing */
+void loc_warn(struct loc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (diag_capturing()) {
+		capture("warning", loc.file ? loc.file : argv0, loc.line, loc.col, errno, fmt, ap);
+	} else {
+		if (loc.line)
+			fprintf(stderr, "%s:%d:%d: warning: ", loc.file, loc.line, loc.col);
+		else
+			fprintf(stderr, "%s: warning: ", loc.file ? loc.file : argv0);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
 	va_end(ap);
 }
 

@@ -51,6 +51,8 @@ _Noreturn void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
  */
 void loc_error(struct loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void loc_verror(struct loc loc, const char *fmt, va_list ap);
+/* "file:line:col: warning: msg"; counts nothing.  Both are kept as data instead while diag.h's capture is on */
+void loc_warn(struct loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 extern int loc_errors;
 extern int loc_quiet;		/* count errors without printing them (probing) */
 

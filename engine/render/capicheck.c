@@ -156,9 +156,8 @@ const char *capi_check_class(const char *statedir, const struct step *s, const s
 	}
 	mds = ypath(cls, "spec.workers.machineDeployments");
 	if (!k->cni.n && ystr_eq(ypath(cls, "spec.controlPlane.templateRef.kind"), "KubeadmControlPlaneTemplate"))
-		fprintf(stderr, "%s:%d:%d: warning: cluster '%s' has a kubeadm control plane (ClusterClass '%s') and no "
-			"create.cni: its nodes stay NotReady, and its packages Progressing, until a CNI lands\n",
-			k->loc.file, k->loc.line, k->loc.col, c->name, k->class_name);
+		loc_warn(k->loc, "cluster '%s' has a kubeadm control plane (ClusterClass '%s') and no create.cni: its nodes "
+			 "stay NotReady, and its packages Progressing, until a CNI lands", c->name, k->class_name);
 	decl = ypath(cls, "spec.variables");
 	for (size_t i = 0; i < k->nworkers; i++)
 		if (k->workers[i].class && !item(mds, "class", k->workers[i].class))
@@ -308,9 +307,8 @@ int capi_spec_object(struct ypool *p, const struct step *s, struct ynode *n)
 	if (ystr_eq(yget(n, "kind"), "KubeadmControlPlane") && api && api->type == Y_SCALAR &&
 	    !strncmp(api->s, "controlplane.cluster.x-k8s.io/", 30)) {
 		if (!k->cni.n)
-			fprintf(stderr, "%s:%d:%d: warning: cluster '%s' has a kubeadm control plane (create.spec '%s') and no "
-				"create.cni: its nodes stay NotReady, and its packages Progressing, until a CNI lands\n",
-				k->spec_loc.file, k->spec_loc.line, k->spec_loc.col, c->name, k->spec_pkg);
+			loc_warn(k->spec_loc, "cluster '%s' has a kubeadm control plane (create.spec '%s') and no create.cni: "
+				 "its nodes stay NotReady, and its packages Progressing, until a CNI lands", c->name, k->spec_pkg);
 		return version_of(k, n, "spec.version");
 	}
 	if (ystr_eq(yget(n, "kind"), "MachineDeployment") && api && api->type == Y_SCALAR &&

@@ -83,8 +83,8 @@ int unexpanded_warn(const struct step *s, const struct distro *d)
 				const char *name = astrndup(p + 2, (size_t)(q - p - 2));
 				const char *sn = term_safe(name);
 				/* the way out: a rewrite rule for a variable there is; none is, said so */
-				fprintf(stderr, "%s:%d:%d: warning: ${%s} is left as it is: a %s package's files are not "
-					"templated%s\n", term_safe(path), line, (int)(p - bol) + 1, sn, s->pkg->rule->name,
+				loc_warn((struct loc){ term_safe(path), line, (int)(p - bol) + 1 },
+					 "${%s} is left as it is: a %s package's files are not templated%s", sn, s->pkg->rule->name,
 					has_var(d, name)
 						? aprintf(" (the distro has a variable '%s'); give the package rewrite: "
 							  "[{match: '\\$\\{%s\\}', replace: '${%s}'}] (idpmake-distro(5), "
@@ -97,6 +97,6 @@ int unexpanded_warn(const struct step *s, const struct distro *d)
 		free(text);
 	}
 	if (found > SHOWN)
-		fprintf(stderr, "idpmake: warning: %s: %d more ${...} left as they are\n", s->id, found - SHOWN);
+		warn("%s: %d more ${...} left as they are", s->id, found - SHOWN);
 	return found;
 }
