@@ -1,4 +1,5 @@
 /* cmd-explain.c - `explain STEP`: why a step would run, input by input: the variable, the file, the field */
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +45,44 @@ static const char *shown(const struct input *e)
 	return astrdup(h);
 }
 
+/* an entry's value in --json: as it is (no quotes), "***" when masked, or its hash */
+static json_t *json_value(const struct input *e)
+{
+	char h[33];
+
+	if (e->masked)
+		return json_string("***");
+	if (e->value)
+		return json_string(e->value);
+	hex(e->h, h);
+	return json_string(h);
+}
+
+/*
+ * One input of explain_inputs, as text or (arr) a JSON object
+ * {"name":..., "change":"changed|added|removed|same", "old":..., "new":..., "masked":true}
+ */
+static void said(json_t *arr, const char *change, const char *name, const struct input *o, const struct input *n)
+{
+	if (arr) {
+		json_t *x = json_pack("{s:s, s:s}", "name", name, "change", change);
+		if (o)
+			json_object_set_new(x, "old", json_value(o));
+		if (n)
+			json_object_set_new(x, "new", json_value(n));
+		if ((o && o->masked) || (n && n->masked))
+			json_object_set_new(x, "masked", json_true());
+		json_array_append_new(arr, x);
+	} else if (!strcmp(change, "same"))
+		printf("  same     %s\n", name);
+	else if (!strcmp(change, "changed"))
+		printf("  changed  %s\n           %s -> %s\n", name, shown(o), shown(n));
+	else if (!strcmp(change, "added"))
+		printf("  added    %s (%s)\n", name, shown(n));
+	else
+		printf(o->value || o->masked ? "  removed  %s (was %s)\n" : "  removed  %s\n", name, shown(o));
+}
+
 static const struct input *find(const struct inputs *in, const char *name)
 {
 	for (size_t k = 0; k < in->n; k++)
@@ -74,7 +113,7 @@ static int covered(const char *name, const struct inputs *old, const struct inpu
  * that looks secret), a file by its path with its old and new hash.  A
  * state recorded before variables and fields were named lists neither.
  */
-static void explain_inputs(struct ctx *c, struct step *s)
+static void explain_inputs(struct ctx *c, struct step *s, json_t *arr)
 {
 	struct inputs old, now;
 	int details = 0;
@@ -91,20 +130,34 @@ static void explain_inputs(struct ctx *c, struct step *s)
 			continue;
 		if (o && hash_eq(o->h, now.v[i].h)) {
 			if (c->verbose)
-				printf("  same     %s\n", now.v[i].name);
+				said(arr, "same", now.v[i].name, o, &now.v[i]);
 			continue;
 		}
 		if (!c->verbose && o && details && covered(now.v[i].name, &old, &now))
 			continue;
-		if (o)
-			printf("  changed  %s\n           %s -> %s\n", now.v[i].name, shown(o), shown(&now.v[i]));
-		else
-			printf("  added    %s (%s)\n", now.v[i].name, shown(&now.v[i]));
+		said(arr, o ? "changed" : "added", now.v[i].name, o, &now.v[i]);
 	}
 	for (size_t k = 0; k < old.n; k++)
 		if (!find(&now, old.v[k].name))
-			printf(old.v[k].value || old.v[k].masked ? "  removed  %s (was %s)\n" : "  removed  %s\n",
-			       old.v[k].name, shown(&old.v[k]));
+			said(arr, "removed", old.v[k].name, &old.v[k], NULL);
+}
+
+/*
+ * explain --json: one document, {"version":1, "steps":[{"id":..., "kind":..., "decision":"run|skip",
+ * "reason":..., "key":{"old":..., "new":...}, "inputs":[said's objects]}]}
+ */
+static json_t *explain_json(struct ctx *c, struct step *s)
+{
+	char a[33], b[33];
+	json_t *inputs = json_array();
+
+	hex(s->old_key, a);
+	hex(s->key, b);
+	if (s->kind == STEP_RENDER || ((s->kind == STEP_PRE || s->kind == STEP_POST) && s->hook))
+		explain_inputs(c, s, inputs);
+	return json_pack("{s:s, s:s, s:s, s:s, s:{s:s?, s:s?}, s:o}", "id", s->id, "kind", step_kind_name(s->kind),
+			 "decision", s->dirty ? "run" : "skip", "reason", reason_text(s), "key", "old",
+			 hash_zero(s->old_key) ? NULL : a, "new", hash_zero(s->key) ? NULL : b, "inputs", inputs);
 }
 
 int cmd_explain(struct ctx *c)
@@ -112,6 +165,7 @@ int cmd_explain(struct ctx *c)
 	char **ids = c->targets;
 	size_t nids = c->ntargets;
 	int r;
+	json_t *doc;
 
 	if (!nids) {
 		fprintf(stderr, "usage: idpmake explain STEP...   (a step id, e.g. in-cluster/backstage:render;\n"
@@ -126,6 +180,7 @@ int cmd_explain(struct ctx *c)
 	for (size_t i = 0; i < c->g->nsteps; i++)
 		if (c->g->steps[i]->kind != STEP_RENDER)
 			plan_decide(&c->pl, c->g->steps[i]);
+	doc = c->json ? json_pack("{s:i, s:[]}", "version", 1, "steps") : NULL;
 	for (size_t t = 0; t < nids; t++) {
 		struct step *s = graph_find(c->g, ids[t]);
 		char a[33], b[33];
@@ -137,14 +192,21 @@ int cmd_explain(struct ctx *c)
 		}
 		if (!s) {
 			fprintf(stderr, "idpmake: no step '%s' (see 'idpmake graph --format json' for the ids)\n", ids[t]);
+			json_decref(doc);
 			return 2;
+		}
+		if (doc) {
+			json_array_append_new(json_object_get(doc, "steps"), explain_json(c, s));
+			continue;
 		}
 		printf("%s: %s\n", s->id, s->dirty ? aprintf("would run: %s", reason_text(s)) : reason_text(s));
 		hex(s->old_key, a);
 		hex(s->key, b);
 		printf("  key  %s -> %s\n", a, b);
 		if (s->kind == STEP_RENDER || ((s->kind == STEP_PRE || s->kind == STEP_POST) && s->hook))
-			explain_inputs(c, s);
+			explain_inputs(c, s, NULL);
 	}
+	if (doc)
+		json_print(doc, 1);
 	return 0;
 }

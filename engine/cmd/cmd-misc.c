@@ -19,6 +19,7 @@
 #include "render/bundle.h"
 #include "cmd/cmd.h"
 #include "distro/context.h"
+#include "base/diag.h"
 #include "base/exec.h"
 #include "render/render.h"
 #include "review/rendered.h"
@@ -30,7 +31,7 @@
 #define IDPMAKE_VERSION "0.1.0"
 #endif
 
-int cmd_validate(struct ctx *c)
+static int validate(struct ctx *c, int *nsteps)
 {
 	int r, bad = 0, steps = 0;
 
@@ -92,8 +93,62 @@ int cmd_validate(struct ctx *c)
 	 * that what the cluster says is said with it */
 	if (c->live && (r = apicheck_live(c)))
 		return r;
-	if (bad)
-		return 1;
+	*nsteps = steps;
+	return bad ? 1 : 0;
+}
+
+/*
+ * validate --json: one document on stdout, the diagnostics as data (diag.h)
+ * {"version":1, "valid":B, "error_count":N, "warning_count":N,
+ *  "diagnostics":[{"severity":"error|warning", "message":..., "file":..., "line":N, "column":N}]}
+ * (file, line and column only when known), and one summary line on stderr.
+ */
+static int validate_json(struct ctx *c)
+{
+	int steps = 0, ret, errors = 0, warnings = 0;
+	size_t n;
+	const struct diag *d;
+	json_t *doc, *list = json_array();
+
+	diag_capture(1);
+	ret = validate(c, &steps);
+	diag_capture(0);
+	d = diag_list(&n);
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = json_pack("{s:s, s:s}", "severity", d[i].severity, "message", d[i].message);
+		if (d[i].file)
+			json_object_set_new(o, "file", json_string(d[i].file));
+		if (d[i].line) {
+			json_object_set_new(o, "line", json_integer(d[i].line));
+			json_object_set_new(o, "column", json_integer(d[i].col));
+		}
+		json_array_append_new(list, o);
+		*(strcmp(d[i].severity, "error") ? &warnings : &errors) += 1;
+	}
+	if (ret && !errors) {	/* said on stderr by a path that does not use diag.h: still an error */
+		json_array_append_new(list, json_pack("{s:s, s:s}", "severity", "error", "message", "not valid (see stderr)"));
+		errors++;
+	}
+	doc = json_pack("{s:i, s:b, s:i, s:i, s:o}", "version", 1, "valid", !ret, "error_count", errors, "warning_count",
+			warnings, "diagnostics", list);
+	if (!ret)
+		json_object_set_new(doc, "distro", json_pack("{s:s, s:s, s:I, s:I, s:i}", "file", c->file, "name", c->d->name,
+							  "packages", (json_int_t)c->d->npackages, "clusters",
+							  (json_int_t)c->d->nclusters, "steps", steps));
+	json_print(doc, 1);
+	fprintf(stderr, "idpmake: validate: %s: %d error%s, %d warning%s\n", ret ? "not valid" : "valid", errors,
+		errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
+	return ret;
+}
+
+int cmd_validate(struct ctx *c)
+{
+	int steps = 0, r;
+
+	if (c->json)
+		return validate_json(c);
+	if ((r = validate(c, &steps)))
+		return r;
 	printf("%s: distro '%s' is valid: %zu package%s, %zu cluster%s, %d step%s\n", c->file, c->d->name,
 	       c->d->npackages, c->d->npackages == 1 ? "" : "s", c->d->nclusters, c->d->nclusters == 1 ? "" : "s",
 	       steps, steps == 1 ? "" : "s");
@@ -239,33 +294,58 @@ int cmd_init(struct ctx *c)
 	return 0;
 }
 
+/*
+ * version --json: {"version":"0.1.0", "libraries":{"libgit2":"1.7.2", ...}, "context":{"name":...,
+ * "from":..., "file":...} (name null: none; "error" when the contexts file cannot be read)}
+ */
 int cmd_version(struct ctx *c)
 {
 	curl_version_info_data *cv = curl_version_info(CURLVERSION_NOW);
 	int maj, min, rev;
 	char pcre[64];
+	const char *from, *err;
+	const struct context *x = context_select(c->context, &from, &err);
+	/* as the program links them: each library's own answer at run time */
+	const char *libs[][2] = {
+		{ "libyaml", yaml_get_version_string() },
+		{ "SQLite", sqlite3_libversion() },
+		{ "xxHash", aprintf("%u.%u.%u", XXH_versionNumber() / 10000, XXH_versionNumber() / 100 % 100,
+				    XXH_versionNumber() % 100) },
+		{ "libgit2", (git_libgit2_version(&maj, &min, &rev), aprintf("%d.%d.%d", maj, min, rev)) },
+		{ "libcurl", cv->version },
+		{ "PCRE2", (pcre2_config(PCRE2_CONFIG_VERSION, pcre), pcre) },
+		{ "jansson", jansson_version_str() },
+		{ "libarchive", archive_version_string() + strlen("libarchive ") },
+	};
+	size_t nlibs = sizeof(libs) / sizeof(libs[0]);
 
-	git_libgit2_version(&maj, &min, &rev);
-	pcre2_config(PCRE2_CONFIG_VERSION, pcre);
-	printf("idpmake %s\n", IDPMAKE_VERSION);
-	printf("  libyaml  %s\n", yaml_get_version_string());
-	printf("  SQLite   %s\n", sqlite3_libversion());
-	printf("  xxHash   %u.%u.%u\n", XXH_versionNumber() / 10000, XXH_versionNumber() / 100 % 100,
-	       XXH_versionNumber() % 100);
-	printf("  libgit2  %d.%d.%d\n", maj, min, rev);
-	printf("  libcurl  %s\n", cv->version);
-	printf("  PCRE2    %s\n", pcre);
-	printf("  jansson  %s\n", jansson_version_str());
-	printf("  libarchive %s\n", archive_version_string() + strlen("libarchive "));
-	{
-		const char *from, *err;
-		const struct context *x = context_select(c->context, &from, &err);
+	if (c->json) {
+		json_t *l = json_object(), *cx = json_object();
+		for (size_t i = 0; i < nlibs; i++) {
+			char key[32];
+			size_t k;
+			for (k = 0; libs[i][0][k] && k < sizeof(key) - 1; k++)	/* lower case: "sqlite", "pcre2" */
+				key[k] = (char)(libs[i][0][k] >= 'A' && libs[i][0][k] <= 'Z' ? libs[i][0][k] + 32 : libs[i][0][k]);
+			key[k] = 0;
+			json_object_set_new(l, key, json_string(libs[i][1]));
+		}
+		json_object_set_new(cx, "file", json_string(context_file()));
 		if (err)
-			printf("context: %s\n", err);
-		else if (x)
-			printf("context: %s (from %s, %s)\n", x->name, from, context_file());
-		else
-			printf("context: none (%s)\n", context_file());
+			json_object_set_new(cx, "error", json_string(err));
+		json_object_set_new(cx, "name", x && !err ? json_string(x->name) : json_null());
+		if (x && !err)
+			json_object_set_new(cx, "from", json_string(from));
+		json_print(json_pack("{s:s, s:o, s:o}", "version", IDPMAKE_VERSION, "libraries", l, "context", cx), 1);
+		return 0;
 	}
+	printf("idpmake %s\n", IDPMAKE_VERSION);
+	for (size_t i = 0; i < nlibs; i++)
+		printf("  %-8s %s\n", libs[i][0], libs[i][1]);
+	if (err)
+		printf("context: %s\n", err);
+	else if (x)
+		printf("context: %s (from %s, %s)\n", x->name, from, context_file());
+	else
+		printf("context: none (%s)\n", context_file());
 	return 0;
 }

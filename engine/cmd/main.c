@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +34,11 @@ static const struct command commands[] = {
 	  "idpmake plan                 # what up would do\n"
 	  "idpmake plan --exit-code     # exit 1 when there is work (CI); 3: up would refuse\n"
 	  "idpmake plan -o plan.json    # save it for 'up --plan'" },
-	{ "explain", cmd_explain, "explain STEP...", "why a step would run: the variable (old and new value), file or distro field that changed", 0,
+	{ "explain", cmd_explain, "explain [--json] STEP...", "why a step would run: the variable (old and new value), file or distro field that changed",
+	  CMD_JSON,
 	  "idpmake explain in-cluster/backstage:render\n"
-	  "idpmake explain push" },
+	  "idpmake explain push\n"
+	  "idpmake --json explain backstage" },
 	{ "graph", cmd_graph, "graph [--format dot|json|mermaid] [--packages] [TARGET...]", "the dependency graph",
 	  CMD_JSON,
 	  "idpmake graph | dot -Tsvg > graph.svg\n"
@@ -46,7 +49,7 @@ static const struct command commands[] = {
 	  "idpmake render backstage     # to stdout\n"
 	  "idpmake render -o out/       # every package, under out/" },
 	{ "diff", cmd_diff,
-	  "diff [--exit-code] [TARGET...]\n"
+	  "diff [--json] [--exit-code] [TARGET...]\n"
 	  "diff --live [--json] [--exit-code] [-o FILE] [TARGET...]\n"
 	  "diff --from FILE\n"
 	  "diff [-o FILE] CLUSTER_A/ CLUSTER_B/ [PACKAGE...]\n"
@@ -64,14 +67,16 @@ static const struct command commands[] = {
 	  "idpmake diff backstage                  # against the GitOps repository\n"
 	  "idpmake diff --live --exit-code prod-eu/ # against what Argo CD has live\n"
 	  "idpmake diff --rev origin/main --format markdown  # a pull request's effect" },
-	{ "validate", cmd_validate, "validate [--live] [TARGET...]",
+	{ "validate", cmd_validate, "validate [--live] [--json] [TARGET...]",
 	  "check the distro and everything it references; render nothing remotely\n\n"
 	  "--live: also render every package and check each object's apiVersion and kind against what\n"
 	  "its cluster serves (Argo CD's cluster info) or a CRD rendered by the package or one before it\n"
-	  "in needs order; exit 1 naming each unknown kind, 2 when Argo CD cannot be asked",
-	  0,
+	  "in needs order; exit 1 naming each unknown kind, 2 when Argo CD cannot be asked\n\n"
+	  "--json: one document, each error and warning with its file, line, column, severity and message",
+	  CMD_JSON,
 	  "idpmake validate\n"
-	  "idpmake validate --live prod-eu/" },
+	  "idpmake validate --live prod-eu/\n"
+	  "idpmake --json validate        # for CI: the diagnostics as data" },
 	{ "status", cmd_status, "status [TARGET...]", "per step: last result, key, output hash, commit, when, how long",
 	  CMD_JSON,
 	  "idpmake status\n"
@@ -106,8 +111,9 @@ static const struct command commands[] = {
 	  "idpmake secrets              # Argo CD's admin, Gitea's, and every cnoe.io/cli-secret Secret\n"
 	  "idpmake secrets keycloak     # one package's\n"
 	  "idpmake secrets --json" },
-	{ "version", cmd_version, "version", "the version, and the versions of the libraries it was built with", 0,
-	  "idpmake version" },
+	{ "version", cmd_version, "version [--json]", "the version, and the versions of the libraries it was built with", CMD_JSON,
+	  "idpmake version\n"
+	  "idpmake --json version" },
 	{ "context", cmd_context,
 	  "context add|set NAME [--argocd-server URL] [--git-remote URL] [--token-file F|--token-env VAR] "
 	  "[--git-token-env VAR] [--ca-file F] [--grpc-web-root-path P] [--plaintext] [--insecure]\n"
@@ -142,8 +148,9 @@ static const struct option_help options_help[] = {
 			    "otherwise 'context use' only fills in what the distro leaves out", NULL },
 	{ "--kube-context NAME", "deploy: kubectl: the kube context (default: the cluster's kube-context,\n"
 				 "register.context, then the kubeconfig's current-context)", "up promote plan diff validate" },
-	{ "--json", "machine-readable output (up, promote, plan, graph, diff, status, log, pack, distros, context, secrets)",
-	  "up promote plan graph diff status log pack distros context secrets" },
+	{ "--json", "machine-readable output (up, promote, plan, explain, graph, diff, validate, status, log, pack,\n"
+		    "distros, secrets, version, context)",
+	  "up promote plan explain graph diff validate status log pack distros secrets version context" },
 	{ "--color=WHEN, --colour=WHEN", "auto, always or never (NO_COLOR is honoured)", NULL },
 	{ "--state DIR", "the state folder (default .idpmake beside the distro; IDPMAKE_STATE)", NULL },
 	{ "--wait", "wait for another run's lock instead of failing", NULL },
@@ -500,6 +507,12 @@ int main(int argc, char **argv)
 	int opt, ret, help = 0;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
+	/*
+	 * A reader that closes our stdout (up --json | head -1) ends what is printed, never the run:
+	 * a write there fails with EPIPE, unread, and the run goes on to record its real result
+	 * (children get SIGPIPE back, exec.c).
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	secret_no_dumps();	/* no core file of a process that holds tokens and passwords (secret.h) */
 	secret_stack_wipe_at_exit();	/* and its stack zeroed at exit, below exit's frame */
 	/* the state, cache and logs are private (util.h); init and render -o use the user's umask */

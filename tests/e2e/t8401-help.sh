@@ -78,7 +78,7 @@ t_exit 2 "a typo'd cluster" idpmake -C d plan prd/
 t_grep "did you mean prod" "did you mean 'prod'" "$STDERR"
 
 # ---- --json: every command that reports, or a usage error --------------------------------
-for c in validate explain version forget render; do
+for c in forget render; do
 	t_exit 2 "$c --json is a usage error" idpmake -C d "$c" --json
 	t_grep "$c --json: says so" "--json: $c has no machine-readable output" "$STDERR"
 	t_exit 2 "--json $c too" idpmake -C d --json "$c"
