@@ -111,7 +111,13 @@ static int validate_json(struct ctx *c)
 	json_t *doc, *list = json_array();
 
 	diag_capture(1);
-	ret = validate(c, &steps);
+	if (!c->bundle && access(c->file, F_OK) < 0 && errno == ENOENT) {
+		diag_add("error", c->file, 0, 0, "no such file ('idpmake init' writes a new distro; -C DIR runs in the "
+				"folder of one; -f FILE names its manifest)");
+		ret = 2;
+	} else {
+		ret = validate(c, &steps);
+	}
 	diag_capture(0);
 	d = diag_list(&n);
 	for (size_t i = 0; i < n; i++) {

@@ -584,8 +584,9 @@ int main(int argc, char **argv)
 	if (c.dry_run && cmd->fn == cmd_up)
 		cmd = find_command("plan");
 	if (cmd->fn != cmd_init && cmd->fn != cmd_version && cmd->fn != cmd_distros && !(cmd->flags & CMD_OWN_OPTS) &&
-	    !c.bundle && !c.from && !c.all && access(c.file, F_OK) < 0 && errno == ENOENT)
-		return no_distro(c.file);
+	    !c.bundle && !c.from && !c.all && !(c.json && cmd->fn == cmd_validate) && access(c.file, F_OK) < 0 &&
+	    errno == ENOENT)
+		return no_distro(c.file);	/* validate --json says it in its document */
 	status_init(c.json, c.color, c.verbose);
 	ret = cmd->fn(&c);
 	for (size_t i = 0; c.g && i < c.g->nsteps; i++)

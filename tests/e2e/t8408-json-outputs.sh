@@ -47,6 +47,12 @@ assert d["valid"] is False and d["error_count"] == len(d["diagnostics"]) == 2, d
 for e, line in zip(d["diagnostics"], (8, 13)):
     assert e == {"severity": "error", "message": "unknown key \x27colour\x27 in a package", "file": "distro.yaml",
                  "line": line, "column": 5}, e'
+mkdir nodistro
+t_exit 2 "validate --json with no distro.yaml: exit 2" idpmake -C nodistro --json validate
+cp "$STDOUT" none.json
+t_ok "still a document, its one error naming the file" json none.json '
+e, = d["diagnostics"]
+assert d["valid"] is False and e["severity"] == "error" and e["file"] == "distro.yaml" and "line" not in e, d'
 # a warning is a diagnostic too (unexpanded.c's, at its place)
 cp -R d warn && printf '  note: "${region}"\n' >>warn/packages/b/cm.yaml
 t_ok "validate --json with a warning: still valid" idpmake -C warn --json validate
