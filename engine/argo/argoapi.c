@@ -25,6 +25,8 @@
 #include "base/url.h"
 #include "base/util.h"
 
+const char argocd_no_token[] = "set ARGOCD_AUTH_TOKEN (or argocd.token-file)";
+
 /* ---- small helpers ------------------------------------------------------ */
 
 static long env_ms(const char *name, long def)
@@ -390,7 +392,7 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 		free(token);
 		*err = d->argocd.token_file ? aprintf("argocd.token-file '%s' is empty: set ARGOCD_AUTH_TOKEN (or argocd.token-file)",
 						      d->argocd.token_file)
-					    : "set ARGOCD_AUTH_TOKEN (or argocd.token-file)";
+					    : argocd_no_token;
 		return NULL;
 	}
 	if (!argocd_token_ok(t)) {

@@ -43,6 +43,8 @@ struct argocd;
 struct argocd *argocd_open(const struct distro *d, const char *statedir, int verbose, const char **err);
 /* argocd_open, then, for argocd.login, the login (argologin.c): what every command opens Argo CD with */
 struct argocd *argocd_connect(const struct distro *d, const char *statedir, int verbose, const char **err);
+/* argocd_open's (and argocd_connect's) *err when no token is given at all: the very pointer */
+extern const char argocd_no_token[];
 /*
  * up opens Argo CD with argocd_open and logs in (argocd.login) only when a
  * request is to be made (the pre-flight's, or an empty state's proof of a

@@ -389,11 +389,17 @@ int preflight_plan(struct ctx *c, const char ***unchecked, size_t *nunchecked, s
 	    (boot = bootstrap_local(c)) && bootstrap_pending(c, boot)) {
 		/* up makes the cluster (or certificate) first, then asks Argo CD (bootstrap.h) */
 		add(&u, "what Argo CD holds: up asks it once the bootstrap's steps ran");
+	} else if (c->pl.argocd_server && plan_argo(c, runs) && !(c->prune && prune_work(c)) && !c->refresh &&
+		   !argo_anyway(c, NULL, 0)) {
+		/* only a render's new output would talk to Argo CD: up asks it then, and so no sooner (preflight_late) */
+		add(&u, "what Argo CD holds: up asks it only if a render's output changes, once the renders ran");
 	} else if (c->pl.argocd_server && (plan_argo(c, runs) || (c->prune && prune_work(c)))) {
 		struct gitops_opts go = ctx_gitops(c);
 		if ((a = argocd_connect(c->d, c->statedir, c->verbose, &err)))
 			argocd_set_git(a, &go);
-		if (!a)
+		if (!a && err == argocd_no_token)	/* a plan job without up's credentials: said, not refused */
+			add(&u, "what Argo CD holds: no Argo CD token here (ARGOCD_AUTH_TOKEN or argocd.token-file); up needs one");
+		else if (!a)
 			add(&p, aprintf("argocd: %s", err ? err : "cannot use Argo CD"));
 		else if (preflight_argocd(&pf, a) < 0)
 			add(pf.down ? &u : &p, pf.down ? aprintf("what Argo CD holds: %s", pf.argocd_err) : pf.argocd_err);
@@ -406,8 +412,9 @@ int preflight_plan(struct ctx *c, const char ***unchecked, size_t *nunchecked, s
 				add(&u, why);
 		}
 	}
-	if (push && (err = git_wants_credential(c)))
-		add(&p, err);
+	if (push && git_wants_credential(c))	/* no git token here: up needs one, a plan job may have none */
+		add(&u, "the push: the GitOps remote asks for credentials (HTTP 401) and none are given here "
+			"(IDPMAKE_GIT_TOKEN); up needs them");
 	skew_problems(c, &p);
 	kube_problems(c, runs, NULL, 0, &u);	/* a context that does not answer now: not checked */
 	for (size_t i = 0; i < p.n; i++)

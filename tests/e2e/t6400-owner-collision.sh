@@ -135,4 +135,13 @@ assert ad == [{"event": "adopted", "kind": "Application", "name": "in-cluster-ex
 assert ev[-1]["event"] == "summary", ev[-1]'
 t_eq "it now carries the distro's label" my-idp "$(app in-cluster-extra 'a["metadata"]["labels"]["idpmake.io/distro"]')"
 
+# a change that may leave the output as it is: plan asks Argo CD no sooner than up would (preflight_late)
+printf '# a comment\n' >>other/packages/hello/cm.yaml
+emu_reset
+t_ok "plan after a comment in a manifest" idpmake -C other plan
+t_grep "says when up asks Argo CD" 'plan: not checked: what Argo CD holds: up asks it only if a render.s output changes' "$STDERR"
+t_eq "and asks it nothing itself" 0 "$(count GET '^/api/')"
+t_ok "up: the output is the same" idpmake -C other up
+t_eq "up asks nothing either" 0 "$(count GET '^/api/')"
+
 t_done

@@ -14,7 +14,9 @@ plan said:
                 or "pre-flight failed") and plan neither exited 3 nor named
                 a check it could not make;
   overpredicted plan exited 3 and up succeeded;
-  not-settled   after a successful up, `plan --exit-code` still has work.
+  not-settled   after a successful up, `plan --exit-code` still has work;
+  plan-failed   plan crashed or gave no JSON (exit 2, a usage plan does not
+                take, is no mismatch).
 """
 import json
 import sys
@@ -35,8 +37,11 @@ def main(argv):
     plan_exit, up_exit = int(plan_exit), int(up_exit)
     plan = load_plan(plan_path)
     out = []
+    if plan_exit == 2:
+        return 0    # plan refused these arguments (a usage it does not take): nothing to compare
     if plan is None or plan_exit not in (0, 1, 3):
-        return 0    # plan could not run with these arguments: nothing to compare
+        print("plan-failed: plan --json exited %d%s" % (plan_exit, "" if plan is not None else " with no JSON"))
+        return 0
     listed = {s["id"]: s.get("reason", "") for s in plan.get("steps", [])}
     started = []
     try:
