@@ -54,16 +54,18 @@ static int word_secret(const char *w)
 
 int looks_secret(const char *name, const char *value)
 {
-	static const char *const words[] = { "token", "password", "passwd", "secret", "credential", "key" };
+	static const char *const words[] = { "token", "password", "passwd", "pass", "pwd", "auth", "private", "secret",
+					     "credential", "key" };
 
 	for (size_t i = 0; name && i < sizeof(words) / sizeof(*words); i++)
 		if (has_word(name, words[i]))
 			return 1;
 	if (!value)
 		return 0;
-	/* in a value (a command, a field's text) "key" is too common a word to tell anything */
-	for (size_t i = 0; i < sizeof(words) / sizeof(*words) - 1; i++)
-		if (has_word(value, words[i]))
+	/* in a value (a command, a field's text) "key", "pass", "auth" are too common a word to tell anything */
+	for (const char *const *w = (const char *const[]){ "token", "password", "passwd", "secret", "credential", NULL };
+	     *w; w++)
+		if (has_word(value, *w))
 			return 1;
 	if (strstr(value, "-----BEGIN"))
 		return 1;

@@ -20,6 +20,7 @@
  * prod-eu/keycloak", or, elsewhere, prints a plain "waiting for ..." line
  * every STATUS_PLAIN_EVERY seconds of a wait.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -62,9 +63,12 @@ void status_init(int j, enum color_mode c, int v)
 	const char *ev = getenv("IDPMAKE_EVENTS");
 	int fd;
 
-	if (ev && *ev && !tee && (fd = open(ev, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) >= 0 &&
-	    !(tee = fdopen(fd, "a")))
-		close(fd);
+	if (ev && *ev && !tee) {
+		if ((fd = open(ev, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
+			warn("IDPMAKE_EVENTS: cannot open '%s': %s; no events are written to it", ev, strerror(errno));
+		else if (!(tee = fdopen(fd, "a")))
+			close(fd);
+	}
 	json = j;
 	verbose = v;
 	tty = !j && isatty(1);
@@ -102,10 +106,26 @@ void status_up_to_date(const struct step *s)
  * appended to FILE whatever the output: a CI job's record of what ran,
  * beside the lines a person reads
  */
+/* one event, a line on stdout (--json) and in IDPMAKE_EVENTS's file; o is released */
+static void emit(json_t *o)
+{
+	char *text = json_dumps(o, JSON_COMPACT);
+
+	if (json && text) {
+		puts(text);
+		fflush(stdout);
+	}
+	if (tee && text) {
+		fprintf(tee, "%s\n", text);
+		fflush(tee);
+	}
+	free(text);
+	json_decref(o);
+}
+
 static void event(const char *ev, const struct step *s, const char *reason, int ms)
 {
 	json_t *o;
-	char *text;
 
 	if (!json && !tee)
 		return;
@@ -120,17 +140,7 @@ static void event(const char *ev, const struct step *s, const char *reason, int 
 		json_object_set_new(o, "ms", json_integer(ms));
 	if (!strcmp(ev, "failed") && s->command)
 		json_object_set_new(o, "command", json_string(s->command));
-	text = json_dumps(o, JSON_COMPACT);
-	if (json) {
-		puts(text);
-		fflush(stdout);
-	}
-	if (tee && text) {
-		fprintf(tee, "%s\n", text);
-		fflush(tee);
-	}
-	free(text);
-	json_decref(o);
+	emit(o);
 }
 
 void json_print(json_t *doc, int pretty)
@@ -586,7 +596,6 @@ void status_summary(const struct summary *sum)
 	print_done();
 	if (json || tee) {
 		json_t *o = json_object();
-		char *text;
 		json_object_set_new(o, "event", json_string("summary"));
 		json_object_set_new(o, "rendered", json_integer(sum->rendered));
 		json_object_set_new(o, "pushed", sum->commit ? json_string(sum->commit) : json_null());
@@ -595,17 +604,7 @@ void status_summary(const struct summary *sum)
 		json_object_set_new(o, "failed", json_integer(sum->failed));
 		json_object_set_new(o, "not_run", json_integer(sum->not_run));
 		json_object_set_new(o, "up_to_date", json_integer(sum->up_to_date));
-		text = json_dumps(o, JSON_COMPACT);
-		if (json) {
-			puts(text);
-			fflush(stdout);
-		}
-		if (tee && text) {
-			fprintf(tee, "%s\n", text);
-			fflush(tee);
-		}
-		free(text);
-		json_decref(o);
+		emit(o);
 		if (json)
 			return;
 	}

@@ -69,4 +69,10 @@ t_ok "up after a change, checked" idpmake -C d up
 t_ok "a no-op up, checked" idpmake -C d up
 t_eq "no mismatch" "" "$(cat "$T/.plancheck" 2>/dev/null)"
 
+# IDPMAKE_EVENTS that cannot be opened is said, and the run goes on
+unset IDPMAKE_PLANCHECK
+printf '  more: "1"\n' >>d/p/cm.yaml
+t_ok "up with IDPMAKE_EVENTS in a folder that does not exist" env IDPMAKE_EVENTS="$T/no/such/events" "$IDPMAKE" -C d up
+t_grep "a warning names it" "IDPMAKE_EVENTS: cannot open '$T/no/such/events'" "$STDERR"
+
 t_done

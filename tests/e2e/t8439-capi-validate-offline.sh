@@ -20,6 +20,8 @@ t_grep "at the distro's line, naming the classes there are" \
 t_nogrep "not said valid" "is valid" "$STDOUT"
 t_exit 1 "render -o refuses it too" idpmake render -o "$T/out"
 t_grep "in the same words" "class 'no-such-worker' is not a machineDeployments class" "$STDERR"
-t_nogrep "no render folder left behind of a refused Cluster" . <(find /tmp -maxdepth 1 -name 'idpmake-render-*' -newer distro.yaml 2>/dev/null)
+mkdir -p "$T/tmp"
+t_exit 1 "validate with a TMPDIR of its own" env TMPDIR="$T/tmp" "$IDPMAKE" validate
+t_nogrep "no render file left behind of a refused Cluster" . <(find "$T/tmp" -mindepth 1 2>/dev/null)
 
 t_done

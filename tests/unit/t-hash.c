@@ -242,6 +242,11 @@ static void test_inputs(void)
 	CHECK(looks_secret("api_token", "x"));
 	CHECK(looks_secret("DB_PASSWORD", "x"));
 	CHECK(looks_secret("ssh-key", "x"));
+	CHECK(looks_secret("db_pass", "x"));
+	CHECK(looks_secret("smtp_pwd", "x"));
+	CHECK(looks_secret("auth", "x"));
+	CHECK(looks_secret("private_pem", "x"));
+	CHECK(!looks_secret("run", "git commit --author me"));	/* in a value, "auth" tells nothing */
 	CHECK(looks_secret("url", "https://user:pw@example.com/x"));
 	CHECK(looks_secret("x", "ghp_abcdefghijklmnopqrstuvwxyz0123"));
 	CHECK(looks_secret("x", "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5"));
