@@ -38,6 +38,10 @@ struct option_help {
 /* what drift there is in the selected packages' folders, for up and diff (cmd-up.c) */
 struct json_t;
 int show_drift(struct ctx *c, int fetch, FILE *f, struct json_t *json);
+/* cmd-up.c's, for plan (cmd-plan.c): the relay note, --refresh's drift from Argo CD, insecure's warning */
+void relayed_note(const struct ctx *c);
+void find_drift(struct ctx *c, struct argocd *a);
+void warn_insecure(const struct distro *d);
 
 int cmd_up(struct ctx *c);
 int cmd_promote(struct ctx *c);
