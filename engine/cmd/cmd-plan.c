@@ -134,7 +134,7 @@ int cmd_plan(struct ctx *c)
 	if ((r = ctx_load(c, 1)))
 		return r;
 	if (targets_print(c, stderr) < 0)
-		return 1;
+		return PLAN_REFUSED;	/* a kube context at another server: up refuses it here too */
 	/* --refresh fetches into the clone, as up does: under the state lock */
 	if (c->refresh && (mkdirs(c->statedir) < 0 || state_lock(c->st, c->wait) < 0))
 		return 1;

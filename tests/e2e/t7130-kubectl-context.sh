@@ -63,6 +63,8 @@ EOF
 mkmanifest one/packages/core/cm.yaml ConfigMap core
 t_ok "plan names the ambient kube context" idpmake -C one plan
 t_grep "current-context, and the file" "kubectl in-cluster: context PROD-DO-NOT-TOUCH \(current-context\) in $T/kubeconfig" "$STDERR"
+t_eq "plan asks that context whether it answers, as up's pre-flight will (issue 32 #1)" 1 "$(grep -c 'get --raw' kubectl.log)"
+: >kubectl.log
 t_ok "up" idpmake -C one up
 t_grep "the line again" "kubectl in-cluster: context PROD-DO-NOT-TOUCH \(current-context\)" "$STDERR"
 t_grep "kubectl is given --context, never left to what is current" '^--context PROD-DO-NOT-TOUCH apply --server-side' kubectl.log
@@ -91,7 +93,7 @@ t_eq "the 'acting on' line is said first, refused or not (issue 33 #4)" "acting 
 t_grep "naming both clusters as refused" "^acting on .*kubectl a: refused \(below\), kubectl b: refused \(below\)" "$STDERR"
 t_eq "kubectl never ran" "" "$(cat kubectl.log)"
 t_eq "nothing was pushed" "$before" "$(head_of)"
-t_exit 1 "plan says so too" idpmake -C two plan
+t_exit 3 "plan says so too (exit 3: up would refuse)" idpmake -C two plan
 
 # ---- the cluster's kube-context, --kube-context ----------------------------------
 sed -i 's|a: {server: "https://a.example.com:6443"}|a: {server: "https://a.example.com:6443", kube-context: ctx-a}|;s|b: {server: "https://b.example.com:6443"}|b: {server: "https://b.example.com:6443", kube-context: ctx-b}|' two/distro.yaml
@@ -101,10 +103,10 @@ t_grep "applied to ctx-a" '^--context ctx-a apply' kubectl.log
 t_grep "and to ctx-b (its server written otherwise, the same)" '^--context ctx-b apply' kubectl.log
 t_grep "2 synced" '2 synced' "$STDOUT"
 : >kubectl.log
-t_exit 1 "--kube-context ctx-a for both: b is refused" idpmake --kube-context ctx-a -C two plan
+t_exit 3 "--kube-context ctx-a for both: b is refused" idpmake --kube-context ctx-a -C two plan
 t_grep "naming b" "cluster 'b' is at https://b.example.com:6443, and the kube context 'ctx-a' \(--kube-context" "$STDERR"
 sed -i 's|kube-context: ctx-b|kube-context: nope|' two/distro.yaml
-t_exit 1 "a kube-context the kubeconfig lacks" idpmake -C two plan
+t_exit 3 "a kube-context the kubeconfig lacks" idpmake -C two plan
 t_grep "naming it" "has no context 'nope' \(kube-context\)" "$STDERR"
 sed -i 's|kube-context: nope|kube-context: ctx-b|' two/distro.yaml
 
