@@ -9,13 +9,14 @@
 
 #include "base/buf.h"
 #include "distro/context.h"
+#include "distro/repourl.h"
 #include "base/url.h"
 #include "base/util.h"
 #include "base/yaml.h"
 
 static const struct context *active;
 static const char *active_from;
-static int gave_server, gave_remote;
+static int gave_server, gave_remote, ignored_server;
 
 /*
  * A user name that looks like a token: a known token prefix, 32
@@ -298,6 +299,11 @@ int context_gave_server(void)
 	return gave_server;
 }
 
+int context_ignored_server(void)
+{
+	return ignored_server;
+}
+
 int context_gave_remote(void)
 {
 	return gave_remote;
@@ -305,11 +311,20 @@ int context_gave_remote(void)
 
 void context_apply(struct distro *d)
 {
-	gave_server = gave_remote = 0;
+	const char *remote;
+
+	gave_server = gave_remote = ignored_server = 0;
 	if (!active)
 		return;
-	/* chosen for the run: over the distro; the default: only what the distro leaves out */
-	if (active->argocd_server && (context_chosen() || !d->argocd.server)) {
+	/* the remote the run pushes to: the distro's, or the one this context gives (below) */
+	remote = active->git_remote && (context_chosen() || !d->git.remote) ? active->git_remote : d->git.remote;
+	/* the default context fills in no Argo CD for a distro that names none and pushes to a repository on
+	 * this machine, which no Argo CD could read (the quickstart in a shell with a context in use) */
+	if (active->argocd_server && !context_chosen() && !d->argocd.server && !d->argocd.named &&
+	    remote_is_local(remote)) {
+		ignored_server = 1;
+	} else if (active->argocd_server && (context_chosen() || !d->argocd.server)) {
+		/* chosen for the run: over the distro; the default: only what the distro leaves out */
 		d->argocd.server = active->argocd_server;
 		/* the distro's token and TLS settings belong to its own server, not this one */
 		d->argocd.token_file = active->token_file;

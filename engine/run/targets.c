@@ -167,7 +167,8 @@ int targets_print(struct ctx *c, FILE *f)
 	if (server)
 		/* any user info as *** (a user name there may be a token: it is refused later, argoapi.c) */
 		buf_addf(&b, ", argocd %s (%s)", url_userinfo(server) ? url_userinfo(server) : server, from);
-	else if (argocd_env_ignored(d) && argocd_env_server(&from))
+	else if ((argocd_env_ignored(d) && argocd_env_server(&from)) || (context_ignored_server() && x &&
+		 (from = aprintf("the context '%s''s argocd-server", x->name))))
 		buf_addf(&b, ", argocd none (%s ignored: the distro names no argocd.server, and Argo CD cannot "
 			 "read a repository on this machine)", from);
 	else

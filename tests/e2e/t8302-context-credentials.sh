@@ -13,7 +13,7 @@ start_git_server
 qs=$(new_remote qs) || t_bail "new_remote failed"
 ARGOCD_TEST_TOKEN="eyJhbGciOiJIUzI1NiJ9.$(random_string)$(random_string).$(random_string)"
 git init -q --bare -b main "$T/local.git" || t_bail "git init failed"
-start_argocd_emulator --repo-map "$qs=$T/git-srv/repos/qs.git" --repo-map "$T/local.git=$T/local.git" --op-ms 20 --health-ms 20 --reconcile-ms 10
+start_argocd_emulator --repo-map "$qs=$T/git-srv/repos/qs.git" --repo-map "$T/local.git=$T/local.git" --repo-map "file://$T/local.git=$T/local.git" --op-ms 20 --health-ms 20 --reconcile-ms 10
 server=$ARGOCD_SERVER
 unset ARGOCD_SERVER		# ARGOCD_OPTS=--plaintext stays
 printf '%s\n' "$ARGOCD_TEST_TOKEN" >"$T/prod-token"
@@ -43,6 +43,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: creds
 git: {remote: "$T/local.git"}
+argocd: {repo-url: "file://$T/local.git"}
 packages:
   app: {type: manifests, path: packages/app}
 EOF

@@ -28,6 +28,7 @@ mkdistro d <<EOF
 idpmake: 1
 name: settings
 git: {remote: "$bare"}
+argocd: {repo-url: "file://$bare"}
 packages:
   app: {type: manifests, path: packages/app}
 EOF

@@ -121,4 +121,14 @@ t_ok "plan too" idpmake -C qs plan
 t_grep "says the same" "ARGOCD_SERVER ignored" "$STDERR"
 t_eq "still no request" 0 "$(requests)"
 
+# ... and a context in use that names an Argo CD: it fills in no server for a local repository either
+t_ok "context add with an Argo CD" idpmake context add work --argocd-server "$ARGOCD_SERVER" --plaintext --token-env ARGOCD_AUTH_TOKEN
+t_ok "context use" idpmake context use work
+printf '  more: "1"\n' >>qs/packages/hello/configmap.yaml
+t_ok "the quickstart's up with the context in use (ARGOCD_SERVER unset)" env -u ARGOCD_SERVER "$IDPMAKE" -C qs up
+t_grep "its line says the context's server is ignored" "argocd none \(the context 'work''s argocd-server ignored: the distro names no argocd.server" "$STDERR"
+t_grep "no sync" ' 0 synced' "$STDOUT"
+t_eq "that Argo CD got no request" 0 "$(requests)"
+t_ok "context rm" idpmake context rm work
+
 t_done

@@ -11,6 +11,8 @@ mkdir -p "$HOME/.config/idpmake"
 mkdistro d <<EOF
 idpmake: 1
 name: esc
+git: {remote: "$T/r.git"}
+argocd: {repo-url: "file://$T/r.git"}
 packages:
   app: {type: manifests, path: packages/app}
 EOF
