@@ -385,7 +385,8 @@ int preflight_plan(struct ctx *c, const char ***unchecked, size_t *nunchecked, s
 		runs[i] = (char)(g->steps[i]->selected && g->steps[i]->dirty);
 		push |= runs[i] && g->steps[i]->kind == STEP_PUSH;
 	}
-	if (c->pl.argocd_server && (plan_argo(c, runs) || (c->prune && prune_work(c))) &&
+	/* --refresh asks Argo CD whatever runs, as up --refresh does */
+	if (c->pl.argocd_server && (plan_argo(c, runs) || c->refresh || (c->prune && prune_work(c))) &&
 	    (boot = bootstrap_local(c)) && bootstrap_pending(c, boot)) {
 		/* up makes the cluster (or certificate) first, then asks Argo CD (bootstrap.h) */
 		add(&u, "what Argo CD holds: up asks it once the bootstrap's steps ran");
@@ -393,7 +394,7 @@ int preflight_plan(struct ctx *c, const char ***unchecked, size_t *nunchecked, s
 		   !argo_anyway(c, NULL, 0)) {
 		/* only a render's new output would talk to Argo CD: up asks it then, and so no sooner (preflight_late) */
 		add(&u, "what Argo CD holds: up asks it only if a render's output changes, once the renders ran");
-	} else if (c->pl.argocd_server && (plan_argo(c, runs) || (c->prune && prune_work(c)))) {
+	} else if (c->pl.argocd_server && (plan_argo(c, runs) || c->refresh || (c->prune && prune_work(c)))) {
 		struct gitops_opts go = ctx_gitops(c);
 		if ((a = argocd_connect(c->d, c->statedir, c->verbose, &err)))
 			argocd_set_git(a, &go);
