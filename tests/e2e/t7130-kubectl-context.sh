@@ -7,6 +7,7 @@
 # is applied and nothing pushed.  A fake kubectl records its arguments, and
 # fails its applies when told to.  The real kubectl against an emulated API
 # server: t7140 (apply), t7141 (its failures), t7142 (the pre-flight).
+# plancheck: off (it counts the calls of a fake kubectl, and plan calls it too (its kube check))
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 

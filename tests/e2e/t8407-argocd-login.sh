@@ -10,6 +10,7 @@
 # platform's Secrets from the same cluster, on request, as idpbuilder does.
 # git.credentials (issue 24 #3) reads the GitOps remote's user and password
 # from a Secret the same way, for pushes to the real smart-HTTP git server.
+# plancheck: off (faults answer logins one at a time, for up; the check's plans would log in past them)
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
