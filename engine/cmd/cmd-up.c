@@ -488,6 +488,24 @@ static int up_gate(void *arg)
 	return 0;
 }
 
+/* promote CLUSTER: a cluster that is not cloned has nothing to promote (it follows the distro) */
+static int promote_check(const struct ctx *c)
+{
+	const char *t = c->targets[0];
+	size_t n = strcspn(t, "/");
+
+	for (size_t i = 0; i < c->d->nclusters; i++) {
+		const struct cluster *cl = &c->d->clusters[i];
+		if (strlen(cl->name) == n && !strncmp(cl->name, t, n) && cl->mode != MODE_CLONED) {
+			error("promote: cluster '%s' is linked: it follows the distro, so up brings it to the current "
+			      "render and there is nothing to promote (promote is for a cluster with mode: cloned)",
+			      cl->name);
+			return 2;
+		}
+	}
+	return 0;
+}
+
 int cmd_up(struct ctx *c)
 {
 	struct build_opts o = { c->jobs, c->keep_going, "up", 0, NULL, NULL };
@@ -500,6 +518,8 @@ int cmd_up(struct ctx *c)
 	if (c->plan_file && (r = savedplan_targets(c)))
 		return r;
 	if ((r = ctx_load(c, 0)))
+		return r;
+	if (c->promote && (r = promote_check(c)))
 		return r;
 	struct argocd *a = NULL;
 	struct preflight pf = { NULL, 0, NULL, 0 };

@@ -54,6 +54,8 @@ t_grep "diff shows the change" '^\+  version: .2.' "$STDOUT"
 t_exit 0 "diff --exit-code snap/db: no difference" idpmake diff --exit-code snap/db
 
 t_exit 2 "promote needs a cluster" idpmake promote
+t_exit 2 "promote of a linked cluster is an error (issue 37 #4)" idpmake promote live
+t_grep "naming mode: cloned" "promote: cluster 'live' is linked: .*mode: cloned" "$STDERR"
 t_ok "promote snap web" idpmake promote snap web
 t_grep "the cloned cluster got the change" 'version: .2.' "$(show snap/web/configmap.web.yaml)"
 t_ok "plan after promote" idpmake plan
