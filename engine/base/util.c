@@ -603,34 +603,70 @@ long long wall_ns(void)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Levenshtein distance, for "did you mean" */
+/*
+ * Edit distance for "did you mean": Levenshtein's insert, delete and
+ * substitute, plus a swap of two neighbours as one edit (the optimal string
+ * alignment distance), so 'snyc' is one edit from 'sync', as 'synx' is.
+ */
 size_t edit_distance(const char *a, const char *b, int fold)
 {
-	size_t la = strlen(a), lb = strlen(b), small[128], r;
+	size_t la = strlen(a), lb = strlen(b), small[3][128], r;
 	/* called once per candidate (a cluster lists many): no allocation for short names */
-	size_t *row = lb < 128 ? small : xcalloc(lb + 1, sizeof(size_t));
+	size_t *rows = lb < 128 ? &small[0][0] : xcalloc(3 * (lb + 1), sizeof(size_t));
+	size_t *pp = rows, *prev = rows + (lb < 128 ? 128 : lb + 1), *row = prev + (lb < 128 ? 128 : lb + 1);
 
+#define EQ_(x, y) (fold ? tolower((unsigned char)(x)) == tolower((unsigned char)(y)) : (x) == (y))
 	for (size_t j = 0; j <= lb; j++)
 		row[j] = j;
 	for (size_t i = 1; i <= la; i++) {
-		size_t prev = row[0];
+		size_t *t = pp;
+		pp = prev;
+		prev = row;
+		row = t;
 		row[0] = i;
 		for (size_t j = 1; j <= lb; j++) {
-			size_t cur = row[j];
-			int ca = (unsigned char)a[i - 1], cb = (unsigned char)b[j - 1];
-			size_t best = prev + (fold ? tolower(ca) != tolower(cb) : ca != cb);
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
+			size_t best = prev[j - 1] + !EQ_(a[i - 1], b[j - 1]);
+			if (prev[j] + 1 < best)
+				best = prev[j] + 1;
 			if (row[j - 1] + 1 < best)
 				best = row[j - 1] + 1;
+			if (i > 1 && j > 1 && EQ_(a[i - 1], b[j - 2]) && EQ_(a[i - 2], b[j - 1]) && pp[j - 2] + 1 < best)
+				best = pp[j - 2] + 1;
 			row[j] = best;
-			prev = cur;
 		}
 	}
+#undef EQ_
 	r = row[lb];
-	if (row != small)
-		free(row);
+	if (rows != &small[0][0])
+		free(rows);
 	return r;
+}
+
+/*
+ * "did you mean", the one rule: the word of `words` fewest edits from s
+ * (edit_distance), when that is at most 2 (3 for a word over 4 letters) and
+ * leaves some of s standing; of equally near ones, the one that shares the
+ * longest start with s ('packs' is 'packages', not 'vars'), then the first.
+ */
+const char *closest(const char *s, const char *const *words, size_t n)
+{
+	const char *best = NULL;
+	size_t bd = (size_t)-1, bp = 0, ls = strlen(s);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d, p = 0;
+		if (!words[i])
+			continue;
+		d = edit_distance(s, words[i], 0);
+		while (s[p] && s[p] == words[i][p])
+			p++;
+		if (d < bd || (d == bd && p > bp)) {
+			bd = d;
+			bp = p;
+			best = words[i];
+		}
+	}
+	return best && bd <= (ls > 4 ? 3u : 2u) && bd < ls ? best : NULL;
 }
 
 const char *text_last_line(const char *text)

@@ -123,7 +123,9 @@ int strptrcmp(const void *a, const void *b);	/* qsort/bsearch over const char * 
 double now_s(void);				/* monotonic seconds */
 long long wall_ns(void);			/* realtime ns */
 
-/* Levenshtein distance of a and b (for "did you mean"); fold: ASCII case folded */
+/* edit distance of a and b, a swap of neighbours one edit (for "did you mean"); fold: ASCII case folded */
 size_t edit_distance(const char *a, const char *b, int fold);
+/* "did you mean": the nearest of words[n] to s by the one rule (util.c), or NULL */
+const char *closest(const char *s, const char *const *words, size_t n);
 
 #endif

@@ -170,7 +170,7 @@ static int context_add(struct ctx *c, char **args, size_t n, int set)
 		return 2;
 	old = context_find(&cs, args[0]);
 	if (set && !old) {
-		fprintf(stderr, "idpmake: no context '%s'; see 'idpmake context list'\n", args[0]);
+		fprintf(stderr, "idpmake: %s; see 'idpmake context list'\n", context_missing(&cs, args[0]));
 		return 2;
 	}
 	if (set)
@@ -206,7 +206,7 @@ static int context_unset(char **args, size_t n)
 	if (contexts_load(&cs) < 0)
 		return 2;
 	if (!(x = context_find(&cs, args[0]))) {
-		fprintf(stderr, "idpmake: no context '%s'; see 'idpmake context list'\n", args[0]);
+		fprintf(stderr, "idpmake: %s; see 'idpmake context list'\n", context_missing(&cs, args[0]));
 		return 2;
 	}
 	for (size_t i = 1; i < n; i++) {
@@ -250,7 +250,7 @@ static int context_use_rm(char **args, size_t n, int rm)
 	if (contexts_load(&cs) < 0)
 		return 2;
 	if (!(x = context_find(&cs, args[0]))) {
-		fprintf(stderr, "idpmake: no context '%s'; see 'idpmake context list'\n", args[0]);
+		fprintf(stderr, "idpmake: %s; see 'idpmake context list'\n", context_missing(&cs, args[0]));
 		return 2;
 	}
 	if (rm) {

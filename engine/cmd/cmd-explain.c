@@ -160,6 +160,19 @@ static json_t *explain_json(struct ctx *c, struct step *s)
 			 hash_zero(s->old_key) ? NULL : a, "new", hash_zero(s->key) ? NULL : b, "inputs", inputs);
 }
 
+/* explain ID, no such step: "did you mean" over the step ids (closest(): the one rule) */
+static void no_step(const struct ctx *c, const char *id)
+{
+	const char **names = amalloc((c->g->nsteps + 1) * sizeof(*names)), *sug;
+
+	for (size_t i = 0; i < c->g->nsteps; i++)
+		names[i] = c->g->steps[i]->id;
+	if ((sug = closest(id, names, c->g->nsteps)))
+		fprintf(stderr, "idpmake: no step '%s'; did you mean '%s'?\n", id, sug);
+	else
+		fprintf(stderr, "idpmake: no step '%s' (see 'idpmake graph --format json' for the ids)\n", id);
+}
+
 int cmd_explain(struct ctx *c)
 {
 	char **ids = c->targets;
@@ -191,7 +204,7 @@ int cmd_explain(struct ctx *c)
 			s = graph_find(c->g, id);
 		}
 		if (!s) {
-			fprintf(stderr, "idpmake: no step '%s' (see 'idpmake graph --format json' for the ids)\n", ids[t]);
+			no_step(c, ids[t]);
 			json_decref(doc);
 			return 2;
 		}

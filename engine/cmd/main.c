@@ -248,24 +248,16 @@ static const struct command *find_command(const char *name)
 	return NULL;
 }
 
-/* the visible command nearest to a typo, or NULL */
+/* the visible command nearest to a typo, or NULL (closest(): the one rule) */
 static const char *nearest_command(const char *word)
 {
-	const char *best = NULL;
-	size_t bestd = (size_t)-1;
+	const char *names[NCOMMANDS];
+	size_t n = 0;
 
-	for (size_t i = 0; i < NCOMMANDS; i++) {
-		size_t d;
-		if (!commands[i].help)
-			continue;
-		d = edit_distance(word, commands[i].name, 0);
-		if (d < bestd) {
-			bestd = d;
-			best = commands[i].name;
-		}
-	}
-	/* as git: a suggestion only when it is close */
-	return best && bestd <= (strlen(word) < 4 ? 1 : 2) ? best : NULL;
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (commands[i].help)
+			names[n++] = commands[i].name;
+	return closest(word, names, n);
 }
 
 static int no_command(const char *word)
@@ -364,6 +356,43 @@ static int no_distro(const char *file)
 	fprintf(stderr, "idpmake: error: no %s in %s\n", file, getcwd(cwd, sizeof(cwd)) ? cwd : ".");
 	fprintf(stderr, "idpmake: hint: 'idpmake init' writes a new distro; -C DIR runs in the folder of one; "
 			"-f FILE names its manifest\n");
+	return 2;
+}
+
+/*
+ * The option getopt_long refused (opterr is 0: it prints nothing), said as
+ * glibc would, but an unknown --NAME gets "did you mean" over the long
+ * options (closest(): the one rule).  argv[optind - 1] is the word it took.
+ */
+static int bad_option(char **argv, int ind, int opt, const char *shorts)
+{
+	const char *w = ind > 0 ? argv[ind - 1] : "", *eq, *names[sizeof(longopts) / sizeof(longopts[0])], *sug;
+	size_t len, n = 0, hits = 0;
+
+	if (strncmp(w, "--", 2) || (opt && opt < 256 && strncmp(w + 2, "help", 4))) {
+		if (opt && strchr(shorts, opt) && opt != ':')
+			fprintf(stderr, "idpmake: option requires an argument -- '%c'\n", opt);
+		else
+			fprintf(stderr, "idpmake: invalid option -- '%c'\n", opt ? opt : '?');
+		fprintf(stderr, "see 'idpmake --help'\n");
+		return 2;
+	}
+	eq = strchr(w + 2, '=');
+	len = eq ? (size_t)(eq - w - 2) : strlen(w + 2);
+	for (const struct option *o = longopts; o->name; o++) {
+		names[n++] = o->name;
+		hits += !strncmp(o->name, w + 2, len);
+	}
+	if (opt)
+		fprintf(stderr, eq ? "idpmake: option '--%.*s' doesn't allow an argument\n" :
+			"idpmake: option '--%.*s' requires an argument\n", (int)len, w + 2);
+	else if (hits > 1)
+		fprintf(stderr, "idpmake: option '--%.*s' is ambiguous\n", (int)len, w + 2);
+	else if ((sug = closest(astrndup(w + 2, len), names, n)))
+		fprintf(stderr, "idpmake: unknown option '--%.*s'; did you mean '--%s'?\n", (int)len, w + 2, sug);
+	else
+		fprintf(stderr, "idpmake: unknown option '--%.*s'\n", (int)len, w + 2);
+	fprintf(stderr, "see 'idpmake --help'\n");
 	return 2;
 }
 
@@ -494,8 +523,7 @@ static int take_option(struct ctx *c, int opt, int *help)
 	case O_VERSION:
 		return cmd_version(c);
 	default:
-		fprintf(stderr, "see 'idpmake --help'\n");
-		return 2;
+		return 2;	/* bad_option() said it */
 	}
 	return -1;
 }
@@ -525,8 +553,11 @@ int main(int argc, char **argv)
 	c.color = COLOR_AUTO;
 	c.statedir = getenv("IDPMAKE_STATE");
 	/* the options before the command word */
+	opterr = 0;	/* bad_option() says it, with "did you mean" */
 	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1)
-		if ((ret = take_option(&c, opt, &help)) >= 0)
+		if (opt == '?')
+			return bad_option(argv, optind, optopt, shortopts);
+		else if ((ret = take_option(&c, opt, &help)) >= 0)
 			return ret;
 	c.targets = argv + optind;
 	c.ntargets = (size_t)(argc - optind);
@@ -554,7 +585,9 @@ int main(int argc, char **argv)
 		} else {
 			optind = 0;	/* glibc: start again, on the words after the command */
 			while ((opt = getopt_long(subc, sub, shortopts_after, longopts, NULL)) != -1)
-				if ((ret = take_option(&c, opt, &help)) >= 0)
+				if (opt == '?')
+					return bad_option(sub, optind, optopt, shortopts_after);
+				else if ((ret = take_option(&c, opt, &help)) >= 0)
 					return ret;
 			c.targets = sub + optind;
 			c.ntargets = (size_t)(subc - optind);

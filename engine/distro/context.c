@@ -247,6 +247,16 @@ struct context *context_find(const struct contexts *cs, const char *name)
 	return NULL;
 }
 
+const char *context_missing(const struct contexts *cs, const char *name)
+{
+	const char **names = amalloc((cs->n + 1) * sizeof(*names)), *sug;
+
+	for (size_t i = 0; i < cs->n; i++)
+		names[i] = cs->v[i].name;
+	sug = closest(name, names, cs->n);
+	return sug ? aprintf("no context '%s'; did you mean '%s'?", name, sug) : aprintf("no context '%s'", name);
+}
+
 const struct context *context_select(const char *flag, const char **from, const char **err)
 {
 	const char *env = getenv("IDPMAKE_CONTEXT"), *name;
@@ -274,7 +284,7 @@ const struct context *context_select(const char *flag, const char **from, const 
 	if (!name)
 		return NULL;
 	if (!(active = context_find(&cs, name)))
-		*err = aprintf("no context '%s' (%s): see 'idpmake context list'", name, *from);
+		*err = aprintf("%s (%s): see 'idpmake context list'", context_missing(&cs, name), *from);
 	active_from = *from;
 	return active;
 }

@@ -66,6 +66,8 @@ int contexts_load(struct contexts *cs);
 /* write it, 0600, atomically: 0, or -1 after an error */
 int contexts_save(const struct contexts *cs);
 struct context *context_find(const struct contexts *cs, const char *name);
+/* "no context 'NAME'", with "did you mean" over cs's names (arena) */
+const char *context_missing(const struct contexts *cs, const char *name);
 
 /*
  * Choose the context (flag: --context or NULL) and remember it: NULL with

@@ -13,23 +13,6 @@
 #include "base/re.h"
 #include "base/util.h"
 
-/* ---- did you mean ---- */
-
-const char *closest(const char *s, const char *const *words, size_t n)
-{
-	const char *best = NULL;
-	size_t bd = (size_t)-1;
-
-	for (size_t i = 0; i < n; i++) {
-		size_t d = edit_distance(s, words[i], 0);
-		if (d < bd) {
-			bd = d;
-			best = words[i];
-		}
-	}
-	return bd <= (strlen(s) > 4 ? 3u : 2u) ? best : NULL;
-}
-
 /* unknown keys are errors, with a suggestion */
 void check_keys(const struct ynode *map, const char *const *allowed, size_t n, const char *what)
 {

@@ -5,8 +5,6 @@
 #include "distro/model.h"
 #include "base/yaml.h"
 
-/* "did you mean": the closest of `words` to `s`, or NULL */
-const char *closest(const char *s, const char *const *words, size_t n);
 /* an error for each key of map not in allowed[n] */
 void check_keys(const struct ynode *map, const char *const *allowed, size_t n, const char *what);
 #define CHECK_KEYS(map, what, ...) do { \

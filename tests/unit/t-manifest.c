@@ -891,6 +891,18 @@ static void test_closest(void)
 	CHECK(closest("description", words, n) == NULL);
 	CHECK(closest("pakages", words, 0) == NULL);
 	CHECK(closest("", words, n) == NULL);
+	/* equally near: the one sharing the longest start, wherever it is listed (issue 37 item 2) */
+	static const char *const top[] = { "vars", "packages" };
+	CHECK_STR(closest("packs", top, 2), "packages");
+	/* a swap of neighbours is one edit */
+	CHECK(edit_distance("snyc", "sync", 0) == 1);
+	CHECK(edit_distance("hlep", "help", 0) == 1);
+	CHECK(edit_distance("abc", "ca", 0) == 3);
+	CHECK(edit_distance("kitten", "sitting", 0) == 3);
+	CHECK(edit_distance("Ab", "ba", 1) == 1);
+	/* no word for one that keeps nothing of it */
+	static const char *const cmds[] = { "up", "plan" };
+	CHECK(closest("ls", cmds, 2) == NULL);
 }
 
 /* ---- variables ---- */
