@@ -171,15 +171,21 @@ int url_same_origin(const char *a, const char *b)
 	       (x.port && y.port ? !strcmp(x.port, y.port) : x.port == y.port);
 }
 
+int url_http_refused(const struct url *u)
+{
+	const char *allow = getenv("IDPMAKE_GIT_ALLOW_HTTP");
+
+	return u->scheme && !strcmp(u->scheme, "http") && (!allow || strcmp(allow, "1"));
+}
+
 int url_may_send_credentials(const struct url *u, const char *what)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static int warned;
-	const char *allow = getenv("IDPMAKE_GIT_ALLOW_HTTP");
 
 	if (!u->scheme || strcmp(u->scheme, "http"))
 		return 1;
-	if (!allow || strcmp(allow, "1"))
+	if (url_http_refused(u))
 		return 0;
 	pthread_mutex_lock(&lock);
 	if (!warned++)

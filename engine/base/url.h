@@ -49,6 +49,8 @@ int url_same_origin(const char *a, const char *b);
  * the host).  `what` names the credentials in that warning.
  */
 int url_may_send_credentials(const struct url *u, const char *what);
+/* would url_may_send_credentials refuse u (plain http, IDPMAKE_GIT_ALLOW_HTTP not 1)?  Says nothing */
+int url_http_refused(const struct url *u);
 /*
  * Where IDPMAKE_GIT_TOKEN came from, for messages: "IDPMAKE_GIT_TOKEN", or,
  * when a context filled it in (run/targets.c), "$VAR (context NAME)".

@@ -1,4 +1,5 @@
 /* cmd-misc.c - `validate` (--live: apicheck.c), `init` and `version` */
+#include <dirent.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -31,12 +32,32 @@
 #define IDPMAKE_VERSION "0.1.0"
 #endif
 
+/* a package whose folder holds nothing renders nothing: a warning at its path (issue 37 item 5) */
+static void empty_folders_warn(const struct ctx *c)
+{
+	for (size_t i = 0; i < c->d->npackages; i++) {
+		const struct package *p = &c->d->packages[i];
+		const struct dirent *e;
+		int any = 0;
+		DIR *dir;
+		if (p->src != SRC_PATH || !p->path || !(dir = opendir(p->path)))
+			continue;
+		while (!any && (e = readdir(dir)))
+			any = e->d_name[0] != '.';
+		closedir(dir);
+		if (!any && p->path_loc.line)
+			loc_warn(p->path_loc, "package '%s': its folder %s is empty, so it renders nothing", p->name,
+				 term_safe(p->path));
+	}
+}
+
 static int validate(struct ctx *c, int *nsteps)
 {
 	int r, bad = 0, steps = 0;
 
 	if ((r = ctx_load(c, 1)))
 		return r;
+	empty_folders_warn(c);
 	for (size_t i = 0; i < c->g->nsteps; i++) {
 		struct step *s = c->g->steps[i];
 		const struct rule *ru;

@@ -240,6 +240,7 @@ static void conv_package(struct distro *d, struct package *p, const struct ynode
 	if ((src = yget(n, "path")) && !yisnull(src)) {
 		nsrc++;
 		p->src = SRC_PATH;
+		p->path_loc = src->loc;
 		if (str(src, "path"))
 			p->path = inside(src, "path", 1);
 		if (p->path) {
@@ -443,20 +444,34 @@ static void expand_argocd_apps(struct distro *d)
 	d->npackages = n;
 }
 
-/* every ${var} a package uses must be defined on each cluster it goes to */
+/*
+ * every ${var} a package uses must be defined on each cluster it goes to;
+ * its namespace, expanded, must be a DNS-1123 label (Argo CD refuses any
+ * other at sync: issue 37 item 5), said once per package
+ */
 static void check_vars(struct distro *d)
 {
+	char *said = amalloc(d->npackages + 1);
+
 	for (size_t c = 0; c < d->nclusters; c++)
 		for (size_t i = 0; i < d->npackages; i++) {
 			struct cluster *cl = &d->clusters[c];
 			struct package *p = &d->packages[i];
 			struct vars v;
 			const char *ns;
-			int before = loc_errors;
+			int before;
 			if (!cluster_has(d, cl, p))
 				continue;
 			if (!(ns = package_namespace(d, cl, p)))
 				continue;
+			if (p->namespace && !said[i] && !is_dns_label(ns)) {
+				said[i] = 1;
+				loc_error(p->namespace_loc, "namespace '%s'%s is not a DNS-1123 label (lower-case letters, "
+					  "digits and '-', starting and ending with a letter or digit, at most 63 "
+					  "characters): Argo CD refuses it at sync", ns, strcmp(ns, p->namespace) ?
+					  aprintf(" (%s on cluster '%s')", p->namespace, cl->name) : "");
+			}
+			before = loc_errors;	/* a namespace's error is said for each package */
 			vars_init(&v, d, cl, p, ns);
 			for (size_t j = 0; j < p->set.n; j++)
 				expand(p->set.v[j].value, p->set.v[j].loc, &v);

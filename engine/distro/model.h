@@ -73,6 +73,7 @@ struct package {
 	struct kvlist set;		/* dotted keys set after values */
 	const char *namespace;		/* default: the package name */
 	struct loc namespace_loc;	/* where namespace was written */
+	struct loc path_loc;		/* where path was written (SRC_PATH) */
 	struct strlist needs;		/* PKG or CLUSTER/PKG */
 	struct kvlist labels;
 	struct rewrite *rewrite;

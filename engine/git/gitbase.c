@@ -73,6 +73,11 @@ int gerror(struct git *g, int code, const char *fmt, ...)
 	size_t len = strlen(m);
 	va_list ap;
 
+	if (g && g->quiet_auth && (g->auth == AUTH_HTTP || (g->auth == AUTH_NONE && !pw && !gitcred_given()))) {
+		git_error_clear();
+		return -1;
+	}
+
 	va_start(ap, fmt);
 	buf_vaddf(&msg, fmt, ap);
 	va_end(ap);

@@ -52,6 +52,8 @@ struct git {
 	int tried_user, tried_agent, tried_pass;
 	char user[128];			/* the user name sent with IDPMAKE_GIT_TOKEN */
 	enum auth auth;
+	int quiet_auth;			/* gerror says nothing of a missing credential or plain http (AUTH_NONE
+					 * with none given, AUTH_HTTP): pre-flight says it (remotekeys.c) */
 	char *refused;			/* the remote's reason for refusing the update */
 	struct buf said;		/* the remote's messages, up to SAID_CAP */
 };

@@ -485,8 +485,19 @@ int remotekeys_renders(struct planner *pl)
 	case -1:
 		return -1;
 	}
-	if (remote_fetch(&rk.g, &tip, &have) < 0)
+	/* a credential missing, or one plain http may not carry: pre-flight says so, once (issue 37 item 5) */
+	rk.g.quiet_auth = 1;
+	if (remote_fetch(&rk.g, &tip, &have) < 0) {
+		rk.g.quiet_auth = 0;
+		if (rk.g.auth == AUTH_HTTP || (rk.g.auth == AUTH_NONE && !rk.g.parsed.password && !gitcred_given())) {
+			if (pl->rc.verbose)
+				fprintf(stderr, "idpmake: nothing reconstructed: the GitOps remote wants a credential "
+						"(pre-flight says which)\n");
+			return 0;
+		}
 		return -1;
+	}
+	rk.g.quiet_auth = 0;
 	rk.read = !have;	/* a tip: read once it is looked up */
 	if (!have || git_commit_lookup(&rk.tip, rk.g.repo, &tip) < 0 || git_commit_tree(&rk.root, rk.tip) < 0) {
 		git_error_clear();

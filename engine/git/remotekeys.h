@@ -64,7 +64,8 @@ struct record;
  * bundle goes to the cache, and the render and the folder's push are
  * recorded (the clone learns the index's folders as idpmake's, so a hand
  * edit is drift).  0, or -1 when nothing could be reconstructed (warned;
- * the run renders).
+ * the run renders).  A credential missing or refused over plain http is
+ * 0, unsaid: pre-flight says it, once.
  */
 int remotekeys_renders(struct planner *pl);
 /*

@@ -27,6 +27,9 @@
  *                        IDPMAKE_GIT_TOKEN, no password in the URL): GET
  *                        info/refs?service=git-receive-pack, as git push
  *                        starts; a 401 says the remote wants one.
+ *   the push, plain     to an http:// remote with a credential (a token, or
+ *   http                 a password in the URL) and IDPMAKE_GIT_ALLOW_HTTP
+ *                        not 1: the push would refuse to send it; no request.
  *
  * Invariants: every problem is found before any is printed, and none stops
  * the others being looked for; a run with nothing to do makes no request;
@@ -240,6 +243,34 @@ static const char *git_wants_credential(const struct ctx *c)
 		       "wants a user name other than 'git')", shown);
 }
 
+/*
+ * The push to a plain http remote with a credential (IDPMAKE_GIT_TOKEN,
+ * git.credentials or a password in the URL) and IDPMAKE_GIT_ALLOW_HTTP not 1:
+ * the push would refuse to send it (url_may_send_credentials), after the
+ * renders; said here instead (issue 37 item 5).  NULL, or the problem.
+ */
+static int git_http_applies(const struct ctx *c)
+{
+	struct gitops_opts go = ctx_gitops(c);
+	struct url u;
+
+	return !go.create_remote && go.remote && url_parse(go.remote, &u) == 0 && url_http_refused(&u) &&
+	       (git_token() || u.password);
+}
+
+static const char *git_http_refused(const struct ctx *c)
+{
+	struct gitops_opts go = ctx_gitops(c);
+	struct url u;
+
+	if (!git_http_applies(c) || url_parse(go.remote, &u) < 0)
+		return NULL;
+	return aprintf("push: refusing to send %s to %s over plain http (the GitOps remote %s); use https, or set "
+		       "IDPMAKE_GIT_ALLOW_HTTP=1 to send them readable on the way",
+		       u.password ? "the password in the remote's URL" : url_git_token_name(), u.host ? u.host : "?",
+		       url_strip(go.remote, 0));
+}
+
 /* does step i's cluster get made (CLUSTER:kind) before it, this run?  Its context is not there yet */
 static int made_before(const struct graph *g, const char *runs, size_t i)
 {
@@ -315,7 +346,7 @@ int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a, const c
 	int push = 0, any = 0;
 	char *runs;
 
-	if (!(runs = predict(c, git_check_applies(c), mask, want)))
+	if (!(runs = predict(c, git_check_applies(c) || git_http_applies(c), mask, want)))
 		return 0;
 	for (size_t i = 0; i < g->nsteps; i++) {
 		struct step *s = g->steps[i];
@@ -343,7 +374,7 @@ int preflight_run(struct preflight *pf, struct ctx *c, struct argocd *a, const c
 		else
 			add(&p, aprintf("%s (needed by %s)", pf->argocd_err, c->refresh ? "--refresh" : "--prune"));
 	}
-	if (any && push && (err = git_wants_credential(c)))
+	if (any && push && ((err = git_http_refused(c)) || (err = git_wants_credential(c))))
 		add(&p, err);
 	skew_problems(c, &p);
 	kube_problems(c, runs, mask, want, &p);
@@ -413,7 +444,9 @@ int preflight_plan(struct ctx *c, const char ***unchecked, size_t *nunchecked, s
 				add(&u, why);
 		}
 	}
-	if (push && git_wants_credential(c))	/* no git token here: up needs one, a plan job may have none */
+	if (push && (err = git_http_refused(c)))	/* a credential here that up would not send either */
+		add(&p, err);
+	else if (push && git_wants_credential(c))	/* no git token here: up needs one, a plan job may have none */
 		add(&u, "the push: the GitOps remote asks for credentials (HTTP 401) and none are given here "
 			"(IDPMAKE_GIT_TOKEN); up needs them");
 	skew_problems(c, &p);
