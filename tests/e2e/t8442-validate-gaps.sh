@@ -46,6 +46,13 @@ t_ok "validate: an empty folder is no error" idpmake -C e validate
 t_grep "a warning at the package's path" \
 	"^distro\.yaml:8:11: warning: package 'empty': its folder packages/empty is empty, so it renders nothing" "$STDERR"
 t_nogrep "not for one with files" "package 'web'" "$STDERR"
+t_ok "validate --json: valid" idpmake -C e validate --json
+cp "$STDOUT" validate.json
+t_ok "the warning as data, at its line and column" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = [x for x in d["diagnostics"] if x["severity"] == "warning" and "packages/empty is empty" in x["message"]]
+assert d["valid"] and len(w) == 1 and w[0]["line"] == 8 and w[0]["column"] == 11, d' validate.json
 
 # ---- plain http and a credential: pre-flight --------------------------------------------
 start_git_server
