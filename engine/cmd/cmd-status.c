@@ -177,7 +177,7 @@ int cmd_log(struct ctx *c)
 		}
 		printf("run %lld  %s  %s  %s\n    %s\n", runs[i].id, when(runs[i].started), runs[i].command ? runs[i].command : "?",
 		       runs[i].result < 0 ? (runs[i].finished ? "?" : "unfinished (interrupted or running)") :
-		       runs[i].result == 0 ? "ok" : "failed",
+		       runs[i].result == 0 ? "ok" : runs[i].result > 128 ? "interrupted" : "failed",
 		       runs[i].summary ? runs[i].summary : "");
 	}
 	if (!n && !c->json)

@@ -655,13 +655,17 @@ int cmd_up(struct ctx *c)
 	adopt_summary(c->json);	/* up --adopt: what it took over, by kind (adopt.h) */
 	status_summary(&sum);
 	{
-		char *text = aprintf("%d rendered, %s, %d synced, %d hooks, %d failed, %d up to date", sum.rendered,
+		/* as the terminal said it: a step an interrupt stopped is stopped, not failed */
+		int stopped = interrupted() ? status_stopped() : 0;
+		char *text = aprintf("%s%d rendered, %s, %d synced, %d hooks, %s%d failed, %d up to date",
+				     interrupted() ? "interrupted: " : "", sum.rendered,
 				     sum.commit ? aprintf("pushed %.12s", sum.commit) : "nothing pushed", sum.synced,
-				     sum.hooks, sum.failed, sum.up_to_date);
+				     sum.hooks, stopped ? aprintf("%d stopped, ", stopped) : "", sum.failed - stopped,
+				     sum.up_to_date);
 		if (late.r)
 			text = aprintf("%s; %s", late.r > 0 ? "refused before the push" :
 					       "refused: Argo CD could not say who owns what this run would change", text);
-		state_run_end(c->st, run, r, text, sum.commit);
+		state_run_end(c->st, run, interrupted() ? intr_exit_status() : r, text, sum.commit);
 	}
 	if (booting && !r && !interrupted())
 		bootstrap_said(c, c->json ? stderr : stdout);

@@ -82,6 +82,11 @@ int status_verbose(void)
 	return verbose;
 }
 
+int status_stopped(void)
+{
+	return intr_stopped;
+}
+
 const char *step_kind_name(enum step_kind k)
 {
 	static const char *const names[] = { "render", "push", "pre", "sync", "post", "wave", "register", "kind", "tls", "provision", "capi-check", "ready" };

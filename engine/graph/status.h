@@ -17,6 +17,7 @@ struct summary {
 
 void status_init(int json, enum color_mode color, int verbose);
 int status_verbose(void);
+int status_stopped(void);			/* steps an interrupt stopped (counted in failed too) */
 void status_total(int total);			/* steps that will run */
 /* a step counted in the total found up to date when its turn came: the total is corrected */
 void status_up_to_date(const struct step *s);

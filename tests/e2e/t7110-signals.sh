@@ -83,6 +83,9 @@ t_eq "with status 130" 130 "$st"
 t_grep "saying it was interrupted" 'interrupted' "$T/bg.out"
 t_ok "the lock is released" lock_free h
 t_eq "b's hook did not run" 0 "$(count "$T/b-runs")"
+t_ok "log" idpmake -C h log
+t_grep "log says the run was interrupted, as up said (issue 37 #4)" '^run [0-9]+ .* up +interrupted$' "$STDOUT"
+t_grep "and the hook stopped, not failed" 'interrupted: .*1 stopped, 0 failed' "$STDOUT"
 t_ok "plan" idpmake -C h plan
 t_grep "the interrupted hook is still to do" 'in-cluster/a:pre:slow' "$STDOUT"
 t_grep "and b's" 'in-cluster/b:pre:mark' "$STDOUT"
