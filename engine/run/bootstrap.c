@@ -19,6 +19,7 @@
 #include "base/url.h"
 #include "base/util.h"
 #include "distro/manifest.h"
+#include "distro/removal.h"
 #include "run/bootstrap.h"
 #include "run/ctx.h"
 #include "run/plan.h"
@@ -171,7 +172,11 @@ void bootstrap_said(const struct ctx *c, FILE *f)
 	if (d->urls.n) {
 		fprintf(f, "the platform:\n");
 		for (size_t i = 0; i < d->urls.n; i++) {
-			const char *u = expand(d->urls.v[i].value, d->urls.v[i].loc, &v);
+			const char *u;
+			/* a URL named after a package this distro (a flavour) removed is not served */
+			if (removal_of(d->urls.v[i].key))
+				continue;
+			u = expand(d->urls.v[i].value, d->urls.v[i].loc, &v);
 			fprintf(f, "  %-16s %s\n", d->urls.v[i].key, u ? term_safe(u) : "?");
 		}
 	} else {

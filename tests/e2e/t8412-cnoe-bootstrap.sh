@@ -255,6 +255,8 @@ t_ok "idpmake up, from nothing, nothing exported" idpmake -C d up
 elapsed_ms=$((($(date +%s%N) - start_ns) / 1000000))
 cp "$OUTPUT" "$T/bootstrap.out"
 cp "$STDERR" "$T/bootstrap.err"
+t_grep "the platform block names what is installed: gitea" '^  gitea +https://' "$T/bootstrap.out"
+t_nogrep "and not the packages the flavour removed (issue 37 #3)" '^  (keycloak|argo-workflows|backstage) +https://' "$T/bootstrap.out"
 echo "# the bootstrap: 1 idpmake command, $elapsed_ms ms wall time"
 head -n 1 "$STDERR" >"$T/first-line"
 t_grep "the first line says the cluster and its context, before acting" 'kubectl in-cluster: kind cluster localdev, context kind-localdev' "$T/first-line"
