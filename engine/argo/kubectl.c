@@ -490,8 +490,9 @@ json_t *kubectl_get_json(const struct cluster *cl, const char *const *args, cons
 	rc = proc_run_why(&p, &why);
 	doc = rc < 0 ? NULL : json_loadb(out.s ? out.s : "", out.len, 0, NULL);
 	if (rc < 0)
-		*err = aprintf("kubectl %s on cluster '%s' (context %s): %s", proc_command(args), cl->name,
-			       t->context ? t->context : "in-cluster", why);
+		*err = aprintf("kubectl %s on cluster '%s' (%s): %s", proc_command(args), cl->name,
+			       t->context ? aprintf("context %s, %s", t->context, t->from) :
+			       "no kubeconfig: kubectl's in-cluster configuration", why);
 	else if (!doc)
 		*err = aprintf("kubectl %s on cluster '%s': its answer is not JSON", proc_command(args), cl->name);
 	if (out.s)

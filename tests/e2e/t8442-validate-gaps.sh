@@ -89,4 +89,15 @@ t_eq "one message of the credential" 1 "$(grep -c 'IDPMAKE_GIT_TOKEN' "$STDERR")
 t_nogrep "no 'rendering' next to 'nothing was rendered'" "rendering" "$STDERR"
 t_nogrep "no fetch error" "cannot fetch" "$STDERR"
 
+# secrets with no kubeconfig names what kubectl used, not a context that does not exist (issue 37 #4)
+mkdistro nokube <<'EOF'
+idpmake: 1
+name: nokube
+packages:
+  a: {type: manifests, path: p}
+EOF
+mkmanifest nokube/p/cm.yaml ConfigMap a
+t_run env -u KUBECONFIG "$IDPMAKE" -C nokube secrets
+t_grep "secrets says kubectl had no kubeconfig" "on cluster 'in-cluster' \(no kubeconfig: kubectl's in-cluster configuration\)" "$OUTPUT"
+t_nogrep "not a context named in-cluster" '\(context in-cluster\)' "$OUTPUT"
 t_done
