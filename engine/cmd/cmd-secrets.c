@@ -20,6 +20,7 @@
 #include "base/pem.h"
 #include "base/util.h"
 #include "cmd/cmd.h"
+#include "run/bootstrap.h"
 #include "distro/model.h"
 #include "graph/status.h"
 #include "run/ctx.h"
@@ -160,6 +161,12 @@ int cmd_secrets(struct ctx *c)
 	json_decref(list);
 	if (n)
 		qsort(rows, n, sizeof(*rows), bypackage);
+	/* where each is served, as the end of a first up says it (bootstrap.h) */
+	for (i = 0; i < n; i++) {
+		const char *u = platform_url(c->d, json_string_value(json_object_get(rows[i], "package")));
+		if (u)
+			json_object_set_new(rows[i], "url", json_string(u));
+	}
 	if (c->json) {
 		json_t *all = json_array();
 		for (i = 0; i < n; i++)
@@ -171,6 +178,8 @@ int cmd_secrets(struct ctx *c)
 			printf("%s%s (Secret %s/%s)\n", i ? "\n" : "", term_safe(json_string_value(json_object_get(rows[i], "package"))),
 			       term_safe(json_string_value(json_object_get(rows[i], "namespace"))),
 			       term_safe(json_string_value(json_object_get(rows[i], "name"))));
+			if (json_is_string(json_object_get(rows[i], "url")))
+				printf("  %-12s %s\n", "url", term_safe(json_string_value(json_object_get(rows[i], "url"))));
 			json_object_foreach(json_object_get(rows[i], "data"), k, v) {
 				if (json_is_string(v))
 					printf("  %-12s %s\n", term_safe(k), value_shown(json_string_value(v)));

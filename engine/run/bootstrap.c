@@ -155,10 +155,23 @@ void bootstrap_summary(struct summary *a, const struct summary *b)
 	}
 }
 
+const char *platform_url(const struct distro *d, const char *name)
+{
+	struct vars v;
+
+	if (removal_of(name))
+		return NULL;	/* a URL named after a package this distro (a flavour) removed is not served */
+	for (size_t i = 0; i < d->urls.n; i++)
+		if (!strcmp(d->urls.v[i].key, name)) {
+			vars_init(&v, d, NULL, NULL, NULL);
+			return expand(d->urls.v[i].value, d->urls.v[i].loc, &v);
+		}
+	return NULL;
+}
+
 void bootstrap_said(const struct ctx *c, FILE *f)
 {
 	const struct distro *d = c->d;
-	struct vars v;
 	int made = 0;
 
 	/* a first up: it made the cluster or the certificate */
@@ -168,16 +181,12 @@ void bootstrap_said(const struct ctx *c, FILE *f)
 	}
 	if (!made)
 		return;
-	vars_init(&v, d, NULL, NULL, NULL);
 	if (d->urls.n) {
 		fprintf(f, "the platform:\n");
 		for (size_t i = 0; i < d->urls.n; i++) {
-			const char *u;
-			/* a URL named after a package this distro (a flavour) removed is not served */
-			if (removal_of(d->urls.v[i].key))
-				continue;
-			u = expand(d->urls.v[i].value, d->urls.v[i].loc, &v);
-			fprintf(f, "  %-16s %s\n", d->urls.v[i].key, u ? term_safe(u) : "?");
+			const char *u = platform_url(d, d->urls.v[i].key);
+			if (u || !removal_of(d->urls.v[i].key))
+				fprintf(f, "  %-16s %s\n", d->urls.v[i].key, u ? term_safe(u) : "?");
 		}
 	} else {
 		const char *server = argocd_server(d);

@@ -47,4 +47,7 @@ void bootstrap_said(const struct ctx *c, FILE *f);
 /* the run's counts: pass 2's (a) and pass 1's (b), each step counted once, into a */
 void bootstrap_summary(struct summary *a, const struct summary *b);
 
+/* the distro's urls: entry NAME, its ${var}s expanded; NULL when none, or NAME is a package it removed */
+const char *platform_url(const struct distro *d, const char *name);
+
 #endif

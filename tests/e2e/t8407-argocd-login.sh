@@ -32,6 +32,7 @@ t_ok "Argo CD's initial admin Secret" admin_secret "$PW"
 mkdistro d <<EOF
 idpmake: 1
 name: login
+urls: {keycloak: "https://idp.example/keycloak"}
 git: {remote: "$bare"}
 argocd:
   repo-url: "file://$bare"
@@ -102,6 +103,7 @@ t_grep "with its password, decoded" "^  password +$PW\$" "$STDOUT"
 t_grep "Gitea's credential" "^  username +giteaAdmin\$" "$STDOUT"
 t_grep "a cnoe.io/cli-secret Secret under its package" '^keycloak \(Secret keycloak/keycloak-config\)$' "$STDOUT"
 t_grep "its value" "^  KEYCLOAK_ADMIN_PASSWORD +$KPW\$" "$STDOUT"
+t_grep "and where it is served, from the distro's urls (issue 37 #3)" '^  url +https://idp.example/keycloak$' "$STDOUT"
 t_grep "a control character is escaped" 'USER1_PASSWORD +user\\x1b\]0;pwned\\x07$' "$STDOUT"
 t_grep "a backslash beside one is doubled, so an escape is not the same text" 'ESC_AND_BS +x\\\\x07\\x1b$' "$STDOUT"
 t_nogrep "an unlabelled Secret is not shown" 'never-shown|not-for-the-cli' "$STDOUT"
@@ -119,7 +121,8 @@ d = {e["package"]: e for e in json.load(open("secrets.json"))}
 assert sorted(d) == ["argocd", "gitea", "keycloak"], sorted(d)
 assert d["argocd"]["data"]["password"] == sys.argv[1], d["argocd"]
 assert d["gitea"]["namespace"] == "gitea" and d["gitea"]["name"] == "gitea-credential", d["gitea"]
-assert d["keycloak"]["data"]["USER1_PASSWORD"] == "user\x1b]0;pwned\x07", d["keycloak"]' "$PW"
+assert d["keycloak"]["data"]["USER1_PASSWORD"] == "user\x1b]0;pwned\x07", d["keycloak"]
+assert d["keycloak"]["url"] == "https://idp.example/keycloak" and "url" not in d["argocd"], d' "$PW"
 python3 -c 'import base64, json; print(json.dumps({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "bin", "namespace": "keycloak",
     "labels": {"cnoe.io/cli-secret": "true", "cnoe.io/package-name": "keycloak"}}, "data": {"raw": base64.b64encode(b"ab\0cd\xff").decode()}}))' >"$T/bin.json"
 t_ok "a Secret whose value is not text" k apply --server-side -f "$T/bin.json"
@@ -307,7 +310,7 @@ t_nostring "the refused password reaches no output" "old-$PW" "$OUTPUT" d/.idpma
 # the Secret deleted (as the Argo CD docs advise after the first login)
 t_ok "the Secret deleted" k -n argocd delete secret argocd-initial-admin-secret
 t_exit 1 "up without the Secret" idpmake -C d up
-t_grep "names the Secret, kubectl's word, and the way out" 'argocd.login: kubectl --namespace argocd get secret argocd-initial-admin-secret on cluster .in-cluster. \(context emu\): .*not ?found.*set ARGOCD_AUTH_TOKEN' "$OUTPUT"
+t_grep "names the Secret, kubectl's word, and the way out" 'argocd.login: kubectl --namespace argocd get secret argocd-initial-admin-secret on cluster .in-cluster. \(context emu, kube-context\): .*not ?found.*set ARGOCD_AUTH_TOKEN' "$OUTPUT"
 
 # bad settings: located errors, exit 2
 sed -i 's|login: {secret: argocd/argocd-initial-admin-secret}|login: {secret: argocd-initial-admin-secret}|' d/distro.yaml
