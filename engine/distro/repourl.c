@@ -2,6 +2,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "distro/context.h"
 #include "distro/conv.h"
 #include "distro/repourl.h"
 #include "base/url.h"
@@ -35,7 +36,9 @@ void repo_url_conv(struct distro *d, const struct ynode *n)
 			  "(https://..., ssh://..., git@host:path, file:///path), not '%s'", s);
 		return;
 	}
-	if (url_userinfo(s) && strncmp(s, "ssh://", 6)) {
+	/* a user name alone is how ssh reads one (ssh://git@host/path, git@host:path); a password never */
+	if (url_userinfo(s) && (url_has_scheme(s) ? strncmp(s, "ssh://", 6) || remote_has_password(s)
+					       : !!memchr(s, ':', strcspn(s, "@")))) {
 		loc_error(n->loc, "argocd.repo-url must not hold a user name or password ('%s'): Argo CD has its "
 			  "own credentials for the repository", url_userinfo(s));
 		return;

@@ -92,6 +92,11 @@ bad "\"$bare\"" ", repo-url: \"https://user:pw@git.example.invalid/g.git\""
 t_exit 2 "a password in argocd.repo-url is refused" idpmake -C v validate
 t_grep "located" "^distro.yaml:4:[0-9]+: error: argocd.repo-url must not hold a user name or password" "$STDERR"
 t_nostring "not shown" "user:pw" "$OUTPUT"
+bad "\"$bare\"" ", repo-url: \"ssh://git:hunter2@git.example.invalid/g.git\""
+t_exit 2 "a password in an ssh:// argocd.repo-url is refused too (only a user name goes with ssh)" idpmake -C v validate
+t_nostring "nor shown" "hunter2" "$OUTPUT"
+bad "\"$bare\"" ", repo-url: \"git@git.example.invalid:org/g.git\""
+t_ok "git@host:path, the form the error names, is taken" idpmake -C v validate
 bad "\"$bare\"" ", repo-url: srv/gitops.git"
 t_exit 2 "a path as argocd.repo-url is refused" idpmake -C v validate
 t_grep "saying it must be a URL" "argocd.repo-url must be a URL" "$STDERR"
