@@ -596,8 +596,9 @@ static void conv_distro(struct distro *d, const struct ynode *root, const char *
 		d->git.remote = str(yget(x, "remote"), "remote");
 		if (d->git.remote)
 			d->git.remote_loc = yget(x, "remote")->loc;
+		/* a relative path, not git's host:path or user@host:path (repourl.c) */
 		if (d->git.remote && !strstr(d->git.remote, "://") && d->git.remote[0] != '/' &&
-		    !strchr(d->git.remote, '@'))
+		    remote_is_local(d->git.remote))
 			d->git.remote = path_join(file_dir(yget(x, "remote")->loc), d->git.remote);
 		if (yget(x, "branch"))
 			d->git.branch = str(yget(x, "branch"), "branch");

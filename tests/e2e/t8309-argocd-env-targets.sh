@@ -102,6 +102,8 @@ t_exit 2 "a path as argocd.repo-url is refused" idpmake -C v validate
 t_grep "saying it must be a URL" "argocd.repo-url must be a URL" "$STDERR"
 bad '"https://git.example.invalid/g.git"'
 t_ok "a git server's URL needs no repo-url" idpmake -C v validate
+bad '"gitea.example.invalid:org/g.git"'
+t_ok "git's host:path is no path on this machine, the distro read from another directory too" idpmake -f v/distro.yaml validate
 mkdistro v <<EOF
 idpmake: 1
 name: local
