@@ -403,7 +403,7 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	if (!(base = base_url(server, &o))) {
 		free(token);
 		*err = aprintf("the Argo CD server '%s' is not a host name or URL (check ARGOCD_SERVER or argocd.server)",
-			       url_masked(server, "***"));
+			       term_safe(url_masked(server, "***")));
 		return NULL;
 	}
 	if (!curl_ready) {

@@ -212,7 +212,7 @@ int targets_print(struct ctx *c, FILE *f)
 			buf_addf(&b, ", kubectl %s: %s", cl->name, t->from);
 	}
 	fflush(stdout);	/* what came before it stays before it */
-	fprintf(f, "acting on %s\n", b.s);
+	fprintf(f, "acting on %s\n", term_safe(b.s));	/* a server or remote from the distro or the environment */
 	if (bad)
 		fputs(why.s, stderr);
 	fflush(f);

@@ -55,6 +55,10 @@ t_ok "the same server in both is no conflict" env ARGOCD_SERVER="argocd.example.
 t_grep "the distro's, said so" "argocd argocd.example.invalid \(distro\)" "$STDERR"
 
 # ---- the distro names none: the environment fills it in -------------------------
+sed 's/^argocd: .*$//' h/distro.yaml >h/d2 && mv h/d2 h/distro.yaml
+t_run env ARGOCD_SERVER=$'argocd.example.invalid\x1b]0;owned\x07' "$IDPMAKE" -C h plan
+t_grep "a control character in ARGOCD_SERVER reaches the line escaped" 'argocd argocd.example.invalid\\x1b]0;owned\\x07 \(ARGOCD_SERVER\)' "$STDERR"
+t_nostring "not raw" $'\x1b' "$STDERR"
 sed -i 's/server: argocd.example.invalid, //' d/distro.yaml
 t_ok "up, ARGOCD_SERVER filling in the distro's open server" idpmake -C d up
 t_grep "its line says where the server came from" "argocd $server \(ARGOCD_SERVER\)" "$STDERR"
