@@ -31,9 +31,9 @@ void repo_url_conv(struct distro *d, const struct ynode *n)
 
 	if (!s)
 		return;
-	if (!url_has_scheme(s) && !scp_like(s)) {
+	if ((!url_has_scheme(s) && !scp_like(s)) || term_safe(s) != s || strchr(s, ' ')) {	/* no controls, no space */
 		loc_error(n->loc, "argocd.repo-url must be a URL Argo CD reads the GitOps repository from "
-			  "(https://..., ssh://..., git@host:path, file:///path), not '%s'", s);
+			  "(https://..., ssh://..., git@host:path, file:///path), not '%s'", term_safe(s));
 		return;
 	}
 	/* a user name alone is how ssh reads one (ssh://git@host/path, git@host:path); a password never */

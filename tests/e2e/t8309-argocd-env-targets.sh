@@ -104,6 +104,9 @@ t_ok "git@host:path, the form the error names, is taken" idpmake -C v validate
 bad "\"$bare\"" ", repo-url: srv/gitops.git"
 t_exit 2 "a path as argocd.repo-url is refused" idpmake -C v validate
 t_grep "saying it must be a URL" "argocd.repo-url must be a URL" "$STDERR"
+bad "\"$bare\"" ", repo-url: \"https://git.example.invalid/g\\e[2J.git\""
+t_exit 2 "a control character in argocd.repo-url is refused (it went to the Application and the terminal)" idpmake -C v validate
+t_grep "shown escaped" 'not .https://git.example.invalid/g\\x1b\[2J.git' "$STDERR"
 bad '"https://git.example.invalid/g.git"'
 t_ok "a git server's URL needs no repo-url" idpmake -C v validate
 bad '"gitea.example.invalid:org/g.git"'
