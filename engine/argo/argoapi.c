@@ -333,7 +333,7 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	const char *server, *env, *base, *shown;
 	char *token = NULL, *file = NULL, *t;
 	const struct context *x;
-	int login = 0;
+	int login = 0, ctx_cred, own;
 
 	if (parse_opts(&o, err) < 0)
 		return NULL;
@@ -366,9 +366,12 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	}
 	if (!o.root)
 		o.root = d->argocd.grpc_web_root_path;
-	if (o.token && *o.token)
+	/* a context that gave the server and names its credential: that credential alone, never the
+	 * environment's token, which is for another server (review of issue 33) */
+	ctx_cred = x && (x->token_env || x->token_file);
+	if (!ctx_cred && o.token && *o.token)
 		token = xstrdup(o.token);
-	else if ((env = getenv("ARGOCD_AUTH_TOKEN")) && *env)
+	else if (!ctx_cred && (env = getenv("ARGOCD_AUTH_TOKEN")) && *env)
 		token = xstrdup(env);
 	else if (x && x->token_env && !x->token_file) {
 		/* the context names the variable that holds the token (context.h) */
@@ -429,13 +432,16 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	free(token);
 	a->headers = o.headers;
 	a->nheaders = o.nheaders;
-	a->insecure = o.insecure || d->argocd.insecure;
+	/* the distro's TLS settings are for its own server (or a context's), not for one the environment
+	 * filled in: a distro must not turn off the check, or trust its CA, toward the user's ARGOCD_SERVER */
+	own = d->argocd.server != NULL;
+	a->insecure = o.insecure || (own && d->argocd.insecure);
 	if (a->insecure && !strncmp(base, "https:", 6))	/* on every run that talks to Argo CD */
 		warn("argocd: TLS verification is off (%s): idpmake does not check that %s is the Argo CD"
 		     " server, and sends the token to whoever answers; for a private CA set argocd.ca-file instead",
 		     o.insecure ? "--insecure in ARGOCD_OPTS" : x ? "insecure in the context" : "argocd.insecure in the distro",
 		     url_masked(base, "***"));
-	a->cainfo = o.cacert ? o.cacert : d->argocd.ca_file;
+	a->cainfo = o.cacert ? o.cacert : own ? d->argocd.ca_file : NULL;
 	a->repo_url = argocd_repo_url(d, statedir);
 	a->verbose = verbose;
 	a->poll_ms = env_ms("IDPMAKE_ARGOCD_POLL_MS", 500);

@@ -33,6 +33,18 @@ int targets_check(struct ctx *c)
 		fprintf(stderr, "idpmake: %s\n", why);
 		return 2;
 	}
+	/* a context gave the server, and Argo CD would read the distro's repository on this machine (a context
+	 * that gives the remote too pairs them itself) */
+	if (acts && context_gave_server() && !context_gave_remote() && !c->d->argocd.repo_url &&
+	    remote_is_local(c->d->git.remote)) {
+		fprintf(stderr, "idpmake: the context '%s' (%s) makes the run sync through the Argo CD %s from the "
+			"GitOps repository %s, which is on this machine: no Argo CD can read it; give the distro a "
+			"git.remote Argo CD reaches (or argocd.repo-url), or leave out %s\n", x->name, context_from(),
+			term_safe(url_masked(argocd_server(c->d), "***")),
+			c->d->git.remote ? term_safe(url_masked(c->d->git.remote, "***")) : "(the state's own)",
+			context_from());
+		return 2;
+	}
 	if (!x)
 		return 0;
 	/* a context chosen for the run names its server: another one from the environment is a contradiction */

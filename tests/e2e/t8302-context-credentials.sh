@@ -69,6 +69,17 @@ t_ok "the default context's own server gets its token" idpmake -C d up
 t_grep "synced" '1 synced' "$STDOUT"
 idpmake -C d forget >/dev/null 2>&1
 
+# ---- a context's own token, never the environment's (review of issue 33) ------------
+t_ok "context add tokened (its server, its token from \$MYTOK)" \
+	idpmake context add tokened --argocd-server "$server" --token-env MYTOK
+t_exit 1 "--context tokened with MYTOK unset: ARGOCD_AUTH_TOKEN is not used for its server" \
+	env -u MYTOK ARGOCD_AUTH_TOKEN=env-token-for-another-server "$IDPMAKE" --context tokened -C d up
+t_grep "naming the context's variable" "the context 'tokened' takes the Argo CD token from \\\$MYTOK, which is not set" "$OUTPUT"
+t_nostring "the environment's token reached no request" "env-token-for-another-server" "$T/emu.log"
+t_ok "with MYTOK set, the context's token is used, not ARGOCD_AUTH_TOKEN" \
+	env MYTOK="$ARGOCD_TEST_TOKEN" ARGOCD_AUTH_TOKEN=env-token-for-another-server "$IDPMAKE" --context tokened -C d up
+idpmake -C d forget >/dev/null 2>&1
+
 # ---- IDPMAKE_GIT_TOKEN and a context's git-remote -----------------------------
 t_ok "context add git (a remote, no git-token-env)" idpmake context add git --git-remote "$qs"
 t_exit 2 "IDPMAKE_GIT_TOKEN is not sent to the context's remote" \
