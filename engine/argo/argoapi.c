@@ -432,8 +432,9 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 	free(token);
 	a->headers = o.headers;
 	a->nheaders = o.nheaders;
-	/* the distro's TLS settings are for its own server (or a context's), not for one the environment
-	 * filled in: a distro must not turn off the check, or trust its CA, toward the user's ARGOCD_SERVER */
+	/* a distro must not turn the check off toward a server the environment filled in (the user's
+	 * ARGOCD_SERVER, and the token sent there); its ca-file, which replaces the system's CAs, still
+	 * applies: a port-forward to the cluster whose CA the distro made (cnoe's tls step) is verified so */
 	own = d->argocd.server != NULL;
 	a->insecure = o.insecure || (own && d->argocd.insecure);
 	if (a->insecure && !strncmp(base, "https:", 6))	/* on every run that talks to Argo CD */
@@ -441,7 +442,7 @@ struct argocd *argocd_open(const struct distro *d, const char *statedir, int ver
 		     " server, and sends the token to whoever answers; for a private CA set argocd.ca-file instead",
 		     o.insecure ? "--insecure in ARGOCD_OPTS" : x ? "insecure in the context" : "argocd.insecure in the distro",
 		     url_masked(base, "***"));
-	a->cainfo = o.cacert ? o.cacert : own ? d->argocd.ca_file : NULL;
+	a->cainfo = o.cacert ? o.cacert : d->argocd.ca_file;
 	a->repo_url = argocd_repo_url(d, statedir);
 	a->verbose = verbose;
 	a->poll_ms = env_ms("IDPMAKE_ARGOCD_POLL_MS", 500);

@@ -29,7 +29,7 @@ distro() {	# distro [ARGOCD-KEYS]
 idpmake: 1
 name: tls
 git: {remote: "$bare"}
-argocd: {repo-url: "file://$bare"$1}
+argocd: {server: "localhost:$port", repo-url: "file://$bare"$1}
 packages:
   web: {type: manifests, path: packages/web, namespace: apps}
 EOF

@@ -143,6 +143,10 @@ t_ok "the quickstart's up with the context in use (ARGOCD_SERVER unset)" env -u 
 t_grep "its line says the context's server is ignored" "argocd none \(the context 'work''s argocd-server ignored: the distro names no argocd.server" "$STDERR"
 t_grep "no sync" ' 0 synced' "$STDOUT"
 t_eq "that Argo CD got no request" 0 "$(requests)"
+t_exit 2 "chosen for the run (IDPMAKE_CONTEXT), the context's Argo CD is refused for the quickstart" \
+	env -u ARGOCD_SERVER IDPMAKE_CONTEXT=work "$IDPMAKE" -C qs plan
+t_grep "saying no Argo CD could read its repository" "the context 'work' \\(IDPMAKE_CONTEXT\\) makes the run sync through the Argo CD .* which is on this machine" "$STDERR"
+t_eq "and that Argo CD got no request" 0 "$(requests)"
 t_ok "context rm" idpmake context rm work
 
 t_done
