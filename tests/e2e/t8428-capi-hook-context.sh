@@ -22,6 +22,7 @@ cat >distro.yaml <<ZZDISTRO
 idpmake: 1
 name: capi-hook
 git: {remote: "$bare"}
+argocd: {repo-url: "file://$bare"}
 vars: {out: "$T/out"}
 clusters:
   mgmt:

@@ -19,7 +19,7 @@ kget() { kubectl --request-timeout=10s "$@"; }
 cp -R "$top/examples/capi" "$T/capi" || t_bail "cannot copy examples/capi"
 rm -rf "$T/capi/.idpmake"
 cd "$T/capi" || exit 1
-sed -i "s|^name: capi-fleet|name: capi-fleet\ngit: {remote: \"$bare\"}|" distro.yaml
+sed -i "s|^name: capi-fleet|name: capi-fleet\ngit: {remote: \"$bare\"}\nargocd: {repo-url: \"file://$bare\"}|" distro.yaml
 capi_clusterctl_init true
 rev_of() { kget get clusters.cluster.x-k8s.io -n fleet "$1" -o jsonpath='{.spec.topology.classRef.name}' | sed 's/^quick-start-//'; }
 
