@@ -9,6 +9,7 @@
 
 #include "cmd/cmd.h"
 #include "distro/context.h"
+#include "distro/repourl.h"
 #include "base/url.h"
 #include "base/util.h"
 

@@ -18,37 +18,6 @@ static const struct context *active;
 static const char *active_from;
 static int gave_server, gave_remote, ignored_server;
 
-/*
- * A user name that looks like a token: a known token prefix, 32
- * characters or more, or 20 hex digits or more.  An https remote takes a
- * token as its user name (https://TOKEN@host/...); a user name it cannot
- * tell from one is refused like a password.
- */
-static int looks_like_token(const char *user)
-{
-	static const char *const prefix[] = { "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gldt-",
-					      "glrt-", "glptt-", "gloas-", "ATBB", "ATCTT" };
-	size_t n = strlen(user);
-
-	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
-		if (!strncmp(user, prefix[i], strlen(prefix[i])))
-			return 1;
-	return n >= 32 || (n >= 20 && strspn(user, "0123456789abcdefABCDEF") == n);
-}
-
-int remote_has_password(const char *remote)
-{
-	struct url u;
-
-	if (!remote)
-		return 0;
-	if (url_parse(remote, &u) == 0)
-		return u.password != NULL ? 1 : u.user && looks_like_token(u.user) ? 2 : 0;
-	/* not parseable but written as a URL with user info: url_masked cannot tell where a password ends */
-	return url_has_scheme(remote) && strchr(remote, '@') && strchr(strstr(remote, "://") + 3, ':') &&
-	       strchr(strstr(remote, "://") + 3, ':') < strrchr(remote, '@');
-}
-
 const char *remote_secret_words(const char *remote)
 {
 	return remote_has_password(remote) == 2 ? "a context holds no token: the user name in its git remote looks like "

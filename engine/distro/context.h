@@ -91,8 +91,6 @@ int context_gave_server(void);
 /* the default context's argocd-server, left out: the distro names no Argo CD and pushes to this machine */
 int context_ignored_server(void);
 int context_gave_remote(void);
-/* a git remote with a password in it: 1; with a user name that looks like a token: 2 (contexts refuse both) */
-int remote_has_password(const char *remote);
 /* the words for what remote_has_password found */
 const char *remote_secret_words(const char *remote);
 

@@ -8,6 +8,37 @@
 #include "base/url.h"
 #include "base/util.h"
 
+/*
+ * A user name that looks like a token: a known token prefix, 32
+ * characters or more, or 20 hex digits or more.  An https remote takes a
+ * token as its user name (https://TOKEN@host/...); a user name it cannot
+ * tell from one is refused like a password.
+ */
+static int looks_like_token(const char *user)
+{
+	static const char *const prefix[] = { "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gldt-",
+					      "glrt-", "glptt-", "gloas-", "ATBB", "ATCTT" };
+	size_t n = strlen(user);
+
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (!strncmp(user, prefix[i], strlen(prefix[i])))
+			return 1;
+	return n >= 32 || (n >= 20 && strspn(user, "0123456789abcdefABCDEF") == n);
+}
+
+int remote_has_password(const char *remote)
+{
+	struct url u;
+
+	if (!remote)
+		return 0;
+	if (url_parse(remote, &u) == 0)
+		return u.password != NULL ? 1 : u.user && looks_like_token(u.user) ? 2 : 0;
+	/* not parseable but written as a URL with user info: url_masked cannot tell where a password ends */
+	return url_has_scheme(remote) && strchr(remote, '@') && strchr(strstr(remote, "://") + 3, ':') &&
+	       strchr(strstr(remote, "://") + 3, ':') < strrchr(remote, '@');
+}
+
 /* user@host:path or host:path, as git reads a remote with no scheme (a '/' before the ':' makes it a path) */
 static int scp_like(const char *s)
 {

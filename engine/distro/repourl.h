@@ -34,4 +34,7 @@ const char *repo_url_state_repo(const struct distro *d);
 /* is this remote (NULL: the state's own) a repository on this machine? */
 int remote_is_local(const char *remote);
 
+/* a git remote with a password in it: 1; with a user name that looks like a token: 2 (contexts refuse both) */
+int remote_has_password(const char *remote);
+
 #endif
