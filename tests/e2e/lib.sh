@@ -205,7 +205,7 @@ plancheck() {
 	for a in "${post[@]}"; do
 		if [ "$want_val" = 1 ]; then want_val=0; continue; fi
 		case $a in
-		--plan | --bundle | -n | --watch | --overwrite) skip=1 ;;
+		--plan | --bundle | -n | --watch | --overwrite | --help | -h) skip=1 ;;
 		-j | -k) want_val=1 ;;
 		--adopt | --overwrite | --delete-clusters | --json | -j* | -k*) ;;
 		*) pl+=("$a") ;;
