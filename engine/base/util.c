@@ -76,6 +76,21 @@ void fatal(const char *fmt, ...)
 	exit(1);
 }
 
+/* "file:line:col: KIND: msg" (or "file: KIND: msg"), or captured as data (diag.h) */
+static void located(const char *kind, struct loc loc, const char *fmt, va_list ap)
+{
+	if (diag_capturing()) {
+		capture(kind, loc.file ? loc.file : argv0, loc.line, loc.col, errno, fmt, ap);
+		return;
+	}
+	if (loc.line)
+		fprintf(stderr, "%s:%d:%d: %s: ", loc.file, loc.line, loc.col, kind);
+	else
+		fprintf(stderr, "%s: %s: ", loc.file ? loc.file : argv0, kind);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 /*
  * loc_errors is the manifest loader's count (one thread).  Render workers
  * print through here too, so the count is kept with atomics, but they decide
@@ -87,17 +102,7 @@ void loc_verror(struct loc loc, const char *fmt, va_list ap)
 		__atomic_add_fetch(&loc_errors, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	if (diag_capturing()) {
-		capture("error", loc.file ? loc.file : argv0, loc.line, loc.col, errno, fmt, ap);
-		__atomic_add_fetch(&loc_errors, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	if (loc.line)
-		fprintf(stderr, "%s:%d:%d: error: ", loc.file, loc.line, loc.col);
-	else
-		fprintf(stderr, "%s: error: ", loc.file ? loc.file : argv0);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	located("error", loc, fmt, ap);
 	__atomic_add_fetch(&loc_errors, 1, __ATOMIC_RELAXED);
 }
 
@@ -114,16 +119,7 @@ void loc_warn(struct loc loc, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	if (diag_capturing()) {
-		capture("warning", loc.file ? loc.file : argv0, loc.line, loc.col, errno, fmt, ap);
-	} else {
-		if (loc.line)
-			fprintf(stderr, "%s:%d:%d: warning: ", loc.file, loc.line, loc.col);
-		else
-			fprintf(stderr, "%s: warning: ", loc.file ? loc.file : argv0);
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
-	}
+	located("warning", loc, fmt, ap);
 	va_end(ap);
 }
 
